@@ -1,0 +1,1183 @@
+//! The analyzer: forms -> nodes. Resolves every symbol (local slot, capture, user
+//! definition, builtin, tool, data key), checks special forms, places `recur` only in
+//! tail position, and reports undefined names and unknown tools before anything runs.
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+
+use ptc_lisp_syntax::{Form, FormKind, Span};
+
+use crate::builtins::{self, Builtin};
+use crate::desugar;
+use crate::error::{ErrorKind, EvalError};
+use crate::node::{CaptureFrom, CaseNode, ForClause, ForNode, Lambda, LoopNode, MapBinding, Node, Pattern};
+use crate::regex_value::RegexValue;
+use crate::value::{PMap, PSet, Value};
+
+type R<T> = Result<T, EvalError>;
+
+/// What the analyzer needs to know about the world.
+#[derive(Debug, Default, Clone)]
+pub struct AnalyzeEnv {
+    /// Names defined by earlier runs (memory).
+    pub user_names: HashSet<String>,
+    /// Tools the host offers.
+    pub tools: BTreeSet<String>,
+    /// Keys of the context (`data/`).
+    pub data_keys: HashSet<String>,
+    /// Unique symbol/keyword cap.
+    pub max_symbols: usize,
+}
+
+/// An analyzed program.
+#[derive(Debug)]
+pub struct Program {
+    /// Top-level nodes.
+    pub nodes: Vec<Node>,
+    /// Slots of the top-level frame.
+    pub frame_size: u32,
+    /// Names this program may define.
+    pub defined: Vec<String>,
+}
+
+#[derive(Default)]
+struct FnScope {
+    locals: Vec<(Arc<str>, u32)>,
+    next_slot: u32,
+    max_slot: u32,
+    captures: Vec<(Arc<str>, CaptureFrom)>,
+    self_name: Option<Arc<str>>,
+}
+
+enum LocalRef {
+    Local(u32),
+    Capture(u32),
+    SelfFn,
+}
+
+struct Analyzer<'e> {
+    env: &'e AnalyzeEnv,
+    defined: HashSet<String>,
+    scopes: Vec<FnScope>,
+    /// Arity of the innermost recur target (loop or fn), when in tail position.
+    recur_arity: Option<usize>,
+    in_short_fn: bool,
+    undefined: BTreeSet<String>,
+    unknown_tools: BTreeSet<String>,
+    symbols: HashSet<String>,
+    gensym: u32,
+}
+
+/// Analyzes a whole program.
+pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, EvalError> {
+    let mut defined = HashSet::new();
+    for f in forms {
+        collect_defs(f, &mut defined);
+    }
+    let mut a = Analyzer {
+        env,
+        defined,
+        scopes: vec![FnScope::default()],
+        recur_arity: None,
+        in_short_fn: false,
+        undefined: BTreeSet::new(),
+        unknown_tools: BTreeSet::new(),
+        symbols: HashSet::new(),
+        gensym: 0,
+    };
+    let mut nodes = Vec::with_capacity(forms.len());
+    let mut first_err = None;
+    for f in forms {
+        match a.form(f, false) {
+            Ok(n) => nodes.push(n),
+            Err(e) => {
+                first_err = Some(e);
+                break;
+            }
+        }
+    }
+    if a.symbols.len() > env.max_symbols {
+        return Err(EvalError::new(
+            ErrorKind::SymbolLimitExceeded,
+            format!(
+                "program uses {} unique symbols and keywords, more than the limit of {} (max_symbols)",
+                a.symbols.len(),
+                env.max_symbols
+            ),
+        ));
+    }
+    if !a.unknown_tools.is_empty() {
+        let names: Vec<&str> = a.unknown_tools.iter().map(String::as_str).collect();
+        let avail = if env.tools.is_empty() {
+            "No tools available.".to_string()
+        } else {
+            format!("Available tools: {}", env.tools.iter().cloned().collect::<Vec<_>>().join(", "))
+        };
+        return Err(EvalError::new(ErrorKind::UnknownTool, format!("Unknown tool: {}. {avail}", names.join(", "))));
+    }
+    if !a.undefined.is_empty() {
+        let names: Vec<&str> = a.undefined.iter().map(String::as_str).collect();
+        let mut msg = if names.len() == 1 {
+            format!("Undefined variable: {}", names[0])
+        } else {
+            format!("Undefined variables: {}", names.join(", "))
+        };
+        for n in &names {
+            if let Some(h) = hint_for(n) {
+                msg.push_str(&format!(". {h}"));
+            }
+        }
+        return Err(EvalError::new(ErrorKind::UnboundVar, msg));
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let frame_size = a.scopes.first().map(|s| s.max_slot).unwrap_or(0);
+    let mut defined: Vec<String> = a.defined.into_iter().collect();
+    defined.sort();
+    Ok(Program { nodes, frame_size, defined })
+}
+
+fn collect_defs(f: &Form, out: &mut HashSet<String>) {
+    match &f.kind {
+        FormKind::List(items) => {
+            if let (Some(head), Some(name)) = (items.first(), items.get(1))
+                && let (Some(h), Some(n)) = (head.as_plain_symbol(), name.as_plain_symbol())
+                && matches!(h, "def" | "defn" | "defonce")
+            {
+                out.insert(n.to_string());
+            }
+            for i in items {
+                collect_defs(i, out);
+            }
+        }
+        FormKind::Vector(items) | FormKind::Map(items) | FormKind::Set(items) | FormKind::ShortFn(items) => {
+            for i in items {
+                collect_defs(i, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Hints for names LLMs reach for that PTC-Lisp does not have.
+fn hint_for(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "atom" | "swap!" | "reset!" | "deref" | "ref" | "agent" => {
+            "PTC-Lisp has no mutable state: thread values through let, loop/recur or reduce"
+        }
+        "try" | "catch" | "throw" | "finally" => {
+            "try/catch is not supported: errors end the program; check values first (if, some?, number?) or stop with (fail {:reason ...})"
+        }
+        "defmacro" | "eval" | "read-string" | "macroexpand" => "macros and eval are not supported",
+        "lazy-seq" | "iterate" | "cycle" | "repeatedly" => {
+            "sequences are eager and finite: use range, (repeat n x), for or loop/recur"
+        }
+        "dotimes" | "while" => "use doseq over (range n), or loop/recur",
+        "letfn" => "define helpers with defn or (let [f (fn ...)] ...)",
+        "ns" | "require" | "import" | "use" | "in-ns" => {
+            "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
+        }
+        "print" | "prn" | "printf" | "pr" => "use println to print, or str/format to build text",
+        "future" | "promise" | "delay" | "deliver" => "use pmap or pcalls for parallel work",
+        "data" => "data is a namespace: write data/<key> to read one context key",
+        "tool" => "tool is a namespace: write (tool/<name> {:arg value}) to call a tool",
+        _ => return None,
+    })
+}
+
+impl Analyzer<'_> {
+    fn scope(&mut self) -> &mut FnScope {
+        // scopes always holds at least the top-level frame
+        let n = self.scopes.len() - 1;
+        &mut self.scopes[n]
+    }
+
+    fn new_slot(&mut self, name: &str) -> u32 {
+        let s = self.scope();
+        let slot = s.next_slot;
+        s.next_slot += 1;
+        s.max_slot = s.max_slot.max(s.next_slot);
+        s.locals.push((Arc::from(name), slot));
+        slot
+    }
+
+    /// Saves the local-binding state so a scope can be closed.
+    fn mark(&mut self) -> (usize, u32) {
+        let s = self.scope();
+        (s.locals.len(), s.next_slot)
+    }
+
+    fn reset(&mut self, m: (usize, u32)) {
+        let s = self.scope();
+        s.locals.truncate(m.0);
+        s.next_slot = m.1;
+    }
+
+    fn lookup_local(&mut self, level: usize, name: &str) -> Option<LocalRef> {
+        let scope = &self.scopes[level];
+        if let Some((_, slot)) = scope.locals.iter().rev().find(|(n, _)| &**n == name) {
+            return Some(LocalRef::Local(*slot));
+        }
+        if scope.self_name.as_deref() == Some(name) {
+            return Some(LocalRef::SelfFn);
+        }
+        if let Some(i) = scope.captures.iter().position(|(n, _)| &**n == name) {
+            return Some(LocalRef::Capture(i as u32));
+        }
+        if level == 0 {
+            return None;
+        }
+        let outer = self.lookup_local(level - 1, name)?;
+        let from = match outer {
+            LocalRef::Local(s) => CaptureFrom::Local(s),
+            LocalRef::Capture(i) => CaptureFrom::Capture(i),
+            LocalRef::SelfFn => CaptureFrom::SelfFn,
+        };
+        let scope = &mut self.scopes[level];
+        scope.captures.push((Arc::from(name), from));
+        Some(LocalRef::Capture(scope.captures.len() as u32 - 1))
+    }
+
+    fn resolve_local(&mut self, name: &str) -> Option<Node> {
+        let level = self.scopes.len() - 1;
+        self.lookup_local(level, name).map(|r| match r {
+            LocalRef::Local(s) => Node::Local(s),
+            LocalRef::Capture(i) => Node::Capture(i),
+            LocalRef::SelfFn => Node::SelfFn,
+        })
+    }
+
+    fn is_user_name(&self, name: &str) -> bool {
+        self.defined.contains(name) || self.env.user_names.contains(name)
+    }
+
+    fn note_symbol(&mut self, s: &str) {
+        if self.symbols.len() <= self.env.max_symbols {
+            self.symbols.insert(s.to_string());
+        }
+    }
+
+    fn body(&mut self, forms: &[Form], tail: bool) -> R<Node> {
+        match forms {
+            [] => Ok(Node::Const(Value::Nil)),
+            [one] => self.form(one, tail),
+            many => {
+                let mut nodes = Vec::with_capacity(many.len());
+                for (i, f) in many.iter().enumerate() {
+                    nodes.push(self.form(f, tail && i + 1 == many.len())?);
+                }
+                Ok(Node::Do(nodes))
+            }
+        }
+    }
+
+    fn form(&mut self, f: &Form, tail: bool) -> R<Node> {
+        let span = f.span;
+        match &f.kind {
+            FormKind::Nil => Ok(Node::Const(Value::Nil)),
+            FormKind::Bool(b) => Ok(Node::Const(Value::Bool(*b))),
+            FormKind::Int(i) => Ok(Node::Const(Value::Int(*i))),
+            FormKind::Float(x) => Ok(Node::Const(Value::Float(*x))),
+            FormKind::Str(s) => Ok(Node::Const(Value::str(s.as_str()))),
+            FormKind::Char(c) => Ok(Node::Const(Value::str(c.to_string()))),
+            FormKind::Keyword(k) => {
+                self.note_symbol(k);
+                Ok(Node::Const(Value::kw(k.as_str())))
+            }
+            FormKind::Regex(src) => match RegexValue::compile(src) {
+                Ok(r) => Ok(Node::Const(Value::Regex(Arc::new(r)))),
+                Err(m) => Err(EvalError::new(ErrorKind::InvalidForm, m).at(span)),
+            },
+            FormKind::Var(name) => Ok(Node::Const(Value::Var(Arc::from(name.as_str())))),
+            FormKind::Quote(inner) => self.quote(inner, span),
+            FormKind::Symbol { ns, name } => {
+                self.note_symbol(name);
+                self.symbol(ns.as_deref(), name, span)
+            }
+            FormKind::Vector(items) => {
+                let nodes = self.forms(items)?;
+                Ok(match all_const(&nodes) {
+                    Some(vals) => Node::Const(Value::vector(vals)),
+                    None => Node::Vector(nodes),
+                })
+            }
+            FormKind::Set(items) => {
+                let nodes = self.forms(items)?;
+                if let Some(vals) = all_const(&nodes) {
+                    let set = PSet::from_items(vals.iter().cloned());
+                    if set.len() != vals.len() {
+                        return Err(EvalError::new(ErrorKind::InvalidForm, "duplicate element in set literal #{...}; each member must be unique").at(span));
+                    }
+                    return Ok(Node::Const(Value::Set(Arc::new(set))));
+                }
+                Ok(Node::Set(nodes))
+            }
+            FormKind::Map(items) => {
+                let nodes = self.forms(items)?;
+                let mut pairs = Vec::with_capacity(nodes.len() / 2);
+                let mut it = nodes.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    pairs.push((k, v));
+                }
+                let mut seen = Vec::new();
+                for (k, _) in &pairs {
+                    if let Node::Const(kv) = k {
+                        if seen.contains(kv) {
+                            return Err(EvalError::new(
+                                ErrorKind::InvalidForm,
+                                format!("duplicate key {} in map literal; each key may appear once", crate::printer::to_clojure(kv)),
+                            )
+                            .at(span));
+                        }
+                        seen.push(kv.clone());
+                    }
+                }
+                if pairs.iter().all(|(k, v)| matches!((k, v), (Node::Const(_), Node::Const(_)))) {
+                    let mut m = PMap::new();
+                    for (k, v) in pairs {
+                        if let (Node::Const(k), Node::Const(v)) = (k, v) {
+                            m.insert(k, v);
+                        }
+                    }
+                    return Ok(Node::Const(Value::Map(Arc::new(m))));
+                }
+                Ok(Node::Map(pairs))
+            }
+            FormKind::ShortFn(body) => self.short_fn(body, span),
+            FormKind::List(items) => self.list(items, span, tail),
+        }
+    }
+
+    fn forms(&mut self, items: &[Form]) -> R<Vec<Node>> {
+        items.iter().map(|f| self.form(f, false)).collect()
+    }
+
+    fn quote(&mut self, inner: &Form, span: Span) -> R<Node> {
+        match &inner.kind {
+            FormKind::Symbol { ns, name } => Ok(Node::Const(Value::Symbol(Arc::from(match ns {
+                Some(ns) => format!("{ns}/{name}"),
+                None => name.clone(),
+            })))),
+            FormKind::Nil | FormKind::Bool(_) | FormKind::Int(_) | FormKind::Float(_) | FormKind::Str(_) | FormKind::Keyword(_) | FormKind::Char(_) => {
+                self.form(inner, false)
+            }
+            _ => Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "quoted collections are not supported; only quoted symbols like 'github are allowed; write a vector literal [1 2 3] instead",
+            )
+            .at(span)),
+        }
+    }
+
+    fn symbol(&mut self, ns: Option<&str>, name: &str, span: Span) -> R<Node> {
+        match ns {
+            None => self.plain_symbol(name, span, false),
+            Some("data") => Ok(Node::Data(Arc::from(name), span)),
+            Some("tool") => {
+                if self.tool_exists(name) {
+                    Ok(Node::ToolRef(Arc::from(self.tool_name(name))))
+                } else {
+                    self.unknown_tools.insert(name.to_string());
+                    Ok(Node::Const(Value::Nil))
+                }
+            }
+            Some(ns) => match builtins::lookup_ns(ns, name) {
+                Some(b) => Ok(Node::Builtin(b)),
+                None => Err(unknown_ns_member(ns, name, span)),
+            },
+        }
+    }
+
+    fn tool_exists(&self, name: &str) -> bool {
+        self.env.tools.contains(name) || self.env.tools.contains(&name.replace('-', "_"))
+    }
+
+    fn tool_name(&self, name: &str) -> String {
+        if self.env.tools.contains(name) { name.to_string() } else { name.replace('-', "_") }
+    }
+
+    fn plain_symbol(&mut self, name: &str, span: Span, call_position: bool) -> R<Node> {
+        if let Some(n) = self.resolve_local(name) {
+            return Ok(n);
+        }
+        if let Some(n) = name.strip_prefix('%') {
+            if self.in_short_fn {
+                let target = if n.is_empty() { "%1".to_string() } else { name.to_string() };
+                if let Some(node) = self.resolve_local(&target) {
+                    return Ok(node);
+                }
+            }
+            if n.is_empty() || n == "&" || n.chars().all(|c| c.is_ascii_digit()) {
+                return Err(EvalError::new(
+                    ErrorKind::InvalidPlaceholder,
+                    format!("placeholder '{name}' can only be used inside #(...); write (fn [x] ...) to name the argument"),
+                )
+                .at(span));
+            }
+        }
+        if let Some(n) = name.strip_prefix('*').and_then(|r| r.parse::<u8>().ok()).filter(|n| (1..=3).contains(n)) {
+            return Ok(Node::TurnHistory(n));
+        }
+        let builtin = builtins::lookup(name);
+        if self.is_user_name(name) {
+            return Ok(Node::Global(Arc::from(name), builtin, span));
+        }
+        if let Some(b) = builtin {
+            return Ok(Node::Builtin(b));
+        }
+        if name.starts_with('.') && name.len() > 1 {
+            return Err(unsupported_method(name, span));
+        }
+        // auto-fallback to tool/ and data/
+        let is_tool = self.tool_exists(name);
+        let is_data = self.env.data_keys.contains(name);
+        match (is_tool, is_data) {
+            (true, true) => Err(EvalError::new(
+                ErrorKind::UnboundVar,
+                format!("ambiguous reference {name}: both tool/{name} and data/{name} exist; write tool/{name} or data/{name}"),
+            )
+            .at(span)),
+            (true, false) => Ok(Node::ToolRef(Arc::from(self.tool_name(name)))),
+            (false, true) => Ok(Node::Data(Arc::from(name), span)),
+            (false, false) => {
+                let _ = call_position;
+                self.undefined.insert(name.to_string());
+                Ok(Node::Const(Value::Nil))
+            }
+        }
+    }
+
+    fn short_fn(&mut self, body: &[Form], span: Span) -> R<Node> {
+        if self.in_short_fn {
+            return Err(EvalError::new(ErrorKind::InvalidForm, "nested #() short functions are not allowed; use (fn [x] ...) for the inner one").at(span));
+        }
+        let mut max = 0usize;
+        let mut rest = false;
+        scan_placeholders(body, &mut max, &mut rest);
+        let mut params = Vec::new();
+        for i in 1..=max {
+            params.push(desugar::sym(&format!("%{i}"), span));
+        }
+        if rest {
+            params.push(desugar::sym("&", span));
+            params.push(desugar::sym("%&", span));
+        }
+        let call = desugar::list(body.to_vec(), span);
+        self.in_short_fn = true;
+        let r = self.lambda(None, &params, std::slice::from_ref(&call), span, None);
+        self.in_short_fn = false;
+        r
+    }
+
+    fn list(&mut self, items: &[Form], span: Span, tail: bool) -> R<Node> {
+        let Some(head) = items.first() else {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "empty list () cannot be evaluated; use [] for an empty collection or nil",
+            )
+            .at(span));
+        };
+        let args = &items[1..];
+        if let FormKind::Symbol { ns, name } = &head.kind {
+            self.note_symbol(name);
+            match ns.as_deref() {
+                None => {
+                    if self.resolve_local(name).is_none()
+                        && let Some(node) = self.special(name, args, span, tail)?
+                    {
+                        return Ok(node);
+                    }
+                }
+                Some("tool") => return self.tool_call(name, args, span),
+                Some("data") => {
+                    return Err(EvalError::new(
+                        ErrorKind::InvalidForm,
+                        format!("data/{name} is a value, not a function; write data/{name} without parentheses"),
+                    )
+                    .at(span));
+                }
+                _ => {}
+            }
+            if ns.is_none() && !self.is_user_name(name) && self.resolve_local(name).is_none() && builtins::lookup(name).is_none() {
+                if name.starts_with('.') && name.len() > 1 {
+                    return Err(unsupported_method(name, span));
+                }
+                if self.tool_exists(name) && !self.env.data_keys.contains(name) {
+                    let tname = self.tool_name(name);
+                    return self.tool_call(&tname, args, span);
+                }
+            }
+        }
+        // discovery forms take their first argument unevaluated: (doc map) = (doc "map")
+        if let FormKind::Symbol { ns: None, name } = &head.kind
+            && matches!(name.as_str(), "doc" | "dir" | "meta" | "ns-publics" | "source" | "ns-name")
+            && !self.is_user_name(name)
+            && self.resolve_local(name).is_none()
+            && let Some(Form { kind: FormKind::Symbol { ns, name: target }, span: s }) = args.first()
+        {
+            let full = match ns {
+                Some(ns) => format!("{ns}/{target}"),
+                None => target.clone(),
+            };
+            let mut rewritten = args.to_vec();
+            rewritten[0] = Form::new(FormKind::Str(full), *s);
+            let mut items = vec![head.clone()];
+            items.extend(rewritten);
+            return self.list(&items, span, tail);
+        }
+        let f = match &head.kind {
+            FormKind::Symbol { ns: None, name } => self.plain_symbol(name, head.span, true)?,
+            _ => self.form(head, false)?,
+        };
+        let args = self.forms(args)?;
+        Ok(match f {
+            Node::Builtin(b) => Node::CallBuiltin(b, args, span),
+            other => Node::Call(Box::new(other), args, span),
+        })
+    }
+
+    fn tool_call(&mut self, name: &str, args: &[Form], span: Span) -> R<Node> {
+        if !self.tool_exists(name) {
+            self.unknown_tools.insert(name.to_string());
+        }
+        let nodes = self.forms(args)?;
+        Ok(Node::ToolCall(Arc::from(self.tool_name(name)), nodes, span))
+    }
+
+    fn special(&mut self, name: &str, args: &[Form], span: Span, tail: bool) -> R<Option<Node>> {
+        let node = match name {
+            "quote" => match args {
+                [one] => self.quote(one, span)?,
+                _ => return Err(arity_form("quote", "(quote sym)", span)),
+            },
+            "comment" => Node::Const(Value::Nil),
+            "do" => self.body(args, tail)?,
+            "if" => match args {
+                [c, t] => Node::If(Box::new((self.form(c, false)?, self.form(t, tail)?, Node::Const(Value::Nil)))),
+                [c, t, e] => Node::If(Box::new((self.form(c, false)?, self.form(t, tail)?, self.form(e, tail)?))),
+                _ => return Err(arity_form("if", "(if test then else?)", span)),
+            },
+            "if-not" => match args {
+                [c, t] => Node::If(Box::new((self.form(c, false)?, Node::Const(Value::Nil), self.form(t, tail)?))),
+                [c, t, e] => Node::If(Box::new((self.form(c, false)?, self.form(e, tail)?, self.form(t, tail)?))),
+                _ => return Err(arity_form("if-not", "(if-not test then else?)", span)),
+            },
+            "when" | "when-not" => {
+                let Some((c, body)) = args.split_first() else {
+                    return Err(arity_form(name, "(when test body...)", span));
+                };
+                let c = self.form(c, false)?;
+                let b = self.body(body, tail)?;
+                if name == "when" {
+                    Node::If(Box::new((c, b, Node::Const(Value::Nil))))
+                } else {
+                    Node::If(Box::new((c, Node::Const(Value::Nil), b)))
+                }
+            }
+            "cond" => {
+                let f = desugar::cond(args, span)?;
+                self.form(&f, tail)?
+            }
+            "condp" => {
+                let f = self.with_gensym(|g| desugar::condp(args, span, g))?;
+                self.form(&f, tail)?
+            }
+            "case" => self.case(args, span, tail)?,
+            "and" | "or" => {
+                let nodes: Vec<Node> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| self.form(f, tail && i + 1 == args.len()))
+                    .collect::<R<_>>()?;
+                match (name, nodes.len()) {
+                    ("and", 0) => Node::Const(Value::Bool(true)),
+                    ("or", 0) => Node::Const(Value::Nil),
+                    ("and", _) => Node::And(nodes),
+                    _ => Node::Or(nodes),
+                }
+            }
+            "let" => self.let_form(args, span, tail)?,
+            "loop" => self.loop_form(args, span)?,
+            "recur" => {
+                let Some(arity) = self.recur_arity.filter(|_| tail) else {
+                    return Err(EvalError::new(
+                        ErrorKind::InvalidForm,
+                        "recur can only be used in tail position of a loop or fn (as the last expression); move it to the end or use reduce",
+                    )
+                    .at(span));
+                };
+                if args.len() != arity {
+                    return Err(EvalError::new(
+                        ErrorKind::InvalidForm,
+                        format!("recur called with {} arguments but the loop/fn binds {arity}", args.len()),
+                    )
+                    .at(span));
+                }
+                Node::Recur(self.forms(args)?, span)
+            }
+            "fn" => self.fn_form(args, span)?,
+            "def" | "defonce" => self.def_form(name, args, span)?,
+            "defn" | "defn-" => self.defn_form(args, span)?,
+            "if-let" | "when-let" | "if-some" | "when-some" => self.if_let(name, args, span, tail)?,
+            "when-first" => self.when_first(args, span, tail)?,
+            "->" | "->>" => {
+                let f = desugar::thread(args, name == "->>", span)?;
+                self.form(&f, tail)?
+            }
+            "as->" => {
+                let f = desugar::as_thread(args, span)?;
+                self.form(&f, tail)?
+            }
+            "cond->" | "cond->>" => {
+                let f = self.with_gensym(|g| desugar::cond_thread(args, name == "cond->>", span, g))?;
+                self.form(&f, tail)?
+            }
+            "some->" | "some->>" => {
+                let f = self.with_gensym(|g| desugar::some_thread(args, name == "some->>", span, g))?;
+                self.form(&f, tail)?
+            }
+            "for" | "doseq" => self.for_form(name, args, span)?,
+            "return" | "fail" => {
+                let v = match args {
+                    [] => Node::Const(Value::Nil),
+                    [one] => self.form(one, false)?,
+                    _ => return Err(arity_form(name, &format!("({name} value)"), span)),
+                };
+                if name == "return" { Node::Return(Box::new(v)) } else { Node::Fail(Box::new(v)) }
+            }
+            "." => {
+                return Err(EvalError::new(ErrorKind::InvalidForm, "(. obj method) is not supported. Use (.method obj) instead").at(span));
+            }
+            "try" | "catch" | "throw" | "finally" | "defmacro" | "letfn" | "binding" | "ns" | "require" | "import" | "defmulti"
+            | "defmethod" | "defprotocol" | "defrecord" | "deftype" | "dotimes" | "while" | "eval" => {
+                let hint = hint_for(name).unwrap_or("this form is outside the PTC-Lisp subset");
+                return Err(EvalError::new(ErrorKind::InvalidForm, format!("{name} is not supported in PTC-Lisp: {hint}")).at(span));
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(node))
+    }
+
+    /// Runs a desugaring with a generator of fresh, unreadable local names.
+    fn with_gensym<T>(&mut self, f: impl FnOnce(&mut dyn FnMut() -> String) -> T) -> T {
+        let mut counter = self.gensym;
+        let mut next = || {
+            counter += 1;
+            // contains a space, so no program can refer to it
+            format!("gen {counter}")
+        };
+        let out = f(&mut next);
+        self.gensym = counter;
+        out
+    }
+
+    fn patterns_let(&mut self, bindings: &[Form], span: Span, what: &str) -> R<Vec<(Pattern, Node)>> {
+        if !bindings.len().is_multiple_of(2) {
+            return Err(EvalError::new(ErrorKind::InvalidForm, format!("{what} bindings require an even number of forms: [name value ...]")).at(span));
+        }
+        let mut out = Vec::with_capacity(bindings.len() / 2);
+        for pair in bindings.chunks(2) {
+            let value = self.form(&pair[1], false)?;
+            let pat = self.pattern(&pair[0])?;
+            out.push((pat, value));
+        }
+        Ok(out)
+    }
+
+    fn binding_vector<'f>(&self, args: &'f [Form], what: &str, span: Span) -> R<(&'f [Form], &'f [Form])> {
+        match args.split_first() {
+            Some((Form { kind: FormKind::Vector(b), .. }, body)) => Ok((b.as_slice(), body)),
+            _ => Err(EvalError::new(ErrorKind::InvalidForm, format!("{what} needs a binding vector: ({what} [name value ...] body...)")).at(span)),
+        }
+    }
+
+    fn let_form(&mut self, args: &[Form], span: Span, tail: bool) -> R<Node> {
+        let (bindings, body) = self.binding_vector(args, "let", span)?;
+        let m = self.mark();
+        let bs = self.patterns_let(bindings, span, "let")?;
+        let body = self.body(body, tail)?;
+        self.reset(m);
+        Ok(Node::Let(bs, Box::new(body)))
+    }
+
+    fn loop_form(&mut self, args: &[Form], span: Span) -> R<Node> {
+        let (bindings, body) = self.binding_vector(args, "loop", span)?;
+        let m = self.mark();
+        let bs = self.patterns_let(bindings, span, "loop")?;
+        let saved = self.recur_arity.replace(bs.len());
+        let body = self.body(body, true);
+        self.recur_arity = saved;
+        let body = body?;
+        self.reset(m);
+        Ok(Node::Loop(Box::new(LoopNode { bindings: bs, body })))
+    }
+
+    fn fn_form(&mut self, args: &[Form], span: Span) -> R<Node> {
+        let (name, rest) = match args.split_first() {
+            Some((Form { kind: FormKind::Symbol { ns: None, name }, .. }, rest)) => (Some(name.as_str()), rest),
+            _ => (None, args),
+        };
+        match rest.split_first() {
+            Some((Form { kind: FormKind::Vector(params), .. }, body)) => self.lambda(name, params, body, span, None),
+            Some((Form { kind: FormKind::List(_), .. }, _)) => Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "multi-arity fn is not supported; define one arity, e.g. (fn [x & more] ...), or separate functions",
+            )
+            .at(span)),
+            _ => Err(EvalError::new(ErrorKind::InvalidForm, "fn needs a parameter vector: (fn [x y] body...)").at(span)),
+        }
+    }
+
+    fn lambda(&mut self, name: Option<&str>, params: &[Form], body: &[Form], span: Span, doc: Option<Arc<str>>) -> R<Node> {
+        self.scopes.push(FnScope { self_name: name.map(Arc::from), ..FnScope::default() });
+        let result = self.lambda_inner(name, params, body, span, doc);
+        let scope = self.scopes.pop().unwrap_or_default();
+        let (lambda, _) = result?;
+        let lambda = Lambda { frame_size: scope.max_slot, ..lambda };
+        let captures = scope.captures.iter().map(|(_, c)| *c).collect();
+        Ok(Node::Fn(Arc::new(lambda), captures))
+    }
+
+    fn lambda_inner(&mut self, name: Option<&str>, params: &[Form], body: &[Form], span: Span, doc: Option<Arc<str>>) -> R<(Lambda, ())> {
+        let mut fixed = Vec::new();
+        let mut rest = None;
+        let mut names = Vec::new();
+        let mut i = 0;
+        while i < params.len() {
+            let p = &params[i];
+            if p.as_plain_symbol() == Some("&") {
+                let Some(r) = params.get(i + 1) else {
+                    return Err(EvalError::new(ErrorKind::InvalidForm, "& in a parameter vector must be followed by a name: [x & more]").at(p.span));
+                };
+                if params.len() > i + 2 {
+                    return Err(EvalError::new(ErrorKind::InvalidForm, "only one parameter may follow &: [x & more]").at(p.span));
+                }
+                names.push("&".to_string());
+                names.push(param_name(r));
+                rest = Some(self.pattern(r)?);
+                break;
+            }
+            names.push(param_name(p));
+            fixed.push(self.pattern(p)?);
+            i += 1;
+        }
+        let arity = fixed.len() + usize::from(rest.is_some());
+        let saved = self.recur_arity.replace(arity);
+        let saved_short = self.in_short_fn;
+        let body = self.body(body, true);
+        self.recur_arity = saved;
+        self.in_short_fn = saved_short;
+        let body = body?;
+        let _ = span;
+        Ok((
+            Lambda { name: name.map(Arc::from), params: fixed, rest, param_names: names, frame_size: 0, body, doc },
+            (),
+        ))
+    }
+
+    fn def_form(&mut self, which: &str, args: &[Form], span: Span) -> R<Node> {
+        let (name, doc, value) = match args {
+            [n, v] => (n, None, Some(v)),
+            [n, Form { kind: FormKind::Str(d), .. }, v] => (n, Some(Arc::from(d.as_str())), Some(v)),
+            [n] => (n, None, None),
+            _ => return Err(arity_form(which, &format!("({which} name value) or ({which} name \"doc\" value)"), span)),
+        };
+        let name = match &name.kind {
+            FormKind::Symbol { ns: None, name } => name.clone(),
+            FormKind::Symbol { ns: Some(ns), name } => {
+                return Err(EvalError::new(
+                    ErrorKind::InvalidForm,
+                    format!("cannot define {ns}/{name}: {ns} is a protected namespace; use a plain name like (def {name} ...)"),
+                )
+                .at(span));
+            }
+            _ => return Err(EvalError::new(ErrorKind::InvalidForm, format!("{which} needs a symbol name: ({which} name value); destructuring is not supported in def")).at(span)),
+        };
+        check_definable(&name, span)?;
+        let value = match value {
+            Some(v) => self.form(v, false)?,
+            None => Node::Const(Value::Nil),
+        };
+        Ok(Node::Def { name: Arc::from(name.as_str()), doc, value: Box::new(value), once: which == "defonce" })
+    }
+
+    fn defn_form(&mut self, args: &[Form], span: Span) -> R<Node> {
+        let Some((name_form, mut rest)) = args.split_first() else {
+            return Err(arity_form("defn", "(defn name [params] body...)", span));
+        };
+        let Some(name) = name_form.as_plain_symbol() else {
+            return Err(EvalError::new(ErrorKind::InvalidForm, "defn needs a name: (defn name [params] body...)").at(span));
+        };
+        check_definable(name, span)?;
+        let mut doc = None;
+        if let Some((Form { kind: FormKind::Str(d), .. }, r)) = rest.split_first() {
+            doc = Some(Arc::from(d.as_str()));
+            rest = r;
+        }
+        if let Some((Form { kind: FormKind::Map(_), .. }, r)) = rest.split_first() {
+            rest = r;
+        }
+        let node = match rest.split_first() {
+            Some((Form { kind: FormKind::Vector(params), .. }, body)) => {
+                // self-recursion goes through the user definition, so no self name here
+                let n = self.lambda(None, params, body, span, doc.clone())?;
+                match n {
+                    Node::Fn(l, caps) => {
+                        let l = Arc::try_unwrap(l).map(|mut l| {
+                            l.name = Some(Arc::from(name));
+                            l
+                        });
+                        match l {
+                            Ok(l) => Node::Fn(Arc::new(l), caps),
+                            Err(l) => Node::Fn(l, caps),
+                        }
+                    }
+                    other => other,
+                }
+            }
+            Some((Form { kind: FormKind::List(_), .. }, _)) => {
+                return Err(EvalError::new(
+                    ErrorKind::InvalidForm,
+                    "multi-arity defn is not supported; define one arity, e.g. (defn f [x & more] ...)",
+                )
+                .at(span));
+            }
+            _ => return Err(EvalError::new(ErrorKind::InvalidForm, format!("defn {name} needs a parameter vector: (defn {name} [x] body...)")).at(span)),
+        };
+        Ok(Node::Def { name: Arc::from(name), doc, value: Box::new(node), once: false })
+    }
+
+    fn if_let(&mut self, which: &str, args: &[Form], span: Span, tail: bool) -> R<Node> {
+        let (bindings, body) = self.binding_vector(args, which, span)?;
+        if bindings.len() != 2 {
+            return Err(EvalError::new(ErrorKind::InvalidForm, format!("{which} takes exactly one binding: ({which} [x expr] ...)")).at(span));
+        }
+        let is_if = which.starts_with("if");
+        if is_if && !(1..=2).contains(&body.len()) {
+            return Err(arity_form(which, &format!("({which} [x expr] then else?)"), span));
+        }
+        let value = self.form(&bindings[1], false)?;
+        let m = self.mark();
+        let tmp = self.new_slot(" if-let");
+        let test = if which.ends_with("some") {
+            Node::CallBuiltin(builtin("some?")?, vec![Node::Local(tmp)], span)
+        } else {
+            Node::Local(tmp)
+        };
+        let m2 = self.mark();
+        let pat = self.pattern(&bindings[0])?;
+        let then = if is_if { self.form(&body[0], tail)? } else { self.body(body, tail)? };
+        self.reset(m2);
+        let els = if is_if && body.len() == 2 { self.form(&body[1], tail)? } else { Node::Const(Value::Nil) };
+        self.reset(m);
+        Ok(Node::Let(
+            vec![(Pattern::Bind(tmp), value)],
+            Box::new(Node::If(Box::new((test, Node::Let(vec![(pat, Node::Local(tmp))], Box::new(then)), els)))),
+        ))
+    }
+
+    fn when_first(&mut self, args: &[Form], span: Span, tail: bool) -> R<Node> {
+        let (bindings, body) = self.binding_vector(args, "when-first", span)?;
+        if bindings.len() != 2 {
+            return Err(EvalError::new(ErrorKind::InvalidForm, "when-first takes one binding: (when-first [x coll] ...)").at(span));
+        }
+        let coll = self.form(&bindings[1], false)?;
+        let m = self.mark();
+        let tmp = self.new_slot(" when-first");
+        let pat = self.pattern(&bindings[0])?;
+        let body = self.body(body, tail)?;
+        self.reset(m);
+        let test = Node::CallBuiltin(builtin("seq")?, vec![Node::Local(tmp)], span);
+        let first = Node::CallBuiltin(builtin("first")?, vec![Node::Local(tmp)], span);
+        Ok(Node::Let(
+            vec![(Pattern::Bind(tmp), coll)],
+            Box::new(Node::If(Box::new((test, Node::Let(vec![(pat, first)], Box::new(body)), Node::Const(Value::Nil))))),
+        ))
+    }
+
+    fn case(&mut self, args: &[Form], span: Span, tail: bool) -> R<Node> {
+        let Some((expr, clauses)) = args.split_first() else {
+            return Err(arity_form("case", "(case expr test result ... default?)", span));
+        };
+        let expr = self.form(expr, false)?;
+        let (pairs, default) = if clauses.len() % 2 == 1 {
+            (&clauses[..clauses.len() - 1], Some(&clauses[clauses.len() - 1]))
+        } else {
+            (clauses, None)
+        };
+        let mut out = Vec::new();
+        for pair in pairs.chunks(2) {
+            let tests = match &pair[0].kind {
+                FormKind::List(items) => items.iter().map(case_const).collect::<R<Vec<_>>>()?,
+                _ => vec![case_const(&pair[0])?],
+            };
+            out.push((tests, self.form(&pair[1], tail)?));
+        }
+        let default = match default {
+            Some(d) => Some(self.form(d, tail)?),
+            None => None,
+        };
+        Ok(Node::Case(Box::new(CaseNode { expr, clauses: out, default })))
+    }
+
+    fn for_form(&mut self, which: &str, args: &[Form], span: Span) -> R<Node> {
+        let (bindings, body) = self.binding_vector(args, which, span)?;
+        if bindings.is_empty() || bindings.len() % 2 != 0 {
+            return Err(EvalError::new(ErrorKind::InvalidForm, format!("{which} needs binding pairs: ({which} [x coll :when test] body)")).at(span));
+        }
+        let m = self.mark();
+        let mut clauses = Vec::new();
+        for pair in bindings.chunks(2) {
+            match &pair[0].kind {
+                FormKind::Keyword(k) if k == "when" => clauses.push(ForClause::When(self.form(&pair[1], false)?)),
+                FormKind::Keyword(k) if k == "while" => clauses.push(ForClause::While(self.form(&pair[1], false)?)),
+                FormKind::Keyword(k) if k == "let" => {
+                    let FormKind::Vector(lb) = &pair[1].kind else {
+                        return Err(EvalError::new(ErrorKind::InvalidForm, ":let in for needs a binding vector: :let [y (f x)]").at(pair[1].span));
+                    };
+                    clauses.push(ForClause::Let(self.patterns_let(lb, pair[1].span, ":let")?));
+                }
+                FormKind::Keyword(k) => {
+                    return Err(EvalError::new(ErrorKind::InvalidForm, format!("unknown {which} modifier :{k}; use :when, :let or :while")).at(pair[0].span));
+                }
+                _ => {
+                    let coll = self.form(&pair[1], false)?;
+                    let pat = self.pattern(&pair[0])?;
+                    clauses.push(ForClause::Bind(pat, coll));
+                }
+            }
+        }
+        let saved = self.recur_arity.take();
+        let body = self.body(body, false);
+        self.recur_arity = saved;
+        let body = body?;
+        self.reset(m);
+        Ok(Node::For(Box::new(ForNode { clauses, body, discard: which == "doseq" })))
+    }
+
+    /// Compiles a binding pattern, allocating slots for its names.
+    fn pattern(&mut self, f: &Form) -> R<Pattern> {
+        match &f.kind {
+            FormKind::Symbol { ns: None, name } if name == "_" => Ok(Pattern::Ignore),
+            FormKind::Symbol { ns: None, name } => {
+                if matches!(name.as_str(), "nil" | "true" | "false") {
+                    return Err(EvalError::new(ErrorKind::InvalidForm, format!("cannot bind {name}")).at(f.span));
+                }
+                self.note_symbol(name);
+                Ok(Pattern::Bind(self.new_slot(name)))
+            }
+            FormKind::Vector(items) => {
+                let mut pats = Vec::new();
+                let mut rest = None;
+                let mut as_slot = None;
+                let mut i = 0;
+                while i < items.len() {
+                    let it = &items[i];
+                    if it.as_plain_symbol() == Some("&") {
+                        let Some(r) = items.get(i + 1) else {
+                            return Err(EvalError::new(ErrorKind::InvalidForm, "& in a vector pattern must be followed by a name: [x & more]").at(it.span));
+                        };
+                        rest = Some(Box::new(self.pattern(r)?));
+                        i += 2;
+                        continue;
+                    }
+                    if matches!(&it.kind, FormKind::Keyword(k) if k == "as") {
+                        let Some(n) = items.get(i + 1).and_then(|n| n.as_plain_symbol()) else {
+                            return Err(EvalError::new(ErrorKind::InvalidForm, ":as in a vector pattern must be followed by a name").at(it.span));
+                        };
+                        as_slot = Some(self.new_slot(n));
+                        i += 2;
+                        continue;
+                    }
+                    pats.push(self.pattern(it)?);
+                    i += 1;
+                }
+                Ok(Pattern::Seq { items: pats, rest, as_slot })
+            }
+            FormKind::Map(items) => self.map_pattern(items, f.span),
+            _ => Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!(
+                    "cannot bind to {}; a binding must be a name, a vector pattern [a b] or a map pattern {{:keys [a b]}}",
+                    ptc_lisp_syntax::print_form(f)
+                ),
+            )
+            .at(f.span)),
+        }
+    }
+
+    fn map_pattern(&mut self, items: &[Form], span: Span) -> R<Pattern> {
+        let mut entries = Vec::new();
+        let mut as_slot = None;
+        let mut defaults: Vec<(String, &Form)> = Vec::new();
+        for pair in items.chunks(2) {
+            if let [Form { kind: FormKind::Keyword(k), .. }, Form { kind: FormKind::Map(or), .. }] = pair
+                && k == "or"
+            {
+                for d in or.chunks(2) {
+                    if let [n, v] = d
+                        && let Some(n) = n.as_plain_symbol()
+                    {
+                        defaults.push((n.to_string(), v));
+                    }
+                }
+            }
+        }
+        for pair in items.chunks(2) {
+            let [k, v] = pair else { continue };
+            match &k.kind {
+                FormKind::Keyword(kw) if kw == "or" => {}
+                FormKind::Keyword(kw) if kw == "as" => {
+                    let Some(n) = v.as_plain_symbol() else {
+                        return Err(EvalError::new(ErrorKind::InvalidForm, ":as in a map pattern must be followed by a name").at(v.span));
+                    };
+                    as_slot = Some(self.new_slot(n));
+                }
+                FormKind::Keyword(kw) if kw == "keys" || kw == "strs" => {
+                    let FormKind::Vector(names) = &v.kind else {
+                        return Err(EvalError::new(ErrorKind::InvalidForm, format!(":{kw} needs a vector of names: {{:{kw} [a b]}}")).at(v.span));
+                    };
+                    for n in names {
+                        let (key_name, bind_name) = match &n.kind {
+                            FormKind::Symbol { ns: None, name } => (name.clone(), name.clone()),
+                            FormKind::Keyword(name) => (name.clone(), name.clone()),
+                            _ => return Err(EvalError::new(ErrorKind::InvalidForm, format!(":{kw} needs plain names like [a b]")).at(n.span)),
+                        };
+                        let default = match defaults.iter().find(|(d, _)| *d == bind_name) {
+                            Some((_, f)) => Some(self.form(f, false)?),
+                            None => None,
+                        };
+                        let key = if kw == "keys" { Value::kw(key_name.as_str()) } else { Value::str(key_name.as_str()) };
+                        let slot = self.new_slot(&bind_name);
+                        entries.push(MapBinding { key, pattern: Pattern::Bind(slot), default });
+                    }
+                }
+                FormKind::Keyword(kw) if kw == "syms" => {
+                    return Err(EvalError::new(ErrorKind::InvalidForm, ":syms destructuring is not supported; use :keys or :strs").at(k.span));
+                }
+                _ => {
+                    // rename: {local-pattern key}
+                    let key = match &v.kind {
+                        FormKind::Keyword(x) => Value::kw(x.as_str()),
+                        FormKind::Str(x) => Value::str(x.as_str()),
+                        FormKind::Int(i) => Value::Int(*i),
+                        _ => {
+                            return Err(EvalError::new(ErrorKind::InvalidForm, "map pattern entries look like {name :key}; the key must be a keyword, string or integer").at(v.span));
+                        }
+                    };
+                    let default = match k.as_plain_symbol().and_then(|n| defaults.iter().find(|(d, _)| d == n)) {
+                        Some((_, f)) => Some(self.form(f, false)?),
+                        None => None,
+                    };
+                    let pattern = self.pattern(k)?;
+                    entries.push(MapBinding { key, pattern, default });
+                }
+            }
+        }
+        let _ = span;
+        Ok(Pattern::Map { entries, as_slot })
+    }
+}
+
+fn param_name(f: &Form) -> String {
+    match f.as_plain_symbol() {
+        Some(n) => n.to_string(),
+        None => "_".to_string(),
+    }
+}
+
+fn scan_placeholders(forms: &[Form], max: &mut usize, rest: &mut bool) {
+    for f in forms {
+        match &f.kind {
+            FormKind::Symbol { ns: None, name } => {
+                if name == "%" {
+                    *max = (*max).max(1);
+                } else if name == "%&" {
+                    *rest = true;
+                } else if let Some(n) = name.strip_prefix('%').and_then(|d| d.parse::<usize>().ok()) {
+                    *max = (*max).max(n.min(20));
+                }
+            }
+            FormKind::List(items) | FormKind::Vector(items) | FormKind::Map(items) | FormKind::Set(items) => {
+                scan_placeholders(items, max, rest)
+            }
+            _ => {}
+        }
+    }
+}
+
+fn all_const(nodes: &[Node]) -> Option<Vec<Value>> {
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::Const(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn case_const(f: &Form) -> R<Value> {
+    Ok(match &f.kind {
+        FormKind::Nil => Value::Nil,
+        FormKind::Bool(b) => Value::Bool(*b),
+        FormKind::Int(i) => Value::Int(*i),
+        FormKind::Float(x) => Value::Float(*x),
+        FormKind::Str(s) => Value::str(s.as_str()),
+        FormKind::Char(c) => Value::str(c.to_string()),
+        FormKind::Keyword(k) => Value::kw(k.as_str()),
+        FormKind::Symbol { name, .. } => Value::Symbol(Arc::from(name.as_str())),
+        FormKind::Vector(items) => Value::vector(items.iter().map(case_const).collect::<R<Vec<_>>>()?),
+        _ => {
+            return Err(EvalError::new(ErrorKind::InvalidForm, "case tests must be constants (keywords, strings, numbers, booleans, nil) or lists of constants").at(f.span));
+        }
+    })
+}
+
+fn check_definable(name: &str, span: Span) -> R<()> {
+    if matches!(name, "nil" | "true" | "false") || name.starts_with('%') {
+        return Err(EvalError::new(ErrorKind::InvalidForm, format!("cannot define {name}")).at(span));
+    }
+    Ok(())
+}
+
+fn builtin(name: &str) -> R<&'static Builtin> {
+    builtins::lookup(name).ok_or_else(|| EvalError::new(ErrorKind::RuntimeError, format!("internal error: builtin {name} missing")))
+}
+
+fn arity_form(name: &str, usage: &str, span: Span) -> EvalError {
+    EvalError::new(ErrorKind::InvalidForm, format!("wrong number of forms in {name}; usage: {usage}")).at(span)
+}
+
+fn unsupported_method(name: &str, span: Span) -> EvalError {
+    let mut methods: Vec<&str> = builtins::all().map(|b| b.name).filter(|n| n.starts_with('.')).collect();
+    methods.sort_unstable();
+    EvalError::new(
+        ErrorKind::UnsupportedMethod,
+        format!("Unsupported method '{name}'. Supported interop methods: {}. Use (.method obj) syntax.", methods.join(", ")),
+    )
+    .at(span)
+}
+
+fn unknown_ns_member(ns: &str, name: &str, span: Span) -> EvalError {
+    let family = match ns {
+        "clojure.string" | "str" | "string" => Some(builtins::Category::String),
+        "clojure.set" | "set" => Some(builtins::Category::Set),
+        "clojure.walk" | "walk" => Some(builtins::Category::Walk),
+        "Math" | "java.lang.Math" => Some(builtins::Category::Math),
+        _ => None,
+    };
+    let msg = match family {
+        Some(cat) => {
+            let mut names: Vec<&str> = builtins::all().filter(|b| b.category == cat).map(|b| b.name).collect();
+            names.sort_unstable();
+            names.truncate(40);
+            format!("{ns}/{name} is not available. Functions in this family: {}", names.join(", "))
+        }
+        None if builtins::CLOJURE_ALIASES.contains(&ns) => format!("{ns}/{name} is not available"),
+        None => format!(
+            "unknown namespace {ns} in {ns}/{name}; available namespaces: data/, tool/, str/, set/, walk/, json/, Math/, and the Java classes of the interop subset"
+        ),
+    };
+    EvalError::new(ErrorKind::UnboundVar, msg).at(span)
+}

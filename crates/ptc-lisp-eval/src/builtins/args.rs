@@ -1,0 +1,122 @@
+//! Argument helpers shared by builtin families: type checks with messages that say what
+//! was expected, and iteration over anything seqable.
+
+use std::sync::Arc;
+
+use crate::error::{EvalResult, type_err};
+use crate::printer::to_clojure;
+use crate::value::{MapIter, PVector, Value};
+
+/// Short printed form of a value for error messages (at most ~60 chars).
+pub fn brief(v: &Value) -> String {
+    let opts = crate::printer::PrintOptions { limit: Some(5), printable_limit: Some(40), max_bytes: 80 };
+    let (s, _) = crate::printer::to_clojure_with(v, &opts);
+    s
+}
+
+/// "expected X, got <type> <value>".
+pub fn expected<T>(fname: &str, what: &str, got: &Value) -> EvalResult<T> {
+    type_err(format!("{fname}: expected {what}, got {} {}", got.type_name(), brief(got)))
+}
+
+/// An integer argument.
+pub fn int_arg(fname: &str, v: &Value) -> EvalResult<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Float(f) if f.fract() == 0.0 && f.is_finite() => Ok(*f as i64),
+        _ => expected(fname, "an integer", v),
+    }
+}
+
+/// A numeric argument as f64.
+pub fn num_arg(fname: &str, v: &Value) -> EvalResult<f64> {
+    match v {
+        Value::Int(i) => Ok(*i as f64),
+        Value::Float(f) => Ok(*f),
+        _ => expected(fname, "a number", v),
+    }
+}
+
+/// A string argument.
+pub fn str_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<&'a str> {
+    match v {
+        Value::Str(s) => Ok(s),
+        _ => expected(fname, "a string", v),
+    }
+}
+
+/// Iterates any seqable value: nil (empty), vectors, sets, maps (as `[k v]` entries),
+/// strings (as 1-char strings).
+pub enum SeqIter<'a> {
+    /// Nothing.
+    Empty,
+    /// Vector items.
+    Vec(imbl::vector::Iter<'a, Value, imbl::shared_ptr::DefaultSharedPtr>),
+    /// Set members.
+    Set(Box<dyn Iterator<Item = &'a Value> + 'a>),
+    /// Map entries.
+    Map(MapIter<'a>),
+    /// Characters.
+    Chars(std::str::Chars<'a>),
+}
+
+impl Iterator for SeqIter<'_> {
+    type Item = Value;
+    #[inline]
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            SeqIter::Empty => None,
+            SeqIter::Vec(it) => it.next().cloned(),
+            SeqIter::Set(it) => it.next().cloned(),
+            SeqIter::Map(it) => it.next().map(|(k, v)| Value::vector([k.clone(), v.clone()])),
+            SeqIter::Chars(it) => it.next().map(|c| Value::str(c.to_string())),
+        }
+    }
+}
+
+/// True when the value can be iterated with [`seq_iter`].
+pub fn is_seqable(v: &Value) -> bool {
+    matches!(v, Value::Nil | Value::Vector(_) | Value::Set(_) | Value::Map(_) | Value::Str(_))
+}
+
+/// Iterates a seqable argument or fails with a type error naming the function.
+pub fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
+    Ok(match v {
+        Value::Nil => SeqIter::Empty,
+        Value::Vector(items) => SeqIter::Vec(items.iter()),
+        Value::Set(s) => SeqIter::Set(Box::new(s.iter())),
+        Value::Map(m) => SeqIter::Map(m.iter()),
+        Value::Str(s) => SeqIter::Chars(s.chars()),
+        other => return expected(fname, "a collection (vector, map, set, string or nil)", other),
+    })
+}
+
+/// Number of items a seqable value yields.
+pub fn seq_len(v: &Value) -> Option<usize> {
+    match v {
+        Value::Nil => Some(0),
+        Value::Vector(items) => Some(items.len()),
+        Value::Set(s) => Some(s.len()),
+        Value::Map(m) => Some(m.len()),
+        Value::Str(s) => Some(s.chars().count()),
+        _ => None,
+    }
+}
+
+/// Collects a seqable argument into a persistent vector (cheap for vectors).
+pub fn to_pvec(fname: &str, v: &Value) -> EvalResult<PVector> {
+    match v {
+        Value::Vector(items) => Ok((**items).clone()),
+        other => Ok(seq_iter(fname, other)?.collect()),
+    }
+}
+
+/// Wraps a persistent vector.
+pub fn vec_value(v: PVector) -> Value {
+    Value::Vector(Arc::new(v))
+}
+
+/// The printed form of a value, for `str` and messages.
+pub fn printed(v: &Value) -> String {
+    to_clojure(v)
+}

@@ -1,0 +1,278 @@
+//! Numbers, comparison, equality, logic, `str` and `println`.
+
+use std::cmp::Ordering;
+
+use super::{Arity, Builtin, Category, expected};
+use crate::error::{ErrorKind, EvalResult, err};
+use crate::interp::Interp;
+use crate::printer::{format_float, to_clojure};
+use crate::value::Value;
+
+use Arity::*;
+use Category::Core;
+
+/// Core builtins.
+pub static BUILTINS: &[Builtin] = &[
+    Builtin::new("+", AtLeast(0), Core, add).alias(&["+'"]).doc("Sum of numbers; (+) is 0. Integer overflow is an error.").ex(&[("(+ 1 2 3)", "6"), ("(+ 1 2.5)", "3.5")]),
+    Builtin::new("-", AtLeast(1), Core, sub).alias(&["-'"]).doc("Subtracts the rest from the first; (- x) negates.").ex(&[("(- 10 3 2)", "5"), ("(- 5)", "-5")]),
+    Builtin::new("*", AtLeast(0), Core, mul).alias(&["*'"]).doc("Product of numbers; (*) is 1.").ex(&[("(* 2 3 4)", "24")]),
+    Builtin::new("/", AtLeast(1), Core, div).doc("Division; always returns a float (PTC-Lisp: no ratios).").ex(&[("(/ 10 4)", "2.5"), ("(/ 10 2)", "5.0")]),
+    Builtin::new("inc", Exact(1), Core, inc).alias(&["inc'"]).doc("Adds one.").ex(&[("(inc 41)", "42")]),
+    Builtin::new("dec", Exact(1), Core, dec).alias(&["dec'"]).doc("Subtracts one.").ex(&[("(dec 43)", "42")]),
+    Builtin::new("=", AtLeast(1), Core, eq).alias(&["=="]).doc("Equality; numbers compare by value across int/float, collections structurally.").ex(&[("(= 1 1.0)", "true"), ("(= [1 2] [1 2])", "true")]),
+    Builtin::new("not=", AtLeast(1), Core, not_eq).doc("True when not all arguments are equal.").ex(&[("(not= 1 2)", "true")]),
+    Builtin::new("<", AtLeast(1), Core, lt).doc("Strictly increasing? Numbers by value; other values by a total order, never an error.").ex(&[("(< 1 2 3)", "true")]),
+    Builtin::new(">", AtLeast(1), Core, gt).doc("Strictly decreasing?").ex(&[("(> 3 2 1)", "true")]),
+    Builtin::new("<=", AtLeast(1), Core, le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
+    Builtin::new(">=", AtLeast(1), Core, ge).doc("Non-increasing?").ex(&[("(>= 2 2 1)", "true")]),
+    Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
+    Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
+    Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
+    Builtin::new("str", AtLeast(0), Category::String, str_fn).doc("Concatenates the printed forms; nil is empty, strings raw.").ex(&[("(str \"a\" 1 nil :k)", "\"a1:k\"")]),
+    Builtin::new("println", AtLeast(0), Category::Io, println).doc("Prints the arguments space-separated on one line (captured in prints); returns nil.").ex(&[("(println \"total\" 3)", "nil")]),
+];
+
+#[inline]
+fn overflow<T>(op: &str) -> EvalResult<T> {
+    err(
+        ErrorKind::ArithmeticError,
+        format!("integer overflow in {op}: the result does not fit in 64 bits; use a float (e.g. 1.0) for very large numbers"),
+    )
+}
+
+fn num(fname: &str, v: &Value) -> EvalResult<Value> {
+    match v {
+        Value::Int(_) | Value::Float(_) => Ok(v.clone()),
+        Value::Nil => err(
+            ErrorKind::TypeError,
+            format!("{fname}: expected a number, got nil; a missing value reached arithmetic — check with (some? x) or use (or x 0)"),
+        ),
+        other => expected(fname, "a number", other),
+    }
+}
+
+/// Adds two numbers.
+#[inline]
+pub fn add2(a: &Value, b: &Value) -> EvalResult {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => match x.checked_add(*y) {
+            Some(r) => Ok(Value::Int(r)),
+            None => overflow("+"),
+        },
+        (Value::Float(x), Value::Float(y)) => Ok(Value::Float(x + y)),
+        (Value::Int(x), Value::Float(y)) => Ok(Value::Float(*x as f64 + y)),
+        (Value::Float(x), Value::Int(y)) => Ok(Value::Float(x + *y as f64)),
+        (x, y) => {
+            num("+", x)?;
+            num("+", y)?;
+            overflow("+")
+        }
+    }
+}
+
+fn add(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let mut acc = Value::Int(0);
+    for a in args.iter() {
+        acc = add2(&acc, a)?;
+    }
+    Ok(acc)
+}
+
+fn sub2(a: &Value, b: &Value) -> EvalResult {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => match x.checked_sub(*y) {
+            Some(r) => Ok(Value::Int(r)),
+            None => overflow("-"),
+        },
+        _ => Ok(Value::Float(num_f("-", a)? - num_f("-", b)?)),
+    }
+}
+
+fn num_f(fname: &str, v: &Value) -> EvalResult<f64> {
+    match num(fname, v)? {
+        Value::Int(i) => Ok(i as f64),
+        Value::Float(f) => Ok(f),
+        _ => Ok(f64::NAN),
+    }
+}
+
+fn sub(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match args {
+        [x] => sub2(&Value::Int(0), x),
+        [first, rest @ ..] => {
+            let mut acc = num("-", first)?;
+            for a in rest.iter() {
+                acc = sub2(&acc, a)?;
+            }
+            Ok(acc)
+        }
+        [] => Ok(Value::Int(0)),
+    }
+}
+
+fn mul2(a: &Value, b: &Value) -> EvalResult {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => match x.checked_mul(*y) {
+            Some(r) => Ok(Value::Int(r)),
+            None => overflow("*"),
+        },
+        _ => Ok(Value::Float(num_f("*", a)? * num_f("*", b)?)),
+    }
+}
+
+fn mul(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let mut acc = Value::Int(1);
+    for a in args.iter() {
+        acc = mul2(&acc, a)?;
+    }
+    Ok(acc)
+}
+
+fn div2(a: &Value, b: &Value) -> EvalResult {
+    let x = num_f("/", a)?;
+    let y = num_f("/", b)?;
+    if matches!((a, b), (Value::Int(_), Value::Int(0))) {
+        return err(ErrorKind::ArithmeticError, "division by zero; check the divisor first, e.g. (if (zero? d) 0 (/ n d))");
+    }
+    Ok(Value::Float(x / y))
+}
+
+fn div(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match args {
+        [x] => div2(&Value::Int(1), x),
+        [first, rest @ ..] => {
+            let mut acc = num("/", first)?;
+            for a in rest.iter() {
+                acc = div2(&acc, a)?;
+            }
+            Ok(acc)
+        }
+        [] => Ok(Value::Nil),
+    }
+}
+
+fn inc(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match &args[0] {
+        Value::Int(i) => i.checked_add(1).map(Value::Int).map_or_else(|| overflow("inc"), Ok),
+        Value::Float(f) => Ok(Value::Float(f + 1.0)),
+        other => num("inc", other),
+    }
+}
+
+fn dec(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match &args[0] {
+        Value::Int(i) => i.checked_sub(1).map(Value::Int).map_or_else(|| overflow("dec"), Ok),
+        Value::Float(f) => Ok(Value::Float(f - 1.0)),
+        other => num("dec", other),
+    }
+}
+
+fn eq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(args.windows(2).all(|w| w[0].equiv(&w[1]))))
+}
+
+fn not_eq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(!args.windows(2).all(|w| w[0].equiv(&w[1]))))
+}
+
+/// Ordering for `<`, `>`...: numbers by value (None when NaN is involved), other values
+/// by the total value order.
+pub fn compare_loose(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            a.as_f64().unwrap_or(f64::NAN).partial_cmp(&b.as_f64().unwrap_or(f64::NAN))
+        }
+        _ => Some(a.cmp(b)),
+    }
+}
+
+fn chain(args: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
+    Ok(Value::Bool(args.windows(2).all(|w| compare_loose(&w[0], &w[1]).is_some_and(ok))))
+}
+
+fn lt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    chain(args, |o| o == Ordering::Less)
+}
+fn gt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    chain(args, |o| o == Ordering::Greater)
+}
+fn le(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    chain(args, |o| o != Ordering::Greater)
+}
+fn ge(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    chain(args, |o| o != Ordering::Less)
+}
+
+fn not(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(!args[0].truthy()))
+}
+fn is_nil(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(args[0].is_nil()))
+}
+fn is_some(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(!args[0].is_nil()))
+}
+
+/// Java's `Double.toString` style used by `str`: `1.0`, `0.1`, `1.0E20`, `1.0E-4`.
+pub fn float_str(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let a = f.abs();
+    if a == 0.0 || (1e-3..1e7).contains(&a) {
+        let s = format!("{f}");
+        if s.contains('.') { s } else { format!("{s}.0") }
+    } else {
+        let s = format!("{f:e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = if m.contains('.') { m.to_string() } else { format!("{m}.0") };
+        format!("{m}E{e}")
+    }
+}
+
+/// The `str` rendering of one value.
+pub fn str_of(v: &Value, out: &mut String) {
+    match v {
+        Value::Nil => {}
+        Value::Str(s) => out.push_str(s),
+        Value::Float(f) => out.push_str(&float_str(*f)),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        other => out.push_str(&to_clojure(other)),
+    }
+}
+
+fn str_fn(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let mut out = String::new();
+    for a in args.iter() {
+        str_of(a, &mut out);
+    }
+    interp.charge(out.len() as u64 + 16)?;
+    Ok(Value::str(out))
+}
+
+fn println(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let mut line = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            line.push(' ');
+        }
+        match a {
+            Value::Str(s) => line.push_str(s),
+            Value::Float(f) => line.push_str(&format_float(*f)),
+            other => line.push_str(&to_clojure(other)),
+        }
+    }
+    let max = interp.limits.max_print_length;
+    let total = line.chars().count();
+    if total > max {
+        let head: String = line.chars().take(max).collect();
+        line = format!("{head}... ({max}/{total} chars)");
+    }
+    interp.charge(line.len() as u64)?;
+    interp.prints.push(line);
+    Ok(Value::Nil)
+}

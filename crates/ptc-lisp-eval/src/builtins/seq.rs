@@ -1,0 +1,544 @@
+//! The collection and sequence functions real programs need first: count, get, assoc,
+//! conj, first/rest, map/filter/reduce, range, keys/vals, sum, apply, juxt, pmap, pcalls.
+
+use std::sync::Arc;
+
+use super::{Arity, Builtin, Category, SeqIter, expected, int_arg, seq_iter, seq_len};
+use crate::error::{ErrorKind, EvalResult, Flow, err};
+use crate::function::Function;
+use crate::interp::{Interp, get_in_value};
+use crate::limits::cost;
+use crate::value::{PMap, PVector, Value};
+
+use Arity::*;
+use Category::{Collection, Functional, Sequence};
+
+/// Sequence and collection builtins.
+pub static BUILTINS: &[Builtin] = &[
+    Builtin::new("count", Exact(1), Collection, count).doc("Number of items (characters for strings, 0 for nil).").ex(&[("(count [1 2 3])", "3"), ("(count \"héllo\")", "5")]),
+    Builtin::new("get", Range(2, 3), Collection, get).doc("Value at a key or index, or the default (nil). Keys match flexibly: :user-id finds \"user_id\".").ex(&[("(get {:a 1} :a)", "1"), ("(get [10 20] 5 :none)", ":none")]),
+    Builtin::new("get-in", Range(2, 3), Collection, get_in).doc("Value at a path of keys/indexes, or the default.").ex(&[("(get-in {:a [{:b 1}]} [:a 0 :b])", "1")]),
+    Builtin::new("assoc", AtLeast(3), Collection, assoc).doc("Map with keys set to values; vectors by index (up to the length).").ex(&[("(assoc {:a 1} :b 2)", "{:a 1 :b 2}"), ("(assoc [1 2] 2 3)", "[1 2 3]")]),
+    Builtin::new("conj", AtLeast(0), Collection, conj).doc("Adds items: vectors at the end, sets as members, maps take [k v] entries.").ex(&[("(conj [1 2] 3)", "[1 2 3]"), ("(conj {:a 1} [:b 2])", "{:a 1 :b 2}")]),
+    Builtin::new("first", Exact(1), Sequence, first).doc("First item, or nil.").ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
+    Builtin::new("rest", Exact(1), Sequence, rest).doc("All but the first item, as a vector (empty for nil).").ex(&[("(rest [1 2 3])", "[2 3]")]),
+    Builtin::new("seq", Exact(1), Sequence, seq).doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
+    Builtin::new("map", AtLeast(2), Sequence, map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
+    Builtin::new("mapv", AtLeast(2), Sequence, map).doc("Like map (every sequence is an eager vector).").ex(&[("(mapv inc [1 2])", "[2 3]")]),
+    Builtin::new("filter", Exact(2), Sequence, filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
+    Builtin::new("filterv", Exact(2), Sequence, filter).doc("Like filter.").ex(&[("(filterv odd? [1 2 3])", "[1 3]")]),
+    Builtin::new("remove", Exact(2), Sequence, remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
+    Builtin::new("reduce", Range(2, 3), Sequence, reduce).doc("Folds f over the items, with an optional initial value.").ex(&[("(reduce + [1 2 3])", "6"), ("(reduce + 10 [1 2])", "13")]),
+    Builtin::new("range", Range(1, 3), Sequence, range).doc("Numbers from start (0) below end by step (1). Always finite.").ex(&[("(range 4)", "[0 1 2 3]"), ("(range 1 10 3)", "[1 4 7]")]),
+    Builtin::new("vector", AtLeast(0), Collection, vector).alias(&["list"]).doc("A vector of the arguments (list is the same: PTC-Lisp has no lists).").ex(&[("(vector 1 2)", "[1 2]")]),
+    Builtin::new("vec", Exact(1), Collection, vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
+    Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
+    Builtin::new("keys", Exact(1), Collection, keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
+    Builtin::new("vals", Exact(1), Collection, vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
+    Builtin::new("sum", Exact(1), Sequence, sum).ext().doc("Sum of a collection of numbers; 0 when empty.").ex(&[("(sum [1 2 3.5])", "6.5"), ("(sum [])", "0")]),
+    Builtin::new("apply", AtLeast(2), Functional, apply).doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
+    Builtin::new("juxt", AtLeast(1), Functional, juxt).doc("A function returning a vector of each function applied to its argument.").ex(&[("((juxt :a :b) {:a 1 :b 2})", "[1 2]")]),
+    Builtin::new("pmap", AtLeast(2), Functional, pmap).ext().doc("Like map, with the calls run in parallel (bounded workers, shared deadline); results in order.").ex(&[("(pmap inc [1 2 3])", "[2 3 4]")]),
+    Builtin::new("pcalls", AtLeast(0), Functional, pcalls).ext().doc("Calls zero-argument functions in parallel; returns their results in order.").ex(&[("(pcalls (fn [] 1) (fn [] 2))", "[1 2]")]),
+];
+
+fn count(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match seq_len(&args[0]) {
+        Some(n) => Ok(Value::Int(n as i64)),
+        None => expected("count", "a collection or string", &args[0]),
+    }
+}
+
+fn get(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let found = get_in_value(&args[0], &args[1]);
+    Ok(match found {
+        Some(v) => v,
+        None => args.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil),
+    })
+}
+
+fn get_in(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let path = match &args[1] {
+        Value::Vector(p) => p.clone(),
+        Value::Nil => Arc::new(PVector::new()),
+        other => return expected("get-in", "a vector path like [:a 0 :b]", other),
+    };
+    let mut cur = args[0].clone();
+    for k in path.iter() {
+        match get_in_value(&cur, k) {
+            Some(v) => cur = v,
+            None => return Ok(args.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil)),
+        }
+    }
+    Ok(cur)
+}
+
+/// `assoc` of one key on a map or vector.
+pub fn assoc1(interp: &mut Interp, coll: Value, k: Value, v: Value) -> EvalResult {
+    match coll {
+        Value::Nil => {
+            interp.charge(cost::HEADER + cost::ENTRY)?;
+            Ok(Value::map([(k, v)]))
+        }
+        Value::Map(mut m) => {
+            interp.charge(cost::ENTRY)?;
+            Arc::make_mut(&mut m).insert(k, v);
+            Ok(Value::Map(m))
+        }
+        Value::Vector(mut items) => {
+            let len = items.len();
+            match k {
+                Value::Int(i) if i >= 0 && (i as usize) < len => {
+                    interp.charge(cost::ELEM)?;
+                    Arc::make_mut(&mut items).set(i as usize, v);
+                    Ok(Value::Vector(items))
+                }
+                Value::Int(i) if i as usize == len => {
+                    interp.charge(cost::ELEM)?;
+                    Arc::make_mut(&mut items).push_back(v);
+                    Ok(Value::Vector(items))
+                }
+                other => err(
+                    ErrorKind::RuntimeError,
+                    format!("assoc: index {} out of bounds for vector of length {len}; use conj to append", super::brief(&other)),
+                ),
+            }
+        }
+        other => expected("assoc", "a map, vector or nil", &other),
+    }
+}
+
+fn assoc(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    if args.len() % 2 != 1 {
+        return err(ErrorKind::ArityError, "assoc expects a collection followed by key/value pairs: (assoc m :k v :k2 v2)");
+    }
+    let mut coll = std::mem::take(&mut args[0]);
+    for pair in args[1..].chunks_mut(2) {
+        let k = std::mem::take(&mut pair[0]);
+        let v = std::mem::take(&mut pair[1]);
+        coll = assoc1(interp, coll, k, v)?;
+    }
+    Ok(coll)
+}
+
+/// `conj` of one item.
+pub fn conj1(interp: &mut Interp, coll: Value, x: Value) -> EvalResult {
+    interp.charge(cost::ELEM)?;
+    match coll {
+        Value::Nil => Ok(Value::vector([x])),
+        Value::Vector(mut items) => {
+            Arc::make_mut(&mut items).push_back(x);
+            Ok(Value::Vector(items))
+        }
+        Value::Set(mut s) => {
+            Arc::make_mut(&mut s).insert(x);
+            Ok(Value::Set(s))
+        }
+        Value::Map(mut m) => match x {
+            Value::Vector(kv) if kv.len() == 2 => {
+                Arc::make_mut(&mut m).insert(kv[0].clone(), kv[1].clone());
+                Ok(Value::Map(m))
+            }
+            Value::Map(other) => {
+                let mm = Arc::make_mut(&mut m);
+                for (k, v) in other.iter() {
+                    mm.insert(k.clone(), v.clone());
+                }
+                Ok(Value::Map(m))
+            }
+            Value::Nil => Ok(Value::Map(m)),
+            other => expected("conj", "a [key value] vector or a map to add to a map", &other),
+        },
+        other => expected("conj", "a vector, set, map or nil", &other),
+    }
+}
+
+fn conj(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let Some((first, rest)) = args.split_first_mut() else {
+        return Ok(Value::vector([]));
+    };
+    let mut coll = std::mem::take(first);
+    for x in rest.iter_mut() {
+        coll = conj1(interp, coll, std::mem::take(x))?;
+    }
+    Ok(coll)
+}
+
+fn first(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match &args[0] {
+        Value::Vector(v) => Ok(v.front().cloned().unwrap_or(Value::Nil)),
+        other => Ok(seq_iter("first", other)?.next().unwrap_or(Value::Nil)),
+    }
+}
+
+fn rest(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match &args[0] {
+        Value::Vector(v) => {
+            if v.is_empty() {
+                return Ok(Value::vector([]));
+            }
+            let mut v = (**v).clone();
+            v.pop_front();
+            interp.charge(cost::HEADER)?;
+            Ok(Value::from_pvec(v))
+        }
+        other => {
+            let items: PVector = seq_iter("rest", other)?.skip(1).collect();
+            interp.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+            Ok(Value::from_pvec(items))
+        }
+    }
+}
+
+fn seq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match &args[0] {
+        Value::Vector(v) if !v.is_empty() => Ok(args[0].clone()),
+        other => {
+            let items: PVector = seq_iter("seq", other)?.collect();
+            Ok(if items.is_empty() { Value::Nil } else { Value::from_pvec(items) })
+        }
+    }
+}
+
+/// Applies `f` to each item, collecting a vector. Charges fuel per item.
+fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    if args.len() == 2 {
+        let coll = std::mem::take(&mut args[1]);
+        let mut out = PVector::new();
+        let n = seq_len(&coll).unwrap_or(0) as u64;
+        interp.charge(cost::HEADER + cost::ELEM * n)?;
+        for item in seq_iter("map", &coll)? {
+            interp.tick(1)?;
+            out.push_back(interp.apply(&f, &mut [item])?);
+        }
+        return Ok(Value::from_pvec(out));
+    }
+    let colls: Vec<Value> = args[1..].iter_mut().map(std::mem::take).collect();
+    let mut iters: Vec<SeqIter<'_>> = colls.iter().map(|c| seq_iter("map", c)).collect::<EvalResult<_>>()?;
+    let mut out = PVector::new();
+    loop {
+        let mut call: Vec<Value> = Vec::with_capacity(iters.len());
+        for it in iters.iter_mut() {
+            match it.next() {
+                Some(v) => call.push(v),
+                None => {
+                    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+                    return Ok(Value::from_pvec(out));
+                }
+            }
+        }
+        interp.tick(1)?;
+        out.push_back(interp.apply(&f, &mut call)?);
+    }
+}
+
+fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    let coll = std::mem::take(&mut args[1]);
+    let mut out = PVector::new();
+    for item in seq_iter(name, &coll)? {
+        interp.tick(1)?;
+        if interp.apply(&f, &mut [item.clone()])?.truthy() == keep {
+            out.push_back(item);
+        }
+    }
+    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    Ok(Value::from_pvec(out))
+}
+
+fn filter(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    filter_impl(interp, args, true, "filter")
+}
+
+fn remove(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    filter_impl(interp, args, false, "remove")
+}
+
+fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    let (init, coll) = if args.len() == 3 {
+        (Some(std::mem::take(&mut args[1])), std::mem::take(&mut args[2]))
+    } else {
+        (None, std::mem::take(&mut args[1]))
+    };
+    let mut it = seq_iter("reduce", &coll)?;
+    let mut acc = match init {
+        Some(v) => v,
+        None => match it.next() {
+            Some(v) => v,
+            None => return interp.apply(&f, &mut []),
+        },
+    };
+    for item in it {
+        interp.tick(1)?;
+        let mut call = [acc, item];
+        acc = interp.apply(&f, &mut call)?;
+    }
+    Ok(acc)
+}
+
+fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let all_int = args.iter().all(|a| matches!(a, Value::Int(_)));
+    if all_int {
+        let (start, end, step) = match args {
+            [e] => (0, int_arg("range", e)?, 1),
+            [s, e] => (int_arg("range", s)?, int_arg("range", e)?, 1),
+            [s, e, st] => (int_arg("range", s)?, int_arg("range", e)?, int_arg("range", st)?),
+            _ => return err(ErrorKind::ArityError, "range takes 1 to 3 arguments"),
+        };
+        if step == 0 {
+            return err(ErrorKind::RuntimeError, "range with step 0 would never end; use (repeat n x) for repeated values");
+        }
+        let n = if (step > 0 && end > start) || (step < 0 && end < start) {
+            let span = (end as i128 - start as i128).unsigned_abs();
+            span.div_ceil(step.unsigned_abs() as u128) as u64
+        } else {
+            0
+        };
+        interp.charge(cost::HEADER + cost::ELEM.saturating_mul(n))?;
+        let mut out = PVector::new();
+        let mut x = start as i128;
+        for _ in 0..n {
+            interp.tick(1)?;
+            out.push_back(Value::Int(x as i64));
+            x += step as i128;
+        }
+        return Ok(Value::from_pvec(out));
+    }
+    let nums: Vec<f64> = args.iter().map(|a| super::num_arg("range", a)).collect::<EvalResult<_>>()?;
+    let (start, end, step) = match nums.as_slice() {
+        [e] => (0.0, *e, 1.0),
+        [s, e] => (*s, *e, 1.0),
+        [s, e, st] => (*s, *e, *st),
+        _ => return err(ErrorKind::ArityError, "range takes 1 to 3 arguments"),
+    };
+    if step == 0.0 || step.is_nan() {
+        return err(ErrorKind::RuntimeError, "range with step 0 would never end");
+    }
+    let n = ((end - start) / step).ceil();
+    let n = if n.is_finite() && n > 0.0 { n as u64 } else { 0 };
+    interp.charge(cost::HEADER + cost::ELEM.saturating_mul(n))?;
+    let first_int = matches!(args.first(), Some(Value::Int(_))) && args.len() > 1;
+    let mut out = PVector::new();
+    for i in 0..n {
+        interp.tick(1)?;
+        if i == 0 && first_int {
+            out.push_back(args[0].clone());
+        } else {
+            out.push_back(Value::Float(start + step * i as f64));
+        }
+    }
+    Ok(Value::from_pvec(out))
+}
+
+fn vector(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    interp.charge(cost::HEADER + cost::ELEM * args.len() as u64)?;
+    Ok(Value::vector(args.iter_mut().map(std::mem::take)))
+}
+
+fn vec(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    if let Value::Vector(_) = &args[0] {
+        return Ok(std::mem::take(&mut args[0]));
+    }
+    let items: PVector = seq_iter("vec", &args[0])?.collect();
+    interp.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+    Ok(Value::from_pvec(items))
+}
+
+fn hash_map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    if !args.len().is_multiple_of(2) {
+        return err(ErrorKind::ArityError, "hash-map needs key/value pairs: (hash-map :a 1 :b 2)");
+    }
+    let mut m = PMap::new();
+    for pair in args.chunks_mut(2) {
+        m.insert(std::mem::take(&mut pair[0]), std::mem::take(&mut pair[1]));
+    }
+    interp.charge(cost::HEADER + cost::ENTRY * m.len() as u64)?;
+    Ok(Value::Map(Arc::new(m)))
+}
+
+fn keys(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match &args[0] {
+        Value::Map(m) if m.is_empty() => Ok(Value::Nil),
+        Value::Map(m) => Ok(Value::vector(m.keys().cloned())),
+        Value::Nil => Ok(Value::Nil),
+        other => expected("keys", "a map", other),
+    }
+}
+
+fn vals(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match &args[0] {
+        Value::Map(m) if m.is_empty() => Ok(Value::Nil),
+        Value::Map(m) => Ok(Value::vector(m.values().cloned())),
+        Value::Nil => Ok(Value::Nil),
+        other => expected("vals", "a map", other),
+    }
+}
+
+fn sum(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let mut acc = Value::Int(0);
+    for item in seq_iter("sum", &args[0])? {
+        interp.tick(1)?;
+        acc = super::core::add2(&acc, &item)?;
+    }
+    Ok(acc)
+}
+
+fn apply(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let n = args.len();
+    let f = std::mem::take(&mut args[0]);
+    let last = std::mem::take(&mut args[n - 1]);
+    let mut call: Vec<Value> = args[1..n - 1].iter_mut().map(std::mem::take).collect();
+    match &last {
+        Value::Vector(_) | Value::Set(_) | Value::Nil | Value::Map(_) => call.extend(seq_iter("apply", &last)?),
+        other => return expected("apply", "a collection as its last argument, e.g. (apply + [1 2 3])", other),
+    }
+    interp.apply(&f, &mut call)
+}
+
+fn juxt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let fs: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("juxt", move |interp, call| {
+        let mut out = PVector::new();
+        for f in &fs {
+            let mut a: Vec<Value> = call.to_vec();
+            out.push_back(interp.apply(f, &mut a)?);
+        }
+        Ok(Value::from_pvec(out))
+    }))
+}
+
+/// Runs `calls` (each a function plus its arguments) on parallel worker threads.
+/// Results come back in order; the first failing branch (by position) decides the error.
+fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'static str) -> EvalResult {
+    use std::sync::atomic::Ordering::SeqCst;
+    if calls.is_empty() {
+        return Ok(Value::vector([]));
+    }
+    let budget = interp.budget.clone();
+    let max = interp.limits.max_parallel_workers as u64;
+    // reserve worker slots from the global pool shared by nested pmaps
+    let wanted = (calls.len() as u64).min(max);
+    let mut got = 0;
+    while got < wanted {
+        let live = budget.workers_live.load(SeqCst);
+        if live >= max {
+            break;
+        }
+        if budget.workers_live.compare_exchange(live, live + 1, SeqCst, SeqCst).is_ok() {
+            got += 1;
+        }
+    }
+    if got == 0 {
+        return err(
+            ErrorKind::ParallelCapacityExceeded,
+            format!("{what}: no parallel worker available (max_parallel_workers = {max}, all busy); avoid nesting pmap inside pmap"),
+        );
+    }
+    let workers = got as usize;
+    let n = calls.len();
+    let branches: Vec<Interp> = (0..workers).map(|_| interp.branch()).collect();
+    let calls = std::sync::Mutex::new(calls.into_iter().enumerate().collect::<Vec<_>>().into_iter());
+    let mut results: Vec<Option<Result<Value, Flow>>> = (0..n).map(|_| None).collect();
+    let mut merged_prints: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut merged_calls = Vec::new();
+    let outcome = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for mut b in branches {
+            let calls = &calls;
+            let h = std::thread::Builder::new().stack_size(64 * 1024 * 1024).spawn_scoped(s, move || {
+                let mut out = Vec::new();
+                loop {
+                    let next = match calls.lock() {
+                        Ok(mut it) => it.next(),
+                        Err(_) => None,
+                    };
+                    let Some((i, (f, mut a))) = next else { break };
+                    let before = b.prints.len();
+                    let r = b.apply(&f, &mut a);
+                    let prints = b.prints.split_off(before);
+                    let failed = r.is_err();
+                    out.push((i, r, prints));
+                    if failed {
+                        break;
+                    }
+                }
+                (out, std::mem::take(&mut b.tool_calls))
+            });
+            handles.push(h);
+        }
+        let mut spawn_failed = false;
+        for h in handles {
+            match h {
+                Ok(h) => match h.join() {
+                    Ok((out, tool_calls)) => {
+                        for (i, r, prints) in out {
+                            if let Some(slot) = results.get_mut(i) {
+                                *slot = Some(r);
+                            }
+                            merged_prints.push((i, prints));
+                        }
+                        merged_calls.extend(tool_calls);
+                    }
+                    Err(_) => spawn_failed = true,
+                },
+                Err(_) => spawn_failed = true,
+            }
+        }
+        spawn_failed
+    });
+    budget.workers_live.fetch_sub(got, SeqCst);
+    if outcome {
+        return err(ErrorKind::PmapError, format!("{what}: a worker thread could not run"));
+    }
+    merged_prints.sort_by_key(|(i, _)| *i);
+    for (_, p) in merged_prints {
+        interp.prints.extend(p);
+    }
+    interp.tool_calls.extend(merged_calls);
+    let mut out = PVector::new();
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Some(Ok(v)) => out.push_back(v),
+            Some(Err(Flow::Error(e))) => {
+                return Err(match e.kind {
+                    ErrorKind::Timeout | ErrorKind::MemoryExceeded | ErrorKind::ParallelCapacityExceeded | ErrorKind::Cancelled => Flow::Error(e),
+                    _ => Flow::Error(Box::new(crate::error::EvalError {
+                        kind: ErrorKind::PmapError,
+                        message: format!("{what} branch {i} failed: {}", e.message),
+                        span: e.span,
+                    })),
+                });
+            }
+            Some(Err(other)) => return Err(other),
+            // a branch stopped early because an earlier item failed
+            None => continue,
+        }
+    }
+    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    Ok(Value::from_pvec(out))
+}
+
+fn pmap(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    let colls: Vec<Value> = args[1..].iter_mut().map(std::mem::take).collect();
+    let mut iters: Vec<SeqIter<'_>> = colls.iter().map(|c| seq_iter("pmap", c)).collect::<EvalResult<_>>()?;
+    let mut calls = Vec::new();
+    'outer: loop {
+        let mut call = Vec::with_capacity(iters.len());
+        for it in iters.iter_mut() {
+            match it.next() {
+                Some(v) => call.push(v),
+                None => break 'outer,
+            }
+        }
+        calls.push((f.clone(), call));
+    }
+    run_parallel(interp, calls, "pmap")
+}
+
+fn pcalls(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let calls = args.iter_mut().map(|f| (std::mem::take(f), Vec::new())).collect();
+    run_parallel(interp, calls, "pcalls")
+}

@@ -1,0 +1,182 @@
+//! Errors are values with a kind: what went wrong, in words an LLM can act on.
+
+use std::fmt;
+
+use ptc_lisp_syntax::Span;
+
+use crate::value::Value;
+
+/// The kind of a failed run. The string forms (`as_str`) are stable: they appear in JSON
+/// envelopes, MCP results and turn feedback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The source text could not be read.
+    ParseError,
+    /// A special form is malformed (`(let [x] ...)`, `recur` not in tail position...).
+    InvalidForm,
+    /// `%` used outside `#()`.
+    InvalidPlaceholder,
+    /// A symbol resolves to nothing.
+    UnboundVar,
+    /// `(tool/x ...)` names a tool the host does not have.
+    UnknownTool,
+    /// A function got the wrong number of arguments.
+    ArityError,
+    /// A value of the wrong type was given to an operation.
+    TypeError,
+    /// Integer overflow, division by zero and friends.
+    ArithmeticError,
+    /// A non-function was called.
+    NotCallable,
+    /// Destructuring did not fit the value.
+    DestructureError,
+    /// An interop method that is not supported.
+    UnsupportedMethod,
+    /// Generic runtime failure of a builtin.
+    RuntimeError,
+    /// A tool call failed on the host side.
+    ToolError,
+    /// Tool called with positional arguments.
+    InvalidToolArgs,
+    /// More tool calls than allowed.
+    ToolCallLimitExceeded,
+    /// A loop ran more `recur` iterations than allowed.
+    LoopLimitExceeded,
+    /// Non-tail recursion deeper than allowed.
+    RecursionLimitExceeded,
+    /// Wall-clock deadline passed.
+    Timeout,
+    /// The program built more bytes than its budget.
+    MemoryExceeded,
+    /// The program text is larger than allowed.
+    ProgramTooLarge,
+    /// More unique symbols than allowed.
+    SymbolLimitExceeded,
+    /// The printed result is larger than allowed.
+    OutputTooLarge,
+    /// A pmap/pcalls branch failed.
+    PmapError,
+    /// No parallel worker could be obtained.
+    ParallelCapacityExceeded,
+    /// The host cancelled the run.
+    Cancelled,
+    /// `(fail v)` was called.
+    Fail,
+}
+
+impl ErrorKind {
+    /// Stable snake_case name (`parse_error`, `timeout`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ParseError => "parse_error",
+            ErrorKind::InvalidForm => "invalid_form",
+            ErrorKind::InvalidPlaceholder => "invalid_placeholder",
+            ErrorKind::UnboundVar => "unbound_var",
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::ArityError => "arity_error",
+            ErrorKind::TypeError => "type_error",
+            ErrorKind::ArithmeticError => "arithmetic_error",
+            ErrorKind::NotCallable => "not_callable",
+            ErrorKind::DestructureError => "destructure_error",
+            ErrorKind::UnsupportedMethod => "unsupported_method",
+            ErrorKind::RuntimeError => "runtime_error",
+            ErrorKind::ToolError => "tool_error",
+            ErrorKind::InvalidToolArgs => "invalid_tool_args",
+            ErrorKind::ToolCallLimitExceeded => "tool_call_limit_exceeded",
+            ErrorKind::LoopLimitExceeded => "loop_limit_exceeded",
+            ErrorKind::RecursionLimitExceeded => "recursion_limit_exceeded",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::MemoryExceeded => "memory_exceeded",
+            ErrorKind::ProgramTooLarge => "program_too_large",
+            ErrorKind::SymbolLimitExceeded => "symbol_limit_exceeded",
+            ErrorKind::OutputTooLarge => "output_too_large",
+            ErrorKind::PmapError => "pmap_error",
+            ErrorKind::ParallelCapacityExceeded => "parallel_capacity_exceeded",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Fail => "fail",
+        }
+    }
+
+    /// The coarse phase: `parse_error`, `analysis_error` or `eval_error` (limits keep their
+    /// own names).
+    pub fn phase(self) -> &'static str {
+        match self {
+            ErrorKind::ParseError => "Parse",
+            ErrorKind::InvalidForm
+            | ErrorKind::InvalidPlaceholder
+            | ErrorKind::UnboundVar
+            | ErrorKind::UnknownTool
+            | ErrorKind::ProgramTooLarge
+            | ErrorKind::SymbolLimitExceeded => "Analysis",
+            ErrorKind::Timeout => "Timeout",
+            ErrorKind::MemoryExceeded => "Memory",
+            _ => "Eval",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A located, kinded error.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct EvalError {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// Human (and LLM) readable message.
+    pub message: String,
+    /// Source location when known.
+    pub span: Option<Span>,
+}
+
+impl EvalError {
+    /// New error without location.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        EvalError { kind, message: message.into(), span: None }
+    }
+
+    /// Attaches a span unless one is already set.
+    pub fn at(mut self, span: Span) -> Self {
+        if self.span.is_none() {
+            self.span = Some(span);
+        }
+        self
+    }
+}
+
+/// Non-local control flow inside the evaluator: errors, `return`, `fail`, `recur`.
+#[derive(Debug, Clone)]
+pub enum Flow {
+    /// A program error.
+    Error(Box<EvalError>),
+    /// `(return v)`.
+    Return(Value),
+    /// `(fail v)`.
+    Fail(Value),
+    /// `recur`: the arguments were stashed in the interpreter.
+    Recur,
+}
+
+impl From<EvalError> for Flow {
+    fn from(e: EvalError) -> Self {
+        Flow::Error(Box::new(e))
+    }
+}
+
+/// Result type of evaluation steps.
+pub type EvalResult<T = Value> = Result<T, Flow>;
+
+/// Builds an error flow.
+pub fn err<T>(kind: ErrorKind, message: impl Into<String>) -> EvalResult<T> {
+    Err(Flow::Error(Box::new(EvalError::new(kind, message))))
+}
+
+/// Shorthand for a type error.
+pub fn type_err<T>(message: impl Into<String>) -> EvalResult<T> {
+    err(ErrorKind::TypeError, message)
+}

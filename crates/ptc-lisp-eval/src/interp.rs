@@ -1,0 +1,831 @@
+//! The interpreter: walks analyzed nodes with a slot stack, meters fuel and memory.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use smallvec::SmallVec;
+
+use crate::builtins::brief;
+use crate::error::{ErrorKind, EvalError, EvalResult, Flow, err};
+use crate::function::{Closure, Function};
+use crate::host::{Host, ToolCallRecord};
+use crate::limits::{Limits, SharedBudget, cost};
+use crate::node::{CaptureFrom, ForClause, ForNode, Lambda, Node, Pattern};
+use crate::value::{PMap, PSet, PVector, Value};
+
+/// How many fuel units pass between deadline checks.
+const CHECK_EVERY: u64 = 1024;
+
+/// User definitions: values plus docstrings.
+#[derive(Clone, Default, Debug)]
+pub struct Globals {
+    /// Name -> value.
+    pub values: HashMap<Arc<str>, Value>,
+    /// Name -> docstring.
+    pub docs: HashMap<Arc<str>, Arc<str>>,
+}
+
+/// Evaluation state of one run (or one parallel branch).
+pub struct Interp {
+    stack: Vec<Value>,
+    base: usize,
+    closure: Option<Arc<Function>>,
+    recur_args: Vec<Value>,
+    depth: u32,
+    fuel: u64,
+    next_check: u64,
+    /// User definitions (`def`), persisted by the host between runs.
+    pub globals: Globals,
+    /// Context data (`data/`).
+    pub data: Arc<PMap>,
+    /// Missing `data/` keys are errors instead of nil.
+    pub strict_data: bool,
+    /// Results of earlier turns, oldest first (`*1` is the last).
+    pub turn_history: Arc<Vec<Value>>,
+    /// The host (tools).
+    pub host: Arc<dyn Host>,
+    /// Limits of this run.
+    pub limits: Arc<Limits>,
+    /// Deadline, memory and cancellation shared with parallel branches.
+    pub budget: Arc<SharedBudget>,
+    /// Captured `println` lines.
+    pub prints: Vec<String>,
+    /// Tool call ledger.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// True inside pmap/pcalls branches (`return` is not allowed there).
+    pub in_parallel: bool,
+}
+
+impl Interp {
+    /// A fresh interpreter.
+    pub fn new(
+        host: Arc<dyn Host>,
+        limits: Arc<Limits>,
+        budget: Arc<SharedBudget>,
+        data: Arc<PMap>,
+        globals: Globals,
+        turn_history: Arc<Vec<Value>>,
+    ) -> Self {
+        Interp {
+            stack: Vec::with_capacity(256),
+            base: 0,
+            closure: None,
+            recur_args: Vec::new(),
+            depth: 0,
+            fuel: 0,
+            next_check: CHECK_EVERY,
+            globals,
+            data,
+            strict_data: false,
+            turn_history,
+            host,
+            limits,
+            budget,
+            prints: Vec::new(),
+            tool_calls: Vec::new(),
+            in_parallel: false,
+        }
+    }
+
+    /// A branch interpreter for pmap/pcalls: same data, host, budget; a snapshot of the
+    /// user definitions (defs made in the branch are discarded).
+    pub fn branch(&self) -> Interp {
+        let mut b = Interp::new(
+            self.host.clone(),
+            self.limits.clone(),
+            self.budget.clone(),
+            self.data.clone(),
+            self.globals.clone(),
+            self.turn_history.clone(),
+        );
+        b.strict_data = self.strict_data;
+        b.in_parallel = true;
+        b.depth = self.depth;
+        b
+    }
+
+    /// Fuel used so far.
+    pub fn fuel(&self) -> u64 {
+        self.fuel
+    }
+
+    /// Burns `n` fuel units; checks the deadline every 1024 units.
+    #[inline]
+    pub fn tick(&mut self, n: u64) -> Result<(), Flow> {
+        self.fuel += n;
+        if self.fuel >= self.next_check {
+            self.next_check = self.fuel + CHECK_EVERY;
+            self.budget.check_time()?;
+        }
+        Ok(())
+    }
+
+    /// Charges memory for something the program built.
+    #[inline]
+    pub fn charge(&mut self, bytes: u64) -> Result<(), Flow> {
+        self.budget.charge(bytes)
+    }
+
+    /// Runs top-level nodes in a frame of `frame_size` slots.
+    pub fn run_program(&mut self, nodes: &[Node], frame_size: u32) -> EvalResult {
+        self.stack.clear();
+        self.stack.resize(frame_size as usize, Value::Nil);
+        self.base = 0;
+        let mut last = Value::Nil;
+        for n in nodes {
+            last = self.eval(n)?;
+        }
+        Ok(last)
+    }
+
+    #[inline]
+    fn slot(&self, i: u32) -> EvalResult {
+        match self.stack.get(self.base + i as usize) {
+            Some(v) => Ok(v.clone()),
+            None => internal("local slot out of range"),
+        }
+    }
+
+    #[inline]
+    fn set_slot(&mut self, i: u32, v: Value) {
+        if let Some(s) = self.stack.get_mut(self.base + i as usize) {
+            *s = v;
+        }
+    }
+
+    fn capture(&self, i: u32) -> EvalResult {
+        match self.closure.as_deref() {
+            Some(Function::Closure(c)) => match c.captures.get(i as usize) {
+                Some(v) => Ok(v.clone()),
+                None => internal("capture out of range"),
+            },
+            _ => internal("capture outside closure"),
+        }
+    }
+
+    /// Evaluates one node.
+    pub fn eval(&mut self, node: &Node) -> EvalResult {
+        match node {
+            Node::Const(v) => Ok(v.clone()),
+            Node::Local(i) => self.slot(*i),
+            Node::Capture(i) => self.capture(*i),
+            Node::SelfFn => match &self.closure {
+                Some(f) => Ok(Value::Func(f.clone())),
+                None => internal("self reference outside closure"),
+            },
+            Node::Global(name, fallback, span) => match self.globals.values.get(name) {
+                Some(v) => Ok(v.clone()),
+                None => match fallback {
+                    Some(b) => Ok(Value::Func(Arc::new(Function::Builtin(b)))),
+                    None => Err(EvalError::new(
+                        ErrorKind::UnboundVar,
+                        format!("{name} is not defined yet: its def has not run at this point"),
+                    )
+                    .at(*span)
+                    .into()),
+                },
+            },
+            Node::Builtin(b) => Ok(Value::Func(Arc::new(Function::Builtin(b)))),
+            Node::Data(key, span) => self.data_ref(key).map_err(|e| with_span(e, *span)),
+            Node::ToolRef(name) => Ok(Value::Func(Arc::new(Function::Tool(name.clone())))),
+            Node::TurnHistory(n) => {
+                let h = &self.turn_history;
+                let n = *n as usize;
+                Ok(if h.len() >= n { h[h.len() - n].clone() } else { Value::Nil })
+            }
+            Node::Vector(items) => {
+                let mut v = PVector::new();
+                for n in items {
+                    v.push_back(self.eval(n)?);
+                }
+                self.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+                Ok(Value::from_pvec(v))
+            }
+            Node::Map(entries) => {
+                let mut m = PMap::new();
+                for (k, v) in entries {
+                    let k = self.eval(k)?;
+                    let v = self.eval(v)?;
+                    m.insert(k, v);
+                }
+                self.charge(cost::HEADER + cost::ENTRY * entries.len() as u64)?;
+                Ok(Value::Map(Arc::new(m)))
+            }
+            Node::Set(items) => {
+                let mut s = PSet::new();
+                for n in items {
+                    s.insert(self.eval(n)?);
+                }
+                self.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+                Ok(Value::Set(Arc::new(s)))
+            }
+            Node::If(b) => {
+                if self.eval(&b.0)?.truthy() {
+                    self.eval(&b.1)
+                } else {
+                    self.eval(&b.2)
+                }
+            }
+            Node::Do(nodes) => {
+                let mut last = Value::Nil;
+                for n in nodes {
+                    last = self.eval(n)?;
+                }
+                Ok(last)
+            }
+            Node::And(nodes) => {
+                let mut last = Value::Bool(true);
+                for n in nodes {
+                    last = self.eval(n)?;
+                    if !last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Or(nodes) => {
+                let mut last = Value::Nil;
+                for n in nodes {
+                    last = self.eval(n)?;
+                    if last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Let(bindings, body) => {
+                for (p, n) in bindings {
+                    let v = self.eval(n)?;
+                    self.bind(p, v)?;
+                }
+                self.eval(body)
+            }
+            Node::Loop(l) => {
+                for (p, n) in &l.bindings {
+                    let v = self.eval(n)?;
+                    self.bind(p, v)?;
+                }
+                let mut iterations: u64 = 0;
+                loop {
+                    match self.eval(&l.body) {
+                        Err(Flow::Recur) => {
+                            iterations += 1;
+                            if iterations > self.limits.max_loop_iterations {
+                                return loop_limit(self.limits.max_loop_iterations);
+                            }
+                            self.tick(1)?;
+                            let args = std::mem::take(&mut self.recur_args);
+                            for ((p, _), v) in l.bindings.iter().zip(args) {
+                                self.bind(p, v)?;
+                            }
+                        }
+                        other => return other,
+                    }
+                }
+            }
+            Node::Recur(args, _) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.recur_args = vals;
+                Err(Flow::Recur)
+            }
+            Node::Fn(lambda, captures) => {
+                let mut caps = Vec::with_capacity(captures.len());
+                for c in captures {
+                    caps.push(match c {
+                        CaptureFrom::Local(i) => self.slot(*i)?,
+                        CaptureFrom::Capture(i) => self.capture(*i)?,
+                        CaptureFrom::SelfFn => match &self.closure {
+                            Some(f) => Value::Func(f.clone()),
+                            None => return internal("self capture outside closure"),
+                        },
+                    });
+                }
+                self.charge(cost::HEADER + cost::ELEM * caps.len() as u64)?;
+                Ok(Value::Func(Arc::new(Function::Closure(Closure { lambda: lambda.clone(), captures: caps }))))
+            }
+            Node::CallBuiltin(b, args, span) => {
+                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.tick(1)?;
+                b.call(self, &mut vals).map_err(|e| with_span(e, *span))
+            }
+            Node::Call(f, args, span) => {
+                let fv = self.eval(f)?;
+                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.apply(&fv, &mut vals).map_err(|e| with_span(e, *span))
+            }
+            Node::ToolCall(name, args, span) => {
+                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.call_tool(name, &mut vals).map_err(|e| with_span(e, *span))
+            }
+            Node::Def { name, doc, value, once } => {
+                if *once && self.globals.values.contains_key(name) {
+                    return Ok(Value::Var(name.clone()));
+                }
+                let v = self.eval(value)?;
+                self.globals.values.insert(name.clone(), v);
+                if let Some(d) = doc {
+                    self.globals.docs.insert(name.clone(), d.clone());
+                }
+                Ok(Value::Var(name.clone()))
+            }
+            Node::Case(c) => {
+                let v = self.eval(&c.expr)?;
+                for (tests, result) in &c.clauses {
+                    if tests.iter().any(|t| t.equiv(&v)) {
+                        return self.eval(result);
+                    }
+                }
+                match &c.default {
+                    Some(d) => self.eval(d),
+                    None => Ok(Value::Nil),
+                }
+            }
+            Node::For(f) => self.eval_for(f),
+            Node::Return(v) => {
+                let v = self.eval(v)?;
+                if self.in_parallel {
+                    return err(
+                        ErrorKind::RuntimeError,
+                        "return called inside pmap/pcalls; return the value from the branch function instead",
+                    );
+                }
+                Err(Flow::Return(v))
+            }
+            Node::Fail(v) => {
+                let v = self.eval(v)?;
+                Err(Flow::Fail(v))
+            }
+            Node::Spanned(n, span) => self.eval(n).map_err(|e| with_span(e, *span)),
+        }
+    }
+
+    fn data_ref(&self, key: &str) -> EvalResult {
+        if let Some(v) = flex_get_named(&self.data, key) {
+            return Ok(v.clone());
+        }
+        if self.strict_data {
+            let mut keys: Vec<String> = self.data.keys().map(crate::builtins::printed).collect();
+            keys.truncate(20);
+            return err(
+                ErrorKind::RuntimeError,
+                format!(
+                    "data/{key} is not bound: the context did not provide a \"{key}\" key (available: {})",
+                    if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+                ),
+            );
+        }
+        Ok(Value::Nil)
+    }
+
+    /// Calls any callable value: functions, keywords, maps, sets, vectors.
+    pub fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
+        match f {
+            Value::Func(func) => self.call_function(func, args),
+            Value::Keyword(_) => match args {
+                [m] => Ok(get_in_value(m, f).unwrap_or(Value::Nil)),
+                [m, d] => Ok(get_in_value(m, f).unwrap_or_else(|| std::mem::take(d))),
+                _ => err(
+                    ErrorKind::ArityError,
+                    format!("keyword {} called with {} arguments; use (:k map) or (:k map default)", brief(f), args.len()),
+                ),
+            },
+            Value::Map(_) => match args {
+                [k] => Ok(get_in_value(f, k).unwrap_or(Value::Nil)),
+                [k, d] => Ok(get_in_value(f, k).unwrap_or_else(|| std::mem::take(d))),
+                _ => err(ErrorKind::ArityError, format!("map called with {} arguments; use (m key) or (m key default)", args.len())),
+            },
+            Value::Set(s) => match args {
+                [x] => Ok(if s.contains(x) { x.clone() } else { Value::Nil }),
+                _ => err(ErrorKind::ArityError, format!("set called with {} arguments; use (s x)", args.len())),
+            },
+            Value::Vector(v) => match args {
+                [Value::Int(i)] if *i >= 0 && (*i as usize) < v.len() => Ok(v[*i as usize].clone()),
+                [i] => err(
+                    ErrorKind::RuntimeError,
+                    format!("index {} out of bounds for vector of length {}; use (get v i) to get nil instead", brief(i), v.len()),
+                ),
+                _ => err(ErrorKind::ArityError, format!("vector called with {} arguments; use (v index)", args.len())),
+            },
+            other => err(
+                ErrorKind::NotCallable,
+                format!(
+                    "not callable: {} ({}); only functions, keywords, maps, sets and vectors can be called. If you meant a literal list, write a vector [..]",
+                    brief(other),
+                    other.type_name()
+                ),
+            ),
+        }
+    }
+
+    /// Calls a function value.
+    pub fn call_function(&mut self, func: &Arc<Function>, args: &mut [Value]) -> EvalResult {
+        match &**func {
+            Function::Builtin(b) => {
+                self.tick(1)?;
+                b.call(self, args)
+            }
+            Function::Closure(c) => self.call_closure(func, c, args),
+            Function::Native { body, .. } => {
+                self.tick(1)?;
+                body(self, args)
+            }
+            Function::Tool(name) => {
+                let name = name.clone();
+                self.call_tool(&name, args)
+            }
+        }
+    }
+
+    fn call_closure(&mut self, func: &Arc<Function>, c: &Closure, args: &mut [Value]) -> EvalResult {
+        let lambda: &Lambda = &c.lambda;
+        let fixed = lambda.params.len();
+        if args.len() < fixed || (lambda.rest.is_none() && args.len() != fixed) {
+            return err(
+                ErrorKind::ArityError,
+                format!(
+                    "{} called with {} argument{}, expects {}{}",
+                    fn_label(lambda),
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" },
+                    if lambda.rest.is_some() { "at least " } else { "" },
+                    fixed
+                ),
+            );
+        }
+        self.tick(1)?;
+        if self.depth >= self.limits.max_recursion_depth {
+            return err(
+                ErrorKind::RecursionLimitExceeded,
+                format!(
+                    "recursion depth limit exceeded ({} nested calls, max_recursion_depth); use loop/recur or reduce instead of deep recursion",
+                    self.limits.max_recursion_depth
+                ),
+            );
+        }
+        self.depth += 1;
+        let new_base = self.stack.len();
+        self.stack.resize(new_base + lambda.frame_size as usize, Value::Nil);
+        let saved_base = std::mem::replace(&mut self.base, new_base);
+        let saved_closure = self.closure.replace(func.clone());
+        let result = self.run_closure_body(lambda, args);
+        self.stack.truncate(new_base);
+        self.base = saved_base;
+        self.closure = saved_closure;
+        self.depth -= 1;
+        result
+    }
+
+    fn run_closure_body(&mut self, lambda: &Lambda, args: &mut [Value]) -> EvalResult {
+        self.bind_params(lambda, args)?;
+        let mut iterations: u64 = 0;
+        loop {
+            match self.eval(&lambda.body) {
+                Err(Flow::Recur) => {
+                    iterations += 1;
+                    if iterations > self.limits.max_loop_iterations {
+                        return loop_limit(self.limits.max_loop_iterations);
+                    }
+                    self.tick(1)?;
+                    let mut args = std::mem::take(&mut self.recur_args);
+                    // recur in a variadic fn passes the rest as one value
+                    for (p, v) in lambda.params.iter().zip(args.iter_mut()) {
+                        self.bind(p, std::mem::take(v))?;
+                    }
+                    if let Some(rest) = &lambda.rest {
+                        let v = args.get_mut(lambda.params.len()).map(std::mem::take).unwrap_or(Value::Nil);
+                        self.bind(rest, v)?;
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn bind_params(&mut self, lambda: &Lambda, args: &mut [Value]) -> Result<(), Flow> {
+        let fixed = lambda.params.len();
+        for (p, v) in lambda.params.iter().zip(args.iter_mut()) {
+            match p {
+                Pattern::Bind(slot) => {
+                    let v = std::mem::take(v);
+                    self.set_slot(*slot, v);
+                }
+                _ => {
+                    let v = std::mem::take(v);
+                    self.bind(p, v)?;
+                }
+            }
+        }
+        if let Some(rest) = &lambda.rest {
+            let extra = &mut args[fixed..];
+            let v = if extra.is_empty() {
+                Value::Nil
+            } else {
+                Value::vector(extra.iter_mut().map(std::mem::take))
+            };
+            self.bind(rest, v)?;
+        }
+        Ok(())
+    }
+
+    /// Binds a pattern to a value (destructuring).
+    pub fn bind(&mut self, p: &Pattern, v: Value) -> Result<(), Flow> {
+        match p {
+            Pattern::Bind(slot) => {
+                self.set_slot(*slot, v);
+                Ok(())
+            }
+            Pattern::Ignore => Ok(()),
+            Pattern::Seq { items, rest, as_slot } => {
+                if !matches!(v, Value::Nil | Value::Vector(_) | Value::Str(_) | Value::Set(_) | Value::Map(_)) {
+                    return err(
+                        ErrorKind::DestructureError,
+                        format!("cannot destructure {} {} with a vector pattern; it needs a vector or nil", v.type_name(), brief(&v)),
+                    );
+                }
+                let all: Vec<Value> = crate::builtins::seq_iter("destructuring", &v)?.collect();
+                for (i, p) in items.iter().enumerate() {
+                    self.bind(p, all.get(i).cloned().unwrap_or(Value::Nil))?;
+                }
+                if let Some(r) = rest {
+                    let tail = if all.len() > items.len() {
+                        Value::vector(all[items.len()..].iter().cloned())
+                    } else {
+                        Value::Nil
+                    };
+                    self.bind(r, tail)?;
+                }
+                if let Some(s) = as_slot {
+                    self.set_slot(*s, v);
+                }
+                Ok(())
+            }
+            Pattern::Map { entries, as_slot } => {
+                let map = match &v {
+                    Value::Map(m) => Some(m.clone()),
+                    Value::Nil => None,
+                    other => {
+                        return err(
+                            ErrorKind::DestructureError,
+                            format!(
+                                "cannot destructure {} {} with a map pattern ({{:keys [...]}}); it needs a map or nil",
+                                other.type_name(),
+                                brief(other)
+                            ),
+                        );
+                    }
+                };
+                for e in entries {
+                    let found = map.as_ref().and_then(|m| flex_get(m, &e.key).cloned());
+                    let val = match found {
+                        Some(x) => x,
+                        None => match &e.default {
+                            Some(d) => self.eval(d)?,
+                            None => Value::Nil,
+                        },
+                    };
+                    self.bind(&e.pattern, val)?;
+                }
+                if let Some(s) = as_slot {
+                    self.set_slot(*s, v);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn eval_for(&mut self, f: &ForNode) -> EvalResult {
+        let mut out = PVector::new();
+        self.for_level(f, 0, &mut out)?;
+        if f.discard {
+            return Ok(Value::Nil);
+        }
+        self.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+        Ok(Value::from_pvec(out))
+    }
+
+    /// Returns false when a `:while` stopped this level.
+    fn for_level(&mut self, f: &ForNode, i: usize, out: &mut PVector) -> Result<bool, Flow> {
+        let Some(clause) = f.clauses.get(i) else {
+            let v = self.eval(&f.body)?;
+            if !f.discard {
+                out.push_back(v);
+            }
+            return Ok(true);
+        };
+        match clause {
+            ForClause::Bind(p, coll) => {
+                let coll = self.eval(coll)?;
+                let items: Vec<Value> = crate::builtins::seq_iter("for", &coll)?.collect();
+                for item in items {
+                    self.tick(1)?;
+                    self.bind(p, item)?;
+                    if !self.for_level(f, i + 1, out)? {
+                        break;
+                    }
+                }
+                Ok(true)
+            }
+            ForClause::Let(bindings) => {
+                for (p, n) in bindings {
+                    let v = self.eval(n)?;
+                    self.bind(p, v)?;
+                }
+                self.for_level(f, i + 1, out)
+            }
+            ForClause::When(test) => {
+                if self.eval(test)?.truthy() {
+                    self.for_level(f, i + 1, out)?;
+                }
+                Ok(true)
+            }
+            ForClause::While(test) => {
+                if self.eval(test)?.truthy() {
+                    self.for_level(f, i + 1, out)
+                } else {
+                    Ok(false)
+                }
+            }
+        }
+    }
+
+    /// Calls a host tool with named arguments.
+    pub fn call_tool(&mut self, name: &str, args: &mut [Value]) -> EvalResult {
+        let arg_map = tool_args(name, args)?;
+        if let Some(max) = self.limits.max_tool_calls {
+            let n = self.budget.tool_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if n > max as u64 {
+                return err(
+                    ErrorKind::ToolCallLimitExceeded,
+                    format!("tool call limit exceeded: at most {max} tool calls per program (max_tool_calls); batch the work into fewer calls"),
+                );
+            }
+        }
+        self.budget.check_time()?;
+        let started = Instant::now();
+        let result = self.host.call_tool(name, arg_map.clone());
+        let duration = started.elapsed();
+        match result {
+            Ok(v) => {
+                self.tool_calls.push(ToolCallRecord { name: name.to_string(), args: arg_map, result: Some(v.clone()), error: None, duration });
+                Ok(v)
+            }
+            Err(e) => {
+                self.tool_calls.push(ToolCallRecord { name: name.to_string(), args: arg_map, result: None, error: Some(e.clone()), duration });
+                err(ErrorKind::ToolError, format!("Tool '{name}' failed: {e}"))
+            }
+        }
+    }
+}
+
+/// Converts call arguments to the single string-keyed map tools receive.
+fn tool_args(name: &str, args: &mut [Value]) -> EvalResult {
+    let map = match args {
+        [] => Value::empty_map(),
+        [m @ Value::Map(_)] => std::mem::take(m),
+        [Value::Nil] => Value::empty_map(),
+        [single] => {
+            let single = &*single;
+            let hint = match single {
+                Value::Str(s) => format!(" Got string {} — try (tool/{name} {{:url \"{}\"}})", brief(single), s.chars().take(20).collect::<String>()),
+                other => format!(" Got {} — wrap it in {{:key value}}", brief(other)),
+            };
+            return err(
+                ErrorKind::InvalidToolArgs,
+                format!("Tool calls require named arguments. Use (tool/{name} {{:key value}}), not positional args.{hint}"),
+            );
+        }
+        many if many.len() % 2 == 0 && many.iter().step_by(2).all(|k| matches!(k, Value::Keyword(_))) => {
+            let mut m = PMap::new();
+            for pair in many.chunks_mut(2) {
+                let k = std::mem::take(&mut pair[0]);
+                let v = std::mem::take(&mut pair[1]);
+                m.insert(k, v);
+            }
+            Value::Map(Arc::new(m))
+        }
+        _ => {
+            return err(
+                ErrorKind::InvalidToolArgs,
+                format!("Tool calls require named arguments. Use (tool/{name} {{:key value}}) or (tool/{name} :key value), not positional args."),
+            );
+        }
+    };
+    Ok(stringify_tool_keys(&map))
+}
+
+/// Tool boundary conversion: map keys become strings with `-` -> `_`, keyword values
+/// become plain strings, recursively.
+pub fn stringify_tool_keys(v: &Value) -> Value {
+    match v {
+        Value::Map(m) => {
+            let mut out = PMap::new();
+            for (k, val) in m.iter() {
+                let key = match k {
+                    Value::Keyword(s) | Value::Str(s) | Value::Symbol(s) => s.replace('-', "_"),
+                    other => crate::printer::to_clojure(other),
+                };
+                out.insert(Value::str(key), stringify_tool_keys(val));
+            }
+            Value::Map(Arc::new(out))
+        }
+        Value::Vector(items) => Value::vector(items.iter().map(stringify_tool_keys)),
+        Value::Set(items) => Value::vector(items.iter().map(stringify_tool_keys)),
+        Value::Keyword(k) => Value::Str(k.clone()),
+        other => other.clone(),
+    }
+}
+
+/// Flexible key lookup (DIV-47): exact key, then keyword<->string, then the name with
+/// `-` replaced by `_` in both forms.
+pub fn flex_get<'a>(m: &'a PMap, key: &Value) -> Option<&'a Value> {
+    if let Some(v) = m.get(key) {
+        return Some(v);
+    }
+    match key {
+        Value::Keyword(k) => m.get_named(k, false).or_else(|| flex_normalized(m, k)),
+        Value::Str(s) => m.get_named(s, true).or_else(|| flex_normalized(m, s)),
+        _ => None,
+    }
+}
+
+fn flex_normalized<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
+    if !name.contains('-') {
+        return None;
+    }
+    let n = name.replace('-', "_");
+    m.get_named(&n, true).or_else(|| m.get_named(&n, false))
+}
+
+/// Flexible lookup by a bare name (for `data/name`): keyword, string, normalized.
+pub fn flex_get_named<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
+    m.get_named(name, true).or_else(|| m.get_named(name, false)).or_else(|| flex_normalized(m, name))
+}
+
+/// `get` semantics for one level: maps (flexible), vectors by index, sets by member,
+/// strings by index; anything else nil.
+pub fn get_in_value(coll: &Value, key: &Value) -> Option<Value> {
+    match coll {
+        Value::Map(m) => flex_get(m, key).cloned(),
+        Value::Vector(v) => match key {
+            Value::Int(i) if *i >= 0 => v.get(*i as usize).cloned(),
+            _ => None,
+        },
+        Value::Set(s) => {
+            if s.contains(key) {
+                Some(key.clone())
+            } else {
+                None
+            }
+        }
+        Value::Str(s) => match key {
+            Value::Int(i) if *i >= 0 => s.chars().nth(*i as usize).map(|c| Value::str(c.to_string())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn fn_label(l: &Lambda) -> String {
+    match &l.name {
+        Some(n) => format!("function {n}"),
+        None => format!("fn [{}]", l.param_names.join(" ")),
+    }
+}
+
+fn loop_limit<T>(max: u64) -> EvalResult<T> {
+    err(
+        ErrorKind::LoopLimitExceeded,
+        format!(
+            "Loop iteration limit exceeded ({max} iterations). Use reduce/map over a finite sequence instead, or split work across smaller loops."
+        ),
+    )
+}
+
+fn internal<T>(what: &str) -> EvalResult<T> {
+    err(ErrorKind::RuntimeError, format!("internal interpreter error: {what}"))
+}
+
+fn with_span(e: Flow, span: ptc_lisp_syntax::Span) -> Flow {
+    match e {
+        Flow::Error(mut b) => {
+            if b.span.is_none() {
+                b.span = Some(span);
+            }
+            Flow::Error(b)
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,131 @@
+//! Sandbox limits: one struct, every limit configurable, enforced by counting.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::{ErrorKind, EvalError, Flow};
+
+/// Every resource limit of a run. Defaults follow the upstream PtcRunner where it has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock budget for evaluation (upstream default 1,000 ms).
+    pub timeout: Duration,
+    /// Bytes a program may build (strings, collections). Context handed in is free.
+    pub max_heap_bytes: u64,
+    /// `recur` jumps per loop (upstream default 1,000).
+    pub max_loop_iterations: u64,
+    /// Nested (non-tail) call depth.
+    pub max_recursion_depth: u32,
+    /// Program text size in bytes.
+    pub max_program_bytes: usize,
+    /// Unique symbols and keywords in the program text.
+    pub max_symbols: usize,
+    /// Characters per `println` call; longer lines are truncated.
+    pub max_print_length: usize,
+    /// Bytes of the printed result; a larger result is an `output_too_large` error.
+    pub max_result_bytes: usize,
+    /// Tool calls per run (`None` = unlimited).
+    pub max_tool_calls: Option<u32>,
+    /// Parallel worker threads available to `pmap`/`pcalls`.
+    pub max_parallel_workers: u32,
+    /// Collection nesting depth in the reader.
+    pub max_nesting_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_millis(1_000),
+            max_heap_bytes: 64 * 1024 * 1024,
+            max_loop_iterations: 1_000,
+            max_recursion_depth: 2_000,
+            max_program_bytes: 1_000_000,
+            max_symbols: 10_000,
+            max_print_length: 2_000,
+            max_result_bytes: 1_000_000,
+            max_tool_calls: None,
+            max_parallel_workers: 8,
+            max_nesting_depth: 256,
+        }
+    }
+}
+
+/// Shared run state that parallel branches also see: deadline, memory, cancellation.
+#[derive(Debug)]
+pub struct SharedBudget {
+    /// When evaluation must stop.
+    pub deadline: Instant,
+    /// The configured timeout (for messages).
+    pub timeout: Duration,
+    /// Bytes charged so far.
+    pub heap_used: AtomicU64,
+    /// Heap limit.
+    pub heap_limit: u64,
+    /// Set by the host to stop the run.
+    pub cancel: Arc<AtomicBool>,
+    /// Parallel workers currently running.
+    pub workers_live: AtomicU64,
+    /// Tool calls made so far.
+    pub tool_calls: AtomicU64,
+}
+
+impl SharedBudget {
+    /// A budget starting now.
+    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>) -> Self {
+        SharedBudget {
+            deadline: Instant::now() + limits.timeout,
+            timeout: limits.timeout,
+            heap_used: AtomicU64::new(0),
+            heap_limit: limits.max_heap_bytes,
+            cancel,
+            workers_live: AtomicU64::new(0),
+            tool_calls: AtomicU64::new(0),
+        }
+    }
+
+    /// Charges `bytes` of memory; fails with `memory_exceeded` past the limit.
+    #[inline]
+    pub fn charge(&self, bytes: u64) -> Result<(), Flow> {
+        let used = self.heap_used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if used > self.heap_limit {
+            return Err(EvalError::new(
+                ErrorKind::MemoryExceeded,
+                format!(
+                    "memory limit exceeded: the program built more than {} bytes of data (max_heap_bytes); work on smaller slices, aggregate instead of collecting, or avoid doubling strings/collections in a loop",
+                    self.heap_limit
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Checks the deadline and cancellation.
+    pub fn check_time(&self) -> Result<(), Flow> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(EvalError::new(ErrorKind::Cancelled, "the run was cancelled by the host").into());
+        }
+        if Instant::now() >= self.deadline {
+            return Err(EvalError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "execution exceeded {}ms limit (timeout); process less data per program or avoid unbounded loops",
+                    self.timeout.as_millis()
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// Approximate bytes a value of each shape occupies, for memory charging.
+pub mod cost {
+    /// Per collection element (a value slot plus tree overhead).
+    pub const ELEM: u64 = 32;
+    /// Per map entry.
+    pub const ENTRY: u64 = 64;
+    /// Fixed collection header.
+    pub const HEADER: u64 = 48;
+}

@@ -1,0 +1,191 @@
+//! The analyzed program: forms with every symbol resolved to a slot, a global, a builtin,
+//! a tool or a data key. The interpreter walks this tree.
+
+use std::sync::Arc;
+
+use ptc_lisp_syntax::Span;
+
+use crate::builtins::Builtin;
+use crate::value::Value;
+
+/// An analyzed expression.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// A literal.
+    Const(Value),
+    /// A local in the current frame.
+    Local(u32),
+    /// A value captured by the current closure.
+    Capture(u32),
+    /// The current closure itself (named `fn`).
+    SelfFn,
+    /// A user definition (looked up at run time), falling back to a builtin it shadows.
+    Global(Arc<str>, Option<&'static Builtin>, Span),
+    /// A builtin used as a value.
+    Builtin(&'static Builtin),
+    /// `data/key`.
+    Data(Arc<str>, Span),
+    /// A tool used as a value (`tool/x` not in call position).
+    ToolRef(Arc<str>),
+    /// `*1`, `*2`, `*3`.
+    TurnHistory(u8),
+    /// `[...]` with non-constant members.
+    Vector(Vec<Node>),
+    /// `{...}` with non-constant members.
+    Map(Vec<(Node, Node)>),
+    /// `#{...}` with non-constant members.
+    Set(Vec<Node>),
+    /// `(if c t e)`.
+    If(Box<(Node, Node, Node)>),
+    /// `(do ...)` and implicit bodies.
+    Do(Vec<Node>),
+    /// `(and ...)`.
+    And(Vec<Node>),
+    /// `(or ...)`.
+    Or(Vec<Node>),
+    /// Sequential bindings then a body.
+    Let(Vec<(Pattern, Node)>, Box<Node>),
+    /// `loop`: initial bindings, then the body re-run on `recur`.
+    Loop(Box<LoopNode>),
+    /// `recur` with its arguments.
+    Recur(Vec<Node>, Span),
+    /// `(fn ...)`: lambda plus where each captured value comes from.
+    Fn(Arc<Lambda>, Vec<CaptureFrom>),
+    /// Call of a builtin known at analysis time.
+    CallBuiltin(&'static Builtin, Vec<Node>, Span),
+    /// Call of a computed function.
+    Call(Box<Node>, Vec<Node>, Span),
+    /// `(tool/name ...)`.
+    ToolCall(Arc<str>, Vec<Node>, Span),
+    /// `(def name doc? value)`; `defonce` skips evaluation when bound.
+    Def {
+        /// Defined name.
+        name: Arc<str>,
+        /// Docstring.
+        doc: Option<Arc<str>>,
+        /// Value expression.
+        value: Box<Node>,
+        /// `defonce`.
+        once: bool,
+    },
+    /// `case` with constant dispatch.
+    Case(Box<CaseNode>),
+    /// `for` / `doseq`.
+    For(Box<ForNode>),
+    /// `(return v)`.
+    Return(Box<Node>),
+    /// `(fail v)`.
+    Fail(Box<Node>),
+    /// A node whose evaluation errors are tagged with a span.
+    Spanned(Box<Node>, Span),
+}
+
+/// Where a captured value comes from in the enclosing frame.
+#[derive(Debug, Clone, Copy)]
+pub enum CaptureFrom {
+    /// Enclosing frame's local slot.
+    Local(u32),
+    /// Enclosing closure's capture.
+    Capture(u32),
+    /// Enclosing closure itself.
+    SelfFn,
+}
+
+/// A compiled function body.
+#[derive(Debug)]
+pub struct Lambda {
+    /// Name for self-reference and printing (named fn / defn).
+    pub name: Option<Arc<str>>,
+    /// Fixed parameter patterns.
+    pub params: Vec<Pattern>,
+    /// Rest parameter (`& rest`).
+    pub rest: Option<Pattern>,
+    /// Parameter names for printing `#fn[x y]`.
+    pub param_names: Vec<String>,
+    /// Number of local slots the frame needs.
+    pub frame_size: u32,
+    /// Body.
+    pub body: Node,
+    /// Docstring (defn).
+    pub doc: Option<Arc<str>>,
+}
+
+/// A `loop` form.
+#[derive(Debug, Clone)]
+pub struct LoopNode {
+    /// Binding patterns and initial values.
+    pub bindings: Vec<(Pattern, Node)>,
+    /// Body.
+    pub body: Node,
+}
+
+/// A `case` form.
+#[derive(Debug, Clone)]
+pub struct CaseNode {
+    /// The dispatch expression.
+    pub expr: Node,
+    /// Constant tests (a grouped test lists several constants) and their results.
+    pub clauses: Vec<(Vec<Value>, Node)>,
+    /// Default result.
+    pub default: Option<Node>,
+}
+
+/// A `for` or `doseq` comprehension.
+#[derive(Debug, Clone)]
+pub struct ForNode {
+    /// Binding clauses in order.
+    pub clauses: Vec<ForClause>,
+    /// Body.
+    pub body: Node,
+    /// `doseq` discards results and returns nil.
+    pub discard: bool,
+}
+
+/// One clause of a `for`.
+#[derive(Debug, Clone)]
+pub enum ForClause {
+    /// `pattern coll`.
+    Bind(Pattern, Node),
+    /// `:let [...]`.
+    Let(Vec<(Pattern, Node)>),
+    /// `:when test`.
+    When(Node),
+    /// `:while test`.
+    While(Node),
+}
+
+/// A binding pattern (destructuring).
+#[derive(Debug, Clone)]
+pub enum Pattern {
+    /// Bind to a slot.
+    Bind(u32),
+    /// `_`.
+    Ignore,
+    /// `[a b & rest :as all]`.
+    Seq {
+        /// Positional patterns.
+        items: Vec<Pattern>,
+        /// `& rest` pattern.
+        rest: Option<Box<Pattern>>,
+        /// `:as` slot.
+        as_slot: Option<u32>,
+    },
+    /// `{:keys [..] :strs [..] k-pattern :key :or {..} :as m}`.
+    Map {
+        /// Key bindings.
+        entries: Vec<MapBinding>,
+        /// `:as` slot.
+        as_slot: Option<u32>,
+    },
+}
+
+/// One key binding of a map pattern.
+#[derive(Debug, Clone)]
+pub struct MapBinding {
+    /// The key to look up (flexible access applies).
+    pub key: Value,
+    /// What to bind the found value to.
+    pub pattern: Pattern,
+    /// `:or` default.
+    pub default: Option<Node>,
+}

@@ -1,0 +1,275 @@
+//! `to_clojure`: the printed form of values, bounded on every input.
+//!
+//! Floats print with at most 10 decimals and trailing zeros trimmed (`5.0`,
+//! `3.3333333333`); maps print with keys sorted (they are stored sorted); strings are
+//! quoted and escaped. Printing stops at a byte budget, so values whose printed form is
+//! exponential (a vector nested inside itself 60 times) stay cheap to print.
+
+use std::fmt::Write;
+
+use crate::function::Function;
+use crate::value::Value;
+
+/// Printing options.
+#[derive(Debug, Clone, Copy)]
+pub struct PrintOptions {
+    /// Items shown per collection before `...` and a `(k/n)` marker.
+    pub limit: Option<usize>,
+    /// Characters shown per string before `...` and a `(k/n chars)` marker.
+    pub printable_limit: Option<usize>,
+    /// Hard cap on output bytes; printing stops with `...` past it.
+    pub max_bytes: usize,
+}
+
+impl Default for PrintOptions {
+    fn default() -> Self {
+        PrintOptions { limit: None, printable_limit: None, max_bytes: 64 * 1024 * 1024 }
+    }
+}
+
+/// Prints a value in full (bounded only by a 64 MiB safety cap).
+pub fn to_clojure(v: &Value) -> String {
+    to_clojure_with(v, &PrintOptions::default()).0
+}
+
+/// Prints with options; returns the text and whether anything was truncated.
+pub fn to_clojure_with(v: &Value, opts: &PrintOptions) -> (String, bool) {
+    let mut p = Printer { out: String::new(), opts, truncated: false, depth: 0 };
+    p.value(v);
+    (p.out, p.truncated)
+}
+
+/// The REPL preview used in feedback: `user=> <value>` with at most `max_chars` characters.
+/// Returns `None` for nil and var results (they produce no preview line).
+pub fn repl_preview(v: &Value, max_chars: usize) -> Option<String> {
+    if matches!(v, Value::Nil | Value::Var(_)) {
+        return None;
+    }
+    let opts = PrintOptions { limit: Some(50), printable_limit: None, max_bytes: max_chars * 4 + 64 };
+    let (text, _) = to_clojure_with(v, &opts);
+    let line = format!("user=> {text}");
+    if line.chars().count() > max_chars {
+        let cut: String = line.chars().take(max_chars).collect();
+        Some(format!("{cut} ... (truncated at {max_chars} chars; use println on specific fields)"))
+    } else {
+        Some(line)
+    }
+}
+
+/// Formats a float the PTC-Lisp way: at most 10 decimals, trailing zeros trimmed,
+/// always with a `.` (`5.0`), `##Inf`/`##-Inf`/`##NaN` for specials.
+pub fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        return "##NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "##Inf".into() } else { "##-Inf".into() };
+    }
+    let mut s = format!("{f:.10}");
+    if s.contains('.') {
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.push('0');
+        }
+    }
+    if s == "-0.0" {
+        return "-0.0".into();
+    }
+    s
+}
+
+/// Quotes and escapes a string as a PTC-Lisp string literal.
+pub fn quote_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+struct Printer<'a> {
+    out: String,
+    opts: &'a PrintOptions,
+    truncated: bool,
+    depth: usize,
+}
+
+impl Printer<'_> {
+    fn full(&mut self) -> bool {
+        if self.out.len() >= self.opts.max_bytes {
+            if !self.truncated {
+                self.truncated = true;
+                self.out.push_str("...");
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, v: &Value) {
+        if self.full() {
+            return;
+        }
+        if self.depth > 1_000 {
+            self.out.push_str("...");
+            self.truncated = true;
+            return;
+        }
+        match v {
+            Value::Nil => self.out.push_str("nil"),
+            Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => {
+                let _ = write!(self.out, "{i}");
+            }
+            Value::Float(f) => self.out.push_str(&format_float(*f)),
+            Value::Str(s) => self.string(s),
+            Value::Keyword(k) => {
+                self.out.push(':');
+                self.out.push_str(k);
+            }
+            Value::Symbol(s) => {
+                self.out.push('\'');
+                self.out.push_str(s);
+            }
+            Value::Var(s) => {
+                self.out.push_str("#'");
+                self.out.push_str(s);
+            }
+            Value::Regex(r) => {
+                self.out.push_str("#\"");
+                self.out.push_str(r.source());
+                self.out.push('"');
+            }
+            Value::Func(f) => match &**f {
+                Function::Closure(c) => {
+                    self.out.push_str("#fn[");
+                    self.out.push_str(&c.lambda.param_names.join(" "));
+                    self.out.push(']');
+                }
+                Function::Builtin(_) => self.out.push_str("#<builtin>"),
+                Function::Native { .. } => self.out.push_str("#fn[...]"),
+                Function::Tool(_) => self.out.push_str("#<fn>"),
+            },
+            Value::Vector(items) => {
+                self.seq("[", "]", items.len(), items.iter().map(Item::One));
+            }
+            Value::Set(items) => {
+                self.seq("#{", "}", items.len(), items.iter().map(Item::One));
+            }
+            Value::Map(m) => {
+                self.seq("{", "}", m.len(), m.iter().map(|(k, v)| Item::Pair(k, v)));
+            }
+        }
+    }
+
+    fn string(&mut self, s: &str) {
+        match self.opts.printable_limit {
+            Some(limit) if s.chars().count() > limit => {
+                let total = s.chars().count();
+                let head: String = s.chars().take(limit).collect();
+                let mut q = String::new();
+                quote_str(&format!("{head} ..."), &mut q);
+                self.out.push_str(&q);
+                let _ = write!(self.out, " ({limit}/{total} chars)");
+                self.truncated = true;
+            }
+            _ => {
+                let mut q = String::with_capacity(s.len() + 2);
+                quote_str(s, &mut q);
+                self.out.push_str(&q);
+            }
+        }
+    }
+
+    fn seq<'v>(&mut self, open: &str, close: &str, total: usize, items: impl Iterator<Item = Item<'v>>) {
+        self.out.push_str(open);
+        self.depth += 1;
+        let limit = self.opts.limit.unwrap_or(usize::MAX);
+        let mut shown = 0;
+        for (i, item) in items.enumerate() {
+            if i >= limit {
+                break;
+            }
+            if self.full() {
+                break;
+            }
+            if i > 0 {
+                self.out.push(' ');
+            }
+            match item {
+                Item::One(v) => self.value(v),
+                Item::Pair(k, v) => {
+                    self.value(k);
+                    self.out.push(' ');
+                    self.value(v);
+                }
+            }
+            shown += 1;
+        }
+        self.depth -= 1;
+        if shown < total && !self.truncated {
+            self.out.push_str(if shown > 0 { " ..." } else { "..." });
+            self.out.push_str(close);
+            let _ = write!(self.out, " ({shown}/{total})");
+            self.truncated = true;
+        } else {
+            self.out.push_str(close);
+        }
+    }
+}
+
+enum Item<'a> {
+    One(&'a Value),
+    Pair(&'a Value, &'a Value),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats() {
+        assert_eq!(format_float(5.0), "5.0");
+        assert_eq!(format_float(10.0 / 3.0), "3.3333333333");
+        assert_eq!(format_float(3.3), "3.3");
+        assert_eq!(format_float(1e20), "100000000000000000000.0");
+        assert_eq!(format_float(f64::NAN), "##NaN");
+        assert_eq!(format_float(-f64::INFINITY), "##-Inf");
+        assert_eq!(format_float(0.1 + 0.2), "0.3");
+    }
+
+    #[test]
+    fn truncation_markers() {
+        let v = Value::vector((1..=5).map(Value::Int));
+        let (s, t) = to_clojure_with(&v, &PrintOptions { limit: Some(2), ..Default::default() });
+        assert_eq!(s, "[1 2 ...] (2/5)");
+        assert!(t);
+        let v = Value::str("very long string here");
+        let (s, _) = to_clojure_with(&v, &PrintOptions { printable_limit: Some(9), ..Default::default() });
+        assert_eq!(s, "\"very long ...\" (9/21 chars)");
+    }
+
+    #[test]
+    fn exponential_value_prints_bounded() {
+        let mut v = Value::vector([]);
+        for _ in 0..60 {
+            v = Value::vector([v.clone(), v]);
+        }
+        let (s, t) = to_clojure_with(&v, &PrintOptions { max_bytes: 10_000, ..Default::default() });
+        assert!(t);
+        assert!(s.len() < 10_100);
+    }
+}

@@ -1,0 +1,481 @@
+//! The value model: immutable, cheap to clone, `Send + Sync`, persistent collections.
+//!
+//! Two notions of sameness live here:
+//! - [`Ord`]/[`Eq`]/[`Hash`] are *structural and strict* (`1` and `1.0` differ). They order
+//!   map keys and set members, so map and set views come out sorted by key (DIV-38) and
+//!   runs are deterministic.
+//! - [`Value::equiv`] is PTC-Lisp's `=`: numbers compare by value across int/float
+//!   (`(= 1 1.0)` is true, DIV-32), sequential collections element-wise, maps ignore order.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use crate::function::Function;
+use crate::regex_value::RegexValue;
+
+/// A persistent vector (RRB tree with structural sharing).
+pub type PVector = imbl::Vector<Value>;
+
+/// A PTC-Lisp value.
+#[derive(Clone, Default)]
+pub enum Value {
+    /// `nil`
+    #[default]
+    Nil,
+    /// `true` / `false`
+    Bool(bool),
+    /// 64-bit integer.
+    Int(i64),
+    /// IEEE double.
+    Float(f64),
+    /// String (characters are 1-char strings).
+    Str(Arc<str>),
+    /// Keyword, stored without the colon.
+    Keyword(Arc<str>),
+    /// Vector (also what `list` builds, DIV-25).
+    Vector(Arc<PVector>),
+    /// Map; views are sorted by key.
+    Map(Arc<PMap>),
+    /// Set; views are sorted.
+    Set(Arc<PSet>),
+    /// Compiled regular expression.
+    Regex(Arc<RegexValue>),
+    /// Function: builtin, closure or composed native function.
+    Func(Arc<Function>),
+    /// Var reference `#'name`, the result of `def`.
+    Var(Arc<str>),
+    /// Quoted symbol `'name`.
+    Symbol(Arc<str>),
+}
+
+
+impl Value {
+    /// A string value.
+    pub fn str(s: impl Into<Arc<str>>) -> Value {
+        Value::Str(s.into())
+    }
+    /// A keyword value (name without colon).
+    pub fn kw(s: impl Into<Arc<str>>) -> Value {
+        Value::Keyword(s.into())
+    }
+    /// A vector value.
+    pub fn vector(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::Vector(Arc::new(items.into_iter().collect()))
+    }
+    /// A vector from an existing persistent vector.
+    pub fn from_pvec(v: PVector) -> Value {
+        Value::Vector(Arc::new(v))
+    }
+    /// A map value from entries (later keys win).
+    pub fn map(entries: impl IntoIterator<Item = (Value, Value)>) -> Value {
+        Value::Map(Arc::new(PMap::from_entries(entries)))
+    }
+    /// A set value.
+    pub fn set(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::Set(Arc::new(PSet::from_items(items)))
+    }
+    /// An empty map.
+    pub fn empty_map() -> Value {
+        Value::Map(Arc::new(PMap::new()))
+    }
+
+    /// Only `nil` and `false` are falsy.
+    #[inline]
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Nil | Value::Bool(false))
+    }
+
+    /// `true` for nil.
+    #[inline]
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// Name of the value's type as used in error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "integer",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::Keyword(_) => "keyword",
+            Value::Vector(_) => "vector",
+            Value::Map(_) => "map",
+            Value::Set(_) => "set",
+            Value::Regex(_) => "regex",
+            Value::Func(_) => "function",
+            Value::Var(_) => "var",
+            Value::Symbol(_) => "symbol",
+        }
+    }
+
+    /// The number as f64, if numeric.
+    #[inline]
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// The string slice, if a string.
+    #[inline]
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// PTC-Lisp `=`: numeric equality across int/float, structural for collections.
+    pub fn equiv(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::Int(a), Value::Float(b)) | (Value::Float(b), Value::Int(a)) => {
+                (*a as f64) == *b && b.fract() == 0.0 && (*b as i64) == *a
+            }
+            (Value::Vector(a), Value::Vector(b)) => {
+                Arc::ptr_eq(a, b)
+                    || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y)))
+            }
+            (Value::Map(a), Value::Map(b)) => {
+                Arc::ptr_eq(a, b)
+                    || (a.len() == b.len()
+                        && a.iter().all(|(k, v)| match b.get(k) {
+                            Some(w) => v.equiv(w),
+                            None => false,
+                        }))
+            }
+            (Value::Set(a), Value::Set(b)) => {
+                Arc::ptr_eq(a, b) || (a.len() == b.len() && a.iter().all(|x| b.contains(x)))
+            }
+            (Value::Func(a), Value::Func(b)) => Arc::ptr_eq(a, b),
+            _ => self == other,
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Nil => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) | Value::Float(_) => 2,
+            Value::Keyword(_) => 3,
+            Value::Str(_) => 4,
+            Value::Symbol(_) => 5,
+            Value::Vector(_) => 6,
+            Value::Map(_) => 7,
+            Value::Set(_) => 8,
+            Value::Regex(_) => 9,
+            Value::Var(_) => 10,
+            Value::Func(_) => 11,
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Value {}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Value {
+    /// A total, deterministic order: type rank first, then value. Numbers compare by value,
+    /// an int sorts before an equal float. Used for map keys, sets and sorted views.
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Value::Nil, Value::Nil) => Ordering::Equal,
+            (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::Float(a), Value::Float(b)) => a.total_cmp(b),
+            (Value::Int(a), Value::Float(b)) => {
+                (*a as f64).total_cmp(b).then(Ordering::Less)
+            }
+            (Value::Float(a), Value::Int(b)) => {
+                a.total_cmp(&(*b as f64)).then(Ordering::Greater)
+            }
+            (Value::Str(a), Value::Str(b)) => a.cmp(b),
+            (Value::Keyword(a), Value::Keyword(b)) => a.cmp(b),
+            (Value::Symbol(a), Value::Symbol(b)) => a.cmp(b),
+            (Value::Var(a), Value::Var(b)) => a.cmp(b),
+            (Value::Vector(a), Value::Vector(b)) => {
+                if Arc::ptr_eq(a, b) {
+                    return Ordering::Equal;
+                }
+                a.iter().cmp(b.iter())
+            }
+            (Value::Map(a), Value::Map(b)) => {
+                if Arc::ptr_eq(a, b) {
+                    return Ordering::Equal;
+                }
+                a.len().cmp(&b.len()).then_with(|| a.iter().cmp(b.iter()))
+            }
+            (Value::Set(a), Value::Set(b)) => {
+                if Arc::ptr_eq(a, b) {
+                    return Ordering::Equal;
+                }
+                a.len().cmp(&b.len()).then_with(|| a.iter().cmp(b.iter()))
+            }
+            (Value::Regex(a), Value::Regex(b)) => a.source().cmp(b.source()),
+            (Value::Func(a), Value::Func(b)) => {
+                (Arc::as_ptr(a) as *const u8 as usize).cmp(&(Arc::as_ptr(b) as *const u8 as usize))
+            }
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.rank().hash(state);
+        match self {
+            Value::Nil => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) => i.hash(state),
+            Value::Float(f) => f.to_bits().hash(state),
+            Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) | Value::Var(s) => s.hash(state),
+            Value::Vector(v) => {
+                v.len().hash(state);
+                for x in v.iter() {
+                    x.hash(state);
+                }
+            }
+            Value::Map(m) => {
+                m.len().hash(state);
+                for (k, v) in m.iter() {
+                    k.hash(state);
+                    v.hash(state);
+                }
+            }
+            Value::Set(s) => {
+                s.len().hash(state);
+                for x in s.iter() {
+                    x.hash(state);
+                }
+            }
+            Value::Regex(r) => r.source().hash(state),
+            Value::Func(f) => (Arc::as_ptr(f) as *const u8 as usize).hash(state),
+        }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::printer::to_clojure(self))
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::printer::to_clojure(self))
+    }
+}
+
+const SMALL_MAP: usize = 16;
+
+/// A persistent map: a sorted small vector up to 16 entries, a B-tree above.
+#[derive(Clone, Default)]
+pub struct PMap {
+    repr: MapRepr,
+}
+
+#[derive(Clone)]
+enum MapRepr {
+    Small(Vec<(Value, Value)>),
+    Large(imbl::OrdMap<Value, Value>),
+}
+
+impl Default for MapRepr {
+    fn default() -> Self {
+        MapRepr::Small(Vec::new())
+    }
+}
+
+impl PMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        PMap::default()
+    }
+
+    /// Builds a map; later duplicates win.
+    pub fn from_entries(entries: impl IntoIterator<Item = (Value, Value)>) -> Self {
+        let mut m = PMap::new();
+        for (k, v) in entries {
+            m.insert(k, v);
+        }
+        m
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            MapRepr::Small(v) => v.len(),
+            MapRepr::Large(m) => m.len(),
+        }
+    }
+
+    /// True when there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Exact-key lookup.
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        match &self.repr {
+            MapRepr::Small(v) => {
+                if v.len() <= 8 {
+                    v.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+                } else {
+                    v.binary_search_by(|(k, _)| k.cmp(key)).ok().map(|i| &v[i].1)
+                }
+            }
+            MapRepr::Large(m) => m.get(key),
+        }
+    }
+
+    /// Looks up a string key without allocating a `Value` (keyword or string keys).
+    pub fn get_named(&self, name: &str, keyword: bool) -> Option<&Value> {
+        match &self.repr {
+            MapRepr::Small(v) => v
+                .iter()
+                .find(|(k, _)| match k {
+                    Value::Keyword(s) if keyword => &**s == name,
+                    Value::Str(s) if !keyword => &**s == name,
+                    _ => false,
+                })
+                .map(|(_, v)| v),
+            MapRepr::Large(m) => {
+                let key = if keyword { Value::kw(name) } else { Value::str(name) };
+                m.get(&key)
+            }
+        }
+    }
+
+    /// True when the key is present.
+    pub fn contains_key(&self, key: &Value) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Inserts or replaces in place (copy-on-write is the caller's `Arc::make_mut`).
+    pub fn insert(&mut self, key: Value, value: Value) {
+        match &mut self.repr {
+            MapRepr::Small(v) => match v.binary_search_by(|(k, _)| k.cmp(&key)) {
+                Ok(i) => v[i].1 = value,
+                Err(i) => {
+                    if v.len() < SMALL_MAP {
+                        v.insert(i, (key, value));
+                    } else {
+                        let mut m: imbl::OrdMap<Value, Value> = v.drain(..).collect();
+                        m.insert(key, value);
+                        self.repr = MapRepr::Large(m);
+                    }
+                }
+            },
+            MapRepr::Large(m) => {
+                m.insert(key, value);
+            }
+        }
+    }
+
+    /// Removes a key in place.
+    pub fn remove(&mut self, key: &Value) {
+        match &mut self.repr {
+            MapRepr::Small(v) => {
+                if let Ok(i) = v.binary_search_by(|(k, _)| k.cmp(key)) {
+                    v.remove(i);
+                }
+            }
+            MapRepr::Large(m) => {
+                m.remove(key);
+            }
+        }
+    }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> MapIter<'_> {
+        match &self.repr {
+            MapRepr::Small(v) => MapIter::Small(v.iter()),
+            MapRepr::Large(m) => MapIter::Large(m.iter()),
+        }
+    }
+
+    /// Keys in order.
+    pub fn keys(&self) -> impl Iterator<Item = &Value> {
+        self.iter().map(|(k, _)| k)
+    }
+
+    /// Values in key order.
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.iter().map(|(_, v)| v)
+    }
+}
+
+/// Iterator over map entries in key order.
+pub enum MapIter<'a> {
+    /// Small-map iterator.
+    Small(std::slice::Iter<'a, (Value, Value)>),
+    /// B-tree iterator.
+    Large(imbl::ordmap::Iter<'a, Value, Value, imbl::shared_ptr::DefaultSharedPtr>),
+}
+
+impl<'a> Iterator for MapIter<'a> {
+    type Item = (&'a Value, &'a Value);
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            MapIter::Small(it) => it.next().map(|(k, v)| (k, v)),
+            MapIter::Large(it) => it.next(),
+        }
+    }
+}
+
+/// A persistent set, sorted.
+#[derive(Clone, Default)]
+pub struct PSet {
+    items: imbl::OrdSet<Value>,
+}
+
+impl PSet {
+    /// Empty set.
+    pub fn new() -> Self {
+        PSet::default()
+    }
+    /// Builds a set from items.
+    pub fn from_items(items: impl IntoIterator<Item = Value>) -> Self {
+        PSet { items: items.into_iter().collect() }
+    }
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    /// Membership.
+    pub fn contains(&self, v: &Value) -> bool {
+        self.items.contains(v)
+    }
+    /// Adds in place.
+    pub fn insert(&mut self, v: Value) {
+        self.items.insert(v);
+    }
+    /// Removes in place.
+    pub fn remove(&mut self, v: &Value) {
+        self.items.remove(v);
+    }
+    /// Members in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Value> {
+        self.items.iter()
+    }
+}

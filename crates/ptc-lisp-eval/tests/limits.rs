@@ -1,0 +1,158 @@
+//! Every sandbox limit, shown firing with an error that names it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod common;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use common::*;
+use ptc_lisp_eval::{FnHost, Limits, RunOptions, Value, run};
+
+fn with(limits: Limits) -> RunOptions {
+    RunOptions { limits, ..RunOptions::default() }
+}
+
+fn kind_of(src: &str, opts: RunOptions) -> (String, String) {
+    let o = run(src, opts);
+    match o.error() {
+        Some(e) => (e.kind.to_string(), e.message.clone()),
+        None => ("ok".into(), o.printed),
+    }
+}
+
+#[test]
+fn timeout_fires_in_user_code() {
+    let limits = Limits { timeout: Duration::from_millis(50), max_heap_bytes: u64::MAX, max_loop_iterations: u64::MAX, ..Limits::default() };
+    let started = Instant::now();
+    let (kind, msg) = kind_of("(loop [i 0] (recur (inc i)))", with(limits));
+    assert_eq!(kind, "timeout", "{msg}");
+    assert!(msg.contains("50ms"), "{msg}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn timeout_fires_inside_iterating_builtins() {
+    let limits = Limits { timeout: Duration::from_millis(50), max_heap_bytes: u64::MAX, ..Limits::default() };
+    let started = Instant::now();
+    let (kind, msg) = kind_of("(count (range 100000000))", with(limits));
+    assert_eq!(kind, "timeout", "{msg}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn memory_limit_stops_allocation_bombs() {
+    let (kind, msg) = kind_of("(reduce (fn [s _] (str s s)) \"x\" (range 64))", RunOptions::default());
+    assert_eq!(kind, "memory_exceeded", "{msg}");
+    assert!(msg.contains("max_heap_bytes"), "{msg}");
+    // the default limit stops a huge range before it is built
+    let (kind, _) = kind_of("(count (range 100000000))", RunOptions::default());
+    assert_eq!(kind, "memory_exceeded");
+    let small = Limits { max_heap_bytes: 10_000, ..Limits::default() };
+    let (kind, _) = kind_of("(vec (range 1000))", with(small));
+    assert_eq!(kind, "memory_exceeded");
+}
+
+#[test]
+fn context_is_not_charged() {
+    let big: Vec<serde_json::Value> = (0..50_000).map(|i| serde_json::json!({"id": i})).collect();
+    let limits = Limits { max_heap_bytes: 100_000, ..Limits::default() };
+    let opts = with(limits).with_json_context(serde_json::json!({"items": big}).as_object().unwrap());
+    assert_eq!(show_outcome(&run("(count data/items)", opts)), "50000");
+}
+
+#[test]
+fn loop_iteration_cap() {
+    let (kind, msg) = kind_of("(loop [i 0] (recur (inc i)))", RunOptions::default());
+    assert_eq!(kind, "loop_limit_exceeded");
+    assert!(msg.contains("1000 iterations"), "{msg}");
+    let (kind, _) = kind_of("(loop [i 0] (if (< i 999) (recur (inc i)) i))", RunOptions::default());
+    assert_eq!(kind, "ok");
+    let (kind, _) = kind_of("(defn f [n] (if (< n 5000) (recur (inc n)) n)) (f 0)", RunOptions::default());
+    assert_eq!(kind, "loop_limit_exceeded");
+}
+
+#[test]
+fn deep_recursion_is_a_clean_error() {
+    let prog = "(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 100000)";
+    let (kind, msg) = kind_of(prog, RunOptions::default());
+    assert_eq!(kind, "recursion_limit_exceeded", "{msg}");
+    assert!(msg.contains("max_recursion_depth"), "{msg}");
+    // even with the cap raised to 100,000, the process survives
+    let limits = Limits { max_recursion_depth: 100_000, timeout: Duration::from_secs(20), ..Limits::default() };
+    let (kind, msg) = kind_of(prog, with(limits));
+    assert!(kind == "ok" || kind == "recursion_limit_exceeded", "{kind}: {msg}");
+    let (kind, _) = kind_of("(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 500)", RunOptions::default());
+    assert_eq!(kind, "ok");
+}
+
+#[test]
+fn program_size_and_symbols() {
+    let limits = Limits { max_program_bytes: 10, ..Limits::default() };
+    let (kind, msg) = kind_of("(+ 1 2 3 4 5 6)", with(limits));
+    assert_eq!(kind, "program_too_large");
+    assert!(msg.contains("exceeds limit of 10"), "{msg}");
+    let limits = Limits { max_symbols: 5, ..Limits::default() };
+    let (kind, msg) = kind_of("[:a :b :c :d :e :f :g]", with(limits));
+    assert_eq!(kind, "symbol_limit_exceeded", "{msg}");
+}
+
+#[test]
+fn println_length_is_capped() {
+    let limits = Limits { max_print_length: 10, ..Limits::default() };
+    let o = run("(println \"abcdefghijklmnopqrstuvwxyz\")", with(limits));
+    assert_eq!(o.prints, vec!["abcdefghij... (10/26 chars)"]);
+}
+
+#[test]
+fn printed_result_size_is_capped() {
+    let limits = Limits { max_result_bytes: 100, ..Limits::default() };
+    let (kind, msg) = kind_of("(range 1000)", with(limits));
+    assert_eq!(kind, "output_too_large");
+    assert!(msg.contains("max_result_bytes"), "{msg}");
+}
+
+#[test]
+fn tool_call_cap() {
+    let host = FnHost::new().with_tool("t", |_| Ok(Value::Int(1)));
+    let opts = RunOptions { host: Arc::new(host), limits: Limits { max_tool_calls: Some(2), ..Limits::default() }, ..RunOptions::default() };
+    let (kind, msg) = kind_of("(tool/t) (tool/t) (tool/t)", opts);
+    assert_eq!(kind, "tool_call_limit_exceeded", "{msg}");
+}
+
+#[test]
+fn nesting_depth_of_source() {
+    let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+    let (kind, _) = kind_of(&deep, RunOptions::default());
+    assert_eq!(kind, "parse_error");
+}
+
+#[test]
+fn cancellation_stops_a_run() {
+    let cancel = Arc::new(AtomicBool::new(true));
+    let opts = RunOptions { cancel, limits: Limits { max_loop_iterations: u64::MAX, timeout: Duration::from_secs(30), ..Limits::default() }, ..RunOptions::default() };
+    let (kind, _) = kind_of("(loop [i 0] (recur (inc i)))", opts);
+    assert_eq!(kind, "cancelled");
+}
+
+#[test]
+fn pmap_runs_in_parallel_with_ordered_results() {
+    assert_eq!(show("(pmap inc [1 2 3 4 5 6 7 8 9 10])"), "[2 3 4 5 6 7 8 9 10 11]");
+    assert_eq!(show("(pcalls (fn [] 1) (fn [] (+ 1 1)))"), "[1 2]");
+    assert_eq!(show("(pmap + [1 2] [10 20])"), "[11 22]");
+    assert_eq!(show("(pmap inc [])"), "[]");
+}
+
+#[test]
+fn pmap_errors_have_stable_reasons() {
+    let (kind, msg) = kind_of("(pmap (fn [x] (/ 1 x)) [1 0 2])", RunOptions::default());
+    assert_eq!(kind, "pmap_error", "{msg}");
+    assert!(msg.contains("branch 1"), "{msg}");
+    let limits = Limits { max_parallel_workers: 1, ..Limits::default() };
+    let (kind, msg) = kind_of("(pmap (fn [x] (pmap inc [x])) [1 2])", with(limits));
+    assert_eq!(kind, "parallel_capacity_exceeded", "{msg}");
+    let limits = Limits { timeout: Duration::from_millis(50), max_loop_iterations: u64::MAX, ..Limits::default() };
+    let (kind, _) = kind_of("(pmap (fn [x] (loop [i 0] (recur (inc i)))) [1 2])", with(limits));
+    assert_eq!(kind, "timeout");
+    let (kind, msg) = kind_of("(pmap (fn [x] (return x)) [1])", RunOptions::default());
+    assert_eq!(kind, "pmap_error", "{msg}");
+}

@@ -1,0 +1,305 @@
+//! `ptc`: run PTC-Lisp programs from the command line.
+//!
+//! This binary is the composition root: it reads files and flags, builds run options and
+//! prints outcomes. All language work happens in the library crates.
+
+use std::io::{BufRead, Read, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use ptc_lisp_eval::{Limits, RunOptions};
+
+mod envelope;
+mod repl;
+
+/// Programmatic tool calling: run PTC-Lisp programs in a sandbox.
+#[derive(Parser, Debug)]
+#[command(name = "ptc", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Evaluate a program and print its result.
+    Eval(EvalArgs),
+    /// Interactive read-eval-print loop with persistent definitions and *1 *2 *3.
+    Repl(ReplArgs),
+}
+
+#[derive(Args, Debug)]
+struct EvalArgs {
+    /// Program text, or `-` to read it from stdin.
+    program: Option<String>,
+    /// Read the program from a file.
+    #[arg(short = 'f', long = "file", conflicts_with = "program")]
+    file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    data: ContextArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    output: Output,
+    /// Batch mode: each stdin line is {"src": "...", "ctx": {...}}; prints one JSON envelope per line.
+    #[arg(long, conflicts_with_all = ["program", "file"])]
+    jsonl: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Args, Debug)]
+struct ReplArgs {
+    #[command(flatten)]
+    data: ContextArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Args, Debug)]
+struct ContextArgs {
+    /// JSON file holding an object; each key becomes data/<key>.
+    #[arg(long = "context", value_name = "FILE")]
+    context_file: Option<std::path::PathBuf>,
+    /// The same, inline.
+    #[arg(long = "context-json", value_name = "JSON", conflicts_with = "context_file")]
+    context_json: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Output {
+    /// prints, then the result as PTC-Lisp text
+    Text,
+    /// one JSON envelope
+    Json,
+}
+
+/// Every sandbox limit, as flags (defaults are the library's).
+#[derive(Args, Debug, Default)]
+struct LimitArgs {
+    /// Wall-clock limit for evaluation, in milliseconds [default: 1000].
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+    /// Bytes the program may build (strings, collections) [default: 67108864].
+    #[arg(long)]
+    max_heap_bytes: Option<u64>,
+    /// recur jumps per loop [default: 1000].
+    #[arg(long)]
+    max_loop_iterations: Option<u64>,
+    /// Nested function call depth [default: 2000].
+    #[arg(long)]
+    max_recursion_depth: Option<u32>,
+    /// Program size in bytes [default: 1000000].
+    #[arg(long)]
+    max_program_bytes: Option<usize>,
+    /// Unique symbols and keywords in the program [default: 10000].
+    #[arg(long)]
+    max_symbols: Option<usize>,
+    /// Characters per println line [default: 2000].
+    #[arg(long)]
+    max_print_length: Option<usize>,
+    /// Bytes of the printed result [default: 1000000].
+    #[arg(long)]
+    max_result_bytes: Option<usize>,
+    /// Tool calls per program [default: unlimited].
+    #[arg(long)]
+    max_tool_calls: Option<u32>,
+    /// Parallel workers for pmap/pcalls [default: 8].
+    #[arg(long)]
+    max_parallel_workers: Option<u32>,
+}
+
+impl LimitArgs {
+    fn to_limits(&self) -> Result<Limits> {
+        let mut l = Limits::default();
+        if let Some(v) = self.timeout_ms {
+            l.timeout = Duration::from_millis(v);
+        }
+        if let Some(v) = self.max_heap_bytes {
+            l.max_heap_bytes = v;
+        }
+        if let Some(v) = self.max_loop_iterations {
+            l.max_loop_iterations = v;
+        }
+        if let Some(v) = self.max_recursion_depth {
+            if v > 100_000 {
+                bail!("--max-recursion-depth must be at most 100000");
+            }
+            l.max_recursion_depth = v;
+        }
+        if let Some(v) = self.max_program_bytes {
+            l.max_program_bytes = v;
+        }
+        if let Some(v) = self.max_symbols {
+            l.max_symbols = v;
+        }
+        if let Some(v) = self.max_print_length {
+            l.max_print_length = v;
+        }
+        if let Some(v) = self.max_result_bytes {
+            l.max_result_bytes = v;
+        }
+        if self.max_tool_calls.is_some() {
+            l.max_tool_calls = self.max_tool_calls;
+        }
+        if let Some(v) = self.max_parallel_workers {
+            if v == 0 {
+                bail!("--max-parallel-workers must be at least 1");
+            }
+            l.max_parallel_workers = v;
+        }
+        Ok(l)
+    }
+}
+
+impl ContextArgs {
+    fn load(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
+        let text = match (&self.context_file, &self.context_json) {
+            (Some(path), _) => std::fs::read_to_string(path).with_context(|| format!("cannot read context file {}", path.display()))?,
+            (None, Some(json)) => json.clone(),
+            (None, None) => return Ok(serde_json::Map::new()),
+        };
+        parse_context(&text)
+    }
+}
+
+fn parse_context(text: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(m)) => Ok(m),
+        Ok(other) => bail!(
+            "the context must be a JSON object whose keys become data/<key>; got a JSON {}",
+            json_type(&other)
+        ),
+        Err(e) => bail!("the context is not valid JSON: {e}"),
+    }
+}
+
+fn json_type(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+/// Usage errors exit with 2.
+struct UsageError(anyhow::Error);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Eval(args) => eval_cmd(args),
+        Command::Repl(args) => repl_cmd(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(e)) => {
+            eprintln!("ptc: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
+    let limits = args.limits.to_limits().map_err(UsageError)?;
+    let context = args.data.load().map_err(UsageError)?;
+    if args.jsonl {
+        return jsonl(&limits, &context).map_err(UsageError);
+    }
+    let source = match (&args.program, &args.file) {
+        (Some(p), None) if p == "-" => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).context("cannot read the program from stdin").map_err(UsageError)?;
+            s
+        }
+        (Some(p), None) => p.clone(),
+        (None, Some(f)) => std::fs::read_to_string(f)
+            .with_context(|| format!("cannot read program file {}", f.display()))
+            .map_err(UsageError)?,
+        _ => {
+            return Err(UsageError(anyhow::anyhow!(
+                "give a program: ptc eval '(+ 1 2)', ptc eval -f prog.clj, or ptc eval - < prog.clj"
+            )));
+        }
+    };
+    let opts = RunOptions { limits, ..RunOptions::default() }.with_json_context(&context);
+    let outcome = ptc_lisp_eval::run(&source, opts);
+    let ok = outcome.is_ok();
+    match args.output {
+        Output::Json => {
+            let env = envelope::envelope(&outcome);
+            println!("{env}");
+        }
+        Output::Text => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            for line in &outcome.prints {
+                let _ = writeln!(out, "{line}");
+            }
+            match &outcome.result {
+                ptc_lisp_eval::RunResult::Value(_) | ptc_lisp_eval::RunResult::Returned(_) => {
+                    let _ = writeln!(out, "{}", outcome.printed);
+                }
+                ptc_lisp_eval::RunResult::Failed(_) => {
+                    let _ = out.flush();
+                    eprintln!("Fail: {}", outcome.printed);
+                }
+                ptc_lisp_eval::RunResult::Error(e) => {
+                    let _ = out.flush();
+                    eprintln!("{}", envelope::render_error(e, &source));
+                }
+            }
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn jsonl(limits: &Limits, base_context: &serde_json::Map<String, serde_json::Value>) -> Result<ExitCode> {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for line in stdin.lock().lines() {
+        let line = line.context("cannot read stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let env = match serde_json::from_str::<serde_json::Value>(&line) {
+            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits),
+            Ok(serde_json::Value::Object(obj)) => match obj.get("src").and_then(|s| s.as_str()) {
+                Some(src) => {
+                    let mut ctx = base_context.clone();
+                    match obj.get("ctx") {
+                        Some(serde_json::Value::Object(c)) => ctx.extend(c.clone()),
+                        None | Some(serde_json::Value::Null) => {}
+                        Some(_) => {
+                            writeln!(out, "{}", envelope::usage_error("\"ctx\" must be a JSON object"))?;
+                            continue;
+                        }
+                    }
+                    run_one(src, ctx, limits)
+                }
+                None => envelope::usage_error("each line needs a \"src\" string: {\"src\": \"(+ 1 2)\", \"ctx\": {}}"),
+            },
+            _ => envelope::usage_error("each line must be a JSON object {\"src\": \"...\", \"ctx\": {...}} or a JSON string"),
+        };
+        writeln!(out, "{env}")?;
+        out.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_one(src: &str, ctx: serde_json::Map<String, serde_json::Value>, limits: &Limits) -> serde_json::Value {
+    let opts = RunOptions { limits: limits.clone(), ..RunOptions::default() }.with_json_context(&ctx);
+    envelope::envelope(&ptc_lisp_eval::run(src, opts))
+}
+
+fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
+    let limits = args.limits.to_limits().map_err(UsageError)?;
+    let context = args.data.load().map_err(UsageError)?;
+    repl::run(limits, context).map_err(UsageError)?;
+    Ok(ExitCode::SUCCESS)
+}

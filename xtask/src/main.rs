@@ -1,0 +1,76 @@
+//! `cargo xtask`: project automation (ci, conformance, bench).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+mod bench;
+mod conformance;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  ci            fmt --check, clippy -D warnings, tests, conformance against real Clojure
+  conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
+  bench         benchmarks side by side with baselines (CPython, whole-process startup)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("conformance") => conformance::run(&root()),
+        Some("bench") => bench::run(&root()),
+        Some("-h" | "--help" | "help") | None => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => {
+            eprint!("unknown command {other}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map(Path::to_path_buf).unwrap_or(here)
+}
+
+/// Runs a command in the workspace root, failing on a non-zero exit.
+pub fn step(title: &str, program: &str, args: &[&str]) -> Result<()> {
+    eprintln!("==> {title}");
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .status()
+        .with_context(|| format!("cannot start {program}"))?;
+    if !status.success() {
+        bail!("{title} failed ({status})");
+    }
+    Ok(())
+}
+
+fn ci() -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    step("cargo fmt --check", &cargo, &["fmt", "--all", "--check"])?;
+    step(
+        "cargo clippy -D warnings",
+        &cargo,
+        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+    )?;
+    step("cargo test", &cargo, &["test", "--workspace", "--quiet"])?;
+    eprintln!("==> conformance against real Clojure");
+    conformance::run(&root())?;
+    eprintln!("==> ci: all green");
+    Ok(())
+}
