@@ -11,8 +11,8 @@
 //!
 //! ```
 //! use ptc_lisp_eval::{run, RunOptions};
-//! let out = run("(->> [1 2 3 4] (filter even?) (map inc) (reduce +))", RunOptions::default());
-//! assert_eq!(out.printed, "8");
+//! let out = run("(->> [1 2 3 4] (filter #(> % 2)) (map inc) (reduce +))", RunOptions::default());
+//! assert_eq!(out.printed, "9");
 //! ```
 
 pub mod analyze;
