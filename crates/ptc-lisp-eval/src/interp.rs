@@ -55,6 +55,17 @@ pub struct Interp {
     pub tool_calls: Vec<ToolCallRecord>,
     /// True inside pmap/pcalls branches (`return` is not allowed there).
     pub in_parallel: bool,
+    /// Address near the bottom of this thread's stack (see [`Interp::set_stack`]).
+    stack_base: usize,
+    /// Bytes of stack this interpreter may use before calls fail cleanly.
+    stack_budget: usize,
+}
+
+/// An address on the current stack (stacks grow down on every supported target).
+#[inline(always)]
+fn stack_addr() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
 }
 
 impl Interp {
@@ -85,7 +96,28 @@ impl Interp {
             prints: Vec::new(),
             tool_calls: Vec::new(),
             in_parallel: false,
+            stack_base: stack_addr(),
+            stack_budget: 4 * 1024 * 1024,
         }
+    }
+
+    /// Declares how much stack the current thread offers from here on. Calls that would
+    /// go deeper fail with `recursion_limit_exceeded` instead of overflowing the stack.
+    pub fn set_stack(&mut self, budget_bytes: usize) {
+        self.stack_base = stack_addr();
+        self.stack_budget = budget_bytes;
+    }
+
+    #[inline]
+    fn check_stack(&self) -> Result<(), Flow> {
+        let used = self.stack_base.saturating_sub(stack_addr());
+        if used > self.stack_budget {
+            return err(
+                ErrorKind::RecursionLimitExceeded,
+                "recursion too deep: the evaluation stack is exhausted; use loop/recur or reduce instead of deep recursion",
+            );
+        }
+        Ok(())
     }
 
     /// A branch interpreter for pmap/pcalls: same data, host, budget; a snapshot of the
@@ -432,6 +464,7 @@ impl Interp {
 
     /// Calls a function value.
     pub fn call_function(&mut self, func: &Arc<Function>, args: &mut [Value]) -> EvalResult {
+        self.check_stack()?;
         match &**func {
             Function::Builtin(b) => {
                 self.tick(1)?;

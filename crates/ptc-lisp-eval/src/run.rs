@@ -15,8 +15,9 @@ use crate::limits::{Limits, SharedBudget};
 use crate::printer::{PrintOptions, to_clojure_with};
 use crate::value::{PMap, Value};
 
-/// Stack reserved for the evaluation thread; recursion depth is capped far below it.
-const EVAL_STACK_BYTES: usize = 256 * 1024 * 1024;
+/// Stack reserved (virtually) for the evaluation thread. Calls check the remaining
+/// stack, so deep recursion ends in `recursion_limit_exceeded`, never a crash.
+const EVAL_STACK_BYTES: usize = 512 * 1024 * 1024;
 
 /// Everything a run needs besides the source.
 #[derive(Clone)]
@@ -61,6 +62,42 @@ impl RunOptions {
         self.context = Arc::new(m);
         self
     }
+}
+
+/// Deepest collection nesting a result or definition may have.
+pub const MAX_VALUE_NESTING: usize = 10_000;
+
+/// True when `v` nests collections deeper than `max`. Iterative, and shared
+/// sub-values are visited once, so it is linear in the distinct nodes.
+fn nesting_exceeds(v: &Value, max: usize) -> bool {
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        if depth > max {
+            return true;
+        }
+        let ptr = match v {
+            Value::Vector(a) => Arc::as_ptr(a) as *const u8 as usize,
+            Value::Map(a) => Arc::as_ptr(a) as *const u8 as usize,
+            Value::Set(a) => Arc::as_ptr(a) as *const u8 as usize,
+            _ => continue,
+        };
+        if !seen.insert(ptr) {
+            continue;
+        }
+        match v {
+            Value::Vector(items) => stack.extend(items.iter().map(|x| (x, depth + 1))),
+            Value::Set(items) => stack.extend(items.iter().map(|x| (x, depth + 1))),
+            Value::Map(m) => {
+                for (k, x) in m.iter() {
+                    stack.push((k, depth + 1));
+                    stack.push((x, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// How a run ended.
@@ -138,7 +175,7 @@ pub fn run(source: &str, opts: RunOptions) -> Outcome {
         std::thread::Builder::new()
             .name("ptc-eval".into())
             .stack_size(EVAL_STACK_BYTES)
-            .spawn_scoped(s, || run_on_this_thread(source, opts))
+            .spawn_scoped(s, || run_with_stack(source, opts, EVAL_STACK_BYTES - 16 * 1024 * 1024))
             .map(|h| h.join())
     });
     let mut outcome = match outcome {
@@ -156,9 +193,13 @@ pub fn run(source: &str, opts: RunOptions) -> Outcome {
     outcome
 }
 
-/// Like [`run`] but on the calling thread (whose stack must be large enough for
-/// `limits.max_recursion_depth`). Used by hosts that manage their own threads.
+/// Like [`run`] but on the calling thread, assuming it has at least `stack_bytes` of
+/// stack left. Used by hosts that manage their own threads.
 pub fn run_on_this_thread(source: &str, opts: RunOptions) -> Outcome {
+    run_with_stack(source, opts, 6 * 1024 * 1024)
+}
+
+fn run_with_stack(source: &str, opts: RunOptions, stack_bytes: usize) -> Outcome {
     let limits = Arc::new(opts.limits.clone());
     let budget = Arc::new(SharedBudget::new(&limits, opts.cancel.clone()));
     let memory_before = opts.memory.clone();
@@ -205,6 +246,7 @@ pub fn run_on_this_thread(source: &str, opts: RunOptions) -> Outcome {
         Arc::new(opts.turn_history),
     );
     interp.strict_data = opts.strict_data;
+    interp.set_stack(stack_bytes);
     let raw = interp.run_program(&program.nodes, program.frame_size);
     let mut result = match raw {
         Ok(v) => RunResult::Value(v),
@@ -213,6 +255,18 @@ pub fn run_on_this_thread(source: &str, opts: RunOptions) -> Outcome {
         Err(Flow::Error(e)) => RunResult::Error(*e),
         Err(Flow::Recur) => RunResult::Error(EvalError::new(ErrorKind::InvalidForm, "recur outside of loop or fn")),
     };
+    // values nested deeper than this cannot leave the evaluation thread safely
+    // (their destructor recursion would need a deep stack), so they become errors here
+    let too_deep = match &result {
+        RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) => nesting_exceeds(v, MAX_VALUE_NESTING),
+        RunResult::Error(_) => false,
+    } || interp.globals.values.values().any(|v| nesting_exceeds(v, MAX_VALUE_NESTING));
+    if too_deep {
+        result = RunResult::Error(EvalError::new(
+            ErrorKind::OutputTooLarge,
+            format!("the result (or a definition) is nested more than {MAX_VALUE_NESTING} levels deep; return a flatter structure"),
+        ));
+    }
     let mut printed = String::new();
     if let RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) = &result {
         let opts = PrintOptions { max_bytes: limits.max_result_bytes, ..PrintOptions::default() };

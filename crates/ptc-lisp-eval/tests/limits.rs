@@ -156,3 +156,12 @@ fn pmap_errors_have_stable_reasons() {
     let (kind, msg) = kind_of("(pmap (fn [x] (return x)) [1])", RunOptions::default());
     assert_eq!(kind, "pmap_error", "{msg}");
 }
+
+#[test]
+fn deeply_nested_results_do_not_escape() {
+    let (kind, msg) = kind_of("(reduce (fn [a _] [a]) [] (range 50000))", RunOptions::default());
+    assert_eq!(kind, "output_too_large", "{msg}");
+    assert!(msg.contains("nested"), "{msg}");
+    let (kind, _) = kind_of("(def deep (reduce (fn [a _] [a]) [] (range 50000))) 1", RunOptions::default());
+    assert_eq!(kind, "output_too_large");
+}

@@ -448,6 +448,7 @@ fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'st
         for mut b in branches {
             let calls = &calls;
             let h = std::thread::Builder::new().stack_size(64 * 1024 * 1024).spawn_scoped(s, move || {
+                b.set_stack(60 * 1024 * 1024);
                 let mut out = Vec::new();
                 loop {
                     let next = match calls.lock() {
