@@ -1,0 +1,128 @@
+//! The `ptc` binary end to end: output modes, exit codes, usage errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn ptc(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn text_output_prints_then_result() {
+    let o = ptc(&["eval", "(println \"hi\" 1) {:a (/ 10 4)}"], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(out(&o), "hi 1\n{:a 2.5}\n");
+}
+
+#[test]
+fn program_from_stdin_and_file() {
+    let o = ptc(&["eval", "-"], Some("(+ 1 2)"));
+    assert_eq!(out(&o), "3\n");
+    let dir = std::env::temp_dir().join(format!("ptc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("p.clj");
+    std::fs::write(&f, "(count data/xs)").unwrap();
+    let c = dir.join("c.json");
+    std::fs::write(&c, r#"{"xs": [1, 2, 3]}"#).unwrap();
+    let o = ptc(&["eval", "-f", f.to_str().unwrap(), "--context", c.to_str().unwrap()], None);
+    assert_eq!(out(&o), "3\n", "{}", err(&o));
+}
+
+#[test]
+fn json_envelope_success() {
+    let o = ptc(&["eval", "--output", "json", "--context-json", r#"{"n": 2}"#, "(println \"x\") {:n data/n :f 1.5}"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["result"], "{:f 1.5 :n 2}");
+    assert_eq!(v["value"], serde_json::json!({"f": 1.5, "n": 2}));
+    assert_eq!(v["prints"], serde_json::json!(["x"]));
+    assert!(v["usage"]["duration_ms"].is_number());
+}
+
+#[test]
+fn json_envelope_errors_and_fail() {
+    let o = ptc(&["eval", "--output", "json", "(let [x 1]\n  (foo x)"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["status"], "error");
+    assert_eq!(v["reason"], "parse_error");
+    assert_eq!(v["line"], 1);
+    assert_eq!(v["column"], 1);
+    let o = ptc(&["eval", "--output", "json", "(fail {:reason :nope})"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["reason"], "fail");
+    assert_eq!(v["result"], "{:reason :nope}");
+    let o = ptc(&["eval", "--output", "json", "(return 5) 6"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["result"], "5");
+}
+
+#[test]
+fn text_errors_go_to_stderr_with_a_caret() {
+    let o = ptc(&["eval", "(+ 1\n   [2 3)"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(e.starts_with("Parse error: mismatched delimiter"), "{e}");
+    assert!(e.contains(" 2 |    [2 3)"), "{e}");
+    assert!(e.contains('^'), "{e}");
+    assert_eq!(out(&o), "");
+    let o = ptc(&["eval", "(undefined-x 1)"], None);
+    assert!(err(&o).starts_with("Analysis error: Undefined variable: undefined-x"), "{}", err(&o));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(ptc(&["eval", "--no-such-flag", "1"], None).status.code(), Some(2));
+    assert_eq!(ptc(&["eval", "-f", "/nonexistent/file.clj"], None).status.code(), Some(2));
+    let o = ptc(&["eval", "--context-json", "[1,2]", "1"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("must be a JSON object"), "{}", err(&o));
+    assert_eq!(ptc(&["eval"], None).status.code(), Some(2));
+}
+
+#[test]
+fn limits_are_flags() {
+    let o = ptc(&["eval", "--output", "json", "--timeout-ms", "30", "--max-loop-iterations", "100000000000", "(loop [i 0] (recur (inc i)))"], None);
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["reason"], "timeout");
+    let o = ptc(&["eval", "--output", "json", "--max-heap-bytes", "1000", "(vec (range 1000))"], None);
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["reason"], "memory_exceeded");
+}
+
+#[test]
+fn jsonl_batch() {
+    let input = "{\"src\": \"(+ 1 2)\"}\n\"(count data/xs)\"\n{\"src\": \"(count data/xs)\", \"ctx\": {\"xs\": [1]}}\nnot json\n{\"src\": \"(/ 1 0)\"}\n";
+    let o = ptc(&["eval", "--jsonl", "--context-json", r#"{"xs": [1, 2]}"#], Some(input));
+    assert_eq!(o.status.code(), Some(0));
+    let lines: Vec<serde_json::Value> = out(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(lines[0]["result"], "3");
+    assert_eq!(lines[1]["result"], "2");
+    assert_eq!(lines[2]["result"], "1");
+    assert_eq!(lines[3]["reason"], "usage_error");
+    assert_eq!(lines[4]["reason"], "arithmetic_error");
+}
