@@ -47,6 +47,7 @@ struct FnScope {
     max_slot: u32,
     captures: Vec<(Arc<str>, CaptureFrom)>,
     self_name: Option<Arc<str>>,
+    uses_self: bool,
 }
 
 enum LocalRef {
@@ -215,11 +216,12 @@ impl Analyzer<'_> {
     }
 
     fn lookup_local(&mut self, level: usize, name: &str) -> Option<LocalRef> {
-        let scope = &self.scopes[level];
+        let scope = &mut self.scopes[level];
         if let Some((_, slot)) = scope.locals.iter().rev().find(|(n, _)| &**n == name) {
             return Some(LocalRef::Local(*slot));
         }
         if scope.self_name.as_deref() == Some(name) {
+            scope.uses_self = true;
             return Some(LocalRef::SelfFn);
         }
         if let Some(i) = scope.captures.iter().position(|(n, _)| &**n == name) {
@@ -526,6 +528,15 @@ impl Analyzer<'_> {
             items.extend(rewritten);
             return self.list(&items, span, tail);
         }
+        if let (FormKind::Keyword(k), 1..=2) = (&head.kind, args.len()) {
+            self.note_symbol(k);
+            let target = self.form(&args[0], false)?;
+            let default = match args.get(1) {
+                Some(d) => Some(Box::new(self.form(d, false)?)),
+                None => None,
+            };
+            return Ok(Node::GetKey(Value::kw(k.as_str()), Box::new(target), default));
+        }
         let f = match &head.kind {
             FormKind::Symbol { ns: None, name } => self.plain_symbol(name, head.span, true)?,
             _ => self.form(head, false)?,
@@ -734,7 +745,7 @@ impl Analyzer<'_> {
         let result = self.lambda_inner(name, params, body, span, doc);
         let scope = self.scopes.pop().unwrap_or_default();
         let (lambda, _) = result?;
-        let lambda = Lambda { frame_size: scope.max_slot, ..lambda };
+        let lambda = Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, ..lambda };
         let captures = scope.captures.iter().map(|(_, c)| *c).collect();
         Ok(Node::Fn(Arc::new(lambda), captures))
     }
@@ -771,7 +782,7 @@ impl Analyzer<'_> {
         let body = body?;
         let _ = span;
         Ok((
-            Lambda { name: name.map(Arc::from), params: fixed, rest, param_names: names, frame_size: 0, body, doc },
+            Lambda { name: name.map(Arc::from), params: fixed, rest, param_names: names, frame_size: 0, uses_self: false, body, doc },
             (),
         ))
     }

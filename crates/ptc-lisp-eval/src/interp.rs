@@ -30,7 +30,10 @@ pub struct Globals {
 pub struct Interp {
     stack: Vec<Value>,
     base: usize,
-    closure: Option<Arc<Function>>,
+    /// Absolute stack index of the current closure's first captured value.
+    capture_base: usize,
+    /// Absolute stack index holding the current closure itself (named fns).
+    self_slot: usize,
     recur_args: Vec<Value>,
     depth: u32,
     fuel: u64,
@@ -81,7 +84,8 @@ impl Interp {
         Interp {
             stack: Vec::with_capacity(256),
             base: 0,
-            closure: None,
+            capture_base: usize::MAX,
+            self_slot: usize::MAX,
             recur_args: Vec::new(),
             depth: 0,
             fuel: 0,
@@ -186,13 +190,18 @@ impl Interp {
         }
     }
 
+    #[inline]
     fn capture(&self, i: u32) -> EvalResult {
-        match self.closure.as_deref() {
-            Some(Function::Closure(c)) => match c.captures.get(i as usize) {
-                Some(v) => Ok(v.clone()),
-                None => internal("capture out of range"),
-            },
-            _ => internal("capture outside closure"),
+        match self.stack.get(self.capture_base.wrapping_add(i as usize)) {
+            Some(v) => Ok(v.clone()),
+            None => internal("capture outside closure"),
+        }
+    }
+
+    fn current_fn(&self) -> EvalResult {
+        match self.stack.get(self.self_slot) {
+            Some(v @ Value::Func(_)) => Ok(v.clone()),
+            _ => internal("self reference outside closure"),
         }
     }
 
@@ -202,10 +211,90 @@ impl Interp {
             Node::Const(v) => Ok(v.clone()),
             Node::Local(i) => self.slot(*i),
             Node::Capture(i) => self.capture(*i),
-            Node::SelfFn => match &self.closure {
-                Some(f) => Ok(Value::Func(f.clone())),
-                None => internal("self reference outside closure"),
-            },
+            Node::If(b) => {
+                if self.eval(&b.0)?.truthy() {
+                    self.eval(&b.1)
+                } else {
+                    self.eval(&b.2)
+                }
+            }
+            Node::Do(nodes) => {
+                let mut last = Value::Nil;
+                for n in nodes {
+                    last = self.eval(n)?;
+                }
+                Ok(last)
+            }
+            Node::And(nodes) => {
+                let mut last = Value::Bool(true);
+                for n in nodes {
+                    last = self.eval(n)?;
+                    if !last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Or(nodes) => {
+                let mut last = Value::Nil;
+                for n in nodes {
+                    last = self.eval(n)?;
+                    if last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Node::Let(bindings, body) => {
+                for (p, n) in bindings {
+                    let v = self.eval(n)?;
+                    self.bind(p, v)?;
+                }
+                self.eval(body)
+            }
+            Node::GetKey(key, target, default) => {
+                let found = match &**target {
+                    Node::Local(i) => match self.stack.get(self.base + *i as usize) {
+                        Some(Value::Map(m)) => flex_get(m, key).cloned(),
+                        Some(other) => get_in_value(other, key),
+                        None => None,
+                    },
+                    other => {
+                        let coll = self.eval(other)?;
+                        get_in_value(&coll, key)
+                    }
+                };
+                match (found, default) {
+                    (Some(v), _) => Ok(v),
+                    (None, Some(d)) => self.eval(d),
+                    (None, None) => Ok(Value::Nil),
+                }
+            }
+            Node::CallBuiltin(b, args, span) => {
+                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.tick(1)?;
+                b.call(self, &mut vals).map_err(|e| with_span(e, *span))
+            }
+            Node::Call(f, args, span) => {
+                let fv = self.eval(f)?;
+                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.apply(&fv, &mut vals).map_err(|e| with_span(e, *span))
+            }
+            _ => self.eval_cold(node),
+        }
+    }
+
+    /// The less frequent node kinds, kept out of `eval` so its stack frame stays small.
+    #[inline(never)]
+    fn eval_cold(&mut self, node: &Node) -> EvalResult {
+        match node {
+            Node::SelfFn => self.current_fn(),
             Node::Global(name, fallback, span) => match self.globals.values.get(name) {
                 Some(v) => Ok(v.clone()),
                 None => match fallback {
@@ -252,47 +341,6 @@ impl Interp {
                 self.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
                 Ok(Value::Set(Arc::new(s)))
             }
-            Node::If(b) => {
-                if self.eval(&b.0)?.truthy() {
-                    self.eval(&b.1)
-                } else {
-                    self.eval(&b.2)
-                }
-            }
-            Node::Do(nodes) => {
-                let mut last = Value::Nil;
-                for n in nodes {
-                    last = self.eval(n)?;
-                }
-                Ok(last)
-            }
-            Node::And(nodes) => {
-                let mut last = Value::Bool(true);
-                for n in nodes {
-                    last = self.eval(n)?;
-                    if !last.truthy() {
-                        return Ok(last);
-                    }
-                }
-                Ok(last)
-            }
-            Node::Or(nodes) => {
-                let mut last = Value::Nil;
-                for n in nodes {
-                    last = self.eval(n)?;
-                    if last.truthy() {
-                        return Ok(last);
-                    }
-                }
-                Ok(last)
-            }
-            Node::Let(bindings, body) => {
-                for (p, n) in bindings {
-                    let v = self.eval(n)?;
-                    self.bind(p, v)?;
-                }
-                self.eval(body)
-            }
             Node::Loop(l) => {
                 for (p, n) in &l.bindings {
                     let v = self.eval(n)?;
@@ -330,30 +378,11 @@ impl Interp {
                     caps.push(match c {
                         CaptureFrom::Local(i) => self.slot(*i)?,
                         CaptureFrom::Capture(i) => self.capture(*i)?,
-                        CaptureFrom::SelfFn => match &self.closure {
-                            Some(f) => Value::Func(f.clone()),
-                            None => return internal("self capture outside closure"),
-                        },
+                        CaptureFrom::SelfFn => self.current_fn()?,
                     });
                 }
                 self.charge(cost::HEADER + cost::ELEM * caps.len() as u64)?;
                 Ok(Value::Func(Arc::new(Function::Closure(Closure { lambda: lambda.clone(), captures: caps }))))
-            }
-            Node::CallBuiltin(b, args, span) => {
-                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
-                for a in args {
-                    vals.push(self.eval(a)?);
-                }
-                self.tick(1)?;
-                b.call(self, &mut vals).map_err(|e| with_span(e, *span))
-            }
-            Node::Call(f, args, span) => {
-                let fv = self.eval(f)?;
-                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
-                for a in args {
-                    vals.push(self.eval(a)?);
-                }
-                self.apply(&fv, &mut vals).map_err(|e| with_span(e, *span))
             }
             Node::ToolCall(name, args, span) => {
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
@@ -401,6 +430,7 @@ impl Interp {
                 Err(Flow::Fail(v))
             }
             Node::Spanned(n, span) => self.eval(n).map_err(|e| with_span(e, *span)),
+            _ => internal("hot node reached the cold path"),
         }
     }
 
@@ -509,14 +539,21 @@ impl Interp {
             );
         }
         self.depth += 1;
+        // frame layout: [locals][captured values][the function itself, if it refers to itself]
         let new_base = self.stack.len();
-        self.stack.resize(new_base + lambda.frame_size as usize, Value::Nil);
-        let saved_base = std::mem::replace(&mut self.base, new_base);
-        let saved_closure = self.closure.replace(func.clone());
+        let frame = lambda.frame_size as usize;
+        self.stack.resize(new_base + frame, Value::Nil);
+        self.stack.extend(c.captures.iter().cloned());
+        if lambda.uses_self {
+            self.stack.push(Value::Func(func.clone()));
+        }
+        let saved = (self.base, self.capture_base, self.self_slot);
+        self.base = new_base;
+        self.capture_base = new_base + frame;
+        self.self_slot = new_base + frame + c.captures.len();
         let result = self.run_closure_body(lambda, args);
         self.stack.truncate(new_base);
-        self.base = saved_base;
-        self.closure = saved_closure;
+        (self.base, self.capture_base, self.self_slot) = saved;
         self.depth -= 1;
         result
     }

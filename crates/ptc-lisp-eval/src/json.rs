@@ -11,7 +11,33 @@ use serde_json::{Map, Number, Value as Json};
 use crate::value::{PMap, Value};
 
 /// Converts JSON to a value.
+///
+/// Object keys (and short strings) are interned: the 100,000 `"status"` keys of a large
+/// tool result share one allocation, which keeps lookups in cache and memory small.
 pub fn from_json(j: &Json) -> Value {
+    let mut interner = Interner::default();
+    convert(j, &mut interner)
+}
+
+#[derive(Default)]
+struct Interner {
+    strings: std::collections::HashMap<String, Arc<str>>,
+}
+
+impl Interner {
+    fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.strings.get(s) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(s);
+        if self.strings.len() < 100_000 {
+            self.strings.insert(s.to_string(), a.clone());
+        }
+        a
+    }
+}
+
+fn convert(j: &Json, interner: &mut Interner) -> Value {
     match j {
         Json::Null => Value::Nil,
         Json::Bool(b) => Value::Bool(*b),
@@ -22,12 +48,13 @@ pub fn from_json(j: &Json) -> Value {
                 Value::Float(n.as_f64().unwrap_or(f64::NAN))
             }
         }
+        Json::String(s) if s.len() <= 24 => Value::Str(interner.get(s)),
         Json::String(s) => Value::str(s.as_str()),
-        Json::Array(items) => Value::vector(items.iter().map(from_json)),
+        Json::Array(items) => Value::vector(items.iter().map(|x| convert(x, interner))),
         Json::Object(obj) => {
             let mut m = PMap::new();
             for (k, v) in obj {
-                m.insert(Value::str(k.as_str()), from_json(v));
+                m.insert(Value::Str(interner.get(k)), convert(v, interner));
             }
             Value::Map(Arc::new(m))
         }

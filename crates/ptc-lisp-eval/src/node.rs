@@ -53,6 +53,8 @@ pub enum Node {
     Fn(Arc<Lambda>, Vec<CaptureFrom>),
     /// Call of a builtin known at analysis time.
     CallBuiltin(&'static Builtin, Vec<Node>, Span),
+    /// `(:key target)` / `(:key target default)`: keyword lookup without a call.
+    GetKey(Value, Box<Node>, Option<Box<Node>>),
     /// Call of a computed function.
     Call(Box<Node>, Vec<Node>, Span),
     /// `(tool/name ...)`.
@@ -102,8 +104,11 @@ pub struct Lambda {
     pub rest: Option<Pattern>,
     /// Parameter names for printing `#fn[x y]`.
     pub param_names: Vec<String>,
-    /// Number of local slots the frame needs.
+    /// Number of local slots the frame needs (captures and the self slot follow them).
     pub frame_size: u32,
+    /// The body refers to the function itself (named `fn`), so a call stores it in the
+    /// slot after the captures.
+    pub uses_self: bool,
     /// Body.
     pub body: Node,
     /// Docstring (defn).

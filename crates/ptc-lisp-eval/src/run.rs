@@ -55,11 +55,10 @@ impl Default for RunOptions {
 impl RunOptions {
     /// Sets the context from a JSON object.
     pub fn with_json_context(mut self, obj: &serde_json::Map<String, serde_json::Value>) -> Self {
-        let mut m = PMap::new();
-        for (k, v) in obj {
-            m.insert(Value::str(k.as_str()), crate::json::from_json(v));
+        let whole = crate::json::from_json(&serde_json::Value::Object(obj.clone()));
+        if let Value::Map(m) = whole {
+            self.context = m;
         }
-        self.context = Arc::new(m);
         self
     }
 }
@@ -171,6 +170,8 @@ impl Outcome {
 pub fn run(source: &str, opts: RunOptions) -> Outcome {
     let started = Instant::now();
     let fallback_memory = opts.memory.clone();
+    // the host's context is released after timing, so usage reflects the program's work
+    let context = opts.context.clone();
     let outcome = std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("ptc-eval".into())
@@ -190,6 +191,7 @@ pub fn run(source: &str, opts: RunOptions) -> Outcome {
         },
     };
     outcome.usage.duration = started.elapsed();
+    drop(context);
     outcome
 }
 

@@ -178,8 +178,18 @@ impl Value {
 }
 
 impl PartialEq for Value {
+    /// Strict structural equality (consistent with `Ord`): values of different variants
+    /// are never equal, so `1` and `1.0` differ here (PTC `=` is [`Value::equiv`]).
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        match (self, other) {
+            (Value::Nil, Value::Nil) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Str(a), Value::Str(b)) | (Value::Keyword(a), Value::Keyword(b)) => a == b,
+            _ if std::mem::discriminant(self) != std::mem::discriminant(other) => false,
+            _ => self.cmp(other) == Ordering::Equal,
+        }
     }
 }
 impl Eq for Value {}

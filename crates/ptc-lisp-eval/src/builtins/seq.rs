@@ -237,10 +237,20 @@ fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) 
     let f = std::mem::take(&mut args[0]);
     let coll = std::mem::take(&mut args[1]);
     let mut out = PVector::new();
-    for item in seq_iter(name, &coll)? {
-        interp.tick(1)?;
-        if interp.apply(&f, &mut [item.clone()])?.truthy() == keep {
-            out.push_back(item);
+    if let Value::Vector(items) = &coll {
+        // by reference: one clone for the call, one more only for kept items
+        for item in items.iter() {
+            interp.tick(1)?;
+            if interp.apply(&f, &mut [item.clone()])?.truthy() == keep {
+                out.push_back(item.clone());
+            }
+        }
+    } else {
+        for item in seq_iter(name, &coll)? {
+            interp.tick(1)?;
+            if interp.apply(&f, &mut [item.clone()])?.truthy() == keep {
+                out.push_back(item);
+            }
         }
     }
     interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
