@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 
 mod bench;
 mod conformance;
+mod docs;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -14,6 +15,7 @@ commands:
   ci            fmt --check, clippy -D warnings, tests, conformance against real Clojure
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
+  docs          regenerate docs/functions.md from the function registry
 ";
 
 fn main() -> ExitCode {
@@ -22,6 +24,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("conformance") => conformance::run(&root()),
         Some("bench") => bench::run(&root()),
+        Some("docs") => docs::run(&root()),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())
@@ -69,6 +72,11 @@ fn ci() -> Result<()> {
         &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
     )?;
     step("cargo test", &cargo, &["test", "--workspace", "--quiet"])?;
+    eprintln!("==> docs/functions.md is up to date");
+    let committed = std::fs::read_to_string(root().join("docs/functions.md")).unwrap_or_default();
+    if committed != docs::render() {
+        bail!("docs/functions.md is stale: run `cargo xtask docs` and commit the result");
+    }
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
     eprintln!("==> ci: all green");

@@ -385,6 +385,7 @@ impl Analyzer<'_> {
                 }
             }
             Some(ns) => match builtins::lookup_ns(ns, name) {
+                Some(b) if b.constant => Ok(Node::CallBuiltin(b, Vec::new(), span)),
                 Some(b) => Ok(Node::Builtin(b)),
                 None => Err(unknown_ns_member(ns, name, span)),
             },

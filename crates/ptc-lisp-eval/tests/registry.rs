@@ -31,3 +31,20 @@ fn names_are_unique() {
         }
     }
 }
+
+#[test]
+fn every_inventory_name_resolves() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/inventory_names.txt")).unwrap();
+    let mut missing = Vec::new();
+    let mut total = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let name = line.split('\t').nth(1).unwrap_or(line);
+        total += 1;
+        let is_constant = ptc_lisp_eval::builtins::lookup(name).is_some_and(|b| b.constant);
+        let program = if is_constant { format!("(do {name} true)") } else { format!("(fn? {name})") };
+        if show(&program) != "true" {
+            missing.push(name.to_string());
+        }
+    }
+    assert!(missing.is_empty(), "{} of {total} inventory names do not resolve to functions: {}", missing.len(), missing.join(" "));
+}

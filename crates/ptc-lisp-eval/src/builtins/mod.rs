@@ -11,6 +11,7 @@ use crate::value::Value;
 
 mod args;
 mod collections;
+mod constants;
 mod core;
 mod discovery;
 mod functional;
@@ -109,6 +110,8 @@ pub struct Builtin {
     pub examples: &'static [(&'static str, &'static str)],
     /// True for PTC extensions that Clojure does not have.
     pub extension: bool,
+    /// A named constant (`Double/NaN`, `Math/PI`): referring to it yields its value.
+    pub constant: bool,
     /// Implementation.
     pub f: BuiltinFn,
 }
@@ -116,7 +119,7 @@ pub struct Builtin {
 impl Builtin {
     /// Declares a builtin; chain `.doc()`, `.ex()`, `.alias()`, `.ext()`.
     pub const fn new(name: &'static str, arity: Arity, category: Category, f: BuiltinFn) -> Self {
-        Builtin { name, aliases: &[], arity, category, doc: "", examples: &[], extension: false, f }
+        Builtin { name, aliases: &[], arity, category, doc: "", examples: &[], extension: false, constant: false, f }
     }
     /// Sets the one-line doc.
     pub const fn doc(mut self, doc: &'static str) -> Self {
@@ -131,6 +134,11 @@ impl Builtin {
     /// Sets aliases.
     pub const fn alias(mut self, aliases: &'static [&'static str]) -> Self {
         self.aliases = aliases;
+        self
+    }
+    /// Marks a zero-argument entry as a named constant.
+    pub const fn constant(mut self) -> Self {
+        self.constant = true;
         self
     }
     /// Marks as a PTC extension.
@@ -157,9 +165,10 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 14] {
+fn families() -> [&'static [Builtin]; 15] {
     [
         core::BUILTINS,
+        constants::BUILTINS,
         seq::BUILTINS,
         predicates::BUILTINS,
         collections::BUILTINS,
