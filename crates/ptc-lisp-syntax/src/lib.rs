@@ -302,7 +302,7 @@ impl Parser {
     fn token(&mut self) -> String {
         let mut t = String::new();
         while let Some(c) = self.peek() {
-            if is_delim(c) && !(c == '\'' && !t.is_empty()) {
+            if is_delim(c) && (c != '\'' || t.is_empty()) {
                 break;
             }
             t.push(c);
@@ -350,8 +350,8 @@ impl Parser {
         if t.is_empty() {
             return Err(self.error_at(m, format!("a lone ':' is not a keyword (line {}, column {}); write :name", m.line, m.col)));
         }
-        if t.starts_with(':') {
-            return Err(self.error_at(m, format!("auto-resolved keywords (::{}) are not supported; write :{}", &t[1..], &t[1..])));
+        if let Some(rest) = t.strip_prefix(':') {
+            return Err(self.error_at(m, format!("auto-resolved keywords (::{rest}) are not supported; write :{rest}")));
         }
         if t.contains('/') {
             return Err(self.error_at(m, format!("namespaced keywords like :{t} are not supported; use :{} or a string", t.replace('/', "-"))));
