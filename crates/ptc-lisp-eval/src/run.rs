@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use ptc_lisp_syntax::{ParseOptions, parse_program_with};
@@ -64,7 +65,7 @@ impl RunOptions {
 }
 
 /// Deepest collection nesting a result or definition may have.
-pub const MAX_VALUE_NESTING: usize = 10_000;
+pub const MAX_VALUE_NESTING: usize = 1_000;
 
 /// True when `v` nests collections deeper than `max`. Iterative, and shared
 /// sub-values are visited once, so it is linear in the distinct nodes.
@@ -165,24 +166,33 @@ impl Outcome {
 
 /// Parses, analyzes and evaluates `source`.
 ///
-/// Evaluation runs on its own thread with a large stack, so deep recursion ends in a
-/// `recursion_limit_exceeded` error instead of a crashed process.
+/// Evaluation runs on a worker thread with a large stack (workers are kept for reuse, so
+/// a run costs no thread start), so deep recursion ends in a `recursion_limit_exceeded`
+/// error instead of a crashed process.
 pub fn run(source: &str, opts: RunOptions) -> Outcome {
     let started = Instant::now();
     let fallback_memory = opts.memory.clone();
     // the host's context is released after timing, so usage reflects the program's work
     let context = opts.context.clone();
-    let outcome = std::thread::scope(|s| {
-        std::thread::Builder::new()
-            .name("ptc-eval".into())
-            .stack_size(EVAL_STACK_BYTES)
-            .spawn_scoped(s, || run_with_stack(source, opts, EVAL_STACK_BYTES - 16 * 1024 * 1024))
-            .map(|h| h.join())
-    });
-    let mut outcome = match outcome {
-        Ok(Ok(o)) => o,
-        Ok(Err(_)) | Err(_) => Outcome {
-            result: RunResult::Error(EvalError::new(ErrorKind::RuntimeError, "internal error: the evaluation thread failed")),
+    let (reply_tx, reply_rx) = mpsc::channel();
+    let mut job = Some(Job { source: source.to_string(), opts, reply: reply_tx });
+    // an idle worker may have exited; retry with a fresh one
+    for _ in 0..3 {
+        let Some(j) = job.take() else { break };
+        let worker = idle_workers().lock().ok().and_then(|mut w| w.pop()).or_else(spawn_worker);
+        match worker {
+            Some(w) => {
+                if let Err(mpsc::SendError(j)) = w.send(j) {
+                    job = Some(j);
+                }
+            }
+            None => job = Some(j),
+        }
+    }
+    let mut outcome = match (job, reply_rx.recv()) {
+        (None, Ok(o)) => o,
+        _ => Outcome {
+            result: RunResult::Error(EvalError::new(ErrorKind::RuntimeError, "internal error: no evaluation thread could run the program")),
             printed: String::new(),
             prints: Vec::new(),
             tool_calls: Vec::new(),
@@ -193,6 +203,41 @@ pub fn run(source: &str, opts: RunOptions) -> Outcome {
     outcome.usage.duration = started.elapsed();
     drop(context);
     outcome
+}
+
+struct Job {
+    source: String,
+    opts: RunOptions,
+    reply: mpsc::Sender<Outcome>,
+}
+
+/// Idle evaluation threads, each waiting on its own channel.
+fn idle_workers() -> &'static Mutex<Vec<mpsc::Sender<Job>>> {
+    static IDLE: OnceLock<Mutex<Vec<mpsc::Sender<Job>>>> = OnceLock::new();
+    IDLE.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Idle workers kept for reuse; more can run at once, extra ones exit when done.
+const MAX_IDLE_WORKERS: usize = 16;
+
+fn spawn_worker() -> Option<mpsc::Sender<Job>> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    let me = tx.clone();
+    std::thread::Builder::new()
+        .name("ptc-eval".into())
+        .stack_size(EVAL_STACK_BYTES)
+        .spawn(move || {
+            for job in rx {
+                let out = run_with_stack(&job.source, job.opts, EVAL_STACK_BYTES - 16 * 1024 * 1024);
+                let _ = job.reply.send(out);
+                match idle_workers().lock() {
+                    Ok(mut idle) if idle.len() < MAX_IDLE_WORKERS => idle.push(me.clone()),
+                    _ => return,
+                }
+            }
+        })
+        .ok()?;
+    Some(tx)
 }
 
 /// Like [`run`] but on the calling thread, assuming it has at least `stack_bytes` of
