@@ -42,7 +42,16 @@ fn write_orders(path: &Path, n: usize) -> Result<()> {
 /// Runs `programs` through `ptc eval --jsonl` and returns each run's duration in ms.
 fn ptc_durations(ptc: &Path, context: Option<&Path>, program: &str, runs: usize) -> Result<Vec<f64>> {
     let mut cmd = Command::new(ptc);
-    cmd.args(["eval", "--jsonl", "--timeout-ms", "60000", "--max-heap-bytes", "4000000000", "--max-result-bytes", "100000000"]);
+    cmd.args([
+        "eval",
+        "--jsonl",
+        "--timeout-ms",
+        "60000",
+        "--max-heap-bytes",
+        "4000000000",
+        "--max-result-bytes",
+        "100000000",
+    ]);
     if let Some(c) = context {
         cmd.arg("--context").arg(c);
     }
@@ -122,7 +131,10 @@ pub fn run(root: &Path) -> Result<()> {
         }
     }
     let startup = median(wall);
-    println!("process: ptc eval '(+ 1 2)'                {startup:8.2} ms     target   10.00 ms   {:.2}x", startup / 10.0);
+    println!(
+        "process: ptc eval '(+ 1 2)'                {startup:8.2} ms     target   10.00 ms   {:.2}x",
+        startup / 10.0
+    );
 
     // 4. persistent collections: building with assoc/conj in reduce must scale linearly
     for (name, prog) in [

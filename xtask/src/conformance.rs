@@ -68,7 +68,9 @@ fn load_cases(dir: &Path) -> Result<Vec<Case>> {
                 continue;
             }
             if let Some(rest) = t.strip_prefix("@ctx ") {
-                ctx = Some(serde_json::from_str(rest).with_context(|| format!("{}:{}: bad @ctx JSON", f.display(), i + 1))?);
+                ctx = Some(
+                    serde_json::from_str(rest).with_context(|| format!("{}:{}: bad @ctx JSON", f.display(), i + 1))?,
+                );
                 continue;
             }
             if let Some(rest) = t.strip_prefix("@div ") {
@@ -76,10 +78,17 @@ fn load_cases(dir: &Path) -> Result<Vec<Case>> {
                 let [id, expected, reason] = parts.as_slice() else {
                     bail!("{}:{}: write @div ID | expected result | reason", f.display(), i + 1);
                 };
-                div = Some(Divergence { id: id.to_string(), expected: expected.to_string(), reason: reason.to_string() });
+                div =
+                    Some(Divergence { id: id.to_string(), expected: expected.to_string(), reason: reason.to_string() });
                 continue;
             }
-            cases.push(Case { category: category.clone(), line: i + 1, src: t.to_string(), ctx: ctx.take(), div: div.take() });
+            cases.push(Case {
+                category: category.clone(),
+                line: i + 1,
+                src: t.to_string(),
+                ctx: ctx.take(),
+                div: div.take(),
+            });
         }
     }
     Ok(cases)
@@ -94,7 +103,9 @@ fn ensure_clojure() -> Result<()> {
     }
     eprintln!("installing clojure and libdata-json-clojure from Debian packages...");
     let sudo = if unsafe_is_root() { vec![] } else { vec!["sudo"] };
-    for args in [vec!["apt-get", "update", "-qq"], vec!["apt-get", "install", "-y", "-qq", "clojure", "libdata-json-clojure"]] {
+    for args in
+        [vec!["apt-get", "update", "-qq"], vec!["apt-get", "install", "-y", "-qq", "clojure", "libdata-json-clojure"]]
+    {
         let mut full = sudo.clone();
         full.extend(args);
         let status = Command::new(full[0]).args(&full[1..]).status().context("cannot run apt-get")?;
@@ -141,7 +152,9 @@ fn run_oracle(root: &Path, cases: &[Case]) -> Result<Vec<serde_json::Value>> {
     let mut out = Vec::with_capacity(cases.len());
     for line in BufReader::new(stdout).lines() {
         let line = line?;
-        out.push(serde_json::from_str(&line).unwrap_or_else(|_| json!({"ok": false, "class": "unreadable", "msg": line})));
+        out.push(
+            serde_json::from_str(&line).unwrap_or_else(|_| json!({"ok": false, "class": "unreadable", "msg": line})),
+        );
         if out.len() == cases.len() {
             break;
         }
@@ -169,7 +182,9 @@ fn form_to_value(f: &Form) -> Option<Value> {
             Some(ns) => format!("{ns}/{name}"),
             None => name.clone(),
         })),
-        FormKind::List(items) | FormKind::Vector(items) => Value::vector(items.iter().map(form_to_value).collect::<Option<Vec<_>>>()?),
+        FormKind::List(items) | FormKind::Vector(items) => {
+            Value::vector(items.iter().map(form_to_value).collect::<Option<Vec<_>>>()?)
+        }
         FormKind::Set(items) => Value::set(items.iter().map(form_to_value).collect::<Option<Vec<_>>>()?),
         FormKind::Map(items) => {
             let vals = items.iter().map(form_to_value).collect::<Option<Vec<_>>>()?;

@@ -27,21 +27,22 @@ pub fn render() -> String {
     );
     for (cat, list) in &mut by_cat {
         list.sort_by_key(|b| b.name);
-        md.push_str(&format!("## {cat} ({})\n\n| name | args | description | example |\n|---|---|---|---|\n", list.len()));
+        md.push_str(&format!(
+            "## {cat} ({})\n\n| name | args | description | example |\n|---|---|---|---|\n",
+            list.len()
+        ));
         for b in list.iter() {
             let mut name = format!("`{}`", b.name);
             if b.extension {
                 name.push_str(" ★");
             }
             if !b.aliases.is_empty() {
-                name.push_str(&format!(" (also {})", b.aliases.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")));
+                name.push_str(&format!(
+                    " (also {})",
+                    b.aliases.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                ));
             }
-            let ex = b
-                .examples
-                .iter()
-                .map(|(src, out)| format!("`{src}` ⇒ `{out}`"))
-                .collect::<Vec<_>>()
-                .join("<br>");
+            let ex = b.examples.iter().map(|(src, out)| format!("`{src}` ⇒ `{out}`")).collect::<Vec<_>>().join("<br>");
             let cell = |s: &str| s.replace('|', "\\|");
             md.push_str(&format!(
                 "| {} | {} | {} | {} |\n",

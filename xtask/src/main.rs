@@ -66,11 +66,7 @@ pub fn step(title: &str, program: &str, args: &[&str]) -> Result<()> {
 fn ci() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     step("cargo fmt --check", &cargo, &["fmt", "--all", "--check"])?;
-    step(
-        "cargo clippy -D warnings",
-        &cargo,
-        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
-    )?;
+    step("cargo clippy -D warnings", &cargo, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     step("cargo test", &cargo, &["test", "--workspace", "--quiet"])?;
     eprintln!("==> docs/functions.md is up to date");
     let committed = std::fs::read_to_string(root().join("docs/functions.md")).unwrap_or_default();

@@ -309,7 +309,11 @@ impl Analyzer<'_> {
                 if let Some(vals) = all_const(&nodes) {
                     let set = PSet::from_items(vals.iter().cloned());
                     if set.len() != vals.len() {
-                        return Err(EvalError::new(ErrorKind::InvalidForm, "duplicate element in set literal #{...}; each member must be unique").at(span));
+                        return Err(EvalError::new(
+                            ErrorKind::InvalidForm,
+                            "duplicate element in set literal #{...}; each member must be unique",
+                        )
+                        .at(span));
                     }
                     return Ok(Node::Const(Value::Set(Arc::new(set))));
                 }
@@ -328,7 +332,10 @@ impl Analyzer<'_> {
                         if seen.contains(kv) {
                             return Err(EvalError::new(
                                 ErrorKind::InvalidForm,
-                                format!("duplicate key {} in map literal; each key may appear once", crate::printer::to_clojure(kv)),
+                                format!(
+                                    "duplicate key {} in map literal; each key may appear once",
+                                    crate::printer::to_clojure(kv)
+                                ),
                             )
                             .at(span));
                         }
@@ -414,7 +421,9 @@ impl Analyzer<'_> {
             if n.is_empty() || n == "&" || n.chars().all(|c| c.is_ascii_digit()) {
                 return Err(EvalError::new(
                     ErrorKind::InvalidPlaceholder,
-                    format!("placeholder '{name}' can only be used inside #(...); write (fn [x] ...) to name the argument"),
+                    format!(
+                        "placeholder '{name}' can only be used inside #(...); write (fn [x] ...) to name the argument"
+                    ),
                 )
                 .at(span));
             }
@@ -453,7 +462,11 @@ impl Analyzer<'_> {
 
     fn short_fn(&mut self, body: &[Form], span: Span) -> R<Node> {
         if self.in_short_fn {
-            return Err(EvalError::new(ErrorKind::InvalidForm, "nested #() short functions are not allowed; use (fn [x] ...) for the inner one").at(span));
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "nested #() short functions are not allowed; use (fn [x] ...) for the inner one",
+            )
+            .at(span));
         }
         let mut max = 0usize;
         let mut rest = false;
@@ -502,7 +515,11 @@ impl Analyzer<'_> {
                 }
                 _ => {}
             }
-            if ns.is_none() && !self.is_user_name(name) && self.resolve_local(name).is_none() && builtins::lookup(name).is_none() {
+            if ns.is_none()
+                && !self.is_user_name(name)
+                && self.resolve_local(name).is_none()
+                && builtins::lookup(name).is_none()
+            {
                 if name.starts_with('.') && name.len() > 1 {
                     return Err(unsupported_method(name, span));
                 }
@@ -659,12 +676,20 @@ impl Analyzer<'_> {
                 if name == "return" { Node::Return(Box::new(v)) } else { Node::Fail(Box::new(v)) }
             }
             "." => {
-                return Err(EvalError::new(ErrorKind::InvalidForm, "(. obj method) is not supported. Use (.method obj) instead").at(span));
+                return Err(EvalError::new(
+                    ErrorKind::InvalidForm,
+                    "(. obj method) is not supported. Use (.method obj) instead",
+                )
+                .at(span));
             }
-            "try" | "catch" | "throw" | "finally" | "defmacro" | "letfn" | "binding" | "ns" | "require" | "import" | "defmulti"
-            | "defmethod" | "defprotocol" | "defrecord" | "deftype" | "dotimes" | "while" | "eval" => {
+            "try" | "catch" | "throw" | "finally" | "defmacro" | "letfn" | "binding" | "ns" | "require" | "import"
+            | "defmulti" | "defmethod" | "defprotocol" | "defrecord" | "deftype" | "dotimes" | "while" | "eval" => {
                 let hint = hint_for(name).unwrap_or("this form is outside the PTC-Lisp subset");
-                return Err(EvalError::new(ErrorKind::InvalidForm, format!("{name} is not supported in PTC-Lisp: {hint}")).at(span));
+                return Err(EvalError::new(
+                    ErrorKind::InvalidForm,
+                    format!("{name} is not supported in PTC-Lisp: {hint}"),
+                )
+                .at(span));
             }
             _ => return Ok(None),
         };
@@ -686,7 +711,11 @@ impl Analyzer<'_> {
 
     fn patterns_let(&mut self, bindings: &[Form], span: Span, what: &str) -> R<Vec<(Pattern, Node)>> {
         if !bindings.len().is_multiple_of(2) {
-            return Err(EvalError::new(ErrorKind::InvalidForm, format!("{what} bindings require an even number of forms: [name value ...]")).at(span));
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!("{what} bindings require an even number of forms: [name value ...]"),
+            )
+            .at(span));
         }
         let mut out = Vec::with_capacity(bindings.len() / 2);
         for pair in bindings.chunks(2) {
@@ -700,7 +729,11 @@ impl Analyzer<'_> {
     fn binding_vector<'f>(&self, args: &'f [Form], what: &str, span: Span) -> R<(&'f [Form], &'f [Form])> {
         match args.split_first() {
             Some((Form { kind: FormKind::Vector(b), .. }, body)) => Ok((b.as_slice(), body)),
-            _ => Err(EvalError::new(ErrorKind::InvalidForm, format!("{what} needs a binding vector: ({what} [name value ...] body...)")).at(span)),
+            _ => Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!("{what} needs a binding vector: ({what} [name value ...] body...)"),
+            )
+            .at(span)),
         }
     }
 
@@ -737,11 +770,20 @@ impl Analyzer<'_> {
                 "multi-arity fn is not supported; define one arity, e.g. (fn [x & more] ...), or separate functions",
             )
             .at(span)),
-            _ => Err(EvalError::new(ErrorKind::InvalidForm, "fn needs a parameter vector: (fn [x y] body...)").at(span)),
+            _ => {
+                Err(EvalError::new(ErrorKind::InvalidForm, "fn needs a parameter vector: (fn [x y] body...)").at(span))
+            }
         }
     }
 
-    fn lambda(&mut self, name: Option<&str>, params: &[Form], body: &[Form], span: Span, doc: Option<Arc<str>>) -> R<Node> {
+    fn lambda(
+        &mut self,
+        name: Option<&str>,
+        params: &[Form],
+        body: &[Form],
+        span: Span,
+        doc: Option<Arc<str>>,
+    ) -> R<Node> {
         self.scopes.push(FnScope { self_name: name.map(Arc::from), ..FnScope::default() });
         let result = self.lambda_inner(name, params, body, span, doc);
         let scope = self.scopes.pop().unwrap_or_default();
@@ -751,7 +793,14 @@ impl Analyzer<'_> {
         Ok(Node::Fn(Arc::new(lambda), captures))
     }
 
-    fn lambda_inner(&mut self, name: Option<&str>, params: &[Form], body: &[Form], span: Span, doc: Option<Arc<str>>) -> R<(Lambda, ())> {
+    fn lambda_inner(
+        &mut self,
+        name: Option<&str>,
+        params: &[Form],
+        body: &[Form],
+        span: Span,
+        doc: Option<Arc<str>>,
+    ) -> R<(Lambda, ())> {
         let mut fixed = Vec::new();
         let mut rest = None;
         let mut names = Vec::new();
@@ -760,10 +809,15 @@ impl Analyzer<'_> {
             let p = &params[i];
             if p.as_plain_symbol() == Some("&") {
                 let Some(r) = params.get(i + 1) else {
-                    return Err(EvalError::new(ErrorKind::InvalidForm, "& in a parameter vector must be followed by a name: [x & more]").at(p.span));
+                    return Err(EvalError::new(
+                        ErrorKind::InvalidForm,
+                        "& in a parameter vector must be followed by a name: [x & more]",
+                    )
+                    .at(p.span));
                 };
                 if params.len() > i + 2 {
-                    return Err(EvalError::new(ErrorKind::InvalidForm, "only one parameter may follow &: [x & more]").at(p.span));
+                    return Err(EvalError::new(ErrorKind::InvalidForm, "only one parameter may follow &: [x & more]")
+                        .at(p.span));
                 }
                 names.push("&".to_string());
                 names.push(param_name(r));
@@ -783,7 +837,16 @@ impl Analyzer<'_> {
         let body = body?;
         let _ = span;
         Ok((
-            Lambda { name: name.map(Arc::from), params: fixed, rest, param_names: names, frame_size: 0, uses_self: false, body, doc },
+            Lambda {
+                name: name.map(Arc::from),
+                params: fixed,
+                rest,
+                param_names: names,
+                frame_size: 0,
+                uses_self: false,
+                body,
+                doc,
+            },
             (),
         ))
     }
@@ -804,7 +867,13 @@ impl Analyzer<'_> {
                 )
                 .at(span));
             }
-            _ => return Err(EvalError::new(ErrorKind::InvalidForm, format!("{which} needs a symbol name: ({which} name value); destructuring is not supported in def")).at(span)),
+            _ => {
+                return Err(EvalError::new(
+                    ErrorKind::InvalidForm,
+                    format!("{which} needs a symbol name: ({which} name value); destructuring is not supported in def"),
+                )
+                .at(span));
+            }
         };
         check_definable(&name, span)?;
         let value = match value {
@@ -819,7 +888,9 @@ impl Analyzer<'_> {
             return Err(arity_form("defn", "(defn name [params] body...)", span));
         };
         let Some(name) = name_form.as_plain_symbol() else {
-            return Err(EvalError::new(ErrorKind::InvalidForm, "defn needs a name: (defn name [params] body...)").at(span));
+            return Err(
+                EvalError::new(ErrorKind::InvalidForm, "defn needs a name: (defn name [params] body...)").at(span)
+            );
         };
         check_definable(name, span)?;
         let mut doc = None;
@@ -855,7 +926,13 @@ impl Analyzer<'_> {
                 )
                 .at(span));
             }
-            _ => return Err(EvalError::new(ErrorKind::InvalidForm, format!("defn {name} needs a parameter vector: (defn {name} [x] body...)")).at(span)),
+            _ => {
+                return Err(EvalError::new(
+                    ErrorKind::InvalidForm,
+                    format!("defn {name} needs a parameter vector: (defn {name} [x] body...)"),
+                )
+                .at(span));
+            }
         };
         Ok(Node::Def { name: Arc::from(name), doc, value: Box::new(node), once: false })
     }
@@ -863,7 +940,11 @@ impl Analyzer<'_> {
     fn if_let(&mut self, which: &str, args: &[Form], span: Span, tail: bool) -> R<Node> {
         let (bindings, body) = self.binding_vector(args, which, span)?;
         if bindings.len() != 2 {
-            return Err(EvalError::new(ErrorKind::InvalidForm, format!("{which} takes exactly one binding: ({which} [x expr] ...)")).at(span));
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!("{which} takes exactly one binding: ({which} [x expr] ...)"),
+            )
+            .at(span));
         }
         let is_if = which.starts_with("if");
         if is_if && !(1..=2).contains(&body.len()) {
@@ -892,7 +973,11 @@ impl Analyzer<'_> {
     fn when_first(&mut self, args: &[Form], span: Span, tail: bool) -> R<Node> {
         let (bindings, body) = self.binding_vector(args, "when-first", span)?;
         if bindings.len() != 2 {
-            return Err(EvalError::new(ErrorKind::InvalidForm, "when-first takes one binding: (when-first [x coll] ...)").at(span));
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "when-first takes one binding: (when-first [x coll] ...)",
+            )
+            .at(span));
         }
         let coll = self.form(&bindings[1], false)?;
         let m = self.mark();
@@ -904,7 +989,11 @@ impl Analyzer<'_> {
         let first = Node::CallBuiltin(builtin("first")?, vec![Node::Local(tmp)], span);
         Ok(Node::Let(
             vec![(Pattern::Bind(tmp), coll)],
-            Box::new(Node::If(Box::new((test, Node::Let(vec![(pat, first)], Box::new(body)), Node::Const(Value::Nil))))),
+            Box::new(Node::If(Box::new((
+                test,
+                Node::Let(vec![(pat, first)], Box::new(body)),
+                Node::Const(Value::Nil),
+            )))),
         ))
     }
 
@@ -936,7 +1025,11 @@ impl Analyzer<'_> {
     fn for_form(&mut self, which: &str, args: &[Form], span: Span) -> R<Node> {
         let (bindings, body) = self.binding_vector(args, which, span)?;
         if bindings.is_empty() || bindings.len() % 2 != 0 {
-            return Err(EvalError::new(ErrorKind::InvalidForm, format!("{which} needs binding pairs: ({which} [x coll :when test] body)")).at(span));
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!("{which} needs binding pairs: ({which} [x coll :when test] body)"),
+            )
+            .at(span));
         }
         let m = self.mark();
         let mut clauses = Vec::new();
@@ -946,12 +1039,20 @@ impl Analyzer<'_> {
                 FormKind::Keyword(k) if k == "while" => clauses.push(ForClause::While(self.form(&pair[1], false)?)),
                 FormKind::Keyword(k) if k == "let" => {
                     let FormKind::Vector(lb) = &pair[1].kind else {
-                        return Err(EvalError::new(ErrorKind::InvalidForm, ":let in for needs a binding vector: :let [y (f x)]").at(pair[1].span));
+                        return Err(EvalError::new(
+                            ErrorKind::InvalidForm,
+                            ":let in for needs a binding vector: :let [y (f x)]",
+                        )
+                        .at(pair[1].span));
                     };
                     clauses.push(ForClause::Let(self.patterns_let(lb, pair[1].span, ":let")?));
                 }
                 FormKind::Keyword(k) => {
-                    return Err(EvalError::new(ErrorKind::InvalidForm, format!("unknown {which} modifier :{k}; use :when, :let or :while")).at(pair[0].span));
+                    return Err(EvalError::new(
+                        ErrorKind::InvalidForm,
+                        format!("unknown {which} modifier :{k}; use :when, :let or :while"),
+                    )
+                    .at(pair[0].span));
                 }
                 _ => {
                     let coll = self.form(&pair[1], false)?;
@@ -1042,31 +1143,50 @@ impl Analyzer<'_> {
                 FormKind::Keyword(kw) if kw == "or" => {}
                 FormKind::Keyword(kw) if kw == "as" => {
                     let Some(n) = v.as_plain_symbol() else {
-                        return Err(EvalError::new(ErrorKind::InvalidForm, ":as in a map pattern must be followed by a name").at(v.span));
+                        return Err(EvalError::new(
+                            ErrorKind::InvalidForm,
+                            ":as in a map pattern must be followed by a name",
+                        )
+                        .at(v.span));
                     };
                     as_slot = Some(self.new_slot(n));
                 }
                 FormKind::Keyword(kw) if kw == "keys" || kw == "strs" => {
                     let FormKind::Vector(names) = &v.kind else {
-                        return Err(EvalError::new(ErrorKind::InvalidForm, format!(":{kw} needs a vector of names: {{:{kw} [a b]}}")).at(v.span));
+                        return Err(EvalError::new(
+                            ErrorKind::InvalidForm,
+                            format!(":{kw} needs a vector of names: {{:{kw} [a b]}}"),
+                        )
+                        .at(v.span));
                     };
                     for n in names {
                         let (key_name, bind_name) = match &n.kind {
                             FormKind::Symbol { ns: None, name } => (name.clone(), name.clone()),
                             FormKind::Keyword(name) => (name.clone(), name.clone()),
-                            _ => return Err(EvalError::new(ErrorKind::InvalidForm, format!(":{kw} needs plain names like [a b]")).at(n.span)),
+                            _ => {
+                                return Err(EvalError::new(
+                                    ErrorKind::InvalidForm,
+                                    format!(":{kw} needs plain names like [a b]"),
+                                )
+                                .at(n.span));
+                            }
                         };
                         let default = match defaults.iter().find(|(d, _)| *d == bind_name) {
                             Some((_, f)) => Some(self.form(f, false)?),
                             None => None,
                         };
-                        let key = if kw == "keys" { Value::kw(key_name.as_str()) } else { Value::str(key_name.as_str()) };
+                        let key =
+                            if kw == "keys" { Value::kw(key_name.as_str()) } else { Value::str(key_name.as_str()) };
                         let slot = self.new_slot(&bind_name);
                         entries.push(MapBinding { key, pattern: Pattern::Bind(slot), default });
                     }
                 }
                 FormKind::Keyword(kw) if kw == "syms" => {
-                    return Err(EvalError::new(ErrorKind::InvalidForm, ":syms destructuring is not supported; use :keys or :strs").at(k.span));
+                    return Err(EvalError::new(
+                        ErrorKind::InvalidForm,
+                        ":syms destructuring is not supported; use :keys or :strs",
+                    )
+                    .at(k.span));
                 }
                 _ => {
                     // rename: {local-pattern key}
@@ -1141,7 +1261,11 @@ fn case_const(f: &Form) -> R<Value> {
         FormKind::Symbol { name, .. } => Value::Symbol(Arc::from(name.as_str())),
         FormKind::Vector(items) => Value::vector(items.iter().map(case_const).collect::<R<Vec<_>>>()?),
         _ => {
-            return Err(EvalError::new(ErrorKind::InvalidForm, "case tests must be constants (keywords, strings, numbers, booleans, nil) or lists of constants").at(f.span));
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "case tests must be constants (keywords, strings, numbers, booleans, nil) or lists of constants",
+            )
+            .at(f.span));
         }
     })
 }
@@ -1154,7 +1278,8 @@ fn check_definable(name: &str, span: Span) -> R<()> {
 }
 
 fn builtin(name: &str) -> R<&'static Builtin> {
-    builtins::lookup(name).ok_or_else(|| EvalError::new(ErrorKind::RuntimeError, format!("internal error: builtin {name} missing")))
+    builtins::lookup(name)
+        .ok_or_else(|| EvalError::new(ErrorKind::RuntimeError, format!("internal error: builtin {name} missing")))
 }
 
 fn arity_form(name: &str, usage: &str, span: Span) -> EvalError {
@@ -1166,7 +1291,10 @@ fn unsupported_method(name: &str, span: Span) -> EvalError {
     methods.sort_unstable();
     EvalError::new(
         ErrorKind::UnsupportedMethod,
-        format!("Unsupported method '{name}'. Supported interop methods: {}. Use (.method obj) syntax.", methods.join(", ")),
+        format!(
+            "Unsupported method '{name}'. Supported interop methods: {}. Use (.method obj) syntax.",
+            methods.join(", ")
+        ),
     )
     .at(span)
 }

@@ -55,7 +55,14 @@ fn thread_step(x: Form, step: &Form, last: bool) -> R<Form> {
 /// `(-> x f (g a))` and `(->> x f (g a))`.
 pub fn thread(args: &[Form], last: bool, span: Span) -> R<Form> {
     let Some((first, steps)) = args.split_first() else {
-        return Err(invalid(format!("{} needs an initial value: ({} x (f) ...)", if last { "->>" } else { "->" }, if last { "->>" } else { "->" }), span));
+        return Err(invalid(
+            format!(
+                "{} needs an initial value: ({} x (f) ...)",
+                if last { "->>" } else { "->" },
+                if last { "->>" } else { "->" }
+            ),
+            span,
+        ));
     };
     let mut acc = first.clone();
     for s in steps {
@@ -88,7 +95,10 @@ pub fn cond_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut
         return Err(invalid(format!("{name} needs an initial value: ({name} x test (f) ...)"), span));
     };
     if pairs.len() % 2 != 0 {
-        return Err(invalid(format!("{name} needs test/step pairs after the initial value; the last test has no step"), span));
+        return Err(invalid(
+            format!("{name} needs test/step pairs after the initial value; the last test has no step"),
+            span,
+        ));
     }
     let g = gensym();
     let mut bindings = vec![sym(&g, span), first.clone()];
@@ -119,7 +129,15 @@ pub fn some_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut
             vec![
                 sym("let", span),
                 vector(vec![sym(&g, span), acc], span),
-                list(vec![sym("if", span), list(vec![sym("nil?", span), sym(&g, span)], span), Form::new(FormKind::Nil, span), inner], span),
+                list(
+                    vec![
+                        sym("if", span),
+                        list(vec![sym("nil?", span), sym(&g, span)], span),
+                        Form::new(FormKind::Nil, span),
+                        inner,
+                    ],
+                    span,
+                ),
             ],
             span,
         ))

@@ -50,11 +50,7 @@ impl FnHost {
     }
 
     /// Adds a tool.
-    pub fn with_tool(
-        mut self,
-        name: &str,
-        f: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static,
-    ) -> Self {
+    pub fn with_tool(mut self, name: &str, f: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static) -> Self {
         self.tools.insert(name.to_string(), Arc::new(f));
         self
     }

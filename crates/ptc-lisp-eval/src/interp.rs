@@ -461,13 +461,20 @@ impl Interp {
                 [m, d] => Ok(get_in_value(m, f).unwrap_or_else(|| std::mem::take(d))),
                 _ => err(
                     ErrorKind::ArityError,
-                    format!("keyword {} called with {} arguments; use (:k map) or (:k map default)", brief(f), args.len()),
+                    format!(
+                        "keyword {} called with {} arguments; use (:k map) or (:k map default)",
+                        brief(f),
+                        args.len()
+                    ),
                 ),
             },
             Value::Map(_) => match args {
                 [k] => Ok(get_in_value(f, k).unwrap_or(Value::Nil)),
                 [k, d] => Ok(get_in_value(f, k).unwrap_or_else(|| std::mem::take(d))),
-                _ => err(ErrorKind::ArityError, format!("map called with {} arguments; use (m key) or (m key default)", args.len())),
+                _ => err(
+                    ErrorKind::ArityError,
+                    format!("map called with {} arguments; use (m key) or (m key default)", args.len()),
+                ),
             },
             Value::Set(s) => match args {
                 [x] => Ok(if s.contains(x) { x.clone() } else { Value::Nil }),
@@ -477,7 +484,11 @@ impl Interp {
                 [Value::Int(i)] if *i >= 0 && (*i as usize) < v.len() => Ok(v[*i as usize].clone()),
                 [i] => err(
                     ErrorKind::RuntimeError,
-                    format!("index {} out of bounds for vector of length {}; use (get v i) to get nil instead", brief(i), v.len()),
+                    format!(
+                        "index {} out of bounds for vector of length {}; use (get v i) to get nil instead",
+                        brief(i),
+                        v.len()
+                    ),
                 ),
                 _ => err(ErrorKind::ArityError, format!("vector called with {} arguments; use (v index)", args.len())),
             },
@@ -600,11 +611,7 @@ impl Interp {
         }
         if let Some(rest) = &lambda.rest {
             let extra = &mut args[fixed..];
-            let v = if extra.is_empty() {
-                Value::Nil
-            } else {
-                Value::vector(extra.iter_mut().map(std::mem::take))
-            };
+            let v = if extra.is_empty() { Value::Nil } else { Value::vector(extra.iter_mut().map(std::mem::take)) };
             self.bind(rest, v)?;
         }
         Ok(())
@@ -622,7 +629,11 @@ impl Interp {
                 if !matches!(v, Value::Nil | Value::Vector(_) | Value::Str(_) | Value::Set(_) | Value::Map(_)) {
                     return err(
                         ErrorKind::DestructureError,
-                        format!("cannot destructure {} {} with a vector pattern; it needs a vector or nil", v.type_name(), brief(&v)),
+                        format!(
+                            "cannot destructure {} {} with a vector pattern; it needs a vector or nil",
+                            v.type_name(),
+                            brief(&v)
+                        ),
                     );
                 }
                 let all: Vec<Value> = crate::builtins::seq_iter("destructuring", &v)?.collect();
@@ -739,7 +750,9 @@ impl Interp {
             if n > max as u64 {
                 return err(
                     ErrorKind::ToolCallLimitExceeded,
-                    format!("tool call limit exceeded: at most {max} tool calls per program (max_tool_calls); batch the work into fewer calls"),
+                    format!(
+                        "tool call limit exceeded: at most {max} tool calls per program (max_tool_calls); batch the work into fewer calls"
+                    ),
                 );
             }
         }
@@ -749,11 +762,23 @@ impl Interp {
         let duration = started.elapsed();
         match result {
             Ok(v) => {
-                self.tool_calls.push(ToolCallRecord { name: name.to_string(), args: arg_map, result: Some(v.clone()), error: None, duration });
+                self.tool_calls.push(ToolCallRecord {
+                    name: name.to_string(),
+                    args: arg_map,
+                    result: Some(v.clone()),
+                    error: None,
+                    duration,
+                });
                 Ok(v)
             }
             Err(e) => {
-                self.tool_calls.push(ToolCallRecord { name: name.to_string(), args: arg_map, result: None, error: Some(e.clone()), duration });
+                self.tool_calls.push(ToolCallRecord {
+                    name: name.to_string(),
+                    args: arg_map,
+                    result: None,
+                    error: Some(e.clone()),
+                    duration,
+                });
                 err(ErrorKind::ToolError, format!("Tool '{name}' failed: {e}"))
             }
         }
@@ -769,12 +794,18 @@ fn tool_args(name: &str, args: &mut [Value]) -> EvalResult {
         [single] => {
             let single = &*single;
             let hint = match single {
-                Value::Str(s) => format!(" Got string {} — try (tool/{name} {{:url \"{}\"}})", brief(single), s.chars().take(20).collect::<String>()),
+                Value::Str(s) => format!(
+                    " Got string {} — try (tool/{name} {{:url \"{}\"}})",
+                    brief(single),
+                    s.chars().take(20).collect::<String>()
+                ),
                 other => format!(" Got {} — wrap it in {{:key value}}", brief(other)),
             };
             return err(
                 ErrorKind::InvalidToolArgs,
-                format!("Tool calls require named arguments. Use (tool/{name} {{:key value}}), not positional args.{hint}"),
+                format!(
+                    "Tool calls require named arguments. Use (tool/{name} {{:key value}}), not positional args.{hint}"
+                ),
             );
         }
         many if many.len() % 2 == 0 && many.iter().step_by(2).all(|k| matches!(k, Value::Keyword(_))) => {
@@ -789,7 +820,9 @@ fn tool_args(name: &str, args: &mut [Value]) -> EvalResult {
         _ => {
             return err(
                 ErrorKind::InvalidToolArgs,
-                format!("Tool calls require named arguments. Use (tool/{name} {{:key value}}) or (tool/{name} :key value), not positional args."),
+                format!(
+                    "Tool calls require named arguments. Use (tool/{name} {{:key value}}) or (tool/{name} :key value), not positional args."
+                ),
             );
         }
     };

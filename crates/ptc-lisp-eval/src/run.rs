@@ -192,7 +192,10 @@ pub fn run(source: &str, opts: RunOptions) -> Outcome {
     let mut outcome = match (job, reply_rx.recv()) {
         (None, Ok(o)) => o,
         _ => Outcome {
-            result: RunResult::Error(EvalError::new(ErrorKind::RuntimeError, "internal error: no evaluation thread could run the program")),
+            result: RunResult::Error(EvalError::new(
+                ErrorKind::RuntimeError,
+                "internal error: no evaluation thread could run the program",
+            )),
             printed: String::new(),
             prints: Vec::new(),
             tool_calls: Vec::new(),
@@ -262,7 +265,11 @@ fn run_with_stack(source: &str, opts: RunOptions, stack_bytes: usize) -> Outcome
         return fail(
             EvalError::new(
                 ErrorKind::ProgramTooLarge,
-                format!("program size {} bytes exceeds limit of {} (max_program_bytes)", source.len(), limits.max_program_bytes),
+                format!(
+                    "program size {} bytes exceeds limit of {} (max_program_bytes)",
+                    source.len(),
+                    limits.max_program_bytes
+                ),
             ),
             memory_before,
         );
@@ -311,7 +318,9 @@ fn run_with_stack(source: &str, opts: RunOptions, stack_bytes: usize) -> Outcome
     if too_deep {
         result = RunResult::Error(EvalError::new(
             ErrorKind::OutputTooLarge,
-            format!("the result (or a definition) is nested more than {MAX_VALUE_NESTING} levels deep; return a flatter structure"),
+            format!(
+                "the result (or a definition) is nested more than {MAX_VALUE_NESTING} levels deep; return a flatter structure"
+            ),
         ));
     }
     let mut printed = String::new();

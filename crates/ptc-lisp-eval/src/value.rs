@@ -50,7 +50,6 @@ pub enum Value {
     Symbol(Arc<str>),
 }
 
-
 impl Value {
     /// A string value.
     pub fn str(s: impl Into<Arc<str>>) -> Value {
@@ -140,8 +139,7 @@ impl Value {
                 (*a as f64) == *b && b.fract() == 0.0 && (*b as i64) == *a
             }
             (Value::Vector(a), Value::Vector(b)) => {
-                Arc::ptr_eq(a, b)
-                    || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y)))
+                Arc::ptr_eq(a, b) || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y)))
             }
             (Value::Map(a), Value::Map(b)) => {
                 Arc::ptr_eq(a, b)
@@ -209,12 +207,8 @@ impl Ord for Value {
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
             (Value::Int(a), Value::Int(b)) => a.cmp(b),
             (Value::Float(a), Value::Float(b)) => a.total_cmp(b),
-            (Value::Int(a), Value::Float(b)) => {
-                (*a as f64).total_cmp(b).then(Ordering::Less)
-            }
-            (Value::Float(a), Value::Int(b)) => {
-                a.total_cmp(&(*b as f64)).then(Ordering::Greater)
-            }
+            (Value::Int(a), Value::Float(b)) => (*a as f64).total_cmp(b).then(Ordering::Less),
+            (Value::Float(a), Value::Int(b)) => a.total_cmp(&(*b as f64)).then(Ordering::Greater),
             (Value::Str(a), Value::Str(b)) => a.cmp(b),
             (Value::Keyword(a), Value::Keyword(b)) => a.cmp(b),
             (Value::Symbol(a), Value::Symbol(b)) => a.cmp(b),

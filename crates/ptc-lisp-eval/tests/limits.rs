@@ -22,7 +22,12 @@ fn kind_of(src: &str, opts: RunOptions) -> (String, String) {
 
 #[test]
 fn timeout_fires_in_user_code() {
-    let limits = Limits { timeout: Duration::from_millis(50), max_heap_bytes: u64::MAX, max_loop_iterations: u64::MAX, ..Limits::default() };
+    let limits = Limits {
+        timeout: Duration::from_millis(50),
+        max_heap_bytes: u64::MAX,
+        max_loop_iterations: u64::MAX,
+        ..Limits::default()
+    };
     let started = Instant::now();
     let (kind, msg) = kind_of("(loop [i 0] (recur (inc i)))", with(limits));
     assert_eq!(kind, "timeout", "{msg}");
@@ -114,7 +119,11 @@ fn printed_result_size_is_capped() {
 #[test]
 fn tool_call_cap() {
     let host = FnHost::new().with_tool("t", |_| Ok(Value::Int(1)));
-    let opts = RunOptions { host: Arc::new(host), limits: Limits { max_tool_calls: Some(2), ..Limits::default() }, ..RunOptions::default() };
+    let opts = RunOptions {
+        host: Arc::new(host),
+        limits: Limits { max_tool_calls: Some(2), ..Limits::default() },
+        ..RunOptions::default()
+    };
     let (kind, msg) = kind_of("(tool/t) (tool/t) (tool/t)", opts);
     assert_eq!(kind, "tool_call_limit_exceeded", "{msg}");
 }
@@ -129,7 +138,11 @@ fn nesting_depth_of_source() {
 #[test]
 fn cancellation_stops_a_run() {
     let cancel = Arc::new(AtomicBool::new(true));
-    let opts = RunOptions { cancel, limits: Limits { max_loop_iterations: u64::MAX, timeout: Duration::from_secs(30), ..Limits::default() }, ..RunOptions::default() };
+    let opts = RunOptions {
+        cancel,
+        limits: Limits { max_loop_iterations: u64::MAX, timeout: Duration::from_secs(30), ..Limits::default() },
+        ..RunOptions::default()
+    };
     let (kind, _) = kind_of("(loop [i 0] (recur (inc i)))", opts);
     assert_eq!(kind, "cancelled");
 }

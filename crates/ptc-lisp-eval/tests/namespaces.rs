@@ -30,7 +30,11 @@ fn show_with(src: &str, opts: RunOptions) -> String {
 
 #[test]
 fn data_namespace() {
-    let o = || ctx(serde_json::json!({"orders": [{"amount": 5, "status": "paid"}, {"amount": 7, "status": "open"}], "user_id": 3}));
+    let o = || {
+        ctx(
+            serde_json::json!({"orders": [{"amount": 5, "status": "paid"}, {"amount": 7, "status": "open"}], "user_id": 3}),
+        )
+    };
     assert_eq!(show_with("(count data/orders)", o()), "2");
     assert_eq!(show_with("(->> data/orders (filter #(= \"paid\" (:status %))) (map :amount) (reduce +))", o()), "5");
     assert_eq!(show_with("data/missing", o()), "nil");
@@ -105,7 +109,8 @@ fn memory_persists_and_rolls_back() {
     let second = run("(add1 x)", RunOptions { memory: first.memory.clone(), ..RunOptions::default() });
     assert_eq!(second.printed, "42");
     // an error rolls definitions back
-    let failed = run("(def x 100) (undefined-fn)", RunOptions { memory: first.memory.clone(), ..RunOptions::default() });
+    let failed =
+        run("(def x 100) (undefined-fn)", RunOptions { memory: first.memory.clone(), ..RunOptions::default() });
     assert!(!failed.is_ok());
     let failed = run("(def x 100) (/ 1 0)", RunOptions { memory: first.memory.clone(), ..RunOptions::default() });
     assert!(matches!(failed.result, RunResult::Error(_)));

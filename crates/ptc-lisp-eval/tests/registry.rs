@@ -34,7 +34,8 @@ fn names_are_unique() {
 
 #[test]
 fn every_inventory_name_resolves() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/inventory_names.txt")).unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/inventory_names.txt")).unwrap();
     let mut missing = Vec::new();
     let mut total = 0;
     for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
@@ -46,5 +47,10 @@ fn every_inventory_name_resolves() {
             missing.push(name.to_string());
         }
     }
-    assert!(missing.is_empty(), "{} of {total} inventory names do not resolve to functions: {}", missing.len(), missing.join(" "));
+    assert!(
+        missing.is_empty(),
+        "{} of {total} inventory names do not resolve to functions: {}",
+        missing.len(),
+        missing.join(" ")
+    );
 }

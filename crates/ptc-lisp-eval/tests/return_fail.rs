@@ -14,7 +14,10 @@ fn return_stops_the_program() {
 
 #[test]
 fn fail_carries_a_value() {
-    assert_eq!(show("(fail {:reason :not_found :message \"no user\"})"), "!fail {:message \"no user\" :reason :not_found}");
+    assert_eq!(
+        show("(fail {:reason :not_found :message \"no user\"})"),
+        "!fail {:message \"no user\" :reason :not_found}"
+    );
     assert_eq!(show("(fail)"), "!fail nil");
 }
 

@@ -46,7 +46,16 @@ pub fn parse_program(src: &str) -> Result<Vec<Form>, ParseError> {
 }
 
 pub fn parse_program_with(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseError> {
-    let mut p = Parser { chars: src.char_indices().collect(), pos: 0, line: 1, col: 1, len: src.len(), max_depth: opts.max_depth, depth: 0, in_short_fn: false };
+    let mut p = Parser {
+        chars: src.char_indices().collect(),
+        pos: 0,
+        line: 1,
+        col: 1,
+        len: src.len(),
+        max_depth: opts.max_depth,
+        depth: 0,
+        in_short_fn: false,
+    };
     let mut forms = Vec::new();
     loop {
         p.skip_ws();
@@ -114,7 +123,12 @@ impl Parser {
         Span { start: self.offset(m.pos), end: self.offset(self.pos), line: m.line, column: m.col }
     }
     fn error_at(&self, m: Mark, msg: impl Into<String>) -> ParseError {
-        ParseError { message: msg.into(), line: m.line, column: m.col, span: Span { start: self.offset(m.pos), end: self.offset(m.pos + 1), line: m.line, column: m.col } }
+        ParseError {
+            message: msg.into(),
+            line: m.line,
+            column: m.col,
+            span: Span { start: self.offset(m.pos), end: self.offset(m.pos + 1), line: m.line, column: m.col },
+        }
     }
     fn skip_ws(&mut self) {
         while let Some(c) = self.peek() {
@@ -185,7 +199,13 @@ impl Parser {
     fn seq(&mut self, m: Mark, open: &str, close: char) -> Result<Vec<Form>, ParseError> {
         self.depth += 1;
         if self.depth > self.max_depth {
-            return Err(self.error_at(m, format!("forms nested deeper than {} levels at line {}, column {}; flatten the program", self.max_depth, m.line, m.col)));
+            return Err(self.error_at(
+                m,
+                format!(
+                    "forms nested deeper than {} levels at line {}, column {}; flatten the program",
+                    self.max_depth, m.line, m.col
+                ),
+            ));
         }
         let mut items = Vec::new();
         loop {
@@ -193,7 +213,15 @@ impl Parser {
             let here = self.mark();
             match self.peek() {
                 None => {
-                    return Err(self.error_at(m, format!("unclosed {}: '{open}' opened at line {}, column {} was never closed; add '{close}'", delim_name(open), m.line, m.col)));
+                    return Err(self.error_at(
+                        m,
+                        format!(
+                            "unclosed {}: '{open}' opened at line {}, column {} was never closed; add '{close}'",
+                            delim_name(open),
+                            m.line,
+                            m.col
+                        ),
+                    ));
                 }
                 Some(c) if c == close => {
                     self.bump();
@@ -348,13 +376,17 @@ impl Parser {
         self.bump();
         let t = self.token();
         if t.is_empty() {
-            return Err(self.error_at(m, format!("a lone ':' is not a keyword (line {}, column {}); write :name", m.line, m.col)));
+            return Err(self
+                .error_at(m, format!("a lone ':' is not a keyword (line {}, column {}); write :name", m.line, m.col)));
         }
         if let Some(rest) = t.strip_prefix(':') {
             return Err(self.error_at(m, format!("auto-resolved keywords (::{rest}) are not supported; write :{rest}")));
         }
         if t.contains('/') {
-            return Err(self.error_at(m, format!("namespaced keywords like :{t} are not supported; use :{} or a string", t.replace('/', "-"))));
+            return Err(self.error_at(
+                m,
+                format!("namespaced keywords like :{t} are not supported; use :{} or a string", t.replace('/', "-")),
+            ));
         }
         Ok(Form::new(FormKind::Keyword(t), self.span(m)))
     }
@@ -378,7 +410,9 @@ impl Parser {
                     FormKind::Symbol { ns: None, name: "/".into() }
                 } else {
                     match t.split_once('/') {
-                        Some((ns, name)) if !ns.is_empty() && !name.is_empty() => FormKind::Symbol { ns: Some(ns.into()), name: name.into() },
+                        Some((ns, name)) if !ns.is_empty() && !name.is_empty() => {
+                            FormKind::Symbol { ns: Some(ns.into()), name: name.into() }
+                        }
                         Some(_) => return Err(self.error_at(m, format!("invalid symbol {t}"))),
                         None => FormKind::Symbol { ns: None, name: t.clone() },
                     }
@@ -390,14 +424,23 @@ impl Parser {
 
     fn number(&self, t: &str, m: Mark) -> Result<FormKind, ParseError> {
         if t.contains('/') {
-            return Err(self.error_at(m, format!("ratio literals like {t} are not supported; write (/ {}) which returns a float", t.replace('/', " "))));
+            return Err(self.error_at(
+                m,
+                format!(
+                    "ratio literals like {t} are not supported; write (/ {}) which returns a float",
+                    t.replace('/', " ")
+                ),
+            ));
         }
         let lower = t.to_ascii_lowercase();
         if lower.contains("0x") || t.ends_with('N') || t.ends_with('M') {
             return Err(self.error_at(m, format!("number literal {t} is not supported: write plain decimal integers or floats (hex, N and M suffixes are not supported)")));
         }
         if t.contains(['.', 'e', 'E']) {
-            return t.parse::<f64>().map(FormKind::Float).map_err(|_| self.error_at(m, format!("invalid number {t} at line {}, column {}", m.line, m.col)));
+            return t
+                .parse::<f64>()
+                .map(FormKind::Float)
+                .map_err(|_| self.error_at(m, format!("invalid number {t} at line {}, column {}", m.line, m.col)));
         }
         match t.parse::<i64>() {
             Ok(i) => Ok(FormKind::Int(i)),

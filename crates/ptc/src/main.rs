@@ -156,7 +156,9 @@ impl LimitArgs {
 impl ContextArgs {
     fn load(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
         let text = match (&self.context_file, &self.context_json) {
-            (Some(path), _) => std::fs::read_to_string(path).with_context(|| format!("cannot read context file {}", path.display()))?,
+            (Some(path), _) => {
+                std::fs::read_to_string(path).with_context(|| format!("cannot read context file {}", path.display()))?
+            }
             (None, Some(json)) => json.clone(),
             (None, None) => return Ok(serde_json::Map::new()),
         };
@@ -167,10 +169,9 @@ impl ContextArgs {
 fn parse_context(text: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(m)) => Ok(m),
-        Ok(other) => bail!(
-            "the context must be a JSON object whose keys become data/<key>; got a JSON {}",
-            json_type(&other)
-        ),
+        Ok(other) => {
+            bail!("the context must be a JSON object whose keys become data/<key>; got a JSON {}", json_type(&other))
+        }
         Err(e) => bail!("the context is not valid JSON: {e}"),
     }
 }
@@ -213,7 +214,10 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     let source = match (&args.program, &args.file) {
         (Some(p), None) if p == "-" => {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).context("cannot read the program from stdin").map_err(UsageError)?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("cannot read the program from stdin")
+                .map_err(UsageError)?;
             s
         }
         (Some(p), None) => p.clone(),
@@ -284,7 +288,9 @@ fn jsonl(limits: &Limits, base_context: &serde_json::Map<String, serde_json::Val
                 }
                 None => envelope::usage_error("each line needs a \"src\" string: {\"src\": \"(+ 1 2)\", \"ctx\": {}}"),
             },
-            _ => envelope::usage_error("each line must be a JSON object {\"src\": \"...\", \"ctx\": {...}} or a JSON string"),
+            _ => envelope::usage_error(
+                "each line must be a JSON object {\"src\": \"...\", \"ctx\": {...}} or a JSON string",
+            ),
         };
         writeln!(out, "{env}")?;
         out.flush()?;

@@ -50,7 +50,8 @@ fn program_from_stdin_and_file() {
 
 #[test]
 fn json_envelope_success() {
-    let o = ptc(&["eval", "--output", "json", "--context-json", r#"{"n": 2}"#, "(println \"x\") {:n data/n :f 1.5}"], None);
+    let o =
+        ptc(&["eval", "--output", "json", "--context-json", r#"{"n": 2}"#, "(println \"x\") {:n data/n :f 1.5}"], None);
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(v["status"], "ok");
@@ -105,7 +106,19 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn limits_are_flags() {
-    let o = ptc(&["eval", "--output", "json", "--timeout-ms", "30", "--max-loop-iterations", "100000000000", "(loop [i 0] (recur (inc i)))"], None);
+    let o = ptc(
+        &[
+            "eval",
+            "--output",
+            "json",
+            "--timeout-ms",
+            "30",
+            "--max-loop-iterations",
+            "100000000000",
+            "(loop [i 0] (recur (inc i)))",
+        ],
+        None,
+    );
     let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(v["reason"], "timeout");
     let o = ptc(&["eval", "--output", "json", "--max-heap-bytes", "1000", "(vec (range 1000))"], None);

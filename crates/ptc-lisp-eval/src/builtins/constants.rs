@@ -30,14 +30,41 @@ use Category::{Interop, Math};
 
 /// Constant entries.
 pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("Double/NaN", Exact(0), Interop, nan).constant().doc("Not-a-number (##NaN).").ex(&[("(NaN? Double/NaN)", "true")]),
-    Builtin::new("Double/POSITIVE_INFINITY", Exact(0), Interop, pos_inf).constant().doc("Positive infinity (##Inf).").ex(&[("Double/POSITIVE_INFINITY", "##Inf")]),
-    Builtin::new("Double/NEGATIVE_INFINITY", Exact(0), Interop, neg_inf).constant().doc("Negative infinity (##-Inf).").ex(&[("Double/NEGATIVE_INFINITY", "##-Inf")]),
-    Builtin::new("Double/MAX_VALUE", Exact(0), Interop, double_max).constant().doc("Largest finite double.").ex(&[("(> Double/MAX_VALUE 1e300)", "true")]),
-    Builtin::new("Math/PI", Exact(0), Math, pi).constant().doc("The ratio of a circle's circumference to its diameter.").ex(&[("Math/PI", "3.1415926536")]),
+    Builtin::new("Double/NaN", Exact(0), Interop, nan)
+        .constant()
+        .doc("Not-a-number (##NaN).")
+        .ex(&[("(NaN? Double/NaN)", "true")]),
+    Builtin::new("Double/POSITIVE_INFINITY", Exact(0), Interop, pos_inf)
+        .constant()
+        .doc("Positive infinity (##Inf).")
+        .ex(&[("Double/POSITIVE_INFINITY", "##Inf")]),
+    Builtin::new("Double/NEGATIVE_INFINITY", Exact(0), Interop, neg_inf)
+        .constant()
+        .doc("Negative infinity (##-Inf).")
+        .ex(&[("Double/NEGATIVE_INFINITY", "##-Inf")]),
+    Builtin::new("Double/MAX_VALUE", Exact(0), Interop, double_max)
+        .constant()
+        .doc("Largest finite double.")
+        .ex(&[("(> Double/MAX_VALUE 1e300)", "true")]),
+    Builtin::new("Math/PI", Exact(0), Math, pi)
+        .constant()
+        .doc("The ratio of a circle's circumference to its diameter.")
+        .ex(&[("Math/PI", "3.1415926536")]),
     Builtin::new("Math/E", Exact(0), Math, e).constant().doc("Euler's number.").ex(&[("Math/E", "2.7182818285")]),
-    Builtin::new("Long/MAX_VALUE", Exact(0), Interop, long_max).constant().doc("Largest integer (2^63 - 1).").ex(&[("Long/MAX_VALUE", "9223372036854775807")]),
-    Builtin::new("Long/MIN_VALUE", Exact(0), Interop, long_min).constant().doc("Smallest integer (-2^63).").ex(&[("Long/MIN_VALUE", "-9223372036854775808")]),
-    Builtin::new("Integer/MAX_VALUE", Exact(0), Interop, int_max).constant().doc("Largest 32-bit integer.").ex(&[("Integer/MAX_VALUE", "2147483647")]),
-    Builtin::new("Integer/MIN_VALUE", Exact(0), Interop, int_min).constant().doc("Smallest 32-bit integer.").ex(&[("Integer/MIN_VALUE", "-2147483648")]),
+    Builtin::new("Long/MAX_VALUE", Exact(0), Interop, long_max)
+        .constant()
+        .doc("Largest integer (2^63 - 1).")
+        .ex(&[("Long/MAX_VALUE", "9223372036854775807")]),
+    Builtin::new("Long/MIN_VALUE", Exact(0), Interop, long_min)
+        .constant()
+        .doc("Smallest integer (-2^63).")
+        .ex(&[("Long/MIN_VALUE", "-9223372036854775808")]),
+    Builtin::new("Integer/MAX_VALUE", Exact(0), Interop, int_max)
+        .constant()
+        .doc("Largest 32-bit integer.")
+        .ex(&[("Integer/MAX_VALUE", "2147483647")]),
+    Builtin::new("Integer/MIN_VALUE", Exact(0), Interop, int_min)
+        .constant()
+        .doc("Smallest 32-bit integer.")
+        .ex(&[("Integer/MIN_VALUE", "-2147483648")]),
 ];

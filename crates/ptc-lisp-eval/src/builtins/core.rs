@@ -13,30 +13,54 @@ use Category::Core;
 
 /// Core builtins.
 pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("+", AtLeast(0), Core, add).alias(&["+'"]).doc("Sum of numbers; (+) is 0. Integer overflow is an error.").ex(&[("(+ 1 2 3)", "6"), ("(+ 1 2.5)", "3.5")]),
-    Builtin::new("-", AtLeast(1), Core, sub).alias(&["-'"]).doc("Subtracts the rest from the first; (- x) negates.").ex(&[("(- 10 3 2)", "5"), ("(- 5)", "-5")]),
-    Builtin::new("*", AtLeast(0), Core, mul).alias(&["*'"]).doc("Product of numbers; (*) is 1.").ex(&[("(* 2 3 4)", "24")]),
-    Builtin::new("/", AtLeast(1), Core, div).doc("Division; always returns a float (PTC-Lisp: no ratios).").ex(&[("(/ 10 4)", "2.5"), ("(/ 10 2)", "5.0")]),
+    Builtin::new("+", AtLeast(0), Core, add)
+        .alias(&["+'"])
+        .doc("Sum of numbers; (+) is 0. Integer overflow is an error.")
+        .ex(&[("(+ 1 2 3)", "6"), ("(+ 1 2.5)", "3.5")]),
+    Builtin::new("-", AtLeast(1), Core, sub)
+        .alias(&["-'"])
+        .doc("Subtracts the rest from the first; (- x) negates.")
+        .ex(&[("(- 10 3 2)", "5"), ("(- 5)", "-5")]),
+    Builtin::new("*", AtLeast(0), Core, mul)
+        .alias(&["*'"])
+        .doc("Product of numbers; (*) is 1.")
+        .ex(&[("(* 2 3 4)", "24")]),
+    Builtin::new("/", AtLeast(1), Core, div)
+        .doc("Division; always returns a float (PTC-Lisp: no ratios).")
+        .ex(&[("(/ 10 4)", "2.5"), ("(/ 10 2)", "5.0")]),
     Builtin::new("inc", Exact(1), Core, inc).alias(&["inc'"]).doc("Adds one.").ex(&[("(inc 41)", "42")]),
     Builtin::new("dec", Exact(1), Core, dec).alias(&["dec'"]).doc("Subtracts one.").ex(&[("(dec 43)", "42")]),
-    Builtin::new("=", AtLeast(1), Core, eq).alias(&["=="]).doc("Equality; numbers compare by value across int/float, collections structurally.").ex(&[("(= 1 1.0)", "true"), ("(= [1 2] [1 2])", "true")]),
-    Builtin::new("not=", AtLeast(1), Core, not_eq).doc("True when not all arguments are equal.").ex(&[("(not= 1 2)", "true")]),
-    Builtin::new("<", AtLeast(1), Core, lt).doc("Strictly increasing? Numbers by value; other values by a total order, never an error.").ex(&[("(< 1 2 3)", "true")]),
+    Builtin::new("=", AtLeast(1), Core, eq)
+        .alias(&["=="])
+        .doc("Equality; numbers compare by value across int/float, collections structurally.")
+        .ex(&[("(= 1 1.0)", "true"), ("(= [1 2] [1 2])", "true")]),
+    Builtin::new("not=", AtLeast(1), Core, not_eq)
+        .doc("True when not all arguments are equal.")
+        .ex(&[("(not= 1 2)", "true")]),
+    Builtin::new("<", AtLeast(1), Core, lt)
+        .doc("Strictly increasing? Numbers by value; other values by a total order, never an error.")
+        .ex(&[("(< 1 2 3)", "true")]),
     Builtin::new(">", AtLeast(1), Core, gt).doc("Strictly decreasing?").ex(&[("(> 3 2 1)", "true")]),
     Builtin::new("<=", AtLeast(1), Core, le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
     Builtin::new(">=", AtLeast(1), Core, ge).doc("Non-increasing?").ex(&[("(>= 2 2 1)", "true")]),
     Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
     Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
     Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
-    Builtin::new("str", AtLeast(0), Category::String, str_fn).doc("Concatenates the printed forms; nil is empty, strings raw.").ex(&[("(str \"a\" 1 nil :k)", "\"a1:k\"")]),
-    Builtin::new("println", AtLeast(0), Category::Io, println).doc("Prints the arguments space-separated on one line (captured in prints); returns nil.").ex(&[("(println \"total\" 3)", "nil")]),
+    Builtin::new("str", AtLeast(0), Category::String, str_fn)
+        .doc("Concatenates the printed forms; nil is empty, strings raw.")
+        .ex(&[("(str \"a\" 1 nil :k)", "\"a1:k\"")]),
+    Builtin::new("println", AtLeast(0), Category::Io, println)
+        .doc("Prints the arguments space-separated on one line (captured in prints); returns nil.")
+        .ex(&[("(println \"total\" 3)", "nil")]),
 ];
 
 #[inline]
 fn overflow<T>(op: &str) -> EvalResult<T> {
     err(
         ErrorKind::ArithmeticError,
-        format!("integer overflow in {op}: the result does not fit in 64 bits; use a float (e.g. 1.0) for very large numbers"),
+        format!(
+            "integer overflow in {op}: the result does not fit in 64 bits; use a float (e.g. 1.0) for very large numbers"
+        ),
     )
 }
 
@@ -45,7 +69,9 @@ fn num(fname: &str, v: &Value) -> EvalResult<Value> {
         Value::Int(_) | Value::Float(_) => Ok(v.clone()),
         Value::Nil => err(
             ErrorKind::TypeError,
-            format!("{fname}: expected a number, got nil; a missing value reached arithmetic — check with (some? x) or use (or x 0)"),
+            format!(
+                "{fname}: expected a number, got nil; a missing value reached arithmetic — check with (some? x) or use (or x 0)"
+            ),
         ),
         other => expected(fname, "a number", other),
     }
@@ -132,7 +158,10 @@ fn div2(a: &Value, b: &Value) -> EvalResult {
     let x = num_f("/", a)?;
     let y = num_f("/", b)?;
     if matches!((a, b), (Value::Int(_), Value::Int(0))) {
-        return err(ErrorKind::ArithmeticError, "division by zero; check the divisor first, e.g. (if (zero? d) 0 (/ n d))");
+        return err(
+            ErrorKind::ArithmeticError,
+            "division by zero; check the divisor first, e.g. (if (zero? d) 0 (/ n d))",
+        );
     }
     Ok(Value::Float(x / y))
 }

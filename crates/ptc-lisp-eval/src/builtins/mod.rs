@@ -210,18 +210,8 @@ pub fn lookup(name: &str) -> Option<&'static Builtin> {
 }
 
 /// Namespaces that are aliases of the core library (`str/join` is `join`).
-pub const CLOJURE_ALIASES: &[&str] = &[
-    "clojure.core",
-    "core",
-    "clojure.string",
-    "str",
-    "string",
-    "clojure.set",
-    "set",
-    "clojure.walk",
-    "walk",
-    "regex",
-];
+pub const CLOJURE_ALIASES: &[&str] =
+    &["clojure.core", "core", "clojure.string", "str", "string", "clojure.set", "set", "clojure.walk", "walk", "regex"];
 
 /// Resolves `ns/name` to a builtin: Clojure aliases map to the plain name, other
 /// namespaces (`Math`, `json`, `Integer`...) are registered with their prefix.

@@ -100,7 +100,10 @@ pub fn assoc1(interp: &mut Interp, coll: Value, k: Value, v: Value) -> EvalResul
                 }
                 other => err(
                     ErrorKind::RuntimeError,
-                    format!("assoc: index {} out of bounds for vector of length {len}; use conj to append", super::brief(&other)),
+                    format!(
+                        "assoc: index {} out of bounds for vector of length {len}; use conj to append",
+                        super::brief(&other)
+                    ),
                 ),
             }
         }
@@ -110,7 +113,10 @@ pub fn assoc1(interp: &mut Interp, coll: Value, k: Value, v: Value) -> EvalResul
 
 fn assoc(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     if args.len() % 2 != 1 {
-        return err(ErrorKind::ArityError, "assoc expects a collection followed by key/value pairs: (assoc m :k v :k2 v2)");
+        return err(
+            ErrorKind::ArityError,
+            "assoc expects a collection followed by key/value pairs: (assoc m :k v :k2 v2)",
+        );
     }
     let mut coll = std::mem::take(&mut args[0]);
     for pair in args[1..].chunks_mut(2) {
@@ -298,7 +304,10 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             _ => return err(ErrorKind::ArityError, "range takes 1 to 3 arguments"),
         };
         if step == 0 {
-            return err(ErrorKind::RuntimeError, "range with step 0 would never end; use (repeat n x) for repeated values");
+            return err(
+                ErrorKind::RuntimeError,
+                "range with step 0 would never end; use (repeat n x) for repeated values",
+            );
         }
         let n = if (step > 0 && end > start) || (step < 0 && end < start) {
             let span = (end as i128 - start as i128).unsigned_abs();
@@ -443,7 +452,9 @@ fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'st
     if got == 0 {
         return err(
             ErrorKind::ParallelCapacityExceeded,
-            format!("{what}: no parallel worker available (max_parallel_workers = {max}, all busy); avoid nesting pmap inside pmap"),
+            format!(
+                "{what}: no parallel worker available (max_parallel_workers = {max}, all busy); avoid nesting pmap inside pmap"
+            ),
         );
     }
     let workers = got as usize;
@@ -514,7 +525,10 @@ fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'st
             Some(Ok(v)) => out.push_back(v),
             Some(Err(Flow::Error(e))) => {
                 return Err(match e.kind {
-                    ErrorKind::Timeout | ErrorKind::MemoryExceeded | ErrorKind::ParallelCapacityExceeded | ErrorKind::Cancelled => Flow::Error(e),
+                    ErrorKind::Timeout
+                    | ErrorKind::MemoryExceeded
+                    | ErrorKind::ParallelCapacityExceeded
+                    | ErrorKind::Cancelled => Flow::Error(e),
                     _ => Flow::Error(Box::new(crate::error::EvalError {
                         kind: ErrorKind::PmapError,
                         message: format!("{what} branch {i} failed: {}", e.message),

@@ -41,7 +41,9 @@ pub fn check_err(cases: &[(&str, &str, &str)]) {
         let o = go(src);
         match &o.result {
             RunResult::Error(e) if e.kind.as_str() == *kind && e.message.contains(needle) => {}
-            _ => failures.push(format!("  {src}\n    want !{kind} containing {needle:?}\n    got  {}", show_outcome(&o))),
+            _ => {
+                failures.push(format!("  {src}\n    want !{kind} containing {needle:?}\n    got  {}", show_outcome(&o)))
+            }
         }
     }
     assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
