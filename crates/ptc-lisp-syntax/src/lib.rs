@@ -1,6 +1,18 @@
-//! Interim PTC-Lisp reader written by the lead so dependent crates can run programs;
-//! helper-1 replaces this file with the full logos-based reader (same public API).
-#![allow(missing_docs)]
+//! `ptc-lisp-syntax`: the PTC-Lisp reader. Text in, located [`Form`]s out.
+//!
+//! This crate knows nothing about evaluation: it does not resolve symbols or check special
+//! forms. Any input string yields forms or a [`ParseError`] with a line, a column and a
+//! message that says what to write instead; it never panics (property tests and a fuzz
+//! target), and collection nesting is bounded ([`ParseOptions::max_depth`]) so hostile input
+//! cannot exhaust the stack.
+//!
+//! ```
+//! let forms = ptc_lisp_syntax::parse_program("(+ 1 2) [:a \\b]").unwrap();
+//! assert_eq!(forms.len(), 2);
+//! assert_eq!(ptc_lisp_syntax::print_form(&forms[1]), "[:a \\b]");
+//! let err = ptc_lisp_syntax::parse_program("(let [x 1]").unwrap_err();
+//! assert_eq!(err.message, "unclosed list: '(' opened at line 1, column 1 was never closed; add ')'");
+//! ```
 
 pub mod ast;
 pub use ast::{Form, FormKind, Span};
@@ -21,9 +33,13 @@ impl Default for ParseOptions {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ParseError {
+    /// What went wrong and what to write instead.
     pub message: String,
+    /// 1-based line.
     pub line: u32,
+    /// 1-based column (characters).
     pub column: u32,
+    /// Location of the offending text.
     pub span: Span,
 }
 
@@ -41,10 +57,12 @@ impl ParseError {
     }
 }
 
+/// Reads a whole program (any number of top-level forms) with default options.
 pub fn parse_program(src: &str) -> Result<Vec<Form>, ParseError> {
     parse_program_with(src, &ParseOptions::default())
 }
 
+/// Reads a whole program with explicit options.
 pub fn parse_program_with(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseError> {
     let mut p = Parser {
         chars: src.char_indices().collect(),
