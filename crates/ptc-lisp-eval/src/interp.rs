@@ -7,11 +7,12 @@ use std::time::Instant;
 use smallvec::SmallVec;
 
 use crate::builtins::brief;
+use crate::builtins::compare_loose;
 use crate::error::{ErrorKind, EvalError, EvalResult, Flow, err};
 use crate::function::{Closure, Function};
 use crate::host::{Host, ToolCallRecord};
 use crate::limits::{Limits, SharedBudget, cost};
-use crate::node::{CaptureFrom, ForClause, ForNode, Lambda, Node, Pattern};
+use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Pattern};
 use crate::value::{PMap, PSet, PVector, Value};
 
 /// How many fuel units pass between deadline checks.
@@ -270,6 +271,18 @@ impl Interp {
                     (None, None) => Ok(Value::Nil),
                 }
             }
+            Node::Compare(op, operands) => {
+                let (a, b) = &**operands;
+                let result = match (self.peek(a), self.peek(b)) {
+                    (Some(x), Some(y)) => compare(*op, x, y),
+                    _ => {
+                        let x = self.eval(a)?;
+                        let y = self.eval(b)?;
+                        compare(*op, &x, &y)
+                    }
+                };
+                Ok(Value::Bool(result))
+            }
             Node::CallBuiltin(b, args, span) => {
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
                 for a in args {
@@ -431,6 +444,27 @@ impl Interp {
             }
             Node::Spanned(n, span) => self.eval(n).map_err(|e| with_span(e, *span)),
             _ => internal("hot node reached the cold path"),
+        }
+    }
+
+    /// A reference to a node's value when it needs no evaluation work: constants, locals,
+    /// captures and keyword lookups on locals.
+    #[inline]
+    fn peek<'a>(&'a self, n: &'a Node) -> Option<&'a Value> {
+        static NIL: Value = Value::Nil;
+        match n {
+            Node::Const(v) => Some(v),
+            Node::Local(i) => self.stack.get(self.base + *i as usize),
+            Node::Capture(i) => self.stack.get(self.capture_base.wrapping_add(*i as usize)),
+            Node::GetKey(k, target, None) => match &**target {
+                Node::Local(i) => match self.stack.get(self.base + *i as usize) {
+                    Some(Value::Map(m)) => Some(flex_get(m, k).unwrap_or(&NIL)),
+                    Some(Value::Nil) => Some(&NIL),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -898,6 +932,18 @@ pub fn get_in_value(coll: &Value, key: &Value) -> Option<Value> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+fn compare(op: CmpOp, a: &Value, b: &Value) -> bool {
+    use std::cmp::Ordering::{Greater, Less};
+    match op {
+        CmpOp::Eq => a.equiv(b),
+        CmpOp::NotEq => !a.equiv(b),
+        CmpOp::Lt => compare_loose(a, b) == Some(Less),
+        CmpOp::Gt => compare_loose(a, b) == Some(Greater),
+        CmpOp::Le => matches!(compare_loose(a, b), Some(o) if o != Greater),
+        CmpOp::Ge => matches!(compare_loose(a, b), Some(o) if o != Less),
     }
 }
 

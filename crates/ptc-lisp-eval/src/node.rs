@@ -55,6 +55,9 @@ pub enum Node {
     CallBuiltin(&'static Builtin, Vec<Node>, Span),
     /// `(:key target)` / `(:key target default)`: keyword lookup without a call.
     GetKey(Value, Box<Node>, Option<Box<Node>>),
+    /// A two-argument comparison of the core library (`=`, `<`...), evaluated without
+    /// cloning operands that are constants, locals or keyword lookups.
+    Compare(CmpOp, Box<(Node, Node)>),
     /// Call of a computed function.
     Call(Box<Node>, Vec<Node>, Span),
     /// `(tool/name ...)`.
@@ -193,4 +196,21 @@ pub struct MapBinding {
     pub pattern: Pattern,
     /// `:or` default.
     pub default: Option<Node>,
+}
+
+/// Comparison operators that get a dedicated node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `=`
+    Eq,
+    /// `not=`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `>`
+    Gt,
+    /// `<=`
+    Le,
+    /// `>=`
+    Ge,
 }

@@ -294,15 +294,18 @@ pub struct PMap {
     repr: MapRepr,
 }
 
+/// Entries stored inline in the map's own allocation (one pointer hop per lookup).
+type SmallEntries = smallvec::SmallVec<[(Value, Value); 4]>;
+
 #[derive(Clone)]
 enum MapRepr {
-    Small(Vec<(Value, Value)>),
+    Small(SmallEntries),
     Large(imbl::OrdMap<Value, Value>),
 }
 
 impl Default for MapRepr {
     fn default() -> Self {
-        MapRepr::Small(Vec::new())
+        MapRepr::Small(SmallEntries::new())
     }
 }
 

@@ -27,6 +27,7 @@ mod string;
 mod walk;
 
 pub use args::*;
+pub use core::compare_loose;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;

@@ -214,6 +214,17 @@ fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         let mut out = PVector::new();
         let n = seq_len(&coll).unwrap_or(0) as u64;
         interp.charge(cost::HEADER + cost::ELEM * n)?;
+        // (map :key coll): look up by reference, no call
+        if let (Value::Keyword(_), Value::Vector(items)) = (&f, &coll) {
+            for item in items.iter() {
+                interp.tick(1)?;
+                out.push_back(match item {
+                    Value::Map(m) => crate::interp::flex_get(m, &f).cloned().unwrap_or(Value::Nil),
+                    other => get_in_value(other, &f).unwrap_or(Value::Nil),
+                });
+            }
+            return Ok(Value::from_pvec(out));
+        }
         for item in seq_iter("map", &coll)? {
             interp.tick(1)?;
             out.push_back(interp.apply(&f, &mut [item])?);
@@ -286,6 +297,17 @@ fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             None => return interp.apply(&f, &mut []),
         },
     };
+    // (reduce + coll): add directly, no call per item
+    if let Value::Func(func) = &f
+        && let crate::function::Function::Builtin(b) = &**func
+        && b.name == "+"
+    {
+        for item in it {
+            interp.tick(1)?;
+            acc = super::core::add2(&acc, &item)?;
+        }
+        return Ok(acc);
+    }
     for item in it {
         interp.tick(1)?;
         let mut call = [acc, item];
