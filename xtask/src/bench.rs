@@ -4,7 +4,6 @@
 //! The interpreter is measured through the release `ptc` binary (`--jsonl` reports each
 //! run's own duration, excluding JSON loading), so xtask itself can stay a debug build.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -55,18 +54,17 @@ fn ptc_durations(ptc: &Path, context: Option<&Path>, program: &str, runs: usize)
     if let Some(c) = context {
         cmd.arg("--context").arg(c);
     }
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().context("cannot start ptc")?;
-    let mut stdin = child.stdin.take().context("no stdin")?;
+    // the batch comes from a file, so runs follow each other without waiting on a pipe
+    let batch = std::env::temp_dir().join(format!("ptc-bench-{}.jsonl", std::process::id()));
     let line = json!({ "src": program }).to_string();
-    let feeder = std::thread::spawn(move || {
-        for _ in 0..runs {
-            if writeln!(stdin, "{line}").is_err() {
-                break;
-            }
-        }
-    });
-    let out = child.wait_with_output()?;
-    let _ = feeder.join();
+    let mut text = String::with_capacity((line.len() + 1) * runs);
+    for _ in 0..runs {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    std::fs::write(&batch, text)?;
+    let out = cmd.stdin(std::fs::File::open(&batch)?).stdout(Stdio::piped()).output().context("cannot start ptc")?;
+    let _ = std::fs::remove_file(&batch);
     let mut ds = Vec::new();
     for l in String::from_utf8_lossy(&out.stdout).lines() {
         let v: serde_json::Value = serde_json::from_str(l)?;
