@@ -481,7 +481,7 @@ impl Analyzer<'_> {
         }
         let call = desugar::list(body.to_vec(), span);
         self.in_short_fn = true;
-        let r = self.lambda(None, &params, std::slice::from_ref(&call), span, None);
+        let r = self.lambda(None, &params, std::slice::from_ref(&call), None);
         self.in_short_fn = false;
         r
     }
@@ -771,7 +771,7 @@ impl Analyzer<'_> {
             _ => (None, args),
         };
         match rest.split_first() {
-            Some((Form { kind: FormKind::Vector(params), .. }, body)) => self.lambda(name, params, body, span, None),
+            Some((Form { kind: FormKind::Vector(params), .. }, body)) => self.lambda(name, params, body, None),
             Some((Form { kind: FormKind::List(_), .. }, _)) => Err(EvalError::new(
                 ErrorKind::InvalidForm,
                 "multi-arity fn is not supported; define one arity, e.g. (fn [x & more] ...), or separate functions",
@@ -783,31 +783,17 @@ impl Analyzer<'_> {
         }
     }
 
-    fn lambda(
-        &mut self,
-        name: Option<&str>,
-        params: &[Form],
-        body: &[Form],
-        span: Span,
-        doc: Option<Arc<str>>,
-    ) -> R<Node> {
+    fn lambda(&mut self, name: Option<&str>, params: &[Form], body: &[Form], doc: Option<Arc<str>>) -> R<Node> {
         self.scopes.push(FnScope { self_name: name.map(Arc::from), ..FnScope::default() });
-        let result = self.lambda_inner(name, params, body, span, doc);
+        let result = self.lambda_inner(name, params, body, doc);
         let scope = self.scopes.pop().unwrap_or_default();
-        let (lambda, _) = result?;
+        let lambda = result?;
         let lambda = Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, ..lambda };
         let captures = scope.captures.iter().map(|(_, c)| *c).collect();
         Ok(Node::Fn(Arc::new(lambda), captures))
     }
 
-    fn lambda_inner(
-        &mut self,
-        name: Option<&str>,
-        params: &[Form],
-        body: &[Form],
-        span: Span,
-        doc: Option<Arc<str>>,
-    ) -> R<(Lambda, ())> {
+    fn lambda_inner(&mut self, name: Option<&str>, params: &[Form], body: &[Form], doc: Option<Arc<str>>) -> R<Lambda> {
         let mut fixed = Vec::new();
         let mut rest = None;
         let mut names = Vec::new();
@@ -842,20 +828,16 @@ impl Analyzer<'_> {
         self.recur_arity = saved;
         self.in_short_fn = saved_short;
         let body = body?;
-        let _ = span;
-        Ok((
-            Lambda {
-                name: name.map(Arc::from),
-                params: fixed,
-                rest,
-                param_names: names,
-                frame_size: 0,
-                uses_self: false,
-                body,
-                doc,
-            },
-            (),
-        ))
+        Ok(Lambda {
+            name: name.map(Arc::from),
+            params: fixed,
+            rest,
+            param_names: names,
+            frame_size: 0,
+            uses_self: false,
+            body,
+            doc,
+        })
     }
 
     fn def_form(&mut self, which: &str, args: &[Form], span: Span) -> R<Node> {
@@ -911,7 +893,7 @@ impl Analyzer<'_> {
         let node = match rest.split_first() {
             Some((Form { kind: FormKind::Vector(params), .. }, body)) => {
                 // self-recursion goes through the user definition, so no self name here
-                let n = self.lambda(None, params, body, span, doc.clone())?;
+                let n = self.lambda(None, params, body, doc.clone())?;
                 match n {
                     Node::Fn(l, caps) => {
                         let l = Arc::try_unwrap(l).map(|mut l| {

@@ -82,21 +82,7 @@ pub fn format_float(f: f64) -> String {
 
 /// Quotes and escapes a string as a PTC-Lisp string literal.
 pub fn quote_str(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    ptc_lisp_syntax::write_string_literal(s, out);
 }
 
 struct Printer<'a> {

@@ -471,6 +471,24 @@ impl Parser {
     }
 }
 
+/// Writes `s` as a PTC-Lisp string literal: quoted, with `\\ \" \n \t \r` escaped and
+/// other control characters as `\uXXXX`, so the reader reads it back unchanged.
+pub fn write_string_literal(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
 /// Prints one form as PTC-Lisp text.
 pub fn print_form(f: &Form) -> String {
     let mut out = String::new();
@@ -509,20 +527,7 @@ fn print_into(f: &Form, out: &mut String) {
                 out.push_str(&s);
             }
         }
-        FormKind::Str(s) => {
-            out.push('"');
-            for c in s.chars() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    '\r' => out.push_str("\\r"),
-                    c => out.push(c),
-                }
-            }
-            out.push('"');
-        }
+        FormKind::Str(s) => write_string_literal(s, out),
         FormKind::Char(c) => match c {
             '\n' => out.push_str("\\newline"),
             ' ' => out.push_str("\\space"),
