@@ -906,6 +906,21 @@ fn flex_normalized<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
     m.get_named(&n, true).or_else(|| m.get_named(&n, false))
 }
 
+/// The key actually stored in `m` that a flexible lookup of `key` finds.
+pub fn flex_get_key(m: &PMap, key: &Value) -> Option<Value> {
+    if m.contains_key(key) {
+        return Some(key.clone());
+    }
+    let name = match key {
+        Value::Keyword(s) | Value::Str(s) => s,
+        _ => return None,
+    };
+    let normalized = name.replace('-', "_");
+    let candidates =
+        [Value::str(&**name), Value::kw(&**name), Value::str(normalized.as_str()), Value::kw(normalized.as_str())];
+    candidates.into_iter().find(|c| m.contains_key(c))
+}
+
 /// Flexible lookup by a bare name (for `data/name`): keyword, string, normalized.
 pub fn flex_get_named<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
     m.get_named(name, true).or_else(|| m.get_named(name, false)).or_else(|| flex_normalized(m, name))

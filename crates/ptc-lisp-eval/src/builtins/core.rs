@@ -46,6 +46,30 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
     Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
     Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
+    Builtin::new("zero?", Exact(1), Core, is_zero)
+        .doc("True for 0 and 0.0; false for anything else, including nil.")
+        .ex(&[("(zero? 0)", "true"), ("(zero? nil)", "false")]),
+    Builtin::new("pos?", Exact(1), Core, is_pos)
+        .doc("True for numbers above zero; false for non-numbers.")
+        .ex(&[("(pos? 3)", "true")]),
+    Builtin::new("neg?", Exact(1), Core, is_neg)
+        .doc("True for numbers below zero; false for non-numbers.")
+        .ex(&[("(neg? -1)", "true")]),
+    Builtin::new("even?", Exact(1), Core, is_even)
+        .doc("True for even integers (and whole floats); false for non-numbers.")
+        .ex(&[("(even? 4)", "true"), ("(even? 3)", "false")]),
+    Builtin::new("odd?", Exact(1), Core, is_odd)
+        .doc("True for odd integers (and whole floats); false for non-numbers.")
+        .ex(&[("(odd? 3)", "true")]),
+    Builtin::new("NaN?", Exact(1), Core, is_nan)
+        .doc("True for ##NaN.")
+        .ex(&[("(NaN? ##NaN)", "true"), ("(NaN? 1)", "false")]),
+    Builtin::new("max", AtLeast(1), Core, max)
+        .doc("The largest number; the winning value keeps its type.")
+        .ex(&[("(max 1 5 3)", "5"), ("(max 1 2.0)", "2.0")]),
+    Builtin::new("min", AtLeast(1), Core, min)
+        .doc("The smallest number; the winning value keeps its type.")
+        .ex(&[("(min 4 2 8)", "2")]),
     Builtin::new("str", AtLeast(0), Category::String, str_fn)
         .doc("Concatenates the printed forms; nil is empty, strings raw.")
         .ex(&[("(str \"a\" 1 nil :k)", "\"a1:k\"")]),
@@ -241,6 +265,53 @@ fn is_nil(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 }
 fn is_some(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(!args[0].is_nil()))
+}
+
+fn whole(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Float(f) if f.fract() == 0.0 && f.is_finite() => Some(*f as i64),
+        _ => None,
+    }
+}
+
+fn is_zero(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(args[0].as_f64() == Some(0.0)))
+}
+fn is_pos(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(args[0].as_f64().is_some_and(|x| x > 0.0)))
+}
+fn is_neg(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(args[0].as_f64().is_some_and(|x| x < 0.0)))
+}
+fn is_even(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(whole(&args[0]).is_some_and(|i| i % 2 == 0)))
+}
+fn is_odd(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(whole(&args[0]).is_some_and(|i| i % 2 != 0)))
+}
+fn is_nan(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(matches!(args[0], Value::Float(f) if f.is_nan())))
+}
+
+fn extreme(fname: &str, args: &mut [Value], want: Ordering) -> EvalResult {
+    let mut best = num(fname, &args[0])?;
+    for a in args[1..].iter() {
+        let a = num(fname, a)?;
+        if a.as_f64().is_some_and(f64::is_nan) {
+            return Ok(a);
+        }
+        if compare_loose(&a, &best) == Some(want) {
+            best = a;
+        }
+    }
+    Ok(best)
+}
+fn max(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    extreme("max", args, Ordering::Greater)
+}
+fn min(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    extreme("min", args, Ordering::Less)
 }
 
 /// Java's `Double.toString` style used by `str`: `1.0`, `0.1`, `1.0E20`, `1.0E-4`.

@@ -33,6 +33,11 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("vector", AtLeast(0), Collection, vector).alias(&["list"]).doc("A vector of the arguments (list is the same: PTC-Lisp has no lists).").ex(&[("(vector 1 2)", "[1 2]")]),
     Builtin::new("vec", Exact(1), Collection, vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
     Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
+    Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
+    Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
+    Builtin::new("into", Range(1, 2), Collection, into).doc("Adds every item of the second collection to the first (conj semantics).").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]")]),
+    Builtin::new("map-indexed", Exact(2), Sequence, map_indexed).doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
+    Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
     Builtin::new("keys", Exact(1), Collection, keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
     Builtin::new("vals", Exact(1), Collection, vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
     Builtin::new("sum", Exact(1), Sequence, sum).ext().doc("Sum of a collection of numbers; 0 when empty.").ex(&[("(sum [1 2 3.5])", "6.5"), ("(sum [])", "0")]),
@@ -588,4 +593,73 @@ fn pmap(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn pcalls(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let calls = args.iter_mut().map(|f| (std::mem::take(f), Vec::new())).collect();
     run_parallel(interp, calls, "pcalls")
+}
+
+fn dissoc(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    match std::mem::take(&mut args[0]) {
+        Value::Nil => Ok(Value::Nil),
+        Value::Map(mut m) => {
+            interp.charge(cost::HEADER)?;
+            let mm = Arc::make_mut(&mut m);
+            for k in args[1..].iter() {
+                mm.remove(k);
+            }
+            Ok(Value::Map(m))
+        }
+        other => expected("dissoc", "a map", &other),
+    }
+}
+
+fn update(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let coll = std::mem::take(&mut args[0]);
+    let key = std::mem::take(&mut args[1]);
+    let f = std::mem::take(&mut args[2]);
+    let old = get_in_value(&coll, &key).unwrap_or(Value::Nil);
+    let mut call = vec![old];
+    call.extend(args[3..].iter_mut().map(std::mem::take));
+    let new = interp.apply(&f, &mut call)?;
+    // keep the key the map already uses (flexible access may have found "user_id" for :user-id)
+    let key = match &coll {
+        Value::Map(m) => crate::interp::flex_get_key(m, &key).unwrap_or(key),
+        _ => key,
+    };
+    assoc1(interp, coll, key, new)
+}
+
+fn into(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let mut to = std::mem::take(&mut args[0]);
+    let Some(from) = args.get(1) else { return Ok(to) };
+    if matches!(to, Value::Nil) {
+        to = Value::vector([]);
+    }
+    for item in seq_iter("into", from)? {
+        interp.tick(1)?;
+        to = conj1(interp, to, item)?;
+    }
+    Ok(to)
+}
+
+fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    let coll = std::mem::take(&mut args[1]);
+    let mut out = PVector::new();
+    for (i, item) in seq_iter("map-indexed", &coll)?.enumerate() {
+        interp.tick(1)?;
+        out.push_back(interp.apply(&f, &mut [Value::Int(i as i64), item])?);
+    }
+    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    Ok(Value::from_pvec(out))
+}
+
+fn fnil(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut args[0]);
+    let defaults: Vec<Value> = args[1..].iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("fnil", move |interp, call| {
+        for (slot, d) in call.iter_mut().zip(defaults.iter()) {
+            if slot.is_nil() {
+                *slot = d.clone();
+            }
+        }
+        interp.apply(&f, call)
+    }))
 }
