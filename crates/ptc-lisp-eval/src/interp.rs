@@ -691,6 +691,15 @@ impl Interp {
                 let map = match &v {
                     Value::Map(m) => Some(m.clone()),
                     Value::Nil => None,
+                    // keyword arguments: (fn [& {:keys [a]}] ...) called with :a 1
+                    Value::Vector(items) if items.len() == 1 && matches!(items[0], Value::Map(_)) => match &items[0] {
+                        Value::Map(m) => Some(m.clone()),
+                        _ => None,
+                    },
+                    Value::Vector(items) if items.len() % 2 == 0 => {
+                        let pairs: Vec<Value> = items.iter().cloned().collect();
+                        Some(Arc::new(PMap::from_entries(pairs.chunks(2).map(|c| (c[0].clone(), c[1].clone())))))
+                    }
                     other => {
                         return err(
                             ErrorKind::DestructureError,

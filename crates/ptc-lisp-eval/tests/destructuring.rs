@@ -40,8 +40,17 @@ fn maps() {
 fn mismatches() {
     check_err(&[
         ("(let [[a] 5] a)", "destructure_error", "vector pattern"),
-        ("(let [{:keys [a]} [1 2]] a)", "destructure_error", "map pattern"),
+        ("(let [{:keys [a]} 5] a)", "destructure_error", "map pattern"),
         ("(let [{:syms [a]} {}] a)", "invalid_form", ":syms"),
         ("(let [5 1] 1)", "invalid_form", "cannot bind"),
+    ]);
+}
+
+#[test]
+fn keyword_arguments() {
+    check(&[
+        ("((fn [a b & {:keys [c]}] [a b c]) 1 2 :c 3)", "[1 2 3]"),
+        ("((fn [& {:keys [x] :or {x 9}}] x))", "9"),
+        ("((fn [& {:keys [x]}] x) {:x 4})", "4"),
     ]);
 }
