@@ -14,6 +14,7 @@ mod collections;
 mod constants;
 mod core;
 mod discovery;
+mod essentials;
 mod functional;
 mod interop;
 mod json_fns;
@@ -166,9 +167,10 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 15] {
+fn families() -> [&'static [Builtin]; 16] {
     [
         core::BUILTINS,
+        essentials::BUILTINS,
         constants::BUILTINS,
         seq::BUILTINS,
         predicates::BUILTINS,

@@ -1,0 +1,884 @@
+//! The functions data programs reach for most: predicates, ordering, grouping, slicing,
+//! merging, and the everyday string helpers.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::{Arity, Builtin, Category, compare_loose, expected, int_arg, seq_iter, seq_len, str_arg};
+use crate::error::{ErrorKind, EvalResult, err};
+use crate::function::Function;
+use crate::interp::{Interp, get_in_value};
+use crate::limits::cost;
+use crate::value::{PMap, PSet, PVector, Value};
+
+use Arity::*;
+use Category::{Collection, Core, Functional, Sequence, Set, String as Str};
+
+/// Essential builtins.
+pub static BUILTINS: &[Builtin] = &[
+    Builtin::new("fn?", Exact(1), Core, is_fn)
+        .doc("True for functions.")
+        .ex(&[("(fn? inc)", "true"), ("(fn? :a)", "false")]),
+    Builtin::new("map?", Exact(1), Core, is_map).doc("True for maps.").ex(&[("(map? {})", "true")]),
+    Builtin::new("vector?", Exact(1), Core, is_vector).doc("True for vectors.").ex(&[("(vector? [1])", "true")]),
+    Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]),
+    Builtin::new("string?", Exact(1), Core, is_string).doc("True for strings.").ex(&[("(string? \"a\")", "true")]),
+    Builtin::new("keyword?", Exact(1), Core, is_keyword).doc("True for keywords.").ex(&[("(keyword? :a)", "true")]),
+    Builtin::new("number?", Exact(1), Core, is_number)
+        .doc("True for integers and floats.")
+        .ex(&[("(number? 1.5)", "true")]),
+    Builtin::new("integer?", Exact(1), Core, is_integer)
+        .alias(&["int?"])
+        .doc("True for integers.")
+        .ex(&[("(integer? 1)", "true"), ("(integer? 1.0)", "false")]),
+    Builtin::new("float?", Exact(1), Core, is_float)
+        .alias(&["double?"])
+        .doc("True for floats.")
+        .ex(&[("(float? 1.0)", "true")]),
+    Builtin::new("boolean?", Exact(1), Core, is_boolean)
+        .doc("True for true and false.")
+        .ex(&[("(boolean? false)", "true")]),
+    Builtin::new("coll?", Exact(1), Core, is_coll)
+        .doc("True for vectors, maps and sets.")
+        .ex(&[("(coll? [1])", "true")]),
+    Builtin::new("true?", Exact(1), Core, is_true).doc("True only for true.").ex(&[("(true? 1)", "false")]),
+    Builtin::new("false?", Exact(1), Core, is_false).doc("True only for false.").ex(&[("(false? false)", "true")]),
+    Builtin::new("empty?", Exact(1), Collection, is_empty)
+        .doc("True for nil and empty collections or strings.")
+        .ex(&[("(empty? [])", "true"), ("(empty? nil)", "true")]),
+    Builtin::new("identity", Exact(1), Functional, identity).doc("Returns its argument.").ex(&[("(identity 3)", "3")]),
+    Builtin::new("second", Exact(1), Sequence, second).doc("Second item, or nil.").ex(&[("(second [1 2 3])", "2")]),
+    Builtin::new("last", Exact(1), Sequence, last).doc("Last item, or nil.").ex(&[("(last [1 2 3])", "3")]),
+    Builtin::new("next", Exact(1), Sequence, next)
+        .doc("All but the first item, or nil when nothing is left.")
+        .ex(&[("(next [1])", "nil")]),
+    Builtin::new("nth", Range(2, 3), Sequence, nth)
+        .doc("Item at an index; nil (or the default) when out of range.")
+        .ex(&[("(nth [10 20] 1)", "20"), ("(nth [10 20] 5 :none)", ":none")]),
+    Builtin::new("take", Exact(2), Sequence, take).doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
+    Builtin::new("drop", Exact(2), Sequence, drop).doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
+    Builtin::new("take-while", Exact(2), Sequence, take_while)
+        .doc("Leading items while (pred item) is truthy.")
+        .ex(&[("(take-while pos? [1 2 -1 3])", "[1 2]")]),
+    Builtin::new("drop-while", Exact(2), Sequence, drop_while)
+        .doc("Items after the leading run where (pred item) is truthy.")
+        .ex(&[("(drop-while pos? [1 2 -1 3])", "[-1 3]")]),
+    Builtin::new("concat", AtLeast(0), Sequence, concat)
+        .doc("All items of the collections, in order.")
+        .ex(&[("(concat [1 2] [3] nil)", "[1 2 3]")]),
+    Builtin::new("reverse", Exact(1), Sequence, reverse)
+        .doc("Items in reverse order.")
+        .ex(&[("(reverse [1 2 3])", "[3 2 1]")]),
+    Builtin::new("sort", Range(1, 2), Sequence, sort)
+        .doc("Sorted items (numbers, strings or keywords; optional comparator fn, :asc or :desc).")
+        .ex(&[("(sort [3 1 2])", "[1 2 3]"), ("(sort > [3 1 2])", "[3 2 1]")]),
+    Builtin::new("sort-by", Range(2, 3), Sequence, sort_by)
+        .doc("Items sorted by (keyfn item); optional comparator, :asc or :desc. Stable.")
+        .ex(&[
+            ("(sort-by :age [{:age 3} {:age 1}])", "[{:age 1} {:age 3}]"),
+            ("(sort-by count > [\"a\" \"abc\"])", "[\"abc\" \"a\"]"),
+        ]),
+    Builtin::new("group-by", Exact(2), Sequence, group_by)
+        .doc("Map from (f item) to the vector of items with that result.")
+        .ex(&[("(group-by odd? [1 2 3])", "{false [2] true [1 3]}")]),
+    Builtin::new("frequencies", Exact(1), Sequence, frequencies)
+        .doc("Map from item to how often it occurs.")
+        .ex(&[("(frequencies [:a :b :a])", "{:a 2 :b 1}")]),
+    Builtin::new("distinct", Exact(1), Sequence, distinct)
+        .doc("Items without repeats, first occurrence kept.")
+        .ex(&[("(distinct [1 2 1 3])", "[1 2 3]")]),
+    Builtin::new("some", Exact(2), Sequence, some)
+        .doc("The first truthy (pred item), or nil.")
+        .ex(&[("(some even? [1 4 5])", "true"), ("(some #{2} [1 2])", "2")]),
+    Builtin::new("every?", Exact(2), Sequence, every)
+        .doc("True when (pred item) is truthy for every item.")
+        .ex(&[("(every? pos? [1 2])", "true")]),
+    Builtin::new("not-any?", Exact(2), Sequence, not_any)
+        .doc("True when (pred item) is falsy for every item.")
+        .ex(&[("(not-any? neg? [1 2])", "true")]),
+    Builtin::new("keep", Exact(2), Sequence, keep)
+        .doc("Non-nil results of (f item).")
+        .ex(&[("(keep :a [{:a 1} {:b 2}])", "[1]")]),
+    Builtin::new("mapcat", AtLeast(2), Sequence, mapcat)
+        .doc("Concatenation of (f item) for each item.")
+        .ex(&[("(mapcat (fn [x] [x x]) [1 2])", "[1 1 2 2]")]),
+    Builtin::new("partition", Range(2, 3), Sequence, partition)
+        .doc("Groups of n items (step optional); an incomplete last group is dropped.")
+        .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]")]),
+    Builtin::new("partition-all", Range(2, 3), Sequence, partition_all)
+        .doc("Groups of n items; the last group may be shorter.")
+        .ex(&[("(partition-all 2 [1 2 3])", "[[1 2] [3]]")]),
+    Builtin::new("merge", AtLeast(0), Collection, merge)
+        .doc("Maps merged left to right; later keys win.")
+        .ex(&[("(merge {:a 1} {:a 2 :b 3})", "{:a 2 :b 3}")]),
+    Builtin::new("merge-with", AtLeast(1), Collection, merge_with)
+        .doc("Maps merged; values of repeated keys combined with f.")
+        .ex(&[("(merge-with + {:a 1} {:a 2})", "{:a 3}")]),
+    Builtin::new("select-keys", Exact(2), Collection, select_keys)
+        .doc("Map with only the given keys.")
+        .ex(&[("(select-keys {:a 1 :b 2} [:a :c])", "{:a 1}")]),
+    Builtin::new("contains?", Exact(2), Collection, contains)
+        .doc("Key present in a map, member of a set, or (DIV-27) element of a vector.")
+        .ex(&[("(contains? {:a nil} :a)", "true"), ("(contains? [10 20] 10)", "true")]),
+    Builtin::new("zipmap", Exact(2), Collection, zipmap)
+        .doc("Map from keys to values, pairing in order.")
+        .ex(&[("(zipmap [:a :b] [1 2])", "{:a 1 :b 2}")]),
+    Builtin::new("assoc-in", Exact(3), Collection, assoc_in)
+        .doc("Nested assoc along a path, creating maps as needed.")
+        .ex(&[("(assoc-in {} [:a :b] 1)", "{:a {:b 1}}")]),
+    Builtin::new("update-in", AtLeast(3), Collection, update_in)
+        .doc("Nested update along a path.")
+        .ex(&[("(update-in {:a {:b 1}} [:a :b] inc)", "{:a {:b 2}}")]),
+    Builtin::new("set", Exact(1), Set, set).doc("A set of the items.").ex(&[("(set [1 2 2])", "#{1 2}")]),
+    Builtin::new("hash-set", AtLeast(0), Set, hash_set)
+        .doc("A set of the arguments.")
+        .ex(&[("(hash-set 1 2)", "#{1 2}")]),
+    Builtin::new("disj", AtLeast(1), Set, disj)
+        .doc("Set without the given members.")
+        .ex(&[("(disj #{1 2} 1)", "#{2}")]),
+    Builtin::new("avg", Exact(1), Sequence, avg)
+        .ext()
+        .doc("Average of numbers as a float; nil when empty.")
+        .ex(&[("(avg [10 20])", "15.0"), ("(avg [])", "nil")]),
+    Builtin::new("sum-by", Exact(2), Sequence, sum_by)
+        .ext()
+        .doc("Sum of (f item), skipping nil.")
+        .ex(&[("(sum-by :n [{:n 1} {:n 2} {}])", "3")]),
+    Builtin::new("avg-by", Exact(2), Sequence, avg_by)
+        .ext()
+        .doc("Average of (f item), skipping nil; nil when nothing is left.")
+        .ex(&[("(avg-by :n [{:n 1} {:n 2}])", "1.5")]),
+    Builtin::new("min-by", Exact(2), Sequence, min_by)
+        .ext()
+        .doc("The item with the smallest (f item), skipping nil.")
+        .ex(&[("(min-by :n [{:n 3} {:n 1}])", "{:n 1}")]),
+    Builtin::new("max-by", Exact(2), Sequence, max_by)
+        .ext()
+        .doc("The item with the largest (f item), skipping nil.")
+        .ex(&[("(max-by :n [{:n 3} {:n 1}])", "{:n 3}")]),
+    Builtin::new("comp", AtLeast(0), Functional, comp)
+        .doc("Composition, right to left.")
+        .ex(&[("((comp inc inc) 1)", "3")]),
+    Builtin::new("partial", AtLeast(1), Functional, partial)
+        .doc("f with leading arguments fixed.")
+        .ex(&[("((partial + 10) 1)", "11")]),
+    Builtin::new("complement", Exact(1), Functional, complement)
+        .doc("A function returning the boolean opposite of f.")
+        .ex(&[("((complement even?) 3)", "true")]),
+    Builtin::new("constantly", Exact(1), Functional, constantly)
+        .doc("A function always returning x.")
+        .ex(&[("((constantly 5) 1 2)", "5")]),
+    Builtin::new("name", Exact(1), Str, name)
+        .doc("Name of a keyword (without the colon) or a string.")
+        .ex(&[("(name :user-id)", "\"user-id\"")]),
+    Builtin::new("keyword", Exact(1), Core, keyword)
+        .doc("Keyword from a string (a keyword passes through; nil stays nil).")
+        .ex(&[("(keyword \"a\")", ":a")]),
+    Builtin::new("join", Range(1, 2), Str, join)
+        .doc("Items as strings joined, with an optional separator.")
+        .ex(&[("(join \", \" [1 2 3])", "\"1, 2, 3\"")]),
+    Builtin::new("upper-case", Exact(1), Str, upper)
+        .alias(&["upcase"])
+        .doc("Upper-cased string.")
+        .ex(&[("(upper-case \"abc\")", "\"ABC\"")]),
+    Builtin::new("lower-case", Exact(1), Str, lower)
+        .alias(&["downcase"])
+        .doc("Lower-cased string.")
+        .ex(&[("(lower-case \"ABC\")", "\"abc\"")]),
+    Builtin::new("trim", Exact(1), Str, trim)
+        .doc("String without surrounding whitespace.")
+        .ex(&[("(trim \"  a \")", "\"a\"")]),
+    Builtin::new("includes?", Exact(2), Str, includes)
+        .doc("True when the string contains the substring.")
+        .ex(&[("(includes? \"hello\" \"ell\")", "true")]),
+    Builtin::new("starts-with?", Exact(2), Str, starts_with)
+        .doc("True when the string starts with the prefix.")
+        .ex(&[("(starts-with? \"hello\" \"he\")", "true")]),
+    Builtin::new("ends-with?", Exact(2), Str, ends_with)
+        .doc("True when the string ends with the suffix.")
+        .ex(&[("(ends-with? \"hello\" \"lo\")", "true")]),
+    Builtin::new("subs", Range(2, 3), Str, subs)
+        .doc("Substring by character indexes [start, end); out of range is clamped (DIV-22).")
+        .ex(&[("(subs \"hello\" 1 3)", "\"el\"")]),
+    Builtin::new("blank?", Exact(1), Str, blank)
+        .doc("True for nil, empty or whitespace-only strings.")
+        .ex(&[("(blank? \"  \")", "true")]),
+];
+
+fn pred(args: &[Value], f: impl Fn(&Value) -> bool) -> EvalResult {
+    Ok(Value::Bool(f(&args[0])))
+}
+fn is_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Func(_)))
+}
+fn is_map(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Map(_)))
+}
+fn is_vector(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Vector(_)))
+}
+fn is_set(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Set(_)))
+}
+fn is_string(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Str(_)))
+}
+fn is_keyword(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Keyword(_)))
+}
+fn is_number(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Int(_) | Value::Float(_)))
+}
+fn is_integer(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Int(_)))
+}
+fn is_float(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Float(_)))
+}
+fn is_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Bool(_)))
+}
+fn is_coll(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Vector(_) | Value::Map(_) | Value::Set(_)))
+}
+fn is_true(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Bool(true)))
+}
+fn is_false(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Bool(false)))
+}
+fn is_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match seq_len(&a[0]) {
+        Some(n) => Ok(Value::Bool(n == 0)),
+        None => expected("empty?", "a collection, string or nil", &a[0]),
+    }
+}
+fn identity(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(std::mem::take(&mut a[0]))
+}
+
+fn items(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    Ok(seq_iter(fname, v)?.collect())
+}
+
+fn vec_out(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalResult {
+    let v: PVector = items.into_iter().collect();
+    interp.charge(cost::HEADER + cost::ELEM * v.len() as u64)?;
+    Ok(Value::from_pvec(v))
+}
+
+fn second(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(seq_iter("second", &a[0])?.nth(1).unwrap_or(Value::Nil))
+}
+fn last(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Vector(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
+        other => Ok(seq_iter("last", other)?.last().unwrap_or(Value::Nil)),
+    }
+}
+fn next(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
+    if rest.is_empty() { Ok(Value::Nil) } else { vec_out(interp, rest) }
+}
+fn nth(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let i = int_arg("nth", &a[1])?;
+    let found = if i < 0 { None } else { seq_iter("nth", &a[0])?.nth(i as usize) };
+    Ok(found.unwrap_or_else(|| a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil)))
+}
+fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {
+    Ok(int_arg(fname, v)?.max(0) as usize)
+}
+fn take(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = count_arg("take", &a[0])?;
+    let out: Vec<Value> = seq_iter("take", &a[1])?.take(n).collect();
+    vec_out(interp, out)
+}
+fn drop(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = count_arg("drop", &a[0])?;
+    let out: Vec<Value> = seq_iter("drop", &a[1])?.skip(n).collect();
+    vec_out(interp, out)
+}
+fn take_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let mut out = Vec::new();
+    for item in items("take-while", &a[1])? {
+        interp.tick(1)?;
+        if !interp.apply(&f, &mut [item.clone()])?.truthy() {
+            break;
+        }
+        out.push(item);
+    }
+    vec_out(interp, out)
+}
+fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let all = items("drop-while", &a[1])?;
+    let mut start = all.len();
+    for (i, item) in all.iter().enumerate() {
+        interp.tick(1)?;
+        if !interp.apply(&f, &mut [item.clone()])?.truthy() {
+            start = i;
+            break;
+        }
+    }
+    vec_out(interp, all.into_iter().skip(start))
+}
+fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut out = PVector::new();
+    for c in a.iter() {
+        match c {
+            Value::Vector(v) => out.append((**v).clone()),
+            other => out.extend(seq_iter("concat", other)?),
+        }
+    }
+    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    Ok(Value::from_pvec(out))
+}
+fn reverse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut v = items("reverse", &a[0])?;
+    v.reverse();
+    vec_out(interp, v)
+}
+
+/// How `sort`/`sort-by` order two keys.
+enum Order {
+    Asc,
+    Desc,
+    Fn(Value),
+}
+
+fn order_arg(v: Value) -> Order {
+    match &v {
+        Value::Keyword(k) if &**k == "desc" => Order::Desc,
+        Value::Keyword(k) if &**k == "asc" => Order::Asc,
+        _ => Order::Fn(v),
+    }
+}
+
+/// Keys must be mutually comparable (all numbers, all strings, all keywords...): mixing
+/// kinds is a program error, as in Clojure.
+fn check_sortable(fname: &str, keys: &[Value]) -> EvalResult<()> {
+    fn kind(v: &Value) -> u8 {
+        match v {
+            Value::Nil => 0,
+            Value::Int(_) | Value::Float(_) => 1,
+            Value::Str(_) => 2,
+            Value::Keyword(_) => 3,
+            Value::Bool(_) => 4,
+            Value::Vector(_) => 5,
+            _ => 6,
+        }
+    }
+    let mut seen = None;
+    for k in keys {
+        let kd = kind(k);
+        if kd == 0 {
+            continue;
+        }
+        if kd == 6 {
+            return expected(fname, "sortable keys (numbers, strings, keywords, booleans or vectors)", k);
+        }
+        match seen {
+            None => seen = Some((kd, k.clone())),
+            Some((s, ref first)) if s != kd => {
+                return err(
+                    ErrorKind::TypeError,
+                    format!(
+                        "{fname}: cannot compare {} with {} ({} vs {}); make the keys one type, e.g. (sort-by (comp str :k) ...)",
+                        first.type_name(),
+                        k.type_name(),
+                        super::brief(first),
+                        super::brief(k)
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Stable merge sort that tolerates any comparator answers (a user fn may be inconsistent).
+fn sort_pairs(interp: &mut Interp, mut pairs: Vec<(Value, Value)>, order: &Order) -> EvalResult<Vec<(Value, Value)>> {
+    match order {
+        Order::Asc | Order::Desc => {
+            let desc = matches!(order, Order::Desc);
+            interp.tick(pairs.len() as u64)?;
+            pairs.sort_by(|(a, _), (b, _)| {
+                let o = compare_loose(a, b).unwrap_or_else(|| a.cmp(b));
+                if desc { o.reverse() } else { o }
+            });
+            Ok(pairs)
+        }
+        Order::Fn(f) => {
+            // bottom-up merge sort: n log n calls, no assumptions about the comparator
+            let mut width = 1;
+            let n = pairs.len();
+            while width < n {
+                let mut merged = Vec::with_capacity(n);
+                let mut chunks = pairs.into_iter().peekable();
+                loop {
+                    let left: Vec<_> = chunks.by_ref().take(width).collect();
+                    if left.is_empty() {
+                        break;
+                    }
+                    let right: Vec<_> = chunks.by_ref().take(width).collect();
+                    let (mut l, mut r) = (left.into_iter().peekable(), right.into_iter().peekable());
+                    while let (Some(a), Some(b)) = (l.peek(), r.peek()) {
+                        interp.tick(1)?;
+                        let res = interp.apply(f, &mut [b.0.clone(), a.0.clone()])?;
+                        let b_first = match res {
+                            Value::Bool(x) => x,
+                            Value::Int(i) => i < 0,
+                            Value::Float(x) => x < 0.0,
+                            Value::Nil => false,
+                            _ => true,
+                        };
+                        let next = if b_first { r.next() } else { l.next() };
+                        merged.extend(next);
+                    }
+                    merged.extend(l);
+                    merged.extend(r);
+                }
+                pairs = merged;
+                width *= 2;
+            }
+            Ok(pairs)
+        }
+    }
+}
+
+fn sort(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (order, coll) = if a.len() == 2 {
+        (order_arg(std::mem::take(&mut a[0])), std::mem::take(&mut a[1]))
+    } else {
+        (Order::Asc, std::mem::take(&mut a[0]))
+    };
+    let vals = items("sort", &coll)?;
+    if !matches!(order, Order::Fn(_)) {
+        check_sortable("sort", &vals)?;
+    }
+    let pairs = vals.into_iter().map(|v| (v.clone(), v)).collect();
+    let sorted = sort_pairs(interp, pairs, &order)?;
+    vec_out(interp, sorted.into_iter().map(|(_, v)| v))
+}
+
+fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let keyfn = std::mem::take(&mut a[0]);
+    let (order, coll) = if a.len() == 3 {
+        (order_arg(std::mem::take(&mut a[1])), std::mem::take(&mut a[2]))
+    } else {
+        (Order::Asc, std::mem::take(&mut a[1]))
+    };
+    let mut pairs = Vec::new();
+    for item in items("sort-by", &coll)? {
+        interp.tick(1)?;
+        let k = interp.apply(&keyfn, &mut [item.clone()])?;
+        pairs.push((k, item));
+    }
+    if !matches!(order, Order::Fn(_)) {
+        let keys: Vec<Value> = pairs.iter().map(|(k, _)| k.clone()).collect();
+        check_sortable("sort-by", &keys)?;
+    }
+    let sorted = sort_pairs(interp, pairs, &order)?;
+    vec_out(interp, sorted.into_iter().map(|(_, v)| v))
+}
+
+fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    let mut groups: HashMap<Value, PVector> = HashMap::new();
+    for item in items("group-by", &a[1])? {
+        interp.tick(1)?;
+        let k = interp.apply(&f, &mut [item.clone()])?;
+        groups.entry(k).or_default().push_back(item);
+    }
+    interp.charge(cost::HEADER + cost::ENTRY * groups.len() as u64)?;
+    Ok(Value::map(groups.into_iter().map(|(k, v)| (k, Value::from_pvec(v)))))
+}
+
+fn frequencies(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut counts: HashMap<Value, i64> = HashMap::new();
+    for item in items("frequencies", &a[0])? {
+        interp.tick(1)?;
+        *counts.entry(item).or_insert(0) += 1;
+    }
+    interp.charge(cost::HEADER + cost::ENTRY * counts.len() as u64)?;
+    Ok(Value::map(counts.into_iter().map(|(k, n)| (k, Value::Int(n)))))
+}
+
+fn distinct(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for item in items("distinct", &a[0])? {
+        interp.tick(1)?;
+        if seen.insert(item.clone()) {
+            out.push(item);
+        }
+    }
+    vec_out(interp, out)
+}
+
+fn some(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    for item in items("some", &a[1])? {
+        interp.tick(1)?;
+        let r = interp.apply(&f, &mut [item])?;
+        if r.truthy() {
+            return Ok(r);
+        }
+    }
+    Ok(Value::Nil)
+}
+fn every(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    for item in items("every?", &a[1])? {
+        interp.tick(1)?;
+        if !interp.apply(&f, &mut [item])?.truthy() {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
+}
+fn not_any(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let r = some(interp, a)?;
+    Ok(Value::Bool(!r.truthy()))
+}
+fn keep(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    let mut out = Vec::new();
+    for item in items("keep", &a[1])? {
+        interp.tick(1)?;
+        let r = interp.apply(&f, &mut [item])?;
+        if !r.is_nil() {
+            out.push(r);
+        }
+    }
+    vec_out(interp, out)
+}
+fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mapped = super::lookup("map").map(|b| b.call(interp, a)).unwrap_or_else(|| Ok(Value::Nil))?;
+    let parts = items("mapcat", &mapped)?;
+    concat(interp, &mut parts.into_iter().collect::<Vec<_>>())
+}
+fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
+    let n = int_arg(fname, &a[0])?;
+    let (step, coll) = if a.len() == 3 { (int_arg(fname, &a[1])?, &a[2]) } else { (n, &a[1]) };
+    if n <= 0 || step <= 0 {
+        return err(ErrorKind::RuntimeError, format!("{fname}: size and step must be positive, got {n} and {step}"));
+    }
+    let all = items(fname, coll)?;
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    while i < all.len() {
+        interp.tick(1)?;
+        let end = (i + n as usize).min(all.len());
+        if end - i < n as usize && !keep_partial {
+            break;
+        }
+        out.push(Value::vector(all[i..end].iter().cloned()));
+        i += step as usize;
+    }
+    vec_out(interp, out)
+}
+fn partition(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    chunks(interp, a, "partition", false)
+}
+fn partition_all(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    chunks(interp, a, "partition-all", true)
+}
+
+fn merge(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut acc: Option<Value> = None;
+    for m in a.iter_mut() {
+        match std::mem::take(m) {
+            Value::Nil => {}
+            Value::Map(src) => {
+                acc = Some(match acc.take() {
+                    None => Value::Map(src),
+                    Some(Value::Map(mut dst)) => {
+                        interp.charge(cost::ENTRY * src.len() as u64)?;
+                        let d = Arc::make_mut(&mut dst);
+                        for (k, v) in src.iter() {
+                            d.insert(k.clone(), v.clone());
+                        }
+                        Value::Map(dst)
+                    }
+                    Some(other) => other,
+                })
+            }
+            other => return expected("merge", "maps (or nil)", &other),
+        }
+    }
+    Ok(acc.unwrap_or(Value::Nil))
+}
+fn merge_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    let mut out: Option<PMap> = None;
+    for m in a[1..].iter() {
+        match m {
+            Value::Nil => {}
+            Value::Map(src) => {
+                let dst = out.get_or_insert_with(PMap::new);
+                for (k, v) in src.iter() {
+                    interp.tick(1)?;
+                    let nv = match dst.get(k) {
+                        Some(old) => interp.apply(&f, &mut [old.clone(), v.clone()])?,
+                        None => v.clone(),
+                    };
+                    dst.insert(k.clone(), nv);
+                }
+            }
+            other => return expected("merge-with", "maps (or nil)", other),
+        }
+    }
+    Ok(out.map(|m| Value::Map(Arc::new(m))).unwrap_or(Value::Nil))
+}
+fn select_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut out = PMap::new();
+    if let Value::Map(m) = &a[0] {
+        for k in items("select-keys", &a[1])? {
+            if let Some(v) = m.get(&k) {
+                out.insert(k, v.clone());
+            } else if let Some(stored) = crate::interp::flex_get_key(m, &k)
+                && let Some(v) = m.get(&stored)
+            {
+                // DIV-46: a string keyseq finds keyword keys (and the reverse)
+                out.insert(stored, v.clone());
+            }
+        }
+    }
+    interp.charge(cost::HEADER + cost::ENTRY * out.len() as u64)?;
+    Ok(Value::Map(Arc::new(out)))
+}
+fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(match &a[0] {
+        Value::Map(m) => m.contains_key(&a[1]),
+        Value::Set(s) => s.contains(&a[1]),
+        Value::Vector(v) => v.iter().any(|x| x.equiv(&a[1])),
+        Value::Str(s) => matches!(&a[1], Value::Str(sub) if s.contains(&**sub)),
+        Value::Nil => false,
+        other => return expected("contains?", "a map, set, vector or string", other),
+    }))
+}
+fn zipmap(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ks = items("zipmap", &a[0])?;
+    let vs = items("zipmap", &a[1])?;
+    interp.charge(cost::HEADER + cost::ENTRY * ks.len().min(vs.len()) as u64)?;
+    Ok(Value::map(ks.into_iter().zip(vs)))
+}
+fn path(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    match v {
+        Value::Vector(p) => Ok(p.iter().cloned().collect()),
+        other => expected(fname, "a vector path like [:a :b]", other),
+    }
+}
+fn assoc_path(interp: &mut Interp, coll: Value, keys: &[Value], v: Value) -> EvalResult {
+    match keys {
+        [] => Ok(v),
+        [k, rest @ ..] => {
+            let inner = get_in_value(&coll, k).unwrap_or(Value::Nil);
+            let nv = assoc_path(interp, inner, rest, v)?;
+            super::seq::assoc1(interp, coll, k.clone(), nv)
+        }
+    }
+}
+fn assoc_in(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let keys = path("assoc-in", &a[1])?;
+    let v = std::mem::take(&mut a[2]);
+    assoc_path(interp, std::mem::take(&mut a[0]), &keys, v)
+}
+fn update_in(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let keys = path("update-in", &a[1])?;
+    let f = std::mem::take(&mut a[2]);
+    let coll = std::mem::take(&mut a[0]);
+    let mut old = coll.clone();
+    for k in &keys {
+        old = get_in_value(&old, k).unwrap_or(Value::Nil);
+    }
+    let mut call = vec![old];
+    call.extend(a[3..].iter_mut().map(std::mem::take));
+    let new = interp.apply(&f, &mut call)?;
+    assoc_path(interp, coll, &keys, new)
+}
+fn set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = PSet::from_items(seq_iter("set", &a[0])?);
+    interp.charge(cost::HEADER + cost::ELEM * s.len() as u64)?;
+    Ok(Value::Set(Arc::new(s)))
+}
+fn hash_set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    interp.charge(cost::HEADER + cost::ELEM * a.len() as u64)?;
+    Ok(Value::set(a.iter_mut().map(std::mem::take)))
+}
+fn disj(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match std::mem::take(&mut a[0]) {
+        Value::Set(mut s) => {
+            let m = Arc::make_mut(&mut s);
+            for x in a[1..].iter() {
+                m.remove(x);
+            }
+            Ok(Value::Set(s))
+        }
+        Value::Nil => Ok(Value::Nil),
+        other => expected("disj", "a set", &other),
+    }
+}
+fn numbers_of(interp: &mut Interp, fname: &str, f: Option<&Value>, coll: &Value) -> EvalResult<Vec<Value>> {
+    let mut out = Vec::new();
+    for item in items(fname, coll)? {
+        interp.tick(1)?;
+        let v = match f {
+            Some(f) => interp.apply(f, &mut [item])?,
+            None => item,
+        };
+        match v {
+            Value::Nil => {}
+            Value::Int(_) | Value::Float(_) => out.push(v),
+            other => {
+                return err(
+                    ErrorKind::ArithmeticError,
+                    format!("{fname}: expected numbers, got {} {}", other.type_name(), super::brief(&other)),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+fn mean(nums: &[Value]) -> Value {
+    if nums.is_empty() {
+        return Value::Nil;
+    }
+    let total: f64 = nums.iter().filter_map(Value::as_f64).sum();
+    Value::Float(total / nums.len() as f64)
+}
+fn avg(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let nums = numbers_of(interp, "avg", None, &a[0])?;
+    Ok(mean(&nums))
+}
+fn sum_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let nums = numbers_of(interp, "sum-by", Some(&f), &a[1])?;
+    nums.iter().try_fold(Value::Int(0), |acc, x| super::core::add2(&acc, x))
+}
+fn avg_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let nums = numbers_of(interp, "avg-by", Some(&f), &a[1])?;
+    Ok(mean(&nums))
+}
+fn extreme_by(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering) -> EvalResult {
+    let f = a[0].clone();
+    let mut best: Option<(Value, Value)> = None;
+    for item in items(fname, &a[1])? {
+        interp.tick(1)?;
+        let k = interp.apply(&f, &mut [item.clone()])?;
+        if k.is_nil() {
+            continue;
+        }
+        let better = match &best {
+            None => true,
+            Some((bk, _)) => compare_loose(&k, bk) == Some(want),
+        };
+        if better {
+            best = Some((k, item));
+        }
+    }
+    Ok(best.map(|(_, v)| v).unwrap_or(Value::Nil))
+}
+fn min_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_by(interp, a, "min-by", Ordering::Less)
+}
+fn max_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_by(interp, a, "max-by", Ordering::Greater)
+}
+fn comp(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let fs: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("comp", move |interp, args| {
+        let Some((last, rest)) = fs.split_last() else {
+            return Ok(args.first().cloned().unwrap_or(Value::Nil));
+        };
+        let mut v = interp.apply(last, args)?;
+        for f in rest.iter().rev() {
+            v = interp.apply(f, &mut [v])?;
+        }
+        Ok(v)
+    }))
+}
+fn partial(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    let fixed: Vec<Value> = a[1..].iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("partial", move |interp, args| {
+        let mut call = fixed.clone();
+        call.extend(args.iter_mut().map(std::mem::take));
+        interp.apply(&f, &mut call)
+    }))
+}
+fn complement(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    Ok(Function::native("complement", move |interp, args| Ok(Value::Bool(!interp.apply(&f, args)?.truthy()))))
+}
+fn constantly(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let v = std::mem::take(&mut a[0]);
+    Ok(Function::native("constantly", move |_, _| Ok(v.clone())))
+}
+fn name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Keyword(k) => Ok(Value::Str(k.clone())),
+        Value::Str(_) => Ok(a[0].clone()),
+        Value::Symbol(s) => Ok(Value::Str(s.clone())),
+        other => expected("name", "a keyword or string", other),
+    }
+}
+fn keyword(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Str(s) if !s.is_empty() && !s.contains('/') => Ok(Value::Keyword(s.clone())),
+        Value::Keyword(_) | Value::Nil => Ok(a[0].clone()),
+        other => expected("keyword", "a non-empty string without '/'", other),
+    }
+}
+fn join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (sep, coll) = if a.len() == 2 { (str_arg("join", &a[0])?.to_string(), &a[1]) } else { (String::new(), &a[0]) };
+    let mut out = String::new();
+    for (i, item) in seq_iter("join", coll)?.enumerate() {
+        if i > 0 {
+            out.push_str(&sep);
+        }
+        super::core::str_of(&item, &mut out);
+    }
+    interp.charge(out.len() as u64 + cost::HEADER)?;
+    Ok(Value::str(out))
+}
+fn upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(str_arg("upper-case", &a[0])?.to_uppercase()))
+}
+fn lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(str_arg("lower-case", &a[0])?.to_lowercase()))
+}
+fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(str_arg("trim", &a[0])?.trim()))
+}
+fn includes(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(str_arg("includes?", &a[0])?.contains(str_arg("includes?", &a[1])?)))
+}
+fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(str_arg("starts-with?", &a[0])?.starts_with(str_arg("starts-with?", &a[1])?)))
+}
+fn ends_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(str_arg("ends-with?", &a[0])?.ends_with(str_arg("ends-with?", &a[1])?)))
+}
+fn subs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = str_arg("subs", &a[0])?;
+    let n = s.chars().count() as i64;
+    let start = int_arg("subs", &a[1])?.clamp(0, n);
+    let end = match a.get(2) {
+        Some(e) => int_arg("subs", e)?.clamp(start, n),
+        None => n,
+    };
+    Ok(Value::str(s.chars().skip(start as usize).take((end - start) as usize).collect::<String>()))
+}
+fn blank(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Nil => Ok(Value::Bool(true)),
+        Value::Str(s) => Ok(Value::Bool(s.trim().is_empty())),
+        other => expected("blank?", "a string or nil", other),
+    }
+}
