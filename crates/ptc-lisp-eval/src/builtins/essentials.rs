@@ -201,6 +201,48 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("subs", Range(2, 3), Str, subs)
         .doc("Substring by character indexes [start, end); out of range is clamped (DIV-22).")
         .ex(&[("(subs \"hello\" 1 3)", "\"el\"")]),
+    Builtin::new("update-vals", Exact(2), Collection, update_vals)
+        .doc("Map with f applied to every value.")
+        .ex(&[("(update-vals {:a 1 :b 2} inc)", "{:a 2 :b 3}")]),
+    Builtin::new("update-keys", Exact(2), Collection, update_keys)
+        .doc("Map with f applied to every key (colliding keys: last wins).")
+        .ex(&[("(update-keys {:a 1} name)", "{\"a\" 1}")]),
+    Builtin::new("sorted-map", AtLeast(0), Collection, sorted_map)
+        .doc("A map of key/value arguments (every map is sorted by key).")
+        .ex(&[("(sorted-map :b 2 :a 1)", "{:a 1 :b 2}")]),
+    Builtin::new("sorted-set", AtLeast(0), Set, sorted_set)
+        .doc("A set of the arguments (every set is sorted).")
+        .ex(&[("(sorted-set 3 1 2)", "#{1 2 3}")]),
+    Builtin::new("key", Exact(1), Collection, key)
+        .doc("Key of a map entry [k v].")
+        .ex(&[("(key (first {:a 1}))", ":a")]),
+    Builtin::new("val", Exact(1), Collection, val)
+        .doc("Value of a map entry [k v].")
+        .ex(&[("(val (first {:a 1}))", "1")]),
+    Builtin::new("ffirst", Exact(1), Sequence, ffirst)
+        .doc("First item of the first item.")
+        .ex(&[("(ffirst [[1 2] [3]])", "1")]),
+    Builtin::new("reduce-kv", Exact(3), Sequence, reduce_kv)
+        .doc("Folds (f acc k v) over a map (or index/item over a vector).")
+        .ex(&[("(reduce-kv (fn [a k v] (+ a v)) 0 {:x 1 :y 2})", "3")]),
+    Builtin::new("max-key", AtLeast(2), Sequence, max_key)
+        .doc("The argument with the largest (f x); ties go to the last.")
+        .ex(&[("(max-key count \"a\" \"abc\")", "\"abc\"")]),
+    Builtin::new("min-key", AtLeast(2), Sequence, min_key)
+        .doc("The argument with the smallest (f x); ties go to the last.")
+        .ex(&[("(min-key count \"ab\" \"c\")", "\"c\"")]),
+    Builtin::new("split", Range(2, 3), Str, split)
+        .doc("Splits a string on a regex or a 1-character string; trailing empty strings are dropped (as in Java).")
+        .ex(&[("(split \"a,b,,c,,\" #\",\")", "[\"a\" \"b\" \"\" \"c\"]"), ("(split \"a b\" \" \")", "[\"a\" \"b\"]")]),
+    Builtin::new("mod", Exact(2), Category::Math, modulo)
+        .doc("Floored modulus: the result has the sign of the divisor.")
+        .ex(&[("(mod -7 2)", "1"), ("(mod 5.5 2)", "1.5")]),
+    Builtin::new("rem", Exact(2), Category::Math, rem)
+        .doc("Truncated remainder: the result has the sign of the dividend.")
+        .ex(&[("(rem -7 2)", "-1")]),
+    Builtin::new("quot", Exact(2), Category::Math, quot)
+        .doc("Integer quotient, truncated toward zero.")
+        .ex(&[("(quot -7 2)", "-3")]),
     Builtin::new("blank?", Exact(1), Str, blank)
         .doc("True for nil, empty or whitespace-only strings.")
         .ex(&[("(blank? \"  \")", "true")]),
@@ -880,5 +922,182 @@ fn blank(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         Value::Nil => Ok(Value::Bool(true)),
         Value::Str(s) => Ok(Value::Bool(s.trim().is_empty())),
         other => expected("blank?", "a string or nil", other),
+    }
+}
+
+fn map_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<Option<&'a PMap>> {
+    match v {
+        Value::Map(m) => Ok(Some(m)),
+        Value::Nil => Ok(None),
+        other => expected(fname, "a map", other),
+    }
+}
+fn update_vals(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[1]);
+    let mut out = PMap::new();
+    if let Some(m) = map_arg("update-vals", &a[0])? {
+        for (k, v) in m.iter() {
+            interp.tick(1)?;
+            out.insert(k.clone(), interp.apply(&f, &mut [v.clone()])?);
+        }
+    }
+    interp.charge(cost::HEADER + cost::ENTRY * out.len() as u64)?;
+    Ok(Value::Map(Arc::new(out)))
+}
+fn update_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[1]);
+    let mut out = PMap::new();
+    if let Some(m) = map_arg("update-keys", &a[0])? {
+        for (k, v) in m.iter() {
+            interp.tick(1)?;
+            out.insert(interp.apply(&f, &mut [k.clone()])?, v.clone());
+        }
+    }
+    interp.charge(cost::HEADER + cost::ENTRY * out.len() as u64)?;
+    Ok(Value::Map(Arc::new(out)))
+}
+fn sorted_map(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match super::lookup("hash-map") {
+        Some(b) => b.call(interp, a),
+        None => Ok(Value::empty_map()),
+    }
+}
+fn sorted_set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    hash_set(interp, a)
+}
+fn entry_part(fname: &str, v: &Value, i: usize) -> EvalResult {
+    match v {
+        Value::Vector(e) if e.len() == 2 => Ok(e[i].clone()),
+        other => expected(fname, "a map entry [k v]", other),
+    }
+}
+fn key(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    entry_part("key", &a[0], 0)
+}
+fn val(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    entry_part("val", &a[0], 1)
+}
+fn ffirst(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let first = seq_iter("ffirst", &a[0])?.next().unwrap_or(Value::Nil);
+    Ok(seq_iter("ffirst", &first)?.next().unwrap_or(Value::Nil))
+}
+fn reduce_kv(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    let mut acc = std::mem::take(&mut a[1]);
+    let pairs: Vec<(Value, Value)> = match &a[2] {
+        Value::Map(m) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Value::Vector(v) => v.iter().enumerate().map(|(i, x)| (Value::Int(i as i64), x.clone())).collect(),
+        Value::Nil => Vec::new(),
+        other => return expected("reduce-kv", "a map or vector", other),
+    };
+    for (k, v) in pairs {
+        interp.tick(1)?;
+        acc = interp.apply(&f, &mut [acc, k, v])?;
+    }
+    Ok(acc)
+}
+fn extreme_key(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    let mut best: Option<(Value, Value)> = None;
+    for x in a[1..].iter_mut() {
+        let x = std::mem::take(x);
+        let k = interp.apply(&f, &mut [x.clone()])?;
+        if k.as_f64().is_none() {
+            return expected(fname, "a function returning numbers", &k);
+        }
+        let better = match &best {
+            None => true,
+            Some((bk, _)) => compare_loose(&k, bk) != Some(want.reverse()),
+        };
+        if better {
+            best = Some((k, x));
+        }
+    }
+    Ok(best.map(|(_, v)| v).unwrap_or(Value::Nil))
+}
+fn max_key(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_key(interp, a, "max-key", Ordering::Greater)
+}
+fn min_key(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    extreme_key(interp, a, "min-key", Ordering::Less)
+}
+
+fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = str_arg("split", &a[0])?;
+    let limit = match a.get(2) {
+        Some(l) => Some(int_arg("split", l)?),
+        None => None,
+    };
+    let mut parts: Vec<String> = match &a[1] {
+        Value::Regex(r) => match limit {
+            Some(n) if n > 0 => r.regex().splitn(s, n as usize).map(str::to_string).collect(),
+            _ => r.regex().split(s).map(str::to_string).collect(),
+        },
+        Value::Str(sep) if sep.is_empty() => s.chars().map(|c| c.to_string()).collect(),
+        Value::Str(sep) if sep.chars().count() == 1 => match limit {
+            Some(n) if n > 0 => s.splitn(n as usize, &**sep).map(str::to_string).collect(),
+            _ => s.split(&**sep).map(str::to_string).collect(),
+        },
+        other => return expected("split", "a regex like #\",\" or a 1-character string", other),
+    };
+    if limit.is_none_or(|n| n == 0) {
+        while parts.len() > 1 && parts.last().is_some_and(String::is_empty) {
+            parts.pop();
+        }
+    }
+    vec_out(interp, parts.into_iter().map(Value::str))
+}
+fn int_pair(fname: &str, a: &[Value]) -> EvalResult<Option<(i64, i64)>> {
+    match (&a[0], &a[1]) {
+        (Value::Int(x), Value::Int(y)) => {
+            if *y == 0 {
+                return err(ErrorKind::ArithmeticError, format!("{fname}: division by zero"));
+            }
+            Ok(Some((*x, *y)))
+        }
+        (x, y) => {
+            super::num_arg(fname, x)?;
+            super::num_arg(fname, y)?;
+            Ok(None)
+        }
+    }
+}
+fn floats(a: &[Value]) -> (f64, f64) {
+    (a[0].as_f64().unwrap_or(f64::NAN), a[1].as_f64().unwrap_or(f64::NAN))
+}
+fn modulo(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match int_pair("mod", a)? {
+        Some((x, y)) => {
+            Ok(Value::Int(x.checked_rem(y).map(|r| if r != 0 && (r < 0) != (y < 0) { r + y } else { r }).unwrap_or(0)))
+        }
+        None => {
+            let (x, y) = floats(a);
+            let r = x % y;
+            Ok(Value::Float(if r != 0.0 && (r < 0.0) != (y < 0.0) { r + y } else { r }))
+        }
+    }
+}
+fn rem(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match int_pair("rem", a)? {
+        Some((x, y)) => Ok(Value::Int(x.checked_rem(y).unwrap_or(0))),
+        None => {
+            let (x, y) = floats(a);
+            Ok(Value::Float(x % y))
+        }
+    }
+}
+fn quot(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match int_pair("quot", a)? {
+        Some((x, y)) => match x.checked_div(y) {
+            Some(q) => Ok(Value::Int(q)),
+            None => err(ErrorKind::ArithmeticError, "integer overflow in quot"),
+        },
+        None => {
+            let (x, y) = floats(a);
+            if y == 0.0 {
+                return err(ErrorKind::ArithmeticError, "quot: division by zero");
+            }
+            Ok(Value::Float((x / y).trunc()))
+        }
     }
 }
