@@ -24,6 +24,7 @@ mod regex_fns;
 mod seq;
 mod sequences;
 mod sets;
+mod shapes;
 mod string;
 mod walk;
 
@@ -167,9 +168,10 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 16] {
+fn families() -> [&'static [Builtin]; 17] {
     [
         core::BUILTINS,
+        shapes::BUILTINS,
         essentials::BUILTINS,
         constants::BUILTINS,
         seq::BUILTINS,
@@ -219,6 +221,12 @@ pub const CLOJURE_ALIASES: &[&str] =
 /// Resolves `ns/name` to a builtin: Clojure aliases map to the plain name, other
 /// namespaces (`Math`, `json`, `Integer`...) are registered with their prefix.
 pub fn lookup_ns(ns: &str, name: &str) -> Option<&'static Builtin> {
+    if ns == "set" || ns == "clojure.set" {
+        // clojure.set names that collide with core/string ones (select, join, index...)
+        if let Some(b) = lookup(&format!("set/{name}")) {
+            return Some(b);
+        }
+    }
     if CLOJURE_ALIASES.contains(&ns) {
         return lookup(name);
     }

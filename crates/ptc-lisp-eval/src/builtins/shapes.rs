@@ -1,0 +1,823 @@
+//! Type predicates, `type`, and the remaining sequence and collection helpers
+//! (slicing, interleaving, trees, set algebra, walking).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::{Arity, Builtin, Category, expected, int_arg, seq_iter, seq_len};
+use crate::error::{ErrorKind, EvalResult, err};
+use crate::function::Function;
+use crate::interp::Interp;
+use crate::limits::cost;
+use crate::value::{PMap, PSet, PVector, Value};
+
+use Arity::*;
+use Category::{Collection, Core, Functional, Sequence, Set, Walk};
+
+/// Builtins of this file.
+pub static BUILTINS: &[Builtin] = &[
+    Builtin::new("type", Exact(1), Core, type_of)
+        .doc(
+            "Type keyword: :boolean :number :string :keyword :vector :map :set :regex :function (nil for nil; DIV-28).",
+        )
+        .ex(&[("(type 1)", ":number"), ("(type {})", ":map")]),
+    Builtin::new("boolean", Exact(1), Core, boolean)
+        .doc("false for nil and false, true for anything else.")
+        .ex(&[("(boolean 0)", "true")]),
+    Builtin::new("seq?", Exact(1), Core, is_sequential)
+        .alias(&["sequential?", "indexed?", "reversible?", "counted?", "associative?"])
+        .doc("True for vectors (PTC-Lisp's only sequences); associative?/counted? also hold for maps.")
+        .ex(&[("(seq? [1])", "true")]),
+    Builtin::new("seqable?", Exact(1), Core, is_seqable)
+        .doc("True for nil, collections and strings.")
+        .ex(&[("(seqable? \"ab\")", "true")]),
+    Builtin::new("ifn?", Exact(1), Core, is_ifn)
+        .doc("True for anything callable: functions, keywords, maps, sets, vectors.")
+        .ex(&[("(ifn? :a)", "true")]),
+    Builtin::new("char?", Exact(1), Core, is_char)
+        .doc("True for 1-character strings (characters are strings in PTC-Lisp).")
+        .ex(&[("(char? \\a)", "true")]),
+    Builtin::new("symbol?", Exact(1), Core, always_false)
+        .alias(&["ratio?", "decimal?", "map-entry?"])
+        .doc(
+            "Always false: PTC-Lisp has no symbol values, ratios, decimals or map-entry type (DIV-19, DIV-20, DIV-49).",
+        )
+        .ex(&[("(symbol? 'a)", "false")]),
+    Builtin::new("rational?", Exact(1), Core, is_rational)
+        .doc("Same as integer? (no ratios; DIV-20).")
+        .ex(&[("(rational? 1)", "true")]),
+    Builtin::new("pos-int?", Exact(1), Core, pos_int).doc("Integer above zero.").ex(&[("(pos-int? 3)", "true")]),
+    Builtin::new("neg-int?", Exact(1), Core, neg_int).doc("Integer below zero.").ex(&[("(neg-int? -3)", "true")]),
+    Builtin::new("nat-int?", Exact(1), Core, nat_int).doc("Integer zero or above.").ex(&[("(nat-int? 0)", "true")]),
+    Builtin::new("infinite?", Exact(1), Core, infinite)
+        .doc("True for ##Inf and ##-Inf.")
+        .ex(&[("(infinite? ##Inf)", "true")]),
+    Builtin::new("sorted?", Exact(1), Core, is_sorted)
+        .doc("True for maps and sets (they are always sorted).")
+        .ex(&[("(sorted? {})", "true")]),
+    Builtin::new("compare", Exact(2), Core, compare)
+        .doc("-1, 0 or 1 comparing numbers, strings, keywords or vectors; nil sorts first.")
+        .ex(&[("(compare 1 2)", "-1"), ("(compare \"b\" \"a\")", "1")]),
+    Builtin::new("distinct?", AtLeast(1), Core, is_distinct)
+        .doc("True when no two arguments are equal.")
+        .ex(&[("(distinct? 1 2 3)", "true")]),
+    Builtin::new("not-every?", Exact(2), Sequence, not_every)
+        .doc("True when (pred item) is falsy for some item.")
+        .ex(&[("(not-every? odd? [1 2])", "true")]),
+    Builtin::new("not-empty", Exact(1), Collection, not_empty)
+        .doc("The collection, or nil when empty.")
+        .ex(&[("(not-empty [])", "nil")]),
+    Builtin::new("empty", Exact(1), Collection, empty)
+        .doc("An empty collection of the same kind.")
+        .ex(&[("(empty {:a 1})", "{}")]),
+    Builtin::new("butlast", Exact(1), Sequence, butlast)
+        .doc("All but the last item, or nil.")
+        .ex(&[("(butlast [1 2 3])", "[1 2]")]),
+    Builtin::new("drop-last", Range(1, 2), Sequence, drop_last)
+        .doc("All but the last n (1) items.")
+        .ex(&[("(drop-last 2 [1 2 3])", "[1]")]),
+    Builtin::new("take-last", Exact(2), Sequence, take_last)
+        .doc("The last n items, or nil.")
+        .ex(&[("(take-last 2 [1 2 3])", "[2 3]")]),
+    Builtin::new("fnext", Exact(1), Sequence, fnext).doc("Same as second.").ex(&[("(fnext [1 2])", "2")]),
+    Builtin::new("nfirst", Exact(1), Sequence, nfirst)
+        .doc("(next (first coll)).")
+        .ex(&[("(nfirst [[1 2 3]])", "[2 3]")]),
+    Builtin::new("nnext", Exact(1), Sequence, nnext).doc("(next (next coll)).").ex(&[("(nnext [1 2 3])", "[3]")]),
+    Builtin::new("nthnext", Exact(2), Sequence, nthnext)
+        .doc("Items from index n on, or nil.")
+        .ex(&[("(nthnext [1 2 3] 1)", "[2 3]")]),
+    Builtin::new("nthrest", Exact(2), Sequence, nthrest)
+        .doc("Items from index n on.")
+        .ex(&[("(nthrest [1 2 3] 2)", "[3]")]),
+    Builtin::new("cons", Exact(2), Sequence, cons)
+        .doc("A vector with x in front of the items.")
+        .ex(&[("(cons 0 [1 2])", "[0 1 2]")]),
+    Builtin::new("peek", Exact(1), Collection, peek).doc("Last item of a vector, or nil.").ex(&[("(peek [1 2])", "2")]),
+    Builtin::new("pop", Exact(1), Collection, pop)
+        .doc("Vector without its last item; nil for an empty vector (Clojure throws).")
+        .ex(&[("(pop [1 2])", "[1]")]),
+    Builtin::new("subvec", Range(2, 3), Collection, subvec)
+        .doc("Items from start (inclusive) to end (exclusive); indexes are clamped.")
+        .ex(&[("(subvec [1 2 3 4] 1 3)", "[2 3]")]),
+    Builtin::new("split-at", Exact(2), Sequence, split_at)
+        .doc("[(take n coll) (drop n coll)].")
+        .ex(&[("(split-at 1 [1 2 3])", "[[1] [2 3]]")]),
+    Builtin::new("split-with", Exact(2), Sequence, split_with)
+        .doc("[(take-while pred coll) (drop-while pred coll)].")
+        .ex(&[("(split-with odd? [1 3 4 5])", "[[1 3] [4 5]]")]),
+    Builtin::new("interleave", AtLeast(0), Sequence, interleave)
+        .doc("First items of each collection, then second items..., stopping at the shortest.")
+        .ex(&[("(interleave [1 2] [:a :b])", "[1 :a 2 :b]")]),
+    Builtin::new("interpose", Exact(2), Sequence, interpose)
+        .doc("Items with sep between them.")
+        .ex(&[("(interpose 0 [1 2 3])", "[1 0 2 0 3]")]),
+    Builtin::new("flatten", Exact(1), Sequence, flatten)
+        .doc("Items of nested vectors in one flat vector (maps, sets, strings are kept whole).")
+        .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
+    Builtin::new("dedupe", Exact(1), Sequence, dedupe)
+        .doc("Items without consecutive repeats.")
+        .ex(&[("(dedupe [1 1 2 1])", "[1 2 1]")]),
+    Builtin::new("distinct-by", Exact(2), Sequence, distinct_by)
+        .ext()
+        .doc("Items whose (f item) was not seen before.")
+        .ex(&[("(distinct-by :id [{:id 1 :v 1} {:id 1 :v 2}])", "[{:id 1 :v 1}]")]),
+    Builtin::new("partition-by", Exact(2), Sequence, partition_by)
+        .doc("Splits into runs with the same (f item).")
+        .ex(&[("(partition-by odd? [1 3 2 4 5])", "[[1 3] [2 4] [5]]")]),
+    Builtin::new("keep-indexed", Exact(2), Sequence, keep_indexed)
+        .doc("Non-nil results of (f index item).")
+        .ex(&[("(keep-indexed (fn [i x] (when (odd? i) x)) [:a :b :c])", "[:b]")]),
+    Builtin::new("find", Exact(2), Collection, find)
+        .doc("The entry [k v] for a key of a map (or [i v] for a vector index), or nil.")
+        .ex(&[("(find {:a 1} :a)", "[:a 1]")]),
+    Builtin::new("entries", Exact(1), Collection, entries)
+        .ext()
+        .doc("The [k v] entries of a map, sorted by key.")
+        .ex(&[("(entries {:b 2 :a 1})", "[[:a 1] [:b 2]]")]),
+    Builtin::new("zip", AtLeast(1), Sequence, zip)
+        .ext()
+        .doc("Vectors of the i-th items of each collection.")
+        .ex(&[("(zip [1 2] [:a :b])", "[[1 :a] [2 :b]]")]),
+    Builtin::new("combinations", Exact(2), Sequence, combinations)
+        .ext()
+        .doc("All n-item combinations, in order.")
+        .ex(&[("(combinations [1 2 3] 2)", "[[1 2] [1 3] [2 3]]")]),
+    Builtin::new("repeat", Exact(2), Sequence, repeat)
+        .doc("A vector of n copies of x (finite only).")
+        .ex(&[("(repeat 3 :x)", "[:x :x :x]")]),
+    Builtin::new("tree-seq", Exact(3), Sequence, tree_seq)
+        .doc("Depth-first nodes of a tree: (tree-seq branch? children root).")
+        .ex(&[("(tree-seq vector? identity [1 [2]])", "[[1 [2]] 1 [2] 2]")]),
+    Builtin::new("every-pred", AtLeast(1), Functional, every_pred)
+        .doc("A predicate true when every given predicate holds for every argument.")
+        .ex(&[("((every-pred pos? even?) 2 4)", "true")]),
+    Builtin::new("some-fn", AtLeast(1), Functional, some_fn)
+        .doc("A function returning the first truthy result of the given functions.")
+        .ex(&[("((some-fn :a :b) {:b 2})", "2")]),
+    Builtin::new("union", AtLeast(0), Set, union).doc("Set union.").ex(&[("(union #{1} #{2})", "#{1 2}")]),
+    Builtin::new("intersection", AtLeast(1), Set, intersection)
+        .doc("Set intersection.")
+        .ex(&[("(intersection #{1 2} #{2 3})", "#{2}")]),
+    Builtin::new("difference", AtLeast(1), Set, difference)
+        .doc("Members of the first set not in the others.")
+        .ex(&[("(difference #{1 2} #{2})", "#{1}")]),
+    Builtin::new("subset?", Exact(2), Set, subset)
+        .doc("True when every member of the first set is in the second.")
+        .ex(&[("(subset? #{1} #{1 2})", "true")]),
+    Builtin::new("superset?", Exact(2), Set, superset)
+        .doc("True when the first set has every member of the second.")
+        .ex(&[("(superset? #{1 2} #{1})", "true")]),
+    Builtin::new("map-invert", Exact(1), Set, map_invert)
+        .doc("Map with keys and values swapped.")
+        .ex(&[("(map-invert {:a 1})", "{1 :a}")]),
+    Builtin::new("rename-keys", Exact(2), Set, rename_keys)
+        .doc("Map with keys renamed by a {old new} map.")
+        .ex(&[("(rename-keys {:a 1} {:a :b})", "{:b 1}")]),
+    Builtin::new("set/select", Exact(2), Set, set_select)
+        
+        .doc("Members of a set for which (pred x) holds.")
+        .ex(&[("(set/select odd? #{1 2 3})", "#{1 3}")]),
+    Builtin::new("set/project", Exact(2), Set, set_project)
+        
+        .doc("A set of maps with only the given keys.")
+        .ex(&[("(set/project #{{:a 1 :b 2}} [:a])", "#{{:a 1}}")]),
+    Builtin::new("set/index", Exact(2), Set, set_index)
+        
+        .doc("Map from {key values} to the set of maps having them.")
+        .ex(&[("(set/index #{{:a 1 :b 2}} [:a])", "{{:a 1} #{{:a 1 :b 2}}}")]),
+    Builtin::new("walk", Exact(3), Walk, walk)
+        .doc("(walk inner outer form): inner on each child, outer on the rebuilt form.")
+        .ex(&[("(walk inc identity [1 2])", "[2 3]")]),
+    Builtin::new("postwalk", Exact(2), Walk, postwalk)
+        .doc("Applies f to every node, children first.")
+        .ex(&[("(postwalk #(if (number? %) (inc %) %) [1 [2]])", "[2 [3]]")]),
+    Builtin::new("prewalk", Exact(2), Walk, prewalk)
+        .doc("Applies f to every node, parent first.")
+        .ex(&[("(prewalk #(if (number? %) (inc %) %) [1 [2]])", "[2 [3]]")]),
+    Builtin::new("keywordize-keys", Exact(1), Walk, keywordize_keys)
+        .doc("String map keys become keywords, recursively.")
+        .ex(&[("(keywordize-keys {\"a\" {\"b\" 1}})", "{:a {:b 1}}")]),
+    Builtin::new("stringify-keys", Exact(1), Walk, stringify_keys)
+        .doc("Keyword map keys become strings, recursively.")
+        .ex(&[("(stringify-keys {:a 1})", "{\"a\" 1}")]),
+    Builtin::new("prewalk-replace", Exact(2), Walk, prewalk_replace)
+        .alias(&["postwalk-replace"])
+        .doc("Replaces every node found as a key of the map by its value.")
+        .ex(&[("(prewalk-replace {:a :b} [:a [:a]])", "[:b [:b]]")]),
+];
+
+fn out_vec(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalResult {
+    let v: PVector = items.into_iter().collect();
+    interp.charge(cost::HEADER + cost::ELEM * v.len() as u64)?;
+    Ok(Value::from_pvec(v))
+}
+fn all(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    Ok(seq_iter(fname, v)?.collect())
+}
+fn b(v: bool) -> EvalResult {
+    Ok(Value::Bool(v))
+}
+
+fn type_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(match &a[0] {
+        Value::Nil => Value::Nil,
+        Value::Bool(_) => Value::kw("boolean"),
+        Value::Int(_) | Value::Float(_) => Value::kw("number"),
+        Value::Str(_) => Value::kw("string"),
+        Value::Keyword(_) => Value::kw("keyword"),
+        Value::Vector(_) => Value::kw("vector"),
+        Value::Map(_) => Value::kw("map"),
+        Value::Set(_) => Value::kw("set"),
+        Value::Regex(_) => Value::kw("regex"),
+        Value::Func(_) => Value::kw("function"),
+        Value::Var(_) => Value::kw("var"),
+        Value::Symbol(_) => Value::kw("symbol"),
+    })
+}
+fn boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(a[0].truthy())
+}
+fn is_sequential(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Vector(_)))
+}
+fn is_seqable(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(super::is_seqable(&a[0]))
+}
+fn is_ifn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Func(_) | Value::Keyword(_) | Value::Map(_) | Value::Set(_) | Value::Vector(_)))
+}
+fn is_char(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(&a[0], Value::Str(s) if s.chars().count() == 1))
+}
+fn always_false(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+    b(false)
+}
+fn is_rational(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Int(_)))
+}
+fn pos_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Int(i) if i > 0))
+}
+fn neg_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Int(i) if i < 0))
+}
+fn nat_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Int(i) if i >= 0))
+}
+fn infinite(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Float(f) if f.is_infinite()))
+}
+fn is_sorted(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Map(_) | Value::Set(_)))
+}
+fn compare(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ok = |v: &Value| {
+        matches!(
+            v,
+            Value::Nil
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::Keyword(_)
+                | Value::Bool(_)
+                | Value::Vector(_)
+        )
+    };
+    let (x, y) = (&a[0], &a[1]);
+    let numeric = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_));
+    if !ok(x)
+        || !ok(y)
+        || (!x.is_nil()
+            && !y.is_nil()
+            && std::mem::discriminant(x) != std::mem::discriminant(y)
+            && !(numeric(x) && numeric(y)))
+    {
+        return err(ErrorKind::TypeError, format!("compare: cannot compare {} with {}", x.type_name(), y.type_name()));
+    }
+    let o = super::compare_loose(x, y).unwrap_or(std::cmp::Ordering::Equal);
+    Ok(Value::Int(o as i64))
+}
+fn is_distinct(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    for i in 0..a.len() {
+        for j in i + 1..a.len() {
+            if a[i].equiv(&a[j]) {
+                return b(false);
+            }
+        }
+    }
+    b(true)
+}
+fn not_every(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    for item in all("not-every?", &a[1])? {
+        interp.tick(1)?;
+        if !interp.apply(&f, &mut [item])?.truthy() {
+            return b(true);
+        }
+    }
+    b(false)
+}
+fn not_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match seq_len(&a[0]) {
+        Some(0) => Ok(Value::Nil),
+        Some(_) => Ok(std::mem::take(&mut a[0])),
+        None => expected("not-empty", "a collection or string", &a[0]),
+    }
+}
+fn empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(match &a[0] {
+        Value::Map(_) => Value::empty_map(),
+        Value::Set(_) => Value::set([]),
+        Value::Vector(_) => Value::vector([]),
+        Value::Str(_) => Value::str(""),
+        _ => Value::Nil,
+    })
+}
+fn butlast(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut v = all("butlast", &a[0])?;
+    v.pop();
+    if v.is_empty() { Ok(Value::Nil) } else { out_vec(interp, v) }
+}
+fn drop_last(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (n, coll) = if a.len() == 2 { (int_arg("drop-last", &a[0])?, &a[1]) } else { (1, &a[0]) };
+    let mut v = all("drop-last", coll)?;
+    v.truncate(v.len().saturating_sub(n.max(0) as usize));
+    out_vec(interp, v)
+}
+fn take_last(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = int_arg("take-last", &a[0])?.max(0) as usize;
+    let v = all("take-last", &a[1])?;
+    if v.is_empty() || n == 0 {
+        return Ok(Value::Nil);
+    }
+    let start = v.len().saturating_sub(n);
+    out_vec(interp, v.into_iter().skip(start))
+}
+fn fnext(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(seq_iter("fnext", &a[0])?.nth(1).unwrap_or(Value::Nil))
+}
+fn tail(interp: &mut Interp, v: &Value, n: usize, fname: &str, nil_when_empty: bool) -> EvalResult {
+    let rest: Vec<Value> = seq_iter(fname, v)?.skip(n).collect();
+    if rest.is_empty() && nil_when_empty { Ok(Value::Nil) } else { out_vec(interp, rest) }
+}
+fn nfirst(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let first = seq_iter("nfirst", &a[0])?.next().unwrap_or(Value::Nil);
+    tail(interp, &first, 1, "nfirst", true)
+}
+fn nnext(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    tail(interp, &a[0], 2, "nnext", true)
+}
+fn nthnext(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = int_arg("nthnext", &a[1])?.max(0) as usize;
+    tail(interp, &a[0], n, "nthnext", true)
+}
+fn nthrest(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = int_arg("nthrest", &a[1])?.max(0) as usize;
+    tail(interp, &a[0], n, "nthrest", false)
+}
+fn cons(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut v = vec![std::mem::take(&mut a[0])];
+    v.extend(seq_iter("cons", &a[1])?);
+    out_vec(interp, v)
+}
+fn peek(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Vector(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
+        Value::Nil => Ok(Value::Nil),
+        other => expected("peek", "a vector", other),
+    }
+}
+fn pop(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match std::mem::take(&mut a[0]) {
+        Value::Vector(v) if v.is_empty() => Ok(Value::Nil),
+        Value::Vector(mut v) => {
+            Arc::make_mut(&mut v).pop_back();
+            Ok(Value::Vector(v))
+        }
+        Value::Nil => Ok(Value::Nil),
+        other => expected("pop", "a vector", &other),
+    }
+}
+fn subvec(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let v = all("subvec", &a[0])?;
+    let n = v.len() as i64;
+    let start = int_arg("subvec", &a[1])?.clamp(0, n);
+    let end = match a.get(2) {
+        Some(e) => int_arg("subvec", e)?.clamp(start, n),
+        None => n,
+    };
+    out_vec(interp, v.into_iter().skip(start as usize).take((end - start) as usize))
+}
+fn split_at(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = int_arg("split-at", &a[0])?.max(0) as usize;
+    let v = all("split-at", &a[1])?;
+    let n = n.min(v.len());
+    let (l, r) = v.split_at(n);
+    out_vec(interp, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
+}
+fn split_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let v = all("split-with", &a[1])?;
+    let mut n = v.len();
+    for (i, item) in v.iter().enumerate() {
+        interp.tick(1)?;
+        if !interp.apply(&f, &mut [item.clone()])?.truthy() {
+            n = i;
+            break;
+        }
+    }
+    let (l, r) = v.split_at(n);
+    out_vec(interp, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
+}
+fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let colls: Vec<Vec<Value>> = a.iter().map(|c| all("interleave", c)).collect::<EvalResult<_>>()?;
+    let n = colls.iter().map(Vec::len).min().unwrap_or(0);
+    let mut out = Vec::new();
+    for i in 0..n {
+        for c in &colls {
+            out.push(c[i].clone());
+        }
+    }
+    out_vec(interp, out)
+}
+fn interpose(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut out = Vec::new();
+    for (i, item) in seq_iter("interpose", &a[1])?.enumerate() {
+        if i > 0 {
+            out.push(a[0].clone());
+        }
+        out.push(item);
+    }
+    out_vec(interp, out)
+}
+fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    fn go(interp: &mut Interp, v: &Value, out: &mut Vec<Value>) -> EvalResult<()> {
+        interp.tick(1)?;
+        match v {
+            Value::Vector(items) => {
+                for x in items.iter() {
+                    go(interp, x, out)?;
+                }
+            }
+            other => out.push(other.clone()),
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    match &a[0] {
+        Value::Vector(_) => go(interp, &a[0], &mut out)?,
+        _ => return Ok(Value::vector([])),
+    }
+    out_vec(interp, out)
+}
+fn dedupe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut out: Vec<Value> = Vec::new();
+    for item in seq_iter("dedupe", &a[0])? {
+        if out.last().is_none_or(|l| !l.equiv(&item)) {
+            out.push(item);
+        }
+    }
+    out_vec(interp, out)
+}
+fn distinct_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for item in all("distinct-by", &a[1])? {
+        interp.tick(1)?;
+        if seen.insert(interp.apply(&f, &mut [item.clone()])?) {
+            out.push(item);
+        }
+    }
+    out_vec(interp, out)
+}
+fn partition_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let mut out: Vec<Value> = Vec::new();
+    let mut run: Vec<Value> = Vec::new();
+    let mut last: Option<Value> = None;
+    for item in all("partition-by", &a[1])? {
+        interp.tick(1)?;
+        let k = interp.apply(&f, &mut [item.clone()])?;
+        if last.as_ref().is_some_and(|l| !l.equiv(&k)) {
+            out.push(Value::vector(std::mem::take(&mut run)));
+        }
+        last = Some(k);
+        run.push(item);
+    }
+    if !run.is_empty() {
+        out.push(Value::vector(run));
+    }
+    out_vec(interp, out)
+}
+fn keep_indexed(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let mut out = Vec::new();
+    for (i, item) in all("keep-indexed", &a[1])?.into_iter().enumerate() {
+        interp.tick(1)?;
+        let r = interp.apply(&f, &mut [Value::Int(i as i64), item])?;
+        if !r.is_nil() {
+            out.push(r);
+        }
+    }
+    out_vec(interp, out)
+}
+fn find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Map(m) => Ok(m.get(&a[1]).map(|v| Value::vector([a[1].clone(), v.clone()])).unwrap_or(Value::Nil)),
+        Value::Vector(v) => Ok(match &a[1] {
+            Value::Int(i) if *i >= 0 && (*i as usize) < v.len() => {
+                Value::vector([a[1].clone(), v[*i as usize].clone()])
+            }
+            _ => Value::Nil,
+        }),
+        Value::Nil => Ok(Value::Nil),
+        other => expected("find", "a map or vector", other),
+    }
+}
+fn entries(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Map(_) | Value::Nil => {
+            let v = all("entries", &a[0])?;
+            out_vec(interp, v)
+        }
+        other => expected("entries", "a map", other),
+    }
+}
+fn zip(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let colls: Vec<Vec<Value>> = a.iter().map(|c| all("zip", c)).collect::<EvalResult<_>>()?;
+    let n = colls.iter().map(Vec::len).min().unwrap_or(0);
+    out_vec(interp, (0..n).map(|i| Value::vector(colls.iter().map(|c| c[i].clone()))))
+}
+fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let items = all("combinations", &a[0])?;
+    let k = int_arg("combinations", &a[1])?;
+    if k < 0 {
+        return Ok(Value::vector([]));
+    }
+    let k = k as usize;
+    let mut out = Vec::new();
+    let mut idx: Vec<usize> = (0..k).collect();
+    if k > items.len() {
+        return Ok(Value::vector([]));
+    }
+    loop {
+        interp.tick(1)?;
+        interp.charge(cost::ELEM * k as u64 + cost::HEADER)?;
+        out.push(Value::vector(idx.iter().map(|&i| items[i].clone())));
+        // advance the rightmost index that can move
+        let mut i = k;
+        loop {
+            if i == 0 {
+                return out_vec(interp, out);
+            }
+            i -= 1;
+            if idx[i] < items.len() - k + i {
+                idx[i] += 1;
+                for j in i + 1..k {
+                    idx[j] = idx[j - 1] + 1;
+                }
+                break;
+            }
+        }
+    }
+}
+fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = int_arg("repeat", &a[0])?.max(0) as u64;
+    interp.charge(cost::HEADER + cost::ELEM.saturating_mul(n))?;
+    interp.tick(n)?;
+    Ok(Value::vector((0..n).map(|_| a[1].clone())))
+}
+fn tree_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (branch, children) = (a[0].clone(), a[1].clone());
+    let mut out = Vec::new();
+    let mut stack = vec![std::mem::take(&mut a[2])];
+    while let Some(node) = stack.pop() {
+        interp.tick(1)?;
+        interp.charge(cost::ELEM)?;
+        out.push(node.clone());
+        if interp.apply(&branch, &mut [node.clone()])?.truthy() {
+            let kids = interp.apply(&children, &mut [node])?;
+            let mut kids = all("tree-seq", &kids)?;
+            kids.reverse();
+            stack.extend(kids);
+        }
+    }
+    Ok(Value::vector(out))
+}
+fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("every-pred", move |interp, args| {
+        for p in &ps {
+            for x in args.iter() {
+                if !interp.apply(p, &mut [x.clone()])?.truthy() {
+                    return Ok(Value::Bool(false));
+                }
+            }
+        }
+        Ok(Value::Bool(true))
+    }))
+}
+fn some_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("some-fn", move |interp, args| {
+        for p in &ps {
+            for x in args.iter() {
+                let r = interp.apply(p, &mut [x.clone()])?;
+                if r.truthy() {
+                    return Ok(r);
+                }
+            }
+        }
+        Ok(Value::Nil)
+    }))
+}
+fn set_arg(fname: &str, v: &Value) -> EvalResult<PSet> {
+    match v {
+        Value::Set(s) => Ok((**s).clone()),
+        Value::Nil => Ok(PSet::new()),
+        other => expected(fname, "a set", other),
+    }
+}
+fn union(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut out = PSet::new();
+    for s in a.iter() {
+        for x in set_arg("union", s)?.iter() {
+            out.insert(x.clone());
+        }
+    }
+    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    Ok(Value::Set(Arc::new(out)))
+}
+fn intersection(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut out = set_arg("intersection", &a[0])?;
+    for s in a[1..].iter() {
+        let other = set_arg("intersection", s)?;
+        out = PSet::from_items(out.iter().filter(|x| other.contains(x)).cloned());
+    }
+    Ok(Value::Set(Arc::new(out)))
+}
+fn difference(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let mut out = set_arg("difference", &a[0])?;
+    for s in a[1..].iter() {
+        for x in set_arg("difference", s)?.iter() {
+            out.remove(x);
+        }
+    }
+    Ok(Value::Set(Arc::new(out)))
+}
+fn subset(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (x, y) = (set_arg("subset?", &a[0])?, set_arg("subset?", &a[1])?);
+    b(x.iter().all(|v| y.contains(v)))
+}
+fn superset(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (x, y) = (set_arg("superset?", &a[0])?, set_arg("superset?", &a[1])?);
+    b(y.iter().all(|v| x.contains(v)))
+}
+fn map_of<'a>(fname: &str, v: &'a Value) -> EvalResult<Option<&'a PMap>> {
+    match v {
+        Value::Map(m) => Ok(Some(m)),
+        Value::Nil => Ok(None),
+        other => expected(fname, "a map", other),
+    }
+}
+fn map_invert(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let m = map_of("map-invert", &a[0])?;
+    Ok(Value::map(m.into_iter().flat_map(|m| m.iter().map(|(k, v)| (v.clone(), k.clone())))))
+}
+fn rename_keys(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let Some(m) = map_of("rename-keys", &a[0])? else { return Ok(Value::Nil) };
+    let renames = map_of("rename-keys", &a[1])?;
+    let mut out = m.clone();
+    if let Some(r) = renames {
+        for (old, _) in r.iter() {
+            out.remove(old);
+        }
+        for (old, new) in r.iter() {
+            if let Some(v) = m.get(old) {
+                out.insert(new.clone(), v.clone());
+            }
+        }
+    }
+    Ok(Value::Map(Arc::new(out)))
+}
+fn set_select(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let mut out = PSet::new();
+    for x in set_arg("set/select", &a[1])?.iter() {
+        interp.tick(1)?;
+        if interp.apply(&f, &mut [x.clone()])?.truthy() {
+            out.insert(x.clone());
+        }
+    }
+    Ok(Value::Set(Arc::new(out)))
+}
+fn select_keys_of(m: &Value, ks: &[Value]) -> Value {
+    match m {
+        Value::Map(m) => Value::map(ks.iter().filter_map(|k| m.get(k).map(|v| (k.clone(), v.clone())))),
+        _ => Value::empty_map(),
+    }
+}
+fn set_project(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ks = all("set/project", &a[1])?;
+    Ok(Value::set(set_arg("set/project", &a[0])?.iter().map(|m| select_keys_of(m, &ks))))
+}
+fn set_index(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ks = all("set/index", &a[1])?;
+    let mut out = PMap::new();
+    for m in set_arg("set/index", &a[0])?.iter() {
+        let k = select_keys_of(m, &ks);
+        let mut members = match out.get(&k) {
+            Some(Value::Set(s)) => (**s).clone(),
+            _ => PSet::new(),
+        };
+        members.insert(m.clone());
+        out.insert(k, Value::Set(Arc::new(members)));
+    }
+    Ok(Value::Map(Arc::new(out)))
+}
+fn rebuild(interp: &mut Interp, form: &Value, inner: &mut dyn FnMut(&mut Interp, Value) -> EvalResult) -> EvalResult {
+    interp.tick(1)?;
+    Ok(match form {
+        Value::Vector(items) => {
+            let mut out = PVector::new();
+            for x in items.iter() {
+                out.push_back(inner(interp, x.clone())?);
+            }
+            Value::from_pvec(out)
+        }
+        Value::Set(items) => {
+            let mut out = PSet::new();
+            for x in items.iter() {
+                out.insert(inner(interp, x.clone())?);
+            }
+            Value::Set(Arc::new(out))
+        }
+        Value::Map(m) => {
+            let mut out = PMap::new();
+            for (k, v) in m.iter() {
+                let entry = inner(interp, Value::vector([k.clone(), v.clone()]))?;
+                match entry {
+                    Value::Vector(e) if e.len() == 2 => out.insert(e[0].clone(), e[1].clone()),
+                    other => return expected("walk", "map entries to stay [k v] pairs", &other),
+                }
+            }
+            Value::Map(Arc::new(out))
+        }
+        other => other.clone(),
+    })
+}
+fn walk(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (inner, outer) = (a[0].clone(), a[1].clone());
+    let rebuilt = rebuild(interp, &a[2], &mut |interp, x| interp.apply(&inner, &mut [x]))?;
+    interp.apply(&outer, &mut [rebuilt])
+}
+fn postwalk_with(interp: &mut Interp, f: &mut dyn FnMut(&mut Interp, Value) -> EvalResult, form: Value) -> EvalResult {
+    let rebuilt = rebuild(interp, &form, &mut |interp, x| postwalk_with(interp, f, x))?;
+    f(interp, rebuilt)
+}
+fn prewalk_with(interp: &mut Interp, f: &mut dyn FnMut(&mut Interp, Value) -> EvalResult, form: Value) -> EvalResult {
+    let replaced = f(interp, form)?;
+    rebuild(interp, &replaced, &mut |interp, x| prewalk_with(interp, f, x))
+}
+fn postwalk(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let fv = a[0].clone();
+    postwalk_with(interp, &mut |interp, x| interp.apply(&fv, &mut [x]), std::mem::take(&mut a[1]))
+}
+fn prewalk(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let fv = a[0].clone();
+    prewalk_with(interp, &mut |interp, x| interp.apply(&fv, &mut [x]), std::mem::take(&mut a[1]))
+}
+fn rekey(interp: &mut Interp, form: Value, to_keyword: bool) -> EvalResult {
+    postwalk_with(
+        interp,
+        &mut |_, x| {
+            Ok(match x {
+                Value::Map(m) => Value::map(m.iter().map(|(k, v)| {
+                    let k = match (k, to_keyword) {
+                        (Value::Str(s), true) => Value::Keyword(s.clone()),
+                        (Value::Keyword(s), false) => Value::Str(s.clone()),
+                        (other, _) => other.clone(),
+                    };
+                    (k, v.clone())
+                })),
+                other => other,
+            })
+        },
+        form,
+    )
+}
+fn keywordize_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    rekey(interp, std::mem::take(&mut a[0]), true)
+}
+fn stringify_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    rekey(interp, std::mem::take(&mut a[0]), false)
+}
+fn prewalk_replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let smap = match &a[0] {
+        Value::Map(m) => m.clone(),
+        other => return expected("prewalk-replace", "a replacement map", other),
+    };
+    prewalk_with(interp, &mut |_, x| Ok(smap.get(&x).cloned().unwrap_or(x)), std::mem::take(&mut a[1]))
+}
