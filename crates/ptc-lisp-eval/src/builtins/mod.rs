@@ -19,6 +19,7 @@ mod functional;
 mod interop;
 mod json_fns;
 mod math;
+mod numbers;
 mod predicates;
 mod regex_fns;
 mod seq;
@@ -26,6 +27,7 @@ mod sequences;
 mod sets;
 mod shapes;
 mod string;
+mod text;
 mod walk;
 
 pub use args::*;
@@ -168,9 +170,11 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 17] {
+fn families() -> [&'static [Builtin]; 19] {
     [
         core::BUILTINS,
+        text::BUILTINS,
+        numbers::BUILTINS,
         shapes::BUILTINS,
         essentials::BUILTINS,
         constants::BUILTINS,
