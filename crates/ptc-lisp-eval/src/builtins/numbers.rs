@@ -99,7 +99,7 @@ fn to_int(fname: &str, x: f64) -> EvalResult {
     if x.is_nan() {
         return Ok(Value::Int(0));
     }
-    if !x.is_finite() || x >= 9.223_372_036_854_776e18 || x < -9.223_372_036_854_776e18 {
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
         return err(ErrorKind::ArithmeticError, format!("{fname}: {x} does not fit in a 64-bit integer"));
     }
     Ok(Value::Int(x as i64))

@@ -286,13 +286,9 @@ fn compare(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     let (x, y) = (&a[0], &a[1]);
     let numeric = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_));
-    if !ok(x)
-        || !ok(y)
-        || (!x.is_nil()
-            && !y.is_nil()
-            && std::mem::discriminant(x) != std::mem::discriminant(y)
-            && !(numeric(x) && numeric(y)))
-    {
+    let same_kind = x.is_nil() || y.is_nil() || std::mem::discriminant(x) == std::mem::discriminant(y);
+    let comparable = same_kind || (numeric(x) && numeric(y));
+    if !ok(x) || !ok(y) || !comparable {
         return err(ErrorKind::TypeError, format!("compare: cannot compare {} with {}", x.type_name(), y.type_name()));
     }
     let o = super::compare_loose(x, y).unwrap_or(std::cmp::Ordering::Equal);
