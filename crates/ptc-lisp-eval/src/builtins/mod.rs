@@ -13,10 +13,12 @@ mod args;
 mod collections;
 mod constants;
 mod core;
+mod describe;
 mod discovery;
 mod essentials;
 mod functional;
 mod interop;
+mod java;
 mod json_fns;
 mod math;
 mod numbers;
@@ -170,9 +172,11 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 19] {
+fn families() -> [&'static [Builtin]; 21] {
     [
         core::BUILTINS,
+        describe::BUILTINS,
+        java::BUILTINS,
         text::BUILTINS,
         numbers::BUILTINS,
         shapes::BUILTINS,
