@@ -131,3 +131,22 @@ fn turn_history() {
 fn clojure_aliases_resolve() {
     check(&[("(clojure.core/inc 1)", "2"), ("(core/count [1])", "1")]);
 }
+
+#[test]
+fn discovery_forms() {
+    let o = run("(doc map)", RunOptions::default());
+    assert_eq!(o.printed, "nil");
+    assert!(o.prints[0].starts_with("clojure.core/map\n"), "{:?}", o.prints);
+    let o = run("(defn area \"circle area\" [r] (* 3.14 r r)) (doc area)", RunOptions::default());
+    assert!(o.prints[0].contains("circle area"), "{:?}", o.prints);
+    assert_eq!(show("(:name (meta str/join))"), "\"join\"");
+    assert_eq!(show("(meta no-such-thing)"), "nil");
+    assert_eq!(show("(first (apropos \"frequencies\"))"), "\"frequencies - Map from item to how often it occurs.\"");
+    assert_eq!(show("(apropos \"qqqq\")"), "[]");
+    assert!(show("(apropos \"\")").starts_with("!runtime_error"));
+    assert_eq!(show("(count (dir str {:limit 3}))"), "3");
+    assert_eq!(show("(def x 1) (dir user)"), "[\"x\"]");
+    assert!(show("(all-ns)").contains("\"clojure.string\""));
+    assert_eq!(show("(ns-name set)"), "\"clojure.set\"");
+    assert!(show("(dir nope)").starts_with("!runtime_error: dir: unknown namespace nope"));
+}

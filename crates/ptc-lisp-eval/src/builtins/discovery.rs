@@ -1,11 +1,327 @@
-//! Builtin family: discovery (being filled in).
-//!
-//! IMPORTANT FOR WHOEVER FILLS THIS FILE: first read /tmp/family_common.md — the registry
-//! API, the helpers available, and the rules for working alongside other engineers in
-//! this repository (touch only your own files, rustfmt only your files, no commits,
-//! conformance case format). Remove this paragraph when you write the file.
+//! REPL discovery over the registry and the user's definitions: `doc` (prints), `dir`,
+//! `apropos`, `meta`, `ns-publics`, `all-ns`, `ns-name`. The analyzer quotes their first
+//! argument, so `(doc map)` means `(doc "map")`.
 
-use super::Builtin;
+use std::collections::BTreeMap;
 
-/// Builtins of this family.
-pub static BUILTINS: &[Builtin] = &[];
+use super::{Arity, Builtin, Category, expected, int_arg};
+use crate::error::{ErrorKind, EvalResult, err};
+use crate::function::Function;
+use crate::interp::Interp;
+use crate::value::Value;
+
+use Arity::*;
+use Category::Discovery;
+
+/// Discovery builtins.
+pub static BUILTINS: &[Builtin] = &[
+    Builtin::new("doc", Exact(1), Discovery, doc).doc("Prints the documentation of a function or definition; returns nil.").ex(&[("(doc inc)", "nil")]),
+    Builtin::new("dir", Range(1, 2), Discovery, dir).doc("Names in a namespace (str, set, walk, core, json, Math, user...); options {:limit 50 :offset 0}.").ex(&[("(take 2 (dir json))", "[\"json/generate-string\" \"json/parse-lines\"]")]),
+    Builtin::new("apropos", Range(1, 2), Discovery, apropos).ext().doc("Functions whose name or description matches the query, best first (ties: shorter names), as \"name - description\"; options {:limit 8}.").ex(&[("(first (apropos \"upper case\"))", "\"upper-case - Upper-cased string.\"")]),
+    Builtin::new("meta", Exact(1), Discovery, meta).doc("Metadata map of a function or definition: name, ns, doc, arity, examples.").ex(&[("(:ns (meta join))", "\"clojure.string\"")]),
+    Builtin::new("ns-publics", Exact(1), Discovery, ns_publics).doc("Map from each public name of a namespace to a short description.").ex(&[("(count (ns-publics \"json\"))", "3")]),
+    Builtin::new("all-ns", Exact(0), Discovery, all_ns).doc("Names of the available namespaces.").ex(&[("(first (all-ns))", "\"Boolean\"")]),
+    Builtin::new("ns-name", Exact(1), Discovery, ns_name).doc("The canonical name of a namespace or alias.").ex(&[("(ns-name str)", "\"clojure.string\"")]),
+];
+
+/// The namespace a registry entry belongs to.
+fn ns_of(b: &Builtin) -> &'static str {
+    if let Some((ns, _)) = b.name.split_once('/')
+        && !ns.is_empty()
+    {
+        return match ns {
+            "set" => "clojure.set",
+            other => other,
+        };
+    }
+    match b.category {
+        Category::String | Category::Regex => "clojure.string",
+        Category::Set => "clojure.set",
+        Category::Walk => "clojure.walk",
+        Category::Interop => "java.lang.String",
+        _ => "clojure.core",
+    }
+}
+
+/// Canonical namespace for a name or alias.
+fn canonical_ns(ns: &str) -> Option<&'static str> {
+    Some(match ns {
+        "core" | "clojure.core" => "clojure.core",
+        "str" | "string" | "clojure.string" => "clojure.string",
+        "set" | "clojure.set" => "clojure.set",
+        "walk" | "clojure.walk" => "clojure.walk",
+        "json" => "json",
+        "user" => "user",
+        "Math" | "java.lang.Math" => "Math",
+        "String" | "java.lang.String" => "java.lang.String",
+        _ => return super::all().map(ns_of).find(|n| *n == ns),
+    })
+}
+
+fn ref_name(fname: &str, v: &Value) -> EvalResult<String> {
+    match v {
+        Value::Str(s) | Value::Symbol(s) | Value::Var(s) => Ok(s.to_string()),
+        Value::Keyword(k) => Ok(k.to_string()),
+        Value::Func(f) => match &**f {
+            Function::Builtin(b) => Ok(b.name.to_string()),
+            Function::Closure(c) => Ok(c.lambda.name.as_deref().unwrap_or("fn").to_string()),
+            _ => expected(fname, "a name", v),
+        },
+        other => expected(fname, "a name, e.g. (doc map) or (doc \"str/join\")", other),
+    }
+}
+
+fn find_builtin(name: &str) -> Option<&'static Builtin> {
+    match name.split_once('/') {
+        Some((ns, n)) if !ns.is_empty() && !n.is_empty() => super::lookup_ns(ns, n),
+        _ => super::lookup(name),
+    }
+}
+
+fn arity_text(a: Arity) -> String {
+    match a {
+        Arity::Exact(n) => format!("{n} argument{}", if n == 1 { "" } else { "s" }),
+        other => format!("{} arguments", other.describe()),
+    }
+}
+
+fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let name = ref_name("doc", &a[0])?;
+    let text = if let Some(v) = interp.globals.values.get(name.as_str()) {
+        let mut t = format!("{name}\n  user definition: {}", crate::builtins::brief(v));
+        if let Some(d) = interp.globals.docs.get(name.as_str()) {
+            t.push_str(&format!("\n  {d}"));
+        }
+        t
+    } else if let Some(b) = find_builtin(&name) {
+        let mut t = format!(
+            "{}/{}\n  {}\n  {}",
+            ns_of(b),
+            b.name.rsplit('/').next().unwrap_or(b.name),
+            arity_text(b.arity),
+            b.doc
+        );
+        if b.constant {
+            t = format!("{}\n  constant\n  {}", b.name, b.doc);
+        }
+        for (src, out) in b.examples {
+            t.push_str(&format!("\n  {src} ;=> {out}"));
+        }
+        t
+    } else {
+        format!("no documentation for {name}; try (apropos \"{name}\")")
+    };
+    interp.prints.push(text);
+    Ok(Value::Nil)
+}
+
+fn names_in(interp: &Interp, ns: &str) -> Vec<String> {
+    let mut names: Vec<String> = if ns == "user" {
+        interp.globals.values.keys().map(|k| k.to_string()).collect()
+    } else {
+        super::all().filter(|b| ns_of(b) == ns).map(|b| b.name.to_string()).collect()
+    };
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn opt_int(opts: Option<&Value>, key: &str, default: i64, range: std::ops::RangeInclusive<i64>) -> EvalResult<i64> {
+    match opts {
+        None | Some(Value::Nil) => Ok(default),
+        Some(Value::Map(m)) => match m.get(&Value::kw(key)) {
+            None => Ok(default),
+            Some(v) => {
+                let n = int_arg(key, v)?;
+                if range.contains(&n) {
+                    Ok(n)
+                } else {
+                    err(
+                        ErrorKind::RuntimeError,
+                        format!(":{key} must be between {} and {}, got {n}", range.start(), range.end()),
+                    )
+                }
+            }
+        },
+        Some(other) => expected("options", "a map like {:limit 10}", other),
+    }
+}
+
+fn dir(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let raw = ref_name("dir", &a[0])?;
+    let Some(ns) = canonical_ns(&raw) else {
+        return err(
+            ErrorKind::RuntimeError,
+            format!(
+                "dir: unknown namespace {raw}; (all-ns) lists the namespaces, (apropos \"word\") searches by topic"
+            ),
+        );
+    };
+    let limit = opt_int(a.get(1), "limit", 50, 1..=200)? as usize;
+    let offset = opt_int(a.get(1), "offset", 0, 0..=i64::MAX)? as usize;
+    Ok(Value::vector(names_in(interp, ns).into_iter().skip(offset).take(limit).map(Value::str)))
+}
+
+/// Splits on `-`, `_`, `/`, `.`, `?`, `!`, spaces and camelCase, lower-cased.
+fn tokens(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn token_score(q: &str, field: &[String]) -> i64 {
+    field
+        .iter()
+        .map(|t| {
+            if t == q {
+                10
+            } else if t.starts_with(q) {
+                5
+            } else if t.contains(q) {
+                2
+            } else {
+                0
+            }
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Seed 002's lexical score: per query token, exact 10 / prefix 5 / substring 2, plus 2
+/// when the match is in the name.
+fn score(query: &[String], name: &str, description: &str) -> i64 {
+    let (n, d) = (tokens(name), tokens(description));
+    query
+        .iter()
+        .map(|q| {
+            let in_name = token_score(q, &n);
+            if in_name > 0 { in_name + 2 } else { token_score(q, &d) }
+        })
+        .sum()
+}
+
+fn apropos(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let q = match &a[0] {
+        Value::Str(s) if !s.trim().is_empty() => s.to_string(),
+        Value::Str(_) => return err(ErrorKind::RuntimeError, "apropos: the query is empty; write (apropos \"sort\")"),
+        other => ref_name("apropos", other)?,
+    };
+    let limit = opt_int(a.get(1), "limit", 8, 1..=50)? as usize;
+    let query = tokens(&q);
+    let mut hits: Vec<(i64, String, String)> = super::all()
+        .flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied()).map(move |n| (n, b.doc)))
+        .filter_map(|(n, d)| {
+            let s = score(&query, n, d);
+            (s > 0).then(|| (s, n.to_string(), d.to_string()))
+        })
+        .collect();
+    for (name, v) in &interp.globals.values {
+        let d = interp
+            .globals
+            .docs
+            .get(name)
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| format!("user definition ({})", v.type_name()));
+        let s = score(&query, name, &d);
+        if s > 0 {
+            hits.push((s, name.to_string(), d));
+        }
+    }
+    hits.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.len().cmp(&y.1.len())).then_with(|| x.1.cmp(&y.1)));
+    hits.dedup_by(|x, y| x.1 == y.1);
+    Ok(Value::vector(hits.into_iter().take(limit).map(|(_, n, d)| Value::str(format!("{n} - {d}")))))
+}
+
+fn meta_of(b: &Builtin) -> Value {
+    Value::map([
+        (Value::kw("name"), Value::str(b.name)),
+        (Value::kw("ns"), Value::str(ns_of(b))),
+        (Value::kw("doc"), Value::str(b.doc)),
+        (Value::kw("arity"), Value::str(b.arity.describe())),
+        (Value::kw("category"), Value::kw(format!("{:?}", b.category).to_lowercase())),
+        (Value::kw("extension"), Value::Bool(b.extension)),
+        (
+            Value::kw("examples"),
+            Value::vector(b.examples.iter().map(|(src, out)| Value::str(format!("{src} ;=> {out}")))),
+        ),
+    ])
+}
+
+fn meta(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let name = ref_name("meta", &a[0])?;
+    if let Some(v) = interp.globals.values.get(name.as_str()) {
+        let mut entries = vec![(Value::kw("name"), Value::str(name.as_str())), (Value::kw("ns"), Value::str("user"))];
+        if let Some(d) = interp.globals.docs.get(name.as_str()) {
+            entries.push((Value::kw("doc"), Value::Str(d.clone())));
+        }
+        entries.push((Value::kw("type"), Value::kw(v.type_name())));
+        return Ok(Value::map(entries));
+    }
+    Ok(find_builtin(&name).map(meta_of).unwrap_or(Value::Nil))
+}
+
+fn ns_publics(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let raw = ref_name("ns-publics", &a[0])?;
+    let Some(ns) = canonical_ns(&raw) else {
+        return err(
+            ErrorKind::RuntimeError,
+            format!("ns-publics: unknown namespace {raw}; (all-ns) lists the namespaces"),
+        );
+    };
+    let mut out = BTreeMap::new();
+    for n in names_in(interp, ns) {
+        let d = match find_builtin(&n) {
+            Some(b) if ns != "user" => b.doc.to_string(),
+            _ => interp.globals.docs.get(n.as_str()).map(|d| d.to_string()).unwrap_or_default(),
+        };
+        out.insert(Value::str(n), Value::str(d));
+    }
+    Ok(Value::map(out))
+}
+
+fn all_ns(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+    let mut names: Vec<&str> = super::all().map(ns_of).collect();
+    names.push("user");
+    names.sort_unstable();
+    names.dedup();
+    Ok(Value::vector(names.into_iter().map(Value::str)))
+}
+
+fn ns_name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let raw = ref_name("ns-name", &a[0])?;
+    match canonical_ns(&raw) {
+        Some(ns) => Ok(Value::str(ns)),
+        None => err(ErrorKind::RuntimeError, format!("ns-name: unknown namespace {raw}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokenizer_and_score() {
+        assert_eq!(tokens("parseLong-value_x?"), vec!["parse", "long", "value", "x"]);
+        assert_eq!(score(&tokens("sort"), "sort-by", "Items sorted by key"), 12);
+        assert_eq!(score(&tokens("sor"), "sort", ""), 7);
+        assert_eq!(score(&tokens("xyz"), "sort", "nothing"), 0);
+    }
+}
