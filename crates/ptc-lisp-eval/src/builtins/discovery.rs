@@ -31,6 +31,7 @@ fn ns_of(b: &Builtin) -> &'static str {
     {
         return match ns {
             "set" => "clojure.set",
+            "str" => "clojure.string",
             other => other,
         };
     }

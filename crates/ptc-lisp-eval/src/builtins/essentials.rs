@@ -896,7 +896,7 @@ fn lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(str_arg("lower-case", &a[0])?.to_lowercase()))
 }
 fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("trim", &a[0])?.trim()))
+    Ok(Value::str(str_arg("trim", &a[0])?.trim_matches(super::java_whitespace)))
 }
 fn includes(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(str_arg("includes?", &a[0])?.contains(str_arg("includes?", &a[1])?)))
@@ -920,7 +920,7 @@ fn subs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn blank(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Nil => Ok(Value::Bool(true)),
-        Value::Str(s) => Ok(Value::Bool(s.trim().is_empty())),
+        Value::Str(s) => Ok(Value::Bool(s.chars().all(super::java_whitespace))),
         other => expected("blank?", "a string or nil", other),
     }
 }

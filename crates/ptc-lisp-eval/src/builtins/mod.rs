@@ -229,15 +229,27 @@ pub const CLOJURE_ALIASES: &[&str] =
 /// Resolves `ns/name` to a builtin: Clojure aliases map to the plain name, other
 /// namespaces (`Math`, `json`, `Integer`...) are registered with their prefix.
 pub fn lookup_ns(ns: &str, name: &str) -> Option<&'static Builtin> {
-    if ns == "set" || ns == "clojure.set" {
-        // clojure.set names that collide with core/string ones (select, join, index...)
-        if let Some(b) = lookup(&format!("set/{name}")) {
-            return Some(b);
-        }
+    // names whose clojure.set / clojure.string meaning differs from the core one
+    // (set/join, set/select, str/reverse...) are registered with the short prefix
+    let prefix = match ns {
+        "set" | "clojure.set" => Some("set"),
+        "str" | "string" | "clojure.string" => Some("str"),
+        _ => None,
+    };
+    if let Some(p) = prefix
+        && let Some(b) = lookup(&format!("{p}/{name}"))
+    {
+        return Some(b);
     }
     if CLOJURE_ALIASES.contains(&ns) {
         return lookup(name);
     }
     let ns = ns.strip_prefix("java.time.").or_else(|| ns.strip_prefix("java.lang.")).unwrap_or(ns);
     lookup(&format!("{ns}/{name}"))
+}
+
+/// Java's `Character.isWhitespace`: Unicode whitespace except the no-break spaces, which
+/// is what Clojure's `trim` and `blank?` strip.
+pub fn java_whitespace(c: char) -> bool {
+    c.is_whitespace() && !matches!(c, '\u{a0}' | '\u{2007}' | '\u{202f}')
 }

@@ -175,15 +175,12 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Map with keys renamed by a {old new} map.")
         .ex(&[("(rename-keys {:a 1} {:a :b})", "{:b 1}")]),
     Builtin::new("set/select", Exact(2), Set, set_select)
-        
         .doc("Members of a set for which (pred x) holds.")
         .ex(&[("(set/select odd? #{1 2 3})", "#{1 3}")]),
     Builtin::new("set/project", Exact(2), Set, set_project)
-        
         .doc("A set of maps with only the given keys.")
         .ex(&[("(set/project #{{:a 1 :b 2}} [:a])", "#{{:a 1}}")]),
     Builtin::new("set/index", Exact(2), Set, set_index)
-        
         .doc("Map from {key values} to the set of maps having them.")
         .ex(&[("(set/index #{{:a 1 :b 2}} [:a])", "{{:a 1} #{{:a 1 :b 2}}}")]),
     Builtin::new("walk", Exact(3), Walk, walk)

@@ -27,6 +27,9 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("replace-first", Exact(3), Str, replace_first)
         .doc("Replaces the first match.")
         .ex(&[("(replace-first \"aaa\" \"a\" \"b\")", "\"baa\"")]),
+    Builtin::new("str/reverse", Exact(1), Str, str_reverse)
+        .doc("clojure.string/reverse: the characters of a string in reverse order.")
+        .ex(&[("(str/reverse \"abc\")", "\"cba\"")]),
     Builtin::new("split-lines", Exact(1), Str, split_lines)
         .doc("Lines of a string; trailing empty lines dropped.")
         .ex(&[("(split-lines \"a\\nb\\n\")", "[\"a\" \"b\"]")]),
@@ -211,10 +214,10 @@ fn split_lines(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::vector(lines.into_iter().map(Value::str)))
 }
 fn triml(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("triml", &a[0])?.trim_start()))
+    Ok(Value::str(str_arg("triml", &a[0])?.trim_start_matches(super::java_whitespace)))
 }
 fn trimr(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("trimr", &a[0])?.trim_end()))
+    Ok(Value::str(str_arg("trimr", &a[0])?.trim_end_matches(super::java_whitespace)))
 }
 fn trim_newline(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(str_arg("trim-newline", &a[0])?.trim_end_matches(['\n', '\r'])))
@@ -498,4 +501,8 @@ fn json_parse_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         );
     }
     Ok(Value::vector(out))
+}
+
+fn str_reverse(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(str_arg("str/reverse", &a[0])?.chars().rev().collect::<String>()))
 }
