@@ -10,3 +10,9 @@
 (defn zip [a b] (map vector a b))
 (defn upcase [s] (clojure.string/upper-case s))
 (defn downcase [s] (clojure.string/lower-case s))
+(defn combinations [coll n]
+  (cond (zero? n) '(())
+        (empty? coll) '()
+        :else (concat (map #(cons (first coll) %) (combinations (rest coll) (dec n)))
+                      (combinations (rest coll) n))))
+(defn entries [m] (seq m))
