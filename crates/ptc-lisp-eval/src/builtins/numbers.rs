@@ -139,7 +139,11 @@ fn round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         let scaled: f64 = text.parse().unwrap_or(x * scale);
         return f((scaled + 0.5).floor() / scale);
     }
-    rounding("round", &a[0], |x| (x + 0.5).floor())
+    // Java's Math.round: halves go toward positive infinity; no x + 0.5 rounding error
+    rounding("round", &a[0], |x| {
+        let f = x.floor();
+        if x - f >= 0.5 { f + 1.0 } else { f }
+    })
 }
 fn int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     rounding("int", &a[0], f64::trunc)
