@@ -16,3 +16,4 @@
         :else (concat (map #(cons (first coll) %) (combinations (rest coll) (dec n)))
                       (combinations (rest coll) n))))
 (defn entries [m] (seq m))
+(defn regex? [x] (instance? java.util.regex.Pattern x))

@@ -83,7 +83,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Like re-find, but the whole string must match.")
         .ex(&[("(re-matches #\"\\d+\" \"12a\")", "nil")]),
     Builtin::new("re-seq", Exact(2), Regex, re_seq)
-        .doc("Every match, as a vector ([] when none).")
+        .doc("Every match, as a vector; nil when there is none.")
         .ex(&[("(re-seq #\"\\d\" \"a1b2\")", "[\"1\" \"2\"]")]),
     Builtin::new("re-split", Exact(2), Regex, re_split)
         .ext()
@@ -446,7 +446,7 @@ fn re_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         out.push(match_value(&c));
     }
     interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
-    Ok(Value::vector(out))
+    Ok(if out.is_empty() { Value::Nil } else { Value::vector(out) })
 }
 fn re_split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let re = regex_of("re-split", &a[0])?;
