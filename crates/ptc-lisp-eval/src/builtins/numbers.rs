@@ -70,6 +70,21 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("Math/signum", Exact(1), Math, signum)
         .doc("-1.0, 0.0 or 1.0 by sign.")
         .ex(&[("(Math/signum -5)", "-1.0")]),
+    Builtin::new("Math/floorDiv", Exact(2), Math, floor_div)
+        .doc("Integer division rounding toward negative infinity.")
+        .ex(&[("(Math/floorDiv -7 2)", "-4")]),
+    Builtin::new("Math/floorMod", Exact(2), Math, floor_mod)
+        .doc("Modulus with the sign of the divisor (same as mod).")
+        .ex(&[("(Math/floorMod -7 2)", "1")]),
+    Builtin::new("Math/toRadians", Exact(1), Math, to_radians)
+        .doc("Degrees to radians.")
+        .ex(&[("(Math/toRadians 180)", "3.1415926536")]),
+    Builtin::new("Math/toDegrees", Exact(1), Math, to_degrees)
+        .doc("Radians to degrees.")
+        .ex(&[("(Math/toDegrees Math/PI)", "180.0")]),
+    Builtin::new("Math/log1p", Exact(1), Math, log1p)
+        .doc("ln(1 + x), accurate for small x.")
+        .ex(&[("(Math/log1p 0)", "0.0")]),
     Builtin::new("bit-and", AtLeast(2), Math, bit_and).doc("Bitwise and of integers.").ex(&[("(bit-and 12 10)", "8")]),
     Builtin::new("bit-or", AtLeast(2), Math, bit_or).doc("Bitwise or of integers.").ex(&[("(bit-or 12 10)", "14")]),
     Builtin::new("bit-xor", AtLeast(2), Math, bit_xor)
@@ -253,4 +268,26 @@ fn bit_flip(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn bit_test(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-test", a)?;
     Ok(Value::Bool(x & (1i64 << n) != 0))
+}
+unary!(to_radians, "Math/toRadians", f64::to_radians);
+unary!(to_degrees, "Math/toDegrees", f64::to_degrees);
+unary!(log1p, "Math/log1p", f64::ln_1p);
+fn int_div_args(fname: &str, a: &[Value]) -> EvalResult<(i64, i64)> {
+    let xs = ints(fname, a)?;
+    if xs[1] == 0 {
+        return err(ErrorKind::ArithmeticError, format!("{fname}: division by zero"));
+    }
+    Ok((xs[0], xs[1]))
+}
+fn floor_div(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (x, y) = int_div_args("Math/floorDiv", a)?;
+    match x.checked_div(y) {
+        Some(q) if x % y != 0 && ((x < 0) != (y < 0)) => Ok(Value::Int(q - 1)),
+        Some(q) => Ok(Value::Int(q)),
+        None => err(ErrorKind::ArithmeticError, "integer overflow in Math/floorDiv"),
+    }
+}
+fn floor_mod(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (x, y) = int_div_args("Math/floorMod", a)?;
+    Ok(Value::Int(((x % y) + y) % y))
 }

@@ -149,6 +149,28 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("tree-seq", Exact(3), Sequence, tree_seq)
         .doc("Depth-first nodes of a tree: (tree-seq branch? children root).")
         .ex(&[("(tree-seq vector? identity [1 [2]])", "[[1 [2]] 1 [2] 2]")]),
+    Builtin::new("reductions", Range(2, 3), Sequence, reductions)
+        .doc("The intermediate results of a reduce, as a vector.")
+        .ex(&[("(reductions + [1 2 3])", "[1 3 6]"), ("(reductions + 10 [1 2])", "[10 11 13]")]),
+    Builtin::new("take-nth", Exact(2), Sequence, take_nth)
+        .doc("Every nth item, starting with the first.")
+        .ex(&[("(take-nth 2 [1 2 3 4 5])", "[1 3 5]")]),
+    Builtin::new("rseq", Exact(1), Sequence, rseq)
+        .doc("Items of a vector in reverse order, or nil when empty.")
+        .ex(&[("(rseq [1 2 3])", "[3 2 1]")]),
+    Builtin::new("doall", Exact(1), Sequence, doall)
+        .alias(&["seque"])
+        .doc("The collection itself (sequences are already eager).")
+        .ex(&[("(doall (map inc [1 2]))", "[2 3]")]),
+    Builtin::new("dorun", Exact(1), Sequence, dorun)
+        .doc("nil (sequences are already eager).")
+        .ex(&[("(dorun [1 2])", "nil")]),
+    Builtin::new("run!", Exact(2), Sequence, run_bang)
+        .doc("Calls f on each item for its effect (println); returns nil.")
+        .ex(&[("(run! println [1 2])", "nil")]),
+    Builtin::new("memoize", Exact(1), Functional, memoize)
+        .doc("The function itself: PTC-Lisp functions are pure, so callers may cache results themselves.")
+        .ex(&[("((memoize inc) 1)", "2")]),
     Builtin::new("every-pred", AtLeast(1), Functional, every_pred)
         .doc("A predicate true when every given predicate holds for every argument.")
         .ex(&[("((every-pred pos? even?) 2 4)", "true")]),
@@ -813,4 +835,54 @@ fn prewalk_replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => return expected("prewalk-replace", "a replacement map", other),
     };
     prewalk_with(interp, &mut |_, x| Ok(smap.get(&x).cloned().unwrap_or(x)), std::mem::take(&mut a[1]))
+}
+
+fn reductions(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    let (init, coll) = if a.len() == 3 { (Some(a[1].clone()), &a[2]) } else { (None, &a[1]) };
+    let mut items = seq_iter("reductions", coll)?;
+    let mut acc = match init.or_else(|| items.next()) {
+        Some(v) => v,
+        None => return Ok(Value::vector([interp.apply(&f, &mut [])?])),
+    };
+    let mut out = vec![acc.clone()];
+    for x in items {
+        interp.tick(1)?;
+        acc = interp.apply(&f, &mut [acc, x])?;
+        out.push(acc.clone());
+    }
+    out_vec(interp, out)
+}
+fn take_nth(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = int_arg("take-nth", &a[0])?;
+    if n <= 0 {
+        return err(ErrorKind::RuntimeError, "take-nth: n must be positive (a step of 0 would never end)");
+    }
+    let v: Vec<Value> = seq_iter("take-nth", &a[1])?.step_by(n as usize).collect();
+    out_vec(interp, v)
+}
+fn rseq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Vector(v) if v.is_empty() => Ok(Value::Nil),
+        Value::Vector(v) => out_vec(interp, v.iter().rev().cloned()),
+        Value::Nil => Ok(Value::Nil),
+        other => expected("rseq", "a vector", other),
+    }
+}
+fn doall(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(std::mem::take(&mut a[0]))
+}
+fn dorun(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+    Ok(Value::Nil)
+}
+fn run_bang(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = a[0].clone();
+    for x in all("run!", &a[1])? {
+        interp.tick(1)?;
+        interp.apply(&f, &mut [x])?;
+    }
+    Ok(Value::Nil)
+}
+fn memoize(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(std::mem::take(&mut a[0]))
 }

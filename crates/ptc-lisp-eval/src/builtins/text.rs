@@ -58,6 +58,18 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("pr-str", AtLeast(0), Str, pr_str)
         .doc("Printed (readable) forms joined by spaces.")
         .ex(&[("(pr-str \"a\" 1 nil)", "\"\\\"a\\\" 1 nil\"")]),
+    Builtin::new("print-str", AtLeast(0), Str, print_str)
+        .doc("The arguments printed like println, without the newline, as a string.")
+        .ex(&[("(print-str \"a\" 1 nil)", "\"a 1 nil\"")]),
+    Builtin::new("println-str", AtLeast(0), Str, println_str)
+        .doc("Like print-str, with a trailing newline.")
+        .ex(&[("(println-str \"x\" 1)", "\"x 1\\n\"")]),
+    Builtin::new("prn-str", AtLeast(0), Str, prn_str)
+        .doc("Like pr-str, with a trailing newline.")
+        .ex(&[("(prn-str \"x\")", "\"\\\"x\\\"\\n\"")]),
+    Builtin::new("str/escape", Exact(2), Str, escape)
+        .doc("String with characters replaced through a {char replacement} map.")
+        .ex(&[("(str/escape \"a&b\" {\\& \"&amp;\"})", "\"a&amp;b\"")]),
     Builtin::new("format", AtLeast(1), Str, format)
         .doc("printf-style formatting: %s %d %f %.Nf %e %x %o %% (nil prints as empty, DIV-21).")
         .ex(&[
@@ -505,4 +517,35 @@ fn json_parse_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 fn str_reverse(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(str_arg("str/reverse", &a[0])?.chars().rev().collect::<String>()))
+}
+
+fn plain(a: &[Value]) -> String {
+    a.iter()
+        .map(|v| match v {
+            Value::Str(s) => s.to_string(),
+            other => to_clojure(other),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+fn print_str(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(plain(a)))
+}
+fn println_str(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(plain(a) + "\n"))
+}
+fn prn_str(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(a.iter().map(to_clojure).collect::<Vec<_>>().join(" ") + "\n"))
+}
+fn escape(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = str_arg("str/escape", &a[0])?;
+    let Value::Map(m) = &a[1] else { return expected("str/escape", "a {char replacement} map", &a[1]) };
+    let mut out = String::new();
+    for c in s.chars() {
+        match m.get(&Value::str(c.to_string())) {
+            Some(r) => super::core::str_of(r, &mut out),
+            None => out.push(c),
+        }
+    }
+    Ok(Value::str(out))
 }
