@@ -10,27 +10,16 @@ use crate::interp::Interp;
 use crate::value::Value;
 
 mod args;
-mod collections;
 mod constants;
 mod core;
 mod describe;
 mod discovery;
 mod essentials;
-mod functional;
-mod interop;
 mod java;
-mod json_fns;
-mod math;
 mod numbers;
-mod predicates;
-mod regex_fns;
 mod seq;
-mod sequences;
-mod sets;
 mod shapes;
-mod string;
 mod text;
-mod walk;
 
 pub use args::*;
 pub use core::compare_loose;
@@ -172,7 +161,7 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 21] {
+fn families() -> [&'static [Builtin]; 10] {
     [
         core::BUILTINS,
         describe::BUILTINS,
@@ -183,18 +172,7 @@ fn families() -> [&'static [Builtin]; 21] {
         essentials::BUILTINS,
         constants::BUILTINS,
         seq::BUILTINS,
-        predicates::BUILTINS,
-        collections::BUILTINS,
-        sequences::BUILTINS,
-        functional::BUILTINS,
-        sets::BUILTINS,
-        walk::BUILTINS,
         discovery::BUILTINS,
-        string::BUILTINS,
-        regex_fns::BUILTINS,
-        math::BUILTINS,
-        json_fns::BUILTINS,
-        interop::BUILTINS,
     ]
 }
 
