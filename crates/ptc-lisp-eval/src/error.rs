@@ -63,6 +63,8 @@ pub enum ErrorKind {
     Cancelled,
     /// `(fail v)` was called.
     Fail,
+    /// The result does not match the expected signature.
+    ValidationError,
 }
 
 impl ErrorKind {
@@ -95,6 +97,7 @@ impl ErrorKind {
             ErrorKind::ParallelCapacityExceeded => "parallel_capacity_exceeded",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Fail => "fail",
+            ErrorKind::ValidationError => "validation_error",
         }
     }
 
@@ -110,6 +113,7 @@ impl ErrorKind {
             | ErrorKind::ProgramTooLarge
             | ErrorKind::SymbolLimitExceeded => "Analysis",
             ErrorKind::Timeout => "Timeout",
+            ErrorKind::ValidationError => "Validation",
             ErrorKind::MemoryExceeded => "Memory",
             _ => "Eval",
         }

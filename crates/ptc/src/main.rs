@@ -13,6 +13,7 @@ use ptc_lisp_eval::{Limits, RunOptions};
 
 mod envelope;
 mod repl;
+mod signature_cmd;
 
 /// Programmatic tool calling: run PTC-Lisp programs in a sandbox.
 #[derive(Parser, Debug)]
@@ -28,6 +29,18 @@ enum Command {
     Eval(EvalArgs),
     /// Interactive read-eval-print loop with persistent definitions and *1 *2 *3.
     Repl(ReplArgs),
+    /// Work with signatures (type contracts).
+    #[command(subcommand)]
+    Signature(SignatureCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum SignatureCmd {
+    /// Parse a signature; print it normalised with its JSON Schemas (exit 2 when invalid).
+    Check {
+        /// e.g. '(query :string, limit :int?) -> [{id :int}]'
+        signature: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -45,6 +58,9 @@ struct EvalArgs {
     /// Batch mode: each stdin line is {"src": "...", "ctx": {...}}; prints one JSON envelope per line.
     #[arg(long, conflicts_with_all = ["program", "file"])]
     jsonl: bool,
+    /// Validate the result against this signature's output type, e.g. '{count :int}'.
+    #[arg(long, value_name = "SIG")]
+    signature: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -195,6 +211,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Eval(args) => eval_cmd(args),
         Command::Repl(args) => repl_cmd(args),
+        Command::Signature(SignatureCmd::Check { signature }) => signature_cmd::check(&signature).map_err(UsageError),
     };
     match result {
         Ok(code) => code,
@@ -208,8 +225,12 @@ fn main() -> ExitCode {
 fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     let limits = args.limits.to_limits().map_err(UsageError)?;
     let context = args.data.load().map_err(UsageError)?;
+    let signature = match &args.signature {
+        Some(text) => Some(ptc_signature::parse(text).map_err(|e| UsageError(anyhow::anyhow!("--signature: {e}")))?),
+        None => None,
+    };
     if args.jsonl {
-        return jsonl(&limits, &context).map_err(UsageError);
+        return jsonl(&limits, &context, signature.as_ref()).map_err(UsageError);
     }
     let source = match (&args.program, &args.file) {
         (Some(p), None) if p == "-" => {
@@ -231,7 +252,10 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
         }
     };
     let opts = RunOptions { limits, ..RunOptions::default() }.with_json_context(&context);
-    let outcome = ptc_lisp_eval::run(&source, opts);
+    let mut outcome = ptc_lisp_eval::run(&source, opts);
+    if let Some(sig) = &signature {
+        signature_cmd::check_result(&mut outcome, sig);
+    }
     let ok = outcome.is_ok();
     match args.output {
         Output::Json => {
@@ -262,7 +286,11 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn jsonl(limits: &Limits, base_context: &serde_json::Map<String, serde_json::Value>) -> Result<ExitCode> {
+fn jsonl(
+    limits: &Limits,
+    base_context: &serde_json::Map<String, serde_json::Value>,
+    signature: Option<&ptc_signature::Signature>,
+) -> Result<ExitCode> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -272,7 +300,7 @@ fn jsonl(limits: &Limits, base_context: &serde_json::Map<String, serde_json::Val
             continue;
         }
         let env = match serde_json::from_str::<serde_json::Value>(&line) {
-            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits),
+            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits, signature),
             Ok(serde_json::Value::Object(obj)) => match obj.get("src").and_then(|s| s.as_str()) {
                 Some(src) => {
                     let mut ctx = base_context.clone();
@@ -284,7 +312,7 @@ fn jsonl(limits: &Limits, base_context: &serde_json::Map<String, serde_json::Val
                             continue;
                         }
                     }
-                    run_one(src, ctx, limits)
+                    run_one(src, ctx, limits, signature)
                 }
                 None => envelope::usage_error("each line needs a \"src\" string: {\"src\": \"(+ 1 2)\", \"ctx\": {}}"),
             },
@@ -298,9 +326,18 @@ fn jsonl(limits: &Limits, base_context: &serde_json::Map<String, serde_json::Val
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_one(src: &str, ctx: serde_json::Map<String, serde_json::Value>, limits: &Limits) -> serde_json::Value {
+fn run_one(
+    src: &str,
+    ctx: serde_json::Map<String, serde_json::Value>,
+    limits: &Limits,
+    signature: Option<&ptc_signature::Signature>,
+) -> serde_json::Value {
     let opts = RunOptions { limits: limits.clone(), ..RunOptions::default() }.with_json_context(&ctx);
-    envelope::envelope(&ptc_lisp_eval::run(src, opts))
+    let mut outcome = ptc_lisp_eval::run(src, opts);
+    if let Some(sig) = signature {
+        signature_cmd::check_result(&mut outcome, sig);
+    }
+    envelope::envelope(&outcome)
 }
 
 fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {

@@ -1,0 +1,42 @@
+//! `ptc signature check` and the `--signature` check of `ptc eval`.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use ptc_lisp_eval::{ErrorKind, EvalError, Outcome, RunResult};
+use ptc_signature::{KeyStyle, Mode, Signature};
+
+/// Prints the normalised signature and its schemas; an invalid signature is a usage error.
+pub fn check(text: &str) -> Result<ExitCode> {
+    let sig = ptc_signature::parse(text).map_err(|e| {
+        let caret = format!("{}^", " ".repeat(e.column.saturating_sub(1)));
+        anyhow::anyhow!("{e}\n  {text}\n  {caret}")
+    })?;
+    println!("{}", ptc_signature::render(&sig));
+    println!("lisp:   {}", ptc_signature::render::render(&sig, KeyStyle::Lisp));
+    let schemas = serde_json::json!({
+        "input": ptc_signature::schema::input_schema(&sig),
+        "output": ptc_signature::schema::output_schema(&sig.output),
+    });
+    println!("{}", serde_json::to_string_pretty(&schemas)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Validates a successful result against the signature's output type; a mismatch turns the
+/// outcome into a `validation_error` listing every path.
+pub fn check_result(outcome: &mut Outcome, sig: &Signature) {
+    let value = match &outcome.result {
+        RunResult::Value(v) | RunResult::Returned(v) => v,
+        _ => return,
+    };
+    let report = ptc_signature::validate(value, &sig.output, Mode::Enabled);
+    if !report.is_ok() {
+        let message = format!(
+            "the result does not match the signature {}:\n{}",
+            ptc_signature::render_type(&sig.output, KeyStyle::Lisp),
+            report.render_errors()
+        );
+        outcome.result = RunResult::Error(EvalError::new(ErrorKind::ValidationError, message));
+        outcome.printed.clear();
+    }
+}
