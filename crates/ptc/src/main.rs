@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use ptc_lisp_eval::{Limits, RunOptions};
 
 mod envelope;
+mod mcp_cmd;
 mod repl;
 mod signature_cmd;
 
@@ -29,6 +30,8 @@ enum Command {
     Eval(EvalArgs),
     /// Interactive read-eval-print loop with persistent definitions and *1 *2 *3.
     Repl(ReplArgs),
+    /// Serve lisp_eval to MCP clients over stdio (default) or Streamable HTTP.
+    Mcp(mcp_cmd::McpArgs),
     /// Work with signatures (type contracts).
     #[command(subcommand)]
     Signature(SignatureCmd),
@@ -212,6 +215,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval_cmd(args),
         Command::Repl(args) => repl_cmd(args),
         Command::Signature(SignatureCmd::Check { signature }) => signature_cmd::check(&signature).map_err(UsageError),
+        Command::Mcp(args) => mcp_cmd::run(args).map_err(UsageError),
     };
     match result {
         Ok(code) => code,

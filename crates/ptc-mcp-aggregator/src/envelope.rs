@@ -1,0 +1,194 @@
+//! The `lisp_eval` result payload and how each response profile shapes it.
+
+use ptc_lisp_eval::{ErrorKind, Outcome, RunResult};
+use serde_json::{Value as Json, json};
+
+use crate::config::ResponseProfile;
+
+/// Preview length of the `user=> ...` result line.
+const PREVIEW_CHARS: usize = 250;
+
+/// What a `tools/call` returns, before it becomes an MCP `CallToolResult`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallPayload {
+    /// `isError`.
+    pub is_error: bool,
+    /// `content[0].text`.
+    pub text: String,
+    /// `structuredContent` (structured and debug profiles).
+    pub structured: Option<Json>,
+}
+
+/// The MCP error reason for an evaluation error kind.
+pub fn reason_for(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::ParseError => "parse_error",
+        ErrorKind::Timeout => "timeout",
+        ErrorKind::MemoryExceeded => "memory_limit",
+        ErrorKind::ValidationError => "validation_error",
+        ErrorKind::Cancelled => "cancelled",
+        ErrorKind::Fail => "fail",
+        ErrorKind::UnknownTool => "unknown_tool",
+        _ => "runtime_error",
+    }
+}
+
+fn feedback_for(reason: &str) -> &'static str {
+    match reason {
+        "parse_error" => {
+            "The program did not parse. Fix the syntax at the reported line and column and call lisp_eval again."
+        }
+        "timeout" => {
+            "The program ran out of time. Process less data per call, avoid long loops, or aggregate with reduce."
+        }
+        "memory_limit" => {
+            "The program built too much data. Return summaries (counts, sums, the first few items) instead of whole collections."
+        }
+        "validation_error" => "The result does not match output_schema. Fix the listed paths and call lisp_eval again.",
+        "args_error" => {
+            "The tool arguments are invalid. Pass {\"program\": \"...\"} and optionally an object \"context\"."
+        }
+        "busy" => {
+            "The MCP server is at its concurrent-call cap. The previous call has not finished. Wait briefly and retry the same tools/call."
+        }
+        "cancelled" => "The call was cancelled by the client.",
+        "unknown_tool" => "The MCP server exposes exactly one tool: `lisp_eval`. Call it with {\"program\": \"...\"}.",
+        "shutting_down" => "The server is shutting down. Retry on a new connection.",
+        "fail" => "The program called (fail ...). Read the reason and adjust.",
+        _ => "The program raised an error. Read the message, fix the program and call lisp_eval again.",
+    }
+}
+
+fn cap_prints(prints: &[String], profile: ResponseProfile) -> (Vec<String>, bool) {
+    let (max_entries, max_bytes, _, _) = profile.output_limits();
+    let mut out = Vec::new();
+    let mut used = 0;
+    let mut truncated = false;
+    for p in prints {
+        if out.len() >= max_entries || used + p.len() > max_bytes {
+            truncated = true;
+            break;
+        }
+        used += p.len();
+        out.push(p.clone());
+    }
+    (out, truncated)
+}
+
+/// A successful run (value or `return`), with the validated JSON when an output schema
+/// matched.
+pub fn success(outcome: &Outcome, profile: ResponseProfile, validated: Option<Json>) -> CallPayload {
+    let value = outcome.value().cloned().unwrap_or(ptc_lisp_eval::Value::Nil);
+    let preview =
+        ptc_lisp_eval::repl_preview(&value, PREVIEW_CHARS).unwrap_or_else(|| format!("user=> {}", outcome.printed));
+    let truncated = preview.contains("(truncated at") || preview.contains("...");
+    let (prints, prints_truncated) = cap_prints(&outcome.prints, profile);
+    let mut text = String::new();
+    if !prints.is_empty() {
+        text.push_str("<prints>\n");
+        text.push_str(&prints.join("\n"));
+        text.push_str("\n\n<result>\n");
+    }
+    text.push_str(&preview);
+    if prints_truncated {
+        text.push_str("\n\n[truncated]");
+    }
+    let mut full = json!({"status": "ok", "result": preview, "prints": prints, "truncated": truncated});
+    if let Some(v) = &validated {
+        full["validated"] = v.clone();
+    }
+    if prints_truncated {
+        full["prints_truncated"] = json!(true);
+    }
+    match profile {
+        ResponseProfile::Slim => CallPayload { is_error: false, text, structured: None },
+        ResponseProfile::Structured => {
+            let mut compact = json!({"status": "ok", "result": full["result"]});
+            if let Some(v) = validated {
+                compact["validated"] = v;
+            }
+            if truncated {
+                compact["truncated"] = json!(true);
+            }
+            CallPayload { is_error: false, text, structured: Some(compact) }
+        }
+        ResponseProfile::Debug => {
+            full["usage"] = json!({
+                "duration_ms": outcome.usage.duration.as_secs_f64() * 1000.0,
+                "fuel": outcome.usage.fuel,
+                "heap_bytes": outcome.usage.heap_bytes,
+            });
+            CallPayload { is_error: false, text: full.to_string(), structured: Some(full) }
+        }
+    }
+}
+
+/// An error result with a stable reason.
+pub fn error(
+    reason: &str,
+    message: &str,
+    result: Option<String>,
+    prints: &[String],
+    profile: ResponseProfile,
+) -> CallPayload {
+    let feedback = feedback_for(reason);
+    let mut text = format!("{reason}: {message}\n{feedback}");
+    if let Some(r) = &result {
+        text = format!("{reason}: {message}\nresult: {r}\n{feedback}");
+    }
+    let (prints, _) = cap_prints(prints, profile);
+    let mut full = json!({"status": "error", "reason": reason, "message": message, "feedback": feedback});
+    if let Some(r) = result {
+        full["result"] = json!(r);
+    }
+    match profile {
+        ResponseProfile::Slim => CallPayload { is_error: true, text, structured: None },
+        ResponseProfile::Structured => CallPayload { is_error: true, text, structured: Some(full) },
+        ResponseProfile::Debug => {
+            full["prints"] = json!(prints);
+            CallPayload { is_error: true, text: full.to_string(), structured: Some(full) }
+        }
+    }
+}
+
+/// The payload of a finished run.
+pub fn from_outcome(outcome: &Outcome, profile: ResponseProfile, validated: Option<Json>) -> CallPayload {
+    match &outcome.result {
+        RunResult::Value(_) | RunResult::Returned(_) => success(outcome, profile, validated),
+        RunResult::Failed(v) => {
+            let opts = ptc_lisp_eval::printer::PrintOptions { limit: Some(50), printable_limit: None, max_bytes: 2048 };
+            let shown = ptc_lisp_eval::printer::to_clojure_with(v, &opts).0;
+            error("fail", &format!("the program called (fail {shown})"), Some(shown.clone()), &outcome.prints, profile)
+        }
+        RunResult::Error(e) => {
+            let mut message = e.message.clone();
+            if let Some(span) = e.span {
+                message = format!("{message} (line {}, column {})", span.line, span.column);
+            }
+            error(reason_for(e.kind), &message, None, &outcome.prints, profile)
+        }
+    }
+}
+
+/// The `outputSchema` advertised for `lisp_eval` in the structured and debug profiles.
+pub fn output_schema(profile: ResponseProfile) -> Option<Json> {
+    let base = json!({
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["ok", "error"]},
+            "result": {"type": "string"},
+            "validated": {},
+            "truncated": {"type": "boolean"},
+            "reason": {"type": "string"},
+            "message": {"type": "string"},
+            "feedback": {"type": "string"},
+            "prints": {"type": "array", "items": {"type": "string"}},
+            "usage": {"type": "object"}
+        },
+        "required": ["status"]
+    });
+    match profile {
+        ResponseProfile::Slim => None,
+        _ => Some(base),
+    }
+}

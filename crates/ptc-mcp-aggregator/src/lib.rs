@@ -1,0 +1,17 @@
+//! `ptc-mcp-aggregator`: MCP both ways. Today: a server exposing `lisp_eval` over stdio
+//! and Streamable HTTP, through the official `rmcp` SDK kept behind this crate's types.
+//!
+//! The seam for upstream aggregation (seed 002) is [`ToolBackend`]: the server asks it
+//! for the extra tools a program may call (`tool/...`) and for the `Host` that runs them.
+//! The default backend has no tools; an upstream runtime implements the same trait.
+//!
+//! This crate never evaluates programs on an async thread: each call runs on the
+//! evaluator's own blocking worker, and cancellation reaches it through a flag.
+
+pub mod config;
+pub mod envelope;
+pub mod http;
+pub mod server;
+
+pub use config::{McpConfig, ResponseProfile};
+pub use server::{NoUpstreams, PtcServer, ToolBackend, serve_stdio};

@@ -1,0 +1,319 @@
+//! The MCP server: one `lisp_eval` tool, isolated calls, a concurrency gate, cancellation.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ptc_lisp_eval::{Host, Limits, NoTools, RunOptions};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod, DiscoverResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value as Json, json};
+use tokio::sync::Semaphore;
+
+use crate::config::McpConfig;
+use crate::envelope::{self, CallPayload};
+
+/// The tool description: a prompt card with a byte budget (checked by a test).
+pub const LISP_EVAL_CARD: &str = include_str!("../../../prompts/lisp_eval.md");
+
+/// The body of the prompt card (after its metadata header).
+pub fn card_body(card: &str) -> &str {
+    card.split_once("\n---\n").map(|(_, body)| body.trim()).unwrap_or(card.trim())
+}
+
+/// Where `tool/...` calls of a program go. The upstream aggregator (seed 002) implements
+/// this; without upstreams programs have no tools.
+pub trait ToolBackend: Send + Sync {
+    /// The host that runs this program's tool calls.
+    fn host(&self) -> Arc<dyn Host>;
+    /// Text appended to the `lisp_eval` description (a catalog of upstream tools).
+    fn catalog(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The backend without upstreams.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoUpstreams;
+
+impl ToolBackend for NoUpstreams {
+    fn host(&self) -> Arc<dyn Host> {
+        Arc::new(NoTools)
+    }
+}
+
+/// The MCP server handler.
+#[derive(Clone)]
+pub struct PtcServer {
+    config: Arc<McpConfig>,
+    permits: Arc<Semaphore>,
+    backend: Arc<dyn ToolBackend>,
+    shutting_down: Arc<AtomicBool>,
+}
+
+impl PtcServer {
+    /// A server with the given configuration and tool backend.
+    pub fn new(config: McpConfig, backend: Arc<dyn ToolBackend>) -> Self {
+        let permits = Arc::new(Semaphore::new(config.max_concurrent_calls.max(1)));
+        PtcServer { config: Arc::new(config), permits, backend, shutting_down: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// New calls get `shutting_down` from now on.
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// The `lisp_eval` tool definition.
+    pub fn lisp_eval_tool(&self) -> Tool {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "program": {"type": "string", "description": "PTC-Lisp source code. Must be non-empty after trimming whitespace."},
+                "context": {"type": "object", "additionalProperties": true, "description": "Data for the program: each key becomes data/<key>."},
+                "output_schema": {"type": "object", "description": "Optional JSON Schema (type, properties, required, items) the result must match."}
+            },
+            "required": ["program"],
+            "additionalProperties": false
+        });
+        let Json::Object(schema) = schema else { unreachable_schema() };
+        let mut description = card_body(LISP_EVAL_CARD).to_string();
+        if let Some(c) = self.backend.catalog() {
+            description.push_str("\n\n");
+            description.push_str(&c);
+        }
+        let mut tool = Tool::new("lisp_eval", description, Arc::new(schema)).with_annotations(
+            ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false),
+        );
+        if let Some(Json::Object(out)) = envelope::output_schema(self.config.response_profile) {
+            tool.output_schema = Some(Arc::new(out));
+        }
+        tool
+    }
+
+    /// Validates arguments, evaluates, and shapes the result (no MCP types involved, so
+    /// it is directly testable).
+    pub async fn call_lisp_eval(
+        &self,
+        args: Option<Map<String, Json>>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> CallPayload {
+        let profile = self.config.response_profile;
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return envelope::error("shutting_down", "the server is shutting down", None, &[], profile);
+        }
+        let parsed = match self.check_args(args) {
+            Ok(p) => p,
+            Err(msg) => return envelope::error("args_error", &msg, None, &[], profile),
+        };
+        let Ok(permit) = self.permits.clone().try_acquire_owned() else {
+            return envelope::error(
+                "busy",
+                &format!("the server is at its concurrent-call cap ({})", self.config.max_concurrent_calls),
+                None,
+                &[],
+                profile,
+            );
+        };
+        let cancel_flag = Arc::new(AtomicBool::new(false));
+        let opts = RunOptions {
+            host: self.backend.host(),
+            limits: Limits {
+                timeout: self.config.program_timeout,
+                max_heap_bytes: self.config.program_memory_limit_bytes,
+                max_program_bytes: self.config.max_program_bytes,
+                ..Limits::default()
+            },
+            strict_data: true,
+            cancel: cancel_flag.clone(),
+            ..RunOptions::default()
+        }
+        .with_json_context(&parsed.context);
+        let program = parsed.program;
+        let watcher = {
+            let flag = cancel_flag.clone();
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                cancel.cancelled().await;
+                flag.store(true, Ordering::SeqCst);
+            })
+        };
+        let joined = tokio::task::spawn_blocking(move || ptc_lisp_eval::run(&program, opts)).await;
+        watcher.abort();
+        drop(permit);
+        let mut outcome = match joined {
+            Ok(o) => o,
+            Err(_) => {
+                return envelope::error(
+                    "runtime_error",
+                    "internal error: the evaluation task failed",
+                    None,
+                    &[],
+                    profile,
+                );
+            }
+        };
+        let mut validated = None;
+        if let Some(ty) = &parsed.output_type
+            && outcome.is_ok()
+        {
+            let value = outcome.value().cloned().unwrap_or(ptc_lisp_eval::Value::Nil);
+            let report = ptc_signature::validate(&value, ty, ptc_signature::Mode::Enabled);
+            if report.is_ok() {
+                validated = ptc_lisp_eval::json::to_json(&value).ok();
+            } else {
+                outcome.result = ptc_lisp_eval::RunResult::Error(ptc_lisp_eval::EvalError::new(
+                    ptc_lisp_eval::ErrorKind::ValidationError,
+                    report.errors.iter().map(|e| format!("return.{e}")).collect::<Vec<_>>().join("; "),
+                ));
+            }
+        }
+        envelope::from_outcome(&outcome, profile, validated)
+    }
+
+    fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {
+        let args = args.unwrap_or_default();
+        for k in args.keys() {
+            match k.as_str() {
+                "program" | "context" | "output_schema" => {}
+                "signature" => return Err("argument `signature` is no longer supported; use `output_schema`".into()),
+                other => {
+                    return Err(format!(
+                        "unknown argument `{other}`; lisp_eval takes program, context and output_schema"
+                    ));
+                }
+            }
+        }
+        let program = match args.get("program") {
+            Some(Json::String(p)) if p.trim().is_empty() => {
+                return Err("argument `program` is blank; pass PTC-Lisp source code".into());
+            }
+            Some(Json::String(p)) if p.len() > self.config.max_program_bytes => {
+                return Err(format!(
+                    "argument `program` exceeds max_program_bytes ({} > {})",
+                    p.len(),
+                    self.config.max_program_bytes
+                ));
+            }
+            Some(Json::String(p)) => p.clone(),
+            Some(_) => return Err("argument `program` must be a string".into()),
+            None => return Err("missing argument `program`: pass {\"program\": \"(+ 1 2)\"}".into()),
+        };
+        let context = match args.get("context") {
+            None | Some(Json::Null) => Map::new(),
+            Some(Json::Object(c)) => {
+                let size = Json::Object(c.clone()).to_string().len();
+                if size > self.config.max_context_bytes {
+                    return Err(format!(
+                        "argument `context` exceeds max_context_bytes ({size} > {})",
+                        self.config.max_context_bytes
+                    ));
+                }
+                for k in c.keys() {
+                    if k.is_empty() || k.contains('/') {
+                        return Err(format!(
+                            "context key {k:?} is invalid: keys must be non-empty and must not contain '/' (it would shadow a PTC-Lisp namespace)"
+                        ));
+                    }
+                }
+                c.clone()
+            }
+            Some(_) => return Err("argument `context` must be a JSON object; each key becomes data/<key>".into()),
+        };
+        let output_type = match args.get("output_schema") {
+            None | Some(Json::Null) => None,
+            Some(s @ Json::Object(_)) => Some(
+                ptc_signature::schema::schema_to_type(s)
+                    .map_err(|e| format!("argument `output_schema` is invalid: {e}"))?,
+            ),
+            Some(_) => return Err("argument `output_schema` is invalid: it must be a JSON Schema object".into()),
+        };
+        Ok(ParsedArgs { program, context, output_type })
+    }
+}
+
+struct ParsedArgs {
+    program: String,
+    context: Map<String, Json>,
+    output_type: Option<ptc_signature::Type>,
+}
+
+fn unreachable_schema() -> ! {
+    // the literal above is always an object; keep the signature total without panicking APIs
+    std::process::abort()
+}
+
+fn to_result(p: CallPayload) -> CallToolResult {
+    let mut r = if p.is_error {
+        CallToolResult::error(vec![ContentBlock::text(p.text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(p.text)])
+    };
+    r.structured_content = p.structured;
+    r
+}
+
+impl ServerHandler for PtcServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("ptc", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Run PTC-Lisp programs with the lisp_eval tool: filter, join and aggregate data in one call.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(vec![self.lisp_eval_tool()]))
+    }
+
+    /// Protocol versions: 2025-11-25 and 2025-06-18 through `initialize`. 2026-07-28 is
+    /// listed only so that its `server/discover` opener reaches [`Self::discover`], which
+    /// answers -32601 so clients fall back to `initialize`.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(&[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2026_07_28])
+    }
+
+    /// The stateless `server/discover` opener of 2026-07-28 is not served: clients fall
+    /// back to `initialize`, and the connection stays open.
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        Err(McpError::method_not_found::<DiscoverRequestMethod>())
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == "lisp_eval").then(|| self.lisp_eval_tool())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let payload = if request.name == "lisp_eval" {
+            self.call_lisp_eval(request.arguments, context.ct.clone()).await
+        } else {
+            envelope::error(
+                "unknown_tool",
+                &format!("unknown tool {:?}", request.name),
+                None,
+                &[],
+                self.config.response_profile,
+            )
+        };
+        Ok(CallToolResponse::Complete(to_result(payload)))
+    }
+}
+
+/// Serves MCP over stdin/stdout until stdin closes.
+pub async fn serve_stdio(server: PtcServer) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let service = server.clone().serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    server.begin_shutdown();
+    Ok(())
+}

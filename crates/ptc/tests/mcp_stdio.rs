@@ -1,0 +1,239 @@
+//! `ptc mcp` over stdio with the real binary: handshake, calls, errors, limits.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .arg("mcp")
+            .args(args)
+            .arg("--log-level")
+            .arg("error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Server { child, stdin, stdout };
+        let init = s.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "ptc");
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+    fn send(&mut self, v: &Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
+    }
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let v = self.read();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+    fn call(&mut self, id: i64, args: Value) -> Value {
+        self.request(id, "tools/call", json!({"name": "lisp_eval", "arguments": args}))["result"].clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn lists_lisp_eval_with_a_budgeted_description() {
+    let mut s = Server::start(&[]);
+    let r = s.request(2, "tools/list", json!({}));
+    let tools = r["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0]["name"], "lisp_eval");
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["program"]));
+    assert_eq!(tools[0]["annotations"]["readOnlyHint"], true);
+    assert!(tools[0].get("outputSchema").is_none(), "slim profile has no outputSchema");
+    assert!(tools[0]["description"].as_str().unwrap().len() <= 1500);
+}
+
+#[test]
+fn evaluates_with_context_and_prints() {
+    let mut s = Server::start(&[]);
+    let r = s.call(
+        2,
+        json!({"program": "(println \"n\" (count data/xs)) (reduce + data/xs)", "context": {"xs": [1, 2, 3]}}),
+    );
+    assert_eq!(r["isError"], false);
+    assert_eq!(text(&r), "<prints>\nn 3\n\n<result>\nuser=> 6");
+    // each call is isolated: definitions do not persist
+    let r = s.call(3, json!({"program": "(def x 1)"}));
+    assert_eq!(r["isError"], false);
+    let r = s.call(4, json!({"program": "x"}));
+    assert!(text(&r).starts_with("runtime_error: Undefined variable: x"), "{}", text(&r));
+}
+
+#[test]
+fn errors_have_stable_reasons() {
+    let mut s = Server::start(&[]);
+    let cases = [
+        (json!({"program": "(+ 1"}), "parse_error: unclosed list"),
+        (json!({"program": "(/ 1 0)"}), "runtime_error: division by zero"),
+        (json!({"program": "  "}), "args_error: argument `program` is blank"),
+        (json!({}), "args_error: missing argument `program`"),
+        (json!({"program": "1", "context": [1]}), "args_error: argument `context` must be a JSON object"),
+        (json!({"program": "1", "context": {"a/b": 1}}), "args_error: context key \"a/b\" is invalid"),
+        (json!({"program": "1", "signature": "{a :int}"}), "args_error: argument `signature` is no longer supported"),
+        (json!({"program": "1", "output_schema": {"enum": [1]}}), "args_error: argument `output_schema` is invalid"),
+        (json!({"program": "data/nope", "context": {"xs": 1}}), "runtime_error: data/nope is not bound"),
+        (json!({"program": "(fail {:reason :empty})"}), "fail: the program called (fail {:reason :empty})"),
+        (json!({"program": "(loop [i 0] (recur (inc i)))"}), "runtime_error: Loop iteration limit exceeded"),
+        (
+            json!({"program": "{:count \"x\"}", "output_schema": {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}}),
+            "validation_error: return.count: expected int",
+        ),
+    ];
+    for (i, (args, want)) in cases.into_iter().enumerate() {
+        let r = s.call(10 + i as i64, args);
+        assert_eq!(r["isError"], true, "{want}");
+        assert!(text(&r).starts_with(want), "want {want:?}\n got {:?}", text(&r));
+    }
+    let r = s.request(50, "tools/call", json!({"name": "other", "arguments": {}}))["result"].clone();
+    assert!(text(&r).starts_with("unknown_tool"), "{}", text(&r));
+}
+
+#[test]
+fn limits_from_flags() {
+    let mut s = Server::start(&[
+        "--program-timeout-ms",
+        "50",
+        "--max-program-bytes",
+        "40",
+        "--program-memory-limit-bytes",
+        "100000",
+    ]);
+    let r = s.call(2, json!({"program": "(reduce + (range 10000000))"}));
+    let t = text(&r);
+    assert!(t.starts_with("timeout") || t.starts_with("memory_limit"), "{t}");
+    let r = s.call(3, json!({"program": "(vec (range 100000))"}));
+    assert!(text(&r).starts_with("memory_limit"), "{}", text(&r));
+    let r = s.call(4, json!({"program": format!("(+ {})", "1 ".repeat(30))}));
+    assert!(text(&r).starts_with("args_error: argument `program` exceeds max_program_bytes"), "{}", text(&r));
+}
+
+#[test]
+fn structured_profile_returns_structured_content() {
+    let mut s = Server::start(&["--response-profile", "structured"]);
+    let list = s.request(2, "tools/list", json!({}));
+    assert!(list["result"]["tools"][0]["outputSchema"].is_object());
+    let r = s.call(
+        3,
+        json!({"program": "{:a 1}", "output_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}),
+    );
+    assert_eq!(r["structuredContent"]["status"], "ok");
+    assert_eq!(r["structuredContent"]["result"], "user=> {:a 1}");
+    assert_eq!(r["structuredContent"]["validated"], json!({"a": 1}));
+}
+
+#[test]
+fn concurrency_cap_answers_busy_immediately() {
+    let mut s = Server::start(&["--max-concurrent-calls", "1", "--program-timeout-ms", "3000"]);
+    let slow = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(defn f [n] (if (= n 0) 0 (+ (f (dec n)) (f (dec n))))) (f 21)"}}});
+    let fast = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "1"}}});
+    s.send(&slow);
+    s.send(&fast);
+    let mut got = std::collections::HashMap::new();
+    while got.len() < 2 {
+        let v = s.read();
+        if let Some(id) = v["id"].as_i64() {
+            got.insert(id, v);
+        }
+    }
+    let busy = text(&got[&3]["result"]);
+    let first = text(&got[&2]["result"]);
+    assert!(busy.starts_with("busy") || first.starts_with("busy"), "one call must be refused: {first} / {busy}");
+}
+
+#[test]
+fn cancellation_stops_a_running_program() {
+    // one worker: the next call is `busy` until the cancelled program has really stopped
+    let mut s = Server::start(&["--max-concurrent-calls", "1", "--program-timeout-ms", "60000"]);
+    s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(defn f [n] (if (= n 0) 0 (+ (f (dec n)) (f (dec n))))) (f 40)"}}}));
+    // wait until the long call holds the worker
+    let mut id = 100;
+    loop {
+        id += 1;
+        let r = s.call(id, json!({"program": "1"}));
+        if text(&r).starts_with("busy") {
+            break;
+        }
+        assert!(id < 10_000, "the long call never started");
+    }
+    let started = std::time::Instant::now();
+    s.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}}),
+    );
+    loop {
+        id += 1;
+        let r = s.call(id, json!({"program": "(+ 1 2)"}));
+        if text(&r) == "user=> 3" {
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "cancelled program kept its worker");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn malformed_frames_keep_the_connection() {
+    let mut s = Server::start(&[]);
+    writeln!(s.stdin, "this is not json").unwrap();
+    s.stdin.flush().unwrap();
+    let r = s.request(2, "ping", json!({}));
+    assert_eq!(r["result"], json!({}));
+    let r = s.request(3, "server/discover", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let r = s.request(4, "ping", json!({}));
+    assert_eq!(r["result"], json!({}));
+}
+
+#[test]
+fn stdin_eof_exits_zero() {
+    let mut s = Server::start(&[]);
+    let child_stdin = std::mem::replace(&mut s.stdin, {
+        // replace with a dummy pipe end we never use
+        let mut c = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
+        let p = c.stdin.take().unwrap();
+        let _ = c.wait();
+        p
+    });
+    drop(child_stdin);
+    let status = s.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
