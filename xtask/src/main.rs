@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod conformance;
 mod docs;
+mod interop;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -16,6 +17,7 @@ commands:
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
+  interop       ptc mcp against the Python MCP SDK client and the official conformance suite
 ";
 
 fn main() -> ExitCode {
@@ -25,6 +27,7 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(&root()),
         Some("bench") => bench::run(&root()),
         Some("docs") => docs::run(&root()),
+        Some("interop") => interop::run(&root()),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())
@@ -75,6 +78,12 @@ fn ci() -> Result<()> {
     }
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
+    if interop::available() {
+        eprintln!("==> MCP interop (Python SDK, conformance suite)");
+        interop::run(&root())?;
+    } else {
+        eprintln!("==> MCP interop skipped: python3 and npm are needed");
+    }
     eprintln!("==> ci: all green");
     Ok(())
 }

@@ -317,3 +317,22 @@ pub async fn serve_stdio(server: PtcServer) -> Result<(), Box<dyn std::error::Er
     server.begin_shutdown();
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_card_fits_its_budget() {
+        let header = LISP_EVAL_CARD.split("\n---\n").next().unwrap_or("");
+        let budget: usize = header
+            .lines()
+            .find_map(|l| l.strip_prefix("budget_bytes:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        assert!(budget > 0, "the card declares budget_bytes");
+        let body = card_body(LISP_EVAL_CARD);
+        assert!(body.len() <= budget, "lisp_eval card is {} bytes, budget {budget}", body.len());
+        assert!(!body.starts_with("---"));
+    }
+}
