@@ -165,7 +165,7 @@ pub fn run(root: &Path) -> Result<()> {
     match client(
         &py,
         &script,
-        &[format!("--stdio"), ptc.to_string_lossy().to_string(), "mcp".into()],
+        &["--stdio".to_string(), ptc.to_string_lossy().to_string(), "mcp".into()],
         "(* 6 7)",
         "auto",
     )
