@@ -134,7 +134,10 @@ pub fn run(root: &Path) -> Result<()> {
         startup / 10.0
     );
 
-    // 4. persistent collections: building with assoc/conj in reduce must scale linearly
+    // 4. MCP: stdio round trip, HTTP throughput, idle memory
+    mcp(&ptc)?;
+
+    // 5. persistent collections: building with assoc/conj in reduce must scale linearly
     for (name, prog) in [
         ("assoc", "(count (reduce (fn [m i] (assoc m i i)) {} (range N)))"),
         ("conj", "(count (reduce (fn [v i] (conj v i)) [] (range N)))"),
@@ -146,5 +149,144 @@ pub fn run(root: &Path) -> Result<()> {
             large / small
         );
     }
+    Ok(())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// `tools/call` of `(+ 1 2)` over stdio from this process: 1,000 sequential calls.
+fn mcp(ptc: &Path) -> Result<()> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(ptc)
+        .args(["mcp", "--log-level", "error"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start ptc mcp")?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
+    let mut line = String::new();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+    writeln!(stdin, "{init}")?;
+    stdout.read_line(&mut line)?;
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let idle = rss_kib(child.id());
+    let mut times = Vec::with_capacity(1000);
+    for id in 1..=1000 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}});
+        let t = Instant::now();
+        writeln!(stdin, "{call}")?;
+        stdin.flush()?;
+        line.clear();
+        stdout.read_line(&mut line)?;
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+        if !line.contains("user=> 3") {
+            bail!("unexpected MCP reply: {line}");
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    times.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "MCP stdio tools/call (+ 1 2), 1000 calls    p50 {:7.1} us  p99 {:7.1} us   target p50 100 us; upstream measured 197 us",
+        percentile(&times, 0.5),
+        percentile(&times, 0.99)
+    );
+    if let Some(kib) = idle {
+        println!("MCP server idle RSS                         {:7.1} MiB", kib as f64 / 1024.0);
+    }
+    http_load(ptc)
+}
+
+/// 8 concurrent clients for 5 seconds against `ptc mcp --http`, one session each.
+fn http_load(ptc: &Path) -> Result<()> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let mut child = Command::new(ptc)
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--max-concurrent-calls", "8"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut err = BufReader::new(child.stderr.take().context("stderr")?);
+    let mut l = String::new();
+    while err.read_line(&mut l)? > 0 && !l.contains("serving MCP") {
+        l.clear();
+    }
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let post = move |session: Option<&str>, body: &str| -> Result<(String, String)> {
+        let mut s = TcpStream::connect(("127.0.0.1", port))?;
+        let mut req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(sid) = session {
+            req.push_str(&format!("Mcp-Session-Id: {sid}\r\n"));
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        s.write_all(req.as_bytes())?;
+        let mut raw = String::new();
+        s.read_to_string(&mut raw)?;
+        let sid = raw
+            .lines()
+            .find_map(|h| h.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| h[15..].trim().to_string()))
+            .unwrap_or_default();
+        Ok((sid, raw))
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}}}).to_string();
+    let duration = std::time::Duration::from_secs(5);
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let init = init.clone();
+            std::thread::spawn(move || -> Result<Vec<f64>> {
+                let (sid, _) = post(None, &init)?;
+                post(Some(&sid), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())?;
+                let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}}).to_string();
+                let start = Instant::now();
+                let mut times = Vec::new();
+                while start.elapsed() < duration {
+                    let t = Instant::now();
+                    let (_, raw) = post(Some(&sid), &call)?;
+                    if !raw.contains("user=> 3") {
+                        bail!("unexpected HTTP reply: {raw}");
+                    }
+                    times.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+                Ok(times)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for h in handles {
+        match h.join() {
+            Ok(r) => all.extend(r?),
+            Err(_) => bail!("a load thread panicked"),
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    all.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "MCP HTTP 8 clients x 5 s, (+ 1 2)           {:7.0} req/s  p99 {:6.2} ms (new TCP connection per request)",
+        all.len() as f64 / duration.as_secs_f64(),
+        percentile(&all, 0.99)
+    );
     Ok(())
 }

@@ -35,5 +35,5 @@ pub use host::{FnHost, Host, NoTools, ToolCallRecord};
 pub use interp::Globals;
 pub use limits::Limits;
 pub use printer::{repl_preview, to_clojure};
-pub use run::{Outcome, RunOptions, RunResult, Usage, run, run_on_this_thread};
+pub use run::{Outcome, RunOptions, RunResult, Usage, run, run_on_this_thread, run_with_stack};
 pub use value::Value;

@@ -231,7 +231,7 @@ fn spawn_worker() -> Option<mpsc::Sender<Job>> {
         .stack_size(EVAL_STACK_BYTES)
         .spawn(move || {
             for job in rx {
-                let out = run_with_stack(&job.source, job.opts, EVAL_STACK_BYTES - 16 * 1024 * 1024);
+                let out = run_inner(&job.source, job.opts, EVAL_STACK_BYTES - 16 * 1024 * 1024);
                 let _ = job.reply.send(out);
                 match idle_workers().lock() {
                     Ok(mut idle) if idle.len() < MAX_IDLE_WORKERS => idle.push(me.clone()),
@@ -243,13 +243,23 @@ fn spawn_worker() -> Option<mpsc::Sender<Job>> {
     Some(tx)
 }
 
-/// Like [`run`] but on the calling thread, assuming it has at least `stack_bytes` of
-/// stack left. Used by hosts that manage their own threads.
+/// Like [`run`] but on the calling thread, assuming it has at least 6 MiB of stack left.
 pub fn run_on_this_thread(source: &str, opts: RunOptions) -> Outcome {
     run_with_stack(source, opts, 6 * 1024 * 1024)
 }
 
-fn run_with_stack(source: &str, opts: RunOptions, stack_bytes: usize) -> Outcome {
+/// Like [`run`] but on the calling thread, which the caller guarantees has `stack_bytes`
+/// of stack to spare (hosts that build their threads with large stacks skip a hand-off).
+pub fn run_with_stack(source: &str, opts: RunOptions, stack_bytes: usize) -> Outcome {
+    let started = Instant::now();
+    let context = opts.context.clone();
+    let mut out = run_inner(source, opts, stack_bytes);
+    out.usage.duration = started.elapsed();
+    drop(context);
+    out
+}
+
+fn run_inner(source: &str, opts: RunOptions, stack_bytes: usize) -> Outcome {
     let limits = Arc::new(opts.limits.clone());
     let budget = Arc::new(SharedBudget::new(&limits, opts.cancel.clone()));
     let memory_before = opts.memory.clone();

@@ -17,6 +17,15 @@ use tokio::sync::Semaphore;
 use crate::config::McpConfig;
 use crate::envelope::{self, CallPayload};
 
+/// Stack of the runtime's threads; programs run on its blocking pool.
+pub const EVAL_THREAD_STACK: usize = 256 * 1024 * 1024;
+
+/// The async runtime `ptc mcp` needs: its blocking threads carry large stacks so
+/// evaluation can run on them directly (deep recursion still ends in a clean error).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().thread_stack_size(EVAL_THREAD_STACK).build()
+}
+
 /// The tool description: a prompt card with a byte budget (checked by a test).
 pub const LISP_EVAL_CARD: &str = include_str!("../../../prompts/lisp_eval.md");
 
@@ -141,20 +150,17 @@ impl PtcServer {
                 flag.store(true, Ordering::SeqCst);
             })
         };
-        let joined = tokio::task::spawn_blocking(move || ptc_lisp_eval::run(&program, opts)).await;
+        // The blocking pool's threads carry EVAL_THREAD_STACK bytes of stack (see
+        // `runtime()`), so the program runs on the pool thread itself, with no second
+        // hand-off to the evaluator's own workers.
+        let joined = tokio::task::spawn_blocking(move || {
+            ptc_lisp_eval::run_with_stack(&program, opts, EVAL_THREAD_STACK - 8 * 1024 * 1024)
+        })
+        .await;
         watcher.abort();
         drop(permit);
-        let mut outcome = match joined {
-            Ok(o) => o,
-            Err(_) => {
-                return envelope::error(
-                    "runtime_error",
-                    "internal error: the evaluation task failed",
-                    None,
-                    &[],
-                    profile,
-                );
-            }
+        let Ok(mut outcome) = joined else {
+            return envelope::error("runtime_error", "internal error: the evaluation task failed", None, &[], profile);
         };
         let mut validated = None;
         if let Some(ty) = &parsed.output_type
@@ -277,7 +283,11 @@ impl ServerHandler for PtcServer {
     /// listed only so that its `server/discover` opener reaches [`Self::discover`], which
     /// answers -32601 so clients fall back to `initialize`.
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        std::borrow::Cow::Borrowed(&[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2026_07_28])
+        std::borrow::Cow::Borrowed(&[
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+            ProtocolVersion::V_2026_07_28,
+        ])
     }
 
     /// The stateless `server/discover` opener of 2026-07-28 is not served: clients fall
