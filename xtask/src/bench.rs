@@ -96,11 +96,11 @@ print(ts[len(ts)//2])
 }
 
 /// Runs every benchmark and prints a table.
-pub fn run(root: &Path) -> Result<()> {
+pub fn run() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     crate::step("build release ptc", &cargo, &["build", "--release", "-p", "ptc", "--quiet"])?;
-    let ptc = root.join("target/release/ptc");
-    let dir = root.join("target/bench");
+    let ptc = crate::target_dir().join("release/ptc");
+    let dir = crate::target_dir().join("bench");
     std::fs::create_dir_all(&dir)?;
     let data = dir.join("orders-100k.json");
     if !data.exists() {

@@ -136,8 +136,8 @@ fn check(report: &Value, want_error: bool, want_text: &str) -> Result<()> {
 pub fn run(root: &Path) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     crate::step("build ptc", &cargo, &["build", "-q", "-p", "ptc"])?;
-    let ptc = root.join("target/debug/ptc");
-    let dir = root.join("target/interop");
+    let ptc = crate::target_dir().join("debug/ptc");
+    let dir = crate::target_dir().join("interop");
     std::fs::create_dir_all(&dir)?;
     let script = root.join("xtask/interop/mcp_client.py");
     let py = python(&dir)?;

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("conformance") => conformance::run(&root()),
-        Some("bench") => bench::run(&root()),
+        Some("bench") => bench::run(),
         Some("docs") => docs::run(&root()),
         Some("interop") => interop::run(&root()),
         Some("-h" | "--help" | "help") | None => {
@@ -50,6 +50,17 @@ fn main() -> ExitCode {
 pub fn root() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     here.parent().map(Path::to_path_buf).unwrap_or(here)
+}
+
+/// Cargo's target directory (`CARGO_TARGET_DIR` when set, else `<root>/target`).
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() { d } else { root().join(d) }
+        }
+        None => root().join("target"),
+    }
 }
 
 /// Runs a command in the workspace root, failing on a non-zero exit.
