@@ -84,3 +84,71 @@ impl Form {
         }
     }
 }
+
+impl Form {
+    /// Structural equality that ignores spans: the question "do these two read the same?".
+    ///
+    /// Floats compare by value except that NaN equals NaN (the reader has one NaN, `##NaN`),
+    /// and `0.0` and `-0.0` differ (they print differently).
+    ///
+    /// ```
+    /// use ptc_lisp_syntax::parse_program;
+    /// let a = parse_program("[1 ##NaN]").unwrap();
+    /// let b = parse_program("  [1  ##NaN ]").unwrap();
+    /// assert!(a[0].eq_ignoring_spans(&b[0]));
+    /// assert_ne!(a[0], b[0]);
+    /// ```
+    pub fn eq_ignoring_spans(&self, other: &Form) -> bool {
+        use FormKind::*;
+        let all = |a: &[Form], b: &[Form]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_ignoring_spans(y));
+        match (&self.kind, &other.kind) {
+            (Float(x), Float(y)) => {
+                (x.is_nan() && y.is_nan()) || (x == y && x.is_sign_negative() == y.is_sign_negative())
+            }
+            (List(a), List(b))
+            | (Vector(a), Vector(b))
+            | (Map(a), Map(b))
+            | (Set(a), Set(b))
+            | (ShortFn(a), ShortFn(b)) => all(a, b),
+            (Quote(a), Quote(b)) => a.eq_ignoring_spans(b),
+            (a, b) => a == b,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(kind: FormKind) -> Form {
+        Form::new(kind, Span::default())
+    }
+
+    fn at(kind: FormKind, start: u32) -> Form {
+        Form::new(kind, Span { start, end: start + 1, line: 1, column: start + 1 })
+    }
+
+    #[test]
+    fn eq_ignoring_spans_ignores_spans_only() {
+        assert!(at(FormKind::Int(1), 0).eq_ignoring_spans(&at(FormKind::Int(1), 5)));
+        assert!(!f(FormKind::Int(1)).eq_ignoring_spans(&f(FormKind::Int(2))));
+        assert!(!f(FormKind::Int(1)).eq_ignoring_spans(&f(FormKind::Float(1.0))));
+        let v = |items| f(FormKind::Vector(items));
+        assert!(v(vec![at(FormKind::Nil, 1)]).eq_ignoring_spans(&v(vec![at(FormKind::Nil, 9)])));
+        assert!(!v(vec![f(FormKind::Nil)]).eq_ignoring_spans(&v(vec![])));
+        assert!(!v(vec![]).eq_ignoring_spans(&f(FormKind::List(vec![]))));
+        assert!(!v(vec![f(FormKind::Nil)]).eq_ignoring_spans(&v(vec![f(FormKind::Bool(false))])));
+        let q = |n: &str| f(FormKind::Quote(Box::new(f(FormKind::Symbol { ns: None, name: n.into() }))));
+        assert!(q("a").eq_ignoring_spans(&q("a")));
+        assert!(!q("a").eq_ignoring_spans(&q("b")));
+    }
+
+    #[test]
+    fn eq_ignoring_spans_floats() {
+        let x = |v: f64| f(FormKind::Float(v));
+        assert!(x(f64::NAN).eq_ignoring_spans(&x(-f64::NAN)));
+        assert!(!x(f64::NAN).eq_ignoring_spans(&x(1.0)));
+        assert!(!x(0.0).eq_ignoring_spans(&x(-0.0)));
+        assert!(x(1.5).eq_ignoring_spans(&x(1.5)));
+    }
+}

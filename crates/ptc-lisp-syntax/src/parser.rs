@@ -1,0 +1,471 @@
+//! Tokens to forms: delimiter matching, quoting and the nesting limit.
+//!
+//! The parser keeps the open collections on an explicit stack instead of recursing, so
+//! its own stack use is constant whatever the input (100,000 `(` cannot overflow it), and
+//! every open delimiter's location is at hand for "opened at ... closed by ..." messages.
+//! [`ParseOptions::max_depth`] bounds that stack, and with it the depth of every form
+//! handed out, which is what keeps later recursive walks (printing, evaluation, drop) safe.
+
+use crate::ParseOptions;
+use crate::ast::{Form, FormKind, Span};
+use crate::error::ParseError;
+use crate::lexer::{Spanned, Token, Tokens};
+use crate::printer::print_form;
+
+/// The collection kinds, by their opening delimiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delim {
+    List,
+    Vector,
+    Map,
+    Set,
+    ShortFn,
+}
+
+impl Delim {
+    fn opener(self) -> &'static str {
+        match self {
+            Delim::List => "(",
+            Delim::Vector => "[",
+            Delim::Map => "{",
+            Delim::Set => "#{",
+            Delim::ShortFn => "#(",
+        }
+    }
+
+    fn closer(self) -> char {
+        match self {
+            Delim::List | Delim::ShortFn => ')',
+            Delim::Vector => ']',
+            Delim::Map | Delim::Set => '}',
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Delim::List => "list",
+            Delim::Vector => "vector",
+            Delim::Map => "map",
+            Delim::Set => "set",
+            Delim::ShortFn => "short function",
+        }
+    }
+}
+
+/// A collection being read: what opened it, where, and the forms read so far.
+struct Open {
+    delim: Delim,
+    span: Span,
+    items: Vec<Form>,
+}
+
+/// Reads all top-level forms of `src`.
+pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseError> {
+    let mut tokens = Tokens::new(src);
+    let mut stack: Vec<Open> = Vec::new();
+    let mut top = Vec::new();
+    while let Some(Spanned { token, span }) = tokens.next_token()? {
+        let kind = match token {
+            Token::OpenList => open(&mut stack, Delim::List, span, opts)?,
+            Token::OpenVector => open(&mut stack, Delim::Vector, span, opts)?,
+            Token::OpenMap => open(&mut stack, Delim::Map, span, opts)?,
+            Token::OpenSet => open(&mut stack, Delim::Set, span, opts)?,
+            Token::OpenShortFn => open(&mut stack, Delim::ShortFn, span, opts)?,
+            Token::CloseParen => close(&mut stack, ')', span)?,
+            Token::CloseBracket => close(&mut stack, ']', span)?,
+            Token::CloseBrace => close(&mut stack, '}', span)?,
+            Token::Quote => Some(quoted(&mut tokens, span)?),
+            Token::VarQuote => Some(var(&mut tokens, span)?),
+            Token::Nil => Some(Form::new(FormKind::Nil, span)),
+            Token::Bool(b) => Some(Form::new(FormKind::Bool(b), span)),
+            Token::Int(i) => Some(Form::new(FormKind::Int(i), span)),
+            Token::Float(x) => Some(Form::new(FormKind::Float(x), span)),
+            Token::Str(s) => Some(Form::new(FormKind::Str(s), span)),
+            Token::Regex(r) => Some(Form::new(FormKind::Regex(r), span)),
+            Token::Char(c) => Some(Form::new(FormKind::Char(c), span)),
+            Token::Keyword(k) => Some(Form::new(FormKind::Keyword(k), span)),
+            Token::Symbol((ns, name)) => Some(Form::new(FormKind::Symbol { ns, name }, span)),
+            // Their lexer callbacks always fail, so these never arrive; refuse politely anyway.
+            Token::Malformed | Token::Rejected => {
+                return Err(ParseError::at(
+                    span,
+                    format!("unreadable text {} at line {}, column {}", tokens.text(span), span.line, span.column),
+                ));
+            }
+        };
+        if let Some(form) = kind {
+            push(&mut stack, &mut top, form);
+        }
+    }
+    match stack.last() {
+        Some(innermost) => Err(unclosed(innermost, &stack)),
+        None => Ok(top),
+    }
+}
+
+/// Adds a finished form to the innermost open collection, or to the top level.
+fn push(stack: &mut [Open], top: &mut Vec<Form>, form: Form) {
+    match stack.last_mut() {
+        Some(open) => open.items.push(form),
+        None => top.push(form),
+    }
+}
+
+/// Starts a collection. Returns `None`: the form only exists once it is closed.
+fn open(stack: &mut Vec<Open>, delim: Delim, span: Span, opts: &ParseOptions) -> Result<Option<Form>, ParseError> {
+    if stack.len() >= opts.max_depth {
+        return Err(ParseError::at(
+            span,
+            format!(
+                "forms nested deeper than {} levels at line {}, column {}; flatten the program (bind intermediate results with let)",
+                opts.max_depth, span.line, span.column
+            ),
+        ));
+    }
+    if delim == Delim::ShortFn
+        && let Some(outer) = stack.iter().find(|o| o.delim == Delim::ShortFn)
+    {
+        return Err(ParseError::at(
+            span,
+            format!(
+                "nested #() short functions are not allowed (the '#(' at line {}, column {} is inside the '#(' at line {}, column {}); use (fn [x] ...) for the inner one",
+                span.line, span.column, outer.span.line, outer.span.column
+            ),
+        ));
+    }
+    stack.push(Open { delim, span, items: Vec::new() });
+    Ok(None)
+}
+
+/// Closes the innermost collection with `closer`, checking it is the right delimiter.
+/// Returns the finished form.
+fn close(stack: &mut Vec<Open>, closer: char, span: Span) -> Result<Option<Form>, ParseError> {
+    let Some(open) = stack.pop() else {
+        let opener = match closer {
+            ')' => '(',
+            ']' => '[',
+            _ => '{',
+        };
+        return Err(ParseError::at(
+            span,
+            format!(
+                "unexpected '{closer}' at line {}, column {}: there is no open '{opener}' to close",
+                span.line, span.column
+            ),
+        ));
+    };
+    if open.delim.closer() != closer {
+        return Err(ParseError::at(
+            span,
+            format!(
+                "mismatched delimiter: '{}' opened at line {}, column {} is closed by '{closer}' at line {}, column {}; use '{}'",
+                open.delim.opener(),
+                open.span.line,
+                open.span.column,
+                span.line,
+                span.column,
+                open.delim.closer()
+            ),
+        ));
+    }
+    let whole = Span { start: open.span.start, end: span.end, line: open.span.line, column: open.span.column };
+    let items = open.items;
+    let kind = match open.delim {
+        Delim::List => FormKind::List(items),
+        Delim::Vector => FormKind::Vector(items),
+        Delim::Set => FormKind::Set(items),
+        Delim::ShortFn => FormKind::ShortFn(items),
+        Delim::Map if items.len() % 2 == 1 => {
+            let last = items.last().map(|f| brief(&print_form(f))).unwrap_or_default();
+            return Err(ParseError::at(
+                open.span,
+                format!(
+                    "map literal needs an even number of forms (key value pairs); found {} at line {}, column {}; the last key {last} has no value",
+                    items.len(),
+                    open.span.line,
+                    open.span.column
+                ),
+            ));
+        }
+        Delim::Map => FormKind::Map(items),
+    };
+    Ok(Some(Form::new(kind, whole)))
+}
+
+/// The error for collections still open at the end of input. It points at the innermost
+/// one and, when several are open, counts them and spells out the missing closers.
+fn unclosed(innermost: &Open, stack: &[Open]) -> ParseError {
+    let d = innermost.delim;
+    let mut message = format!(
+        "unclosed {}: '{}' opened at line {}, column {} was never closed; add '{}'",
+        d.name(),
+        d.opener(),
+        innermost.span.line,
+        innermost.span.column,
+        d.closer()
+    );
+    if stack.len() > 1 {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for open in stack {
+            match counts.iter_mut().find(|(o, _)| *o == open.delim.opener()) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((open.delim.opener(), 1)),
+            }
+        }
+        let counts: Vec<String> = counts.iter().map(|(o, n)| format!("{n} unclosed '{o}'")).collect();
+        message.push_str(&format!(" (unbalanced parentheses: {}", counts.join(" and ")));
+        if stack.len() <= 20 {
+            let closers: String = stack.iter().rev().map(|o| o.delim.closer()).collect();
+            message.push_str(&format!("; closing them all at the end takes '{closers}'"));
+        }
+        message.push(')');
+    }
+    ParseError::at(innermost.span, message)
+}
+
+/// After `'`: only a symbol may follow.
+fn quoted(tokens: &mut Tokens<'_>, quote: Span) -> Result<Form, ParseError> {
+    let next = tokens.next_token()?;
+    match next {
+        Some(Spanned { token: Token::Symbol((ns, name)), span }) => {
+            let symbol = Form::new(FormKind::Symbol { ns, name }, span);
+            Ok(Form::new(FormKind::Quote(Box::new(symbol)), joined(quote, span)))
+        }
+        Some(Spanned {
+            token: Token::OpenList | Token::OpenVector | Token::OpenMap | Token::OpenSet | Token::OpenShortFn,
+            ..
+        }) => Err(ParseError::at(
+            quote,
+            format!(
+                "quoted collections are not supported; only quoted symbols like 'github are allowed; write a vector literal [1 2 3] instead (line {}, column {})",
+                quote.line, quote.column
+            ),
+        )),
+        Some(Spanned { token, span }) if is_value(&token) => Err(ParseError::at(
+            quote,
+            format!(
+                "only symbols can be quoted, like 'github; {} needs no quote, remove the ' before it (line {}, column {})",
+                brief(tokens.text(span)),
+                quote.line,
+                quote.column
+            ),
+        )),
+        _ => Err(ParseError::at(
+            quote,
+            format!(
+                "the quote ' at line {}, column {} must be followed by a symbol, like 'github",
+                quote.line, quote.column
+            ),
+        )),
+    }
+}
+
+/// After `#'`: a symbol names the var.
+fn var(tokens: &mut Tokens<'_>, hash_quote: Span) -> Result<Form, ParseError> {
+    match tokens.next_token()? {
+        Some(Spanned { token: Token::Symbol((ns, name)), span }) => {
+            let name = match ns {
+                Some(ns) => format!("{ns}/{name}"),
+                None => name,
+            };
+            Ok(Form::new(FormKind::Var(name), joined(hash_quote, span)))
+        }
+        _ => Err(ParseError::at(
+            hash_quote,
+            format!(
+                "#' at line {}, column {} must be followed by a symbol naming a var, like #'my-fn",
+                hash_quote.line, hash_quote.column
+            ),
+        )),
+    }
+}
+
+/// Tokens that are complete values by themselves (and so need no quote).
+fn is_value(token: &Token) -> bool {
+    matches!(
+        token,
+        Token::Nil
+            | Token::Bool(_)
+            | Token::Int(_)
+            | Token::Float(_)
+            | Token::Str(_)
+            | Token::Regex(_)
+            | Token::Char(_)
+            | Token::Keyword(_)
+    )
+}
+
+/// A span from the start of `first` to the end of `last`.
+fn joined(first: Span, last: Span) -> Span {
+    Span { end: last.end, ..first }
+}
+
+/// `text` cut to a length that reads well inside a message.
+fn brief(text: &str) -> String {
+    const MAX: usize = 40;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}...")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{parse_program, parse_program_with};
+
+    fn kinds(src: &str) -> Vec<FormKind> {
+        match parse_program(src) {
+            Ok(forms) => forms.into_iter().map(|f| strip(f).kind).collect(),
+            Err(e) => panic!("{src:?}: {}", e.message),
+        }
+    }
+
+    /// The form with all spans zeroed, so kinds compare structurally.
+    fn strip(form: Form) -> Form {
+        let kind = match form.kind {
+            FormKind::List(v) => FormKind::List(v.into_iter().map(strip).collect()),
+            FormKind::Vector(v) => FormKind::Vector(v.into_iter().map(strip).collect()),
+            FormKind::Map(v) => FormKind::Map(v.into_iter().map(strip).collect()),
+            FormKind::Set(v) => FormKind::Set(v.into_iter().map(strip).collect()),
+            FormKind::ShortFn(v) => FormKind::ShortFn(v.into_iter().map(strip).collect()),
+            FormKind::Quote(f) => FormKind::Quote(Box::new(strip(*f))),
+            other => other,
+        };
+        Form::new(kind, Span::default())
+    }
+
+    fn f(kind: FormKind) -> Form {
+        Form::new(kind, Span::default())
+    }
+
+    fn sym(name: &str) -> Form {
+        f(FormKind::Symbol { ns: None, name: name.into() })
+    }
+
+    fn int(i: i64) -> Form {
+        f(FormKind::Int(i))
+    }
+
+    fn message(src: &str) -> String {
+        match parse_program(src) {
+            Err(e) => e.message,
+            Ok(forms) => panic!("{src:?} should not parse, got {forms:?}"),
+        }
+    }
+
+    #[test]
+    fn empty_input_and_comments_give_no_forms() {
+        assert_eq!(kinds(""), vec![]);
+        assert_eq!(kinds("  ,,\n ; nothing\n"), vec![]);
+    }
+
+    #[test]
+    fn collections() {
+        assert_eq!(kinds("(+ 1 2)"), vec![FormKind::List(vec![sym("+"), int(1), int(2)])]);
+        assert_eq!(kinds("[]"), vec![FormKind::Vector(vec![])]);
+        assert_eq!(kinds("{:a 1}"), vec![FormKind::Map(vec![f(FormKind::Keyword("a".into())), int(1)])]);
+        assert_eq!(kinds("#{1}"), vec![FormKind::Set(vec![int(1)])]);
+        assert_eq!(kinds("#(+ % 1)"), vec![FormKind::ShortFn(vec![sym("+"), sym("%"), int(1)])]);
+        assert_eq!(kinds("(a,b)"), vec![FormKind::List(vec![sym("a"), sym("b")])]);
+        assert_eq!(kinds("[(#{})]"), vec![FormKind::Vector(vec![f(FormKind::List(vec![f(FormKind::Set(vec![]))]))])]);
+    }
+
+    #[test]
+    fn several_top_level_forms() {
+        assert_eq!(kinds("1 2\n3"), vec![FormKind::Int(1), FormKind::Int(2), FormKind::Int(3)]);
+    }
+
+    #[test]
+    fn quote_and_var() {
+        assert_eq!(kinds("'github"), vec![FormKind::Quote(Box::new(sym("github")))]);
+        assert_eq!(
+            kinds("'ns/sym"),
+            vec![FormKind::Quote(Box::new(f(FormKind::Symbol { ns: Some("ns".into()), name: "sym".into() })))]
+        );
+        assert_eq!(kinds("' x"), vec![FormKind::Quote(Box::new(sym("x")))]);
+        assert_eq!(kinds("#'my-fn"), vec![FormKind::Var("my-fn".into())]);
+        assert_eq!(kinds("#'clojure.core/map"), vec![FormKind::Var("clojure.core/map".into())]);
+        assert_eq!(kinds("(quote x)"), vec![FormKind::List(vec![sym("quote"), sym("x")])]);
+    }
+
+    #[test]
+    fn quote_errors() {
+        for src in ["'(1)", "'[1]", "'{:a 1}", "'#{1}", "'#(x)"] {
+            assert!(message(src).starts_with("quoted collections are not supported"), "{src}");
+        }
+        assert!(message("'42").contains("42 needs no quote"));
+        assert!(message("':k").contains(":k needs no quote"));
+        assert!(message("'").contains("must be followed by a symbol"));
+        assert!(message("(')").contains("must be followed by a symbol"));
+        assert!(message("#'1").contains("#' at line 1, column 1 must be followed by a symbol"));
+    }
+
+    #[test]
+    fn spans_cover_collections_from_opener_to_closer() {
+        let forms = parse_program("x\n  (a [b]\n c)").unwrap();
+        assert_eq!(forms[1].span, Span { start: 4, end: 14, line: 2, column: 3 });
+        let FormKind::List(items) = &forms[1].kind else { panic!("not a list") };
+        assert_eq!(items[1].span, Span { start: 7, end: 10, line: 2, column: 6 });
+        let quoted = parse_program(" 'ab").unwrap();
+        assert_eq!(quoted[0].span, Span { start: 1, end: 4, line: 1, column: 2 });
+    }
+
+    #[test]
+    fn delimiter_errors_name_both_ends() {
+        assert_eq!(message("(+ 1 2"), "unclosed list: '(' opened at line 1, column 1 was never closed; add ')'");
+        assert_eq!(
+            message("(let [x 1"),
+            "unclosed vector: '[' opened at line 1, column 6 was never closed; add ']' (unbalanced parentheses: 1 unclosed '(' and 1 unclosed '['; closing them all at the end takes '])')"
+        );
+        assert_eq!(message("a\n(b))"), "unexpected ')' at line 2, column 4: there is no open '(' to close");
+        assert_eq!(
+            message("(a [b)"),
+            "mismatched delimiter: '[' opened at line 1, column 4 is closed by ')' at line 1, column 6; use ']'"
+        );
+        assert!(message("#{1").starts_with("unclosed set: '#{'"));
+        assert!(message("#(a").starts_with("unclosed short function: '#('"));
+        assert!(message("{").starts_with("unclosed map: '{'"));
+    }
+
+    #[test]
+    fn map_needs_pairs() {
+        assert_eq!(
+            message("{:a 1 :b}"),
+            "map literal needs an even number of forms (key value pairs); found 3 at line 1, column 1; the last key :b has no value"
+        );
+    }
+
+    #[test]
+    fn nested_short_functions_are_refused() {
+        let e = parse_program("#(map #(inc %) %)").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 7));
+        assert!(e.message.starts_with("nested #() short functions are not allowed"));
+        // Siblings are fine.
+        assert!(parse_program("[#(inc %) #(dec %)]").is_ok());
+    }
+
+    #[test]
+    fn depth_limit_fires_exactly_past_max_depth() {
+        let opts = ParseOptions { max_depth: 3 };
+        assert!(parse_program_with("[[[1]]]", &opts).is_ok());
+        let e = parse_program_with("[[[[1]]]]", &opts).unwrap_err();
+        assert_eq!(
+            e.message,
+            "forms nested deeper than 3 levels at line 1, column 4; flatten the program (bind intermediate results with let)"
+        );
+        assert!(parse_program_with("1", &ParseOptions { max_depth: 0 }).is_ok());
+        assert!(parse_program_with("()", &ParseOptions { max_depth: 0 }).is_err());
+    }
+
+    #[test]
+    fn deep_nesting_without_a_limit_does_not_recurse() {
+        let src = "(".repeat(100_000);
+        let e = parse_program_with(&src, &ParseOptions { max_depth: usize::MAX }).unwrap_err();
+        assert!(e.message.starts_with("unclosed list: '(' opened at line 1, column 100000"), "{}", e.message);
+        assert!(e.message.contains("100000 unclosed '('"));
+        assert!(!e.message.contains("closing them all"));
+    }
+}
