@@ -1,11 +1,14 @@
 //! Regex values: linear-time `regex` crate, Java-style patterns translated.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 /// A compiled regular expression that remembers its source text.
 pub struct RegexValue {
     source: String,
     regex: regex::Regex,
+    /// The whole-input form (`\A(?:...)\z`) for `re-matches`, compiled on first use.
+    anchored: OnceLock<Option<regex::Regex>>,
 }
 
 impl RegexValue {
@@ -21,7 +24,22 @@ impl RegexValue {
             .dfa_size_limit(1 << 21)
             .build()
             .map_err(|e| format!("invalid regex #\"{source}\": {}", first_line(&e.to_string())))?;
-        Ok(RegexValue { source: source.to_string(), regex })
+        Ok(RegexValue { source: source.to_string(), regex, anchored: OnceLock::new() })
+    }
+
+    /// The pattern anchored at both ends of the input, for whole-string matching (Java's
+    /// `Matcher.matches`); `None` only if the anchored form exceeds the size limits.
+    pub fn anchored(&self) -> Option<&regex::Regex> {
+        self.anchored
+            .get_or_init(|| {
+                let translated = translate(&self.source).ok()?;
+                regex::RegexBuilder::new(&format!("\\A(?:{translated})\\z"))
+                    .size_limit(1 << 20)
+                    .dfa_size_limit(1 << 21)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// The pattern as written.
@@ -45,6 +63,11 @@ fn first_line(s: &str) -> String {
     s.lines().rev().find(|l| l.starts_with("error:")).unwrap_or(s).trim().to_string()
 }
 
+/// The members of Java's `\\h` (horizontal whitespace).
+const HORIZONTAL: &str = " \\t\\x{A0}\\x{1680}\\x{180e}\\x{2000}-\\x{200a}\\x{202f}\\x{205f}\\x{3000}";
+/// The members of Java's `\\v` (vertical whitespace).
+const VERTICAL: &str = "\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}";
+
 fn translate(src: &str) -> Result<String, String> {
     let mut out = String::with_capacity(src.len() + 8);
     let chars: Vec<char> = src.chars().collect();
@@ -64,6 +87,15 @@ fn translate(src: &str) -> Result<String, String> {
                 'b' if !in_class => out.push_str("(?-u:\\b)"),
                 'B' if !in_class => out.push_str("(?-u:\\B)"),
                 'Z' => out.push_str("\\z"),
+                // Java's horizontal/vertical whitespace classes, linebreak and escape
+                'h' if !in_class => out.push_str(&format!("[{HORIZONTAL}]")),
+                'H' if !in_class => out.push_str(&format!("[^{HORIZONTAL}]")),
+                'v' if !in_class => out.push_str(&format!("[{VERTICAL}]")),
+                'V' if !in_class => out.push_str(&format!("[^{VERTICAL}]")),
+                'h' => out.push_str(HORIZONTAL),
+                'v' => out.push_str(VERTICAL),
+                'R' if !in_class => out.push_str("(?:\\r\\n|[\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}])"),
+                'e' => out.push_str("\\x1B"),
                 'Q' => {
                     let mut j = i + 2;
                     let mut lit = String::new();
@@ -131,6 +163,16 @@ mod tests {
         assert!(e.contains("lookahead"), "{e}");
         let e = RegexValue::compile("(a)\\1").err().unwrap();
         assert!(e.contains("backreference"), "{e}");
+    }
+
+    #[test]
+    fn java_whitespace_classes_and_anchoring() {
+        let r = RegexValue::compile("a\\h+b\\Rc").unwrap();
+        assert!(r.regex().is_match("a \t\u{a0}b\r\nc"));
+        assert!(!r.regex().is_match("a\nb\nc"));
+        let alt = RegexValue::compile("a|ab").unwrap();
+        assert_eq!(alt.anchored().and_then(|a| a.find("ab")).map(|m| m.as_str()), Some("ab"));
+        assert!(RegexValue::compile("[\\h]").unwrap().regex().is_match("\u{3000}"));
     }
 
     #[test]

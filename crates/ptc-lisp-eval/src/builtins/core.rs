@@ -297,11 +297,17 @@ fn is_nan(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn extreme(fname: &str, args: &mut [Value], want: Ordering) -> EvalResult {
     let mut best = num(fname, &args[0])?;
     for a in args[1..].iter() {
+        if best.as_f64().is_some_and(f64::is_nan) {
+            // NaN wins, as in Clojure; the rest still has to be numbers
+            num(fname, a)?;
+            continue;
+        }
         let a = num(fname, a)?;
         if a.as_f64().is_some_and(f64::is_nan) {
             return Ok(a);
         }
-        if compare_loose(&a, &best) == Some(want) {
+        // as in Clojure, a tie goes to the later argument: (max 1 1.0) is 1.0
+        if compare_loose(&best, &a) != Some(want) {
             best = a;
         }
     }
@@ -341,6 +347,8 @@ pub fn str_of(v: &Value, out: &mut String) {
         Value::Str(s) => out.push_str(s),
         Value::Float(f) => out.push_str(&float_str(*f)),
         Value::Int(i) => out.push_str(&i.to_string()),
+        // Pattern.toString: the source only
+        Value::Regex(r) => out.push_str(r.source()),
         other => out.push_str(&to_clojure(other)),
     }
 }

@@ -176,7 +176,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Keyword from a string (a keyword passes through; nil stays nil).")
         .ex(&[("(keyword \"a\")", ":a")]),
     Builtin::new("join", Range(1, 2), Str, join)
-        .doc("Items as strings joined, with an optional separator.")
+        .doc("Items as strings (nil as \"\") joined, with an optional separator.")
         .ex(&[("(join \", \" [1 2 3])", "\"1, 2, 3\"")]),
     Builtin::new("upper-case", Exact(1), Str, upper)
         .alias(&["upcase"])
@@ -199,7 +199,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("True when the string ends with the suffix.")
         .ex(&[("(ends-with? \"hello\" \"lo\")", "true")]),
     Builtin::new("subs", Range(2, 3), Str, subs)
-        .doc("Substring by character indexes [start, end); out of range is clamped (DIV-22).")
+        .doc("Substring by character indexes [start, end); an end past the string is cut, a start out of range (or negative) gives \"\" (DIV-22).")
         .ex(&[("(subs \"hello\" 1 3)", "\"el\"")]),
     Builtin::new("update-vals", Exact(2), Collection, update_vals)
         .doc("Map with f applied to every value.")
@@ -878,7 +878,14 @@ fn keyword(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 fn join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let (sep, coll) = if a.len() == 2 { (str_arg("join", &a[0])?.to_string(), &a[1]) } else { (String::new(), &a[0]) };
+    // like Clojure, any separator is turned into a string first
+    let (sep, coll) = if a.len() == 2 {
+        let mut sep = String::new();
+        super::core::str_of(&a[0], &mut sep);
+        (sep, &a[1])
+    } else {
+        (String::new(), &a[0])
+    };
     let mut out = String::new();
     for (i, item) in seq_iter("join", coll)?.enumerate() {
         if i > 0 {
@@ -907,12 +914,27 @@ fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn ends_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(str_arg("ends-with?", &a[0])?.ends_with(str_arg("ends-with?", &a[1])?)))
 }
+/// A `subs` index: integers, or floats truncated toward zero as Clojure's interop does.
+fn subs_index(v: &Value) -> EvalResult<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Float(f) if f.is_finite() => Ok(f.trunc() as i64),
+        Value::Float(f) if f.is_nan() => Ok(0),
+        other => expected("subs", "an integer index", other),
+    }
+}
 fn subs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("subs", &a[0])?;
     let n = s.chars().count() as i64;
-    let start = int_arg("subs", &a[1])?.clamp(0, n);
+    let start = subs_index(&a[1])?;
+    // DIV-22: out of range gives "" (a negative start, typically a -1 from .indexOf, too)
+    // rather than an exception; an end past the string is cut to its length
+    if start < 0 {
+        return Ok(Value::str(""));
+    }
+    let start = start.min(n);
     let end = match a.get(2) {
-        Some(e) => int_arg("subs", e)?.clamp(start, n),
+        Some(e) => subs_index(e)?.clamp(start, n),
         None => n,
     };
     Ok(Value::str(s.chars().skip(start as usize).take((end - start) as usize).collect::<String>()))
@@ -1023,29 +1045,7 @@ fn min_key(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = str_arg("split", &a[0])?;
-    let limit = match a.get(2) {
-        Some(l) => Some(int_arg("split", l)?),
-        None => None,
-    };
-    let mut parts: Vec<String> = match &a[1] {
-        Value::Regex(r) => match limit {
-            Some(n) if n > 0 => r.regex().splitn(s, n as usize).map(str::to_string).collect(),
-            _ => r.regex().split(s).map(str::to_string).collect(),
-        },
-        Value::Str(sep) if sep.is_empty() => s.chars().map(|c| c.to_string()).collect(),
-        Value::Str(sep) if sep.chars().count() == 1 => match limit {
-            Some(n) if n > 0 => s.splitn(n as usize, &**sep).map(str::to_string).collect(),
-            _ => s.split(&**sep).map(str::to_string).collect(),
-        },
-        other => return expected("split", "a regex like #\",\" or a 1-character string", other),
-    };
-    if limit.is_none_or(|n| n == 0) {
-        while parts.len() > 1 && parts.last().is_some_and(String::is_empty) {
-            parts.pop();
-        }
-    }
-    vec_out(interp, parts.into_iter().map(Value::str))
+    super::text::split(interp, a)
 }
 fn int_pair(fname: &str, a: &[Value]) -> EvalResult<Option<(i64, i64)>> {
     match (&a[0], &a[1]) {
@@ -1062,8 +1062,13 @@ fn int_pair(fname: &str, a: &[Value]) -> EvalResult<Option<(i64, i64)>> {
         }
     }
 }
-fn floats(a: &[Value]) -> (f64, f64) {
-    (a[0].as_f64().unwrap_or(f64::NAN), a[1].as_f64().unwrap_or(f64::NAN))
+/// Both operands as floats; a zero divisor is an error, as in Clojure.
+fn floats(fname: &str, a: &[Value]) -> EvalResult<(f64, f64)> {
+    let (x, y) = (a[0].as_f64().unwrap_or(f64::NAN), a[1].as_f64().unwrap_or(f64::NAN));
+    if y == 0.0 {
+        return err(ErrorKind::ArithmeticError, format!("{fname}: division by zero"));
+    }
+    Ok((x, y))
 }
 fn modulo(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match int_pair("mod", a)? {
@@ -1071,7 +1076,7 @@ fn modulo(_: &mut Interp, a: &mut [Value]) -> EvalResult {
             Ok(Value::Int(x.checked_rem(y).map(|r| if r != 0 && (r < 0) != (y < 0) { r + y } else { r }).unwrap_or(0)))
         }
         None => {
-            let (x, y) = floats(a);
+            let (x, y) = floats("mod", a)?;
             let r = x % y;
             Ok(Value::Float(if r != 0.0 && (r < 0.0) != (y < 0.0) { r + y } else { r }))
         }
@@ -1081,7 +1086,7 @@ fn rem(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match int_pair("rem", a)? {
         Some((x, y)) => Ok(Value::Int(x.checked_rem(y).unwrap_or(0))),
         None => {
-            let (x, y) = floats(a);
+            let (x, y) = floats("rem", a)?;
             Ok(Value::Float(x % y))
         }
     }
@@ -1093,10 +1098,7 @@ fn quot(_: &mut Interp, a: &mut [Value]) -> EvalResult {
             None => err(ErrorKind::ArithmeticError, "integer overflow in quot"),
         },
         None => {
-            let (x, y) = floats(a);
-            if y == 0.0 {
-                return err(ErrorKind::ArithmeticError, "quot: division by zero");
-            }
+            let (x, y) = floats("quot", a)?;
             Ok(Value::Float((x / y).trunc()))
         }
     }

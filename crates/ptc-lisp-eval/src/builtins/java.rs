@@ -1,354 +1,630 @@
-//! The Java interop subset: string methods (`.indexOf`...), number parsing classes,
-//! `System/currentTimeMillis`, and dates. Dates are ISO-8601 strings (`"2026-01-15"` for a
-//! LocalDate, `"2026-01-15T10:00:00Z"` for an instant, always UTC) and durations are
-//! milliseconds, so every result prints and serialises plainly.
+//! The Java interop subset: the registry table, `java.lang.String` methods (`.indexOf`...)
+//! here, the number, `Boolean`, `Character` and `String` classes in [`classes`], and
+//! `System/currentTimeMillis` and dates in [`time`].
+//!
+//! Java-named calls keep Java semantics where PTC-Lisp can represent them: string methods
+//! index by UTF-16 code units like Java (`(.length "😀")` is 2, while `count` is 1),
+//! out-of-range indexes and unparsable numbers raise, and numeric index arguments are
+//! truncated toward zero as Clojure's interop does. Characters are one-character strings,
+//! so they are accepted wherever Java takes a `char` or a `String` (DIV-40/41).
 
-use super::{Arity, Builtin, Category, expected, int_arg, str_arg};
-use crate::error::{ErrorKind, EvalResult, err};
+mod classes;
+mod time;
+
+use super::{Arity, Builtin, Category, expected, str_arg};
+use crate::error::{ErrorKind, EvalResult, err, type_err};
 use crate::interp::Interp;
+use crate::limits::cost;
+use crate::regex_value::RegexValue;
 use crate::value::Value;
 
 use Arity::*;
 use Category::Interop;
 
-/// Interop builtins.
+/// Interop builtins: string methods, number/boolean/character classes, `System`, and the
+/// dates and durations implemented in [`time`].
 pub static BUILTINS: &[Builtin] = &[
     Builtin::new(".indexOf", Range(2, 3), Interop, index_of)
-        .doc("Java String.indexOf: character index, or -1 when absent.")
-        .ex(&[("(.indexOf \"hello\" \"l\")", "2"), ("(.indexOf \"hello\" \"z\")", "-1")]),
-    Builtin::new(".lastIndexOf", Exact(2), Interop, last_index_of)
-        .doc("Java String.lastIndexOf: character index, or -1.")
-        .ex(&[("(.lastIndexOf \"hello\" \"l\")", "3")]),
+        .doc("Java String.indexOf (UTF-16 index, or -1 when absent), from an optional start; also a character code, or an item of a vector.")
+        .ex(&[("(.indexOf \"hello\" \"l\")", "2"), ("(.indexOf \"hello\" \"z\")", "-1"), ("(.indexOf \"hello\" \"l\" 3)", "3")]),
+    Builtin::new(".lastIndexOf", Range(2, 3), Interop, last_index_of)
+        .doc("Java String.lastIndexOf: index of the last occurrence starting at or before an optional index, or -1.")
+        .ex(&[("(.lastIndexOf \"hello\" \"l\")", "3"), ("(.lastIndexOf \"ababa\" \"ba\" 2)", "1")]),
     Builtin::new(".toLowerCase", Exact(1), Interop, to_lower)
         .doc("Lower-cased string.")
         .ex(&[("(.toLowerCase \"AbC\")", "\"abc\"")]),
     Builtin::new(".toUpperCase", Exact(1), Interop, to_upper)
         .doc("Upper-cased string.")
         .ex(&[("(.toUpperCase \"abc\")", "\"ABC\"")]),
-    Builtin::new(".startsWith", Exact(2), Interop, starts_with)
-        .doc("True when the string starts with the prefix.")
-        .ex(&[("(.startsWith \"hello\" \"he\")", "true")]),
+    Builtin::new(".startsWith", Range(2, 3), Interop, starts_with)
+        .doc("True when the string starts with the prefix (at an optional offset).")
+        .ex(&[("(.startsWith \"hello\" \"he\")", "true"), ("(.startsWith \"hello\" \"ll\" 2)", "true")]),
     Builtin::new(".endsWith", Exact(2), Interop, ends_with)
         .doc("True when the string ends with the suffix.")
         .ex(&[("(.endsWith \"hello\" \"lo\")", "true")]),
     Builtin::new(".contains", Exact(2), Interop, contains)
-        .doc("True when the string contains the substring.")
+        .doc("True when the string contains the substring (or a vector/set contains the item).")
         .ex(&[("(.contains \"hello\" \"ell\")", "true")]),
-    Builtin::new(".length", Exact(1), Interop, length).doc("Number of characters.").ex(&[("(.length \"hello\")", "5")]),
+    Builtin::new(".length", Exact(1), Interop, length)
+        .doc("Length in UTF-16 code units, as Java counts (count gives characters).")
+        .ex(&[("(.length \"hello\")", "5")]),
     Builtin::new(".trim", Exact(1), Interop, trim)
-        .doc("String without surrounding whitespace.")
+        .doc("Java String.trim: without leading/trailing spaces and control characters (str/trim also strips Unicode spaces).")
         .ex(&[("(.trim \" a \")", "\"a\"")]),
+    Builtin::new(".strip", Exact(1), Interop, strip)
+        .doc("Without leading and trailing whitespace (Unicode-aware).")
+        .ex(&[("(.strip \"\\t a \")", "\"a\"")]),
+    Builtin::new(".stripLeading", Exact(1), Interop, strip_leading)
+        .doc("Without leading whitespace.")
+        .ex(&[("(.stripLeading \"  a \")", "\"a \"")]),
+    Builtin::new(".stripTrailing", Exact(1), Interop, strip_trailing)
+        .doc("Without trailing whitespace.")
+        .ex(&[("(.stripTrailing \" a  \")", "\" a\"")]),
     Builtin::new(".isEmpty", Exact(1), Interop, is_empty)
-        .doc("True for the empty string.")
+        .doc("True for the empty string (or an empty collection).")
         .ex(&[("(.isEmpty \"\")", "true")]),
+    Builtin::new(".isBlank", Exact(1), Interop, is_blank)
+        .doc("True for a string of whitespace only.")
+        .ex(&[("(.isBlank \" \\t\")", "true")]),
     Builtin::new(".substring", Range(2, 3), Interop, substring)
-        .doc("Characters [start, end); out of range is an error, as in Java.")
-        .ex(&[("(.substring \"hello\" 1 3)", "\"el\"")]),
-    Builtin::new("Integer/parseInt", Exact(1), Interop, parse_long)
-        .alias(&["Long/parseLong"])
-        .doc("Integer from a string, or nil when it is not one (like parse-long).")
-        .ex(&[("(Integer/parseInt \"42\")", "42")]),
-    Builtin::new("Double/parseDouble", Exact(1), Interop, parse_double)
-        .alias(&["Float/parseFloat"])
-        .doc("Float from a string, or nil (like parse-double).")
-        .ex(&[("(Double/parseDouble \"1.5\")", "1.5")]),
-    Builtin::new("Boolean/parseBoolean", Exact(1), Interop, parse_boolean)
+        .doc("UTF-16 code units [start, end); out of range is an error, as in Java (subs gives \"\" instead).")
+        .ex(&[("(.substring \"hello\" 1 3)", "\"el\""), ("(.substring \"hello\" 2)", "\"llo\"")]),
+    Builtin::new(".charAt", Exact(2), Interop, char_at)
+        .doc("The character at a UTF-16 index, as a 1-character string; out of range is an error.")
+        .ex(&[("(.charAt \"abc\" 1)", "\"b\"")]),
+    Builtin::new(".replace", Exact(3), Interop, replace_literal)
+        .doc("Every occurrence of a substring (or character) replaced, literally.")
+        .ex(&[("(.replace \"a.b.c\" \".\" \"-\")", "\"a-b-c\"")]),
+    Builtin::new(".replaceAll", Exact(3), Interop, replace_all)
+        .doc("Every match of a regex given as a string replaced; $1 refers to groups.")
+        .ex(&[("(.replaceAll \"a1b22\" \"\\\\d+\" \"#\")", "\"a#b#\"")]),
+    Builtin::new(".replaceFirst", Exact(3), Interop, replace_first)
+        .doc("The first match of a regex given as a string replaced.")
+        .ex(&[("(.replaceFirst \"a1b22\" \"\\\\d+\" \"#\")", "\"a#b22\"")]),
+    Builtin::new(".matches", Exact(2), Interop, matches)
+        .doc("True when a regex (given as a string) matches the whole string.")
+        .ex(&[("(.matches \"abc\" \"a.c\")", "true")]),
+    Builtin::new(".split", Range(2, 3), Interop, split)
+        .doc("Java String.split on a regex given as a string, as a vector (trailing empty strings dropped; optional limit).")
+        .ex(&[("(.split \"a,b,,c,,\" \",\")", "[\"a\" \"b\" \"\" \"c\"]")]),
+    Builtin::new(".equals", Exact(2), Interop, equals)
+        .doc("Java equals: same type and value ((.equals 1 1.0) is false, unlike =).")
+        .ex(&[("(.equals \"a\" \"a\")", "true")]),
+    Builtin::new(".equalsIgnoreCase", Exact(2), Interop, equals_ignore_case)
+        .doc("True when two strings are equal ignoring case.")
+        .ex(&[("(.equalsIgnoreCase \"ABC\" \"abc\")", "true")]),
+    Builtin::new(".compareTo", Exact(2), Interop, compare_to)
+        .doc("Java compareTo: for strings the difference of the first differing UTF-16 units (or of the lengths).")
+        .ex(&[("(.compareTo \"a\" \"c\")", "-2")]),
+    Builtin::new(".concat", Exact(2), Interop, concat)
+        .doc("The two strings joined.")
+        .ex(&[("(.concat \"a\" \"b\")", "\"ab\"")]),
+    Builtin::new(".repeat", Exact(2), Interop, repeat)
+        .doc("The string repeated n times.")
+        .ex(&[("(.repeat \"ab\" 3)", "\"ababab\"")]),
+    Builtin::new(".toString", Exact(1), Interop, to_string)
+        .doc("The value as a string (like str; nil is an error, as in Java).")
+        .ex(&[("(.toString 42)", "\"42\"")]),
+    Builtin::new("Integer/parseInt", Range(1, 2), Interop, classes::parse_int)
+        .alias(&["Integer/valueOf"])
+        .doc("A 32-bit integer from a string (optional radix 2-36); an unparsable string is an error, as in Java (parse-long gives nil).")
+        .ex(&[("(Integer/parseInt \"42\")", "42"), ("(Integer/parseInt \"ff\" 16)", "255")]),
+    Builtin::new("Long/parseLong", Range(1, 2), Interop, classes::parse_long)
+        .alias(&["Long/valueOf"])
+        .doc("A 64-bit integer from a string (optional radix 2-36); an unparsable string is an error, as in Java.")
+        .ex(&[("(Long/parseLong \"-7\")", "-7")]),
+    Builtin::new("Double/parseDouble", Exact(1), Interop, classes::parse_double)
+        .alias(&["Float/parseFloat", "Double/valueOf", "Float/valueOf"])
+        .doc("A float from Java number text (surrounding spaces, d/f suffixes, NaN, Infinity, hex); otherwise an error (parse-double gives nil).")
+        .ex(&[("(Double/parseDouble \"1.5\")", "1.5"), ("(Double/parseDouble \" 2e3 \")", "2000.0")]),
+    Builtin::new("Boolean/parseBoolean", Exact(1), Interop, classes::parse_boolean)
+        .alias(&["Boolean/valueOf"])
         .doc("true for \"true\" in any case; false for nil and other strings.")
         .ex(&[("(Boolean/parseBoolean \"TRUE\")", "true")]),
-    Builtin::new("System/currentTimeMillis", Exact(0), Interop, now_millis)
+    Builtin::new("Double/isNaN", Exact(1), Interop, classes::double_is_nan)
+        .doc("True for ##NaN.")
+        .ex(&[("(Double/isNaN ##NaN)", "true")]),
+    Builtin::new("Double/isInfinite", Exact(1), Interop, classes::double_is_infinite)
+        .doc("True for ##Inf and ##-Inf.")
+        .ex(&[("(Double/isInfinite ##-Inf)", "true")]),
+    Builtin::new("Double/isFinite", Exact(1), Interop, classes::double_is_finite)
+        .doc("True for numbers that are neither NaN nor infinite.")
+        .ex(&[("(Double/isFinite 1.5)", "true")]),
+    Builtin::new("Integer/toString", Range(1, 2), Interop, classes::int_to_string)
+        .alias(&["Long/toString"])
+        .doc("An integer as text, in an optional radix (2-36).")
+        .ex(&[("(Integer/toString 255 16)", "\"ff\"")]),
+    Builtin::new("Integer/toHexString", Exact(1), Interop, classes::int_to_hex)
+        .doc("Hex digits of a 32-bit integer (two's complement for negatives).")
+        .ex(&[("(Integer/toHexString 255)", "\"ff\""), ("(Integer/toHexString -1)", "\"ffffffff\"")]),
+    Builtin::new("Integer/toBinaryString", Exact(1), Interop, classes::int_to_binary)
+        .doc("Binary digits of a 32-bit integer.")
+        .ex(&[("(Integer/toBinaryString 5)", "\"101\"")]),
+    Builtin::new("Integer/toOctalString", Exact(1), Interop, classes::int_to_octal)
+        .doc("Octal digits of a 32-bit integer.")
+        .ex(&[("(Integer/toOctalString 8)", "\"10\"")]),
+    Builtin::new("Long/toHexString", Exact(1), Interop, classes::long_to_hex)
+        .doc("Hex digits of a 64-bit integer.")
+        .ex(&[("(Long/toHexString -1)", "\"ffffffffffffffff\"")]),
+    Builtin::new("Long/toBinaryString", Exact(1), Interop, classes::long_to_binary)
+        .doc("Binary digits of a 64-bit integer.")
+        .ex(&[("(Long/toBinaryString 6)", "\"110\"")]),
+    Builtin::new("String/valueOf", Exact(1), Interop, classes::string_value_of)
+        .doc("The value as a string (like str).")
+        .ex(&[("(String/valueOf 5)", "\"5\"")]),
+    Builtin::new("String/join", Exact(2), Interop, classes::string_join)
+        .doc("Strings joined with a separator.")
+        .ex(&[("(String/join \",\" [\"a\" \"b\"])", "\"a,b\"")]),
+    Builtin::new("Character/isDigit", Exact(1), Interop, classes::char_is_digit)
+        .doc("True for a digit character.")
+        .ex(&[("(Character/isDigit \\5)", "true")]),
+    Builtin::new("Character/isLetter", Exact(1), Interop, classes::char_is_letter)
+        .doc("True for a letter.")
+        .ex(&[("(Character/isLetter \\a)", "true")]),
+    Builtin::new("Character/isLetterOrDigit", Exact(1), Interop, classes::char_is_letter_or_digit)
+        .doc("True for a letter or digit.")
+        .ex(&[("(Character/isLetterOrDigit \\_)", "false")]),
+    Builtin::new("Character/isUpperCase", Exact(1), Interop, classes::char_is_upper)
+        .doc("True for an upper-case letter.")
+        .ex(&[("(Character/isUpperCase \\A)", "true")]),
+    Builtin::new("Character/isLowerCase", Exact(1), Interop, classes::char_is_lower)
+        .doc("True for a lower-case letter.")
+        .ex(&[("(Character/isLowerCase \\A)", "false")]),
+    Builtin::new("Character/isWhitespace", Exact(1), Interop, classes::char_is_whitespace)
+        .doc("True for Java whitespace (not the no-break spaces).")
+        .ex(&[("(Character/isWhitespace \\space)", "true")]),
+    Builtin::new("Character/toUpperCase", Exact(1), Interop, classes::char_to_upper)
+        .doc("The character upper-cased (a 1-character string).")
+        .ex(&[("(Character/toUpperCase \\a)", "\"A\"")]),
+    Builtin::new("Character/toLowerCase", Exact(1), Interop, classes::char_to_lower)
+        .doc("The character lower-cased.")
+        .ex(&[("(Character/toLowerCase \\A)", "\"a\"")]),
+    Builtin::new("System/currentTimeMillis", Exact(0), Interop, time::now_millis)
         .doc("Milliseconds since 1970-01-01 UTC.")
         .ex(&[("(pos? (System/currentTimeMillis))", "true")]),
-    Builtin::new("LocalDate/parse", Exact(1), Interop, parse_date)
-        .alias(&["parse"])
-        .doc("A date \"YYYY-MM-DD\" (or an instant when the text has a time), validated and normalised.")
+    // dates and durations (implemented in time.rs)
+
+    Builtin::new("LocalDate/parse", Exact(1), Interop, time::parse_local_date)
+        .doc("A date from \"YYYY-MM-DD\" (validated; anything else is an error, as in Java). Dates are ISO strings.")
         .ex(&[("(LocalDate/parse \"2026-01-15\")", "\"2026-01-15\"")]),
-    Builtin::new("Instant/parse", Exact(1), Interop, parse_instant)
-        .doc("An instant as an ISO-8601 UTC string.")
+    Builtin::new("parse", Exact(1), Interop, time::parse_any)
+        .ext()
+        .doc("A date (\"YYYY-MM-DD\") or an instant (text with a time; no offset means UTC), normalised.")
+        .ex(&[("(parse \"2026-01-15T10:00:00+01:00\")", "\"2026-01-15T09:00:00Z\"")]),
+    Builtin::new("LocalDate/of", Exact(3), Interop, time::local_date_of)
+        .doc("The date of a year, month (1-12) and day.")
+        .ex(&[("(LocalDate/of 2026 2 28)", "\"2026-02-28\"")]),
+    Builtin::new("LocalDate/ofEpochDay", Exact(1), Interop, time::local_date_of_epoch_day)
+        .doc("The date n days after 1970-01-01.")
+        .ex(&[("(LocalDate/ofEpochDay 1)", "\"1970-01-02\"")]),
+    Builtin::new("Instant/parse", Exact(1), Interop, time::parse_instant)
+        .doc("An instant from ISO-8601 text with seconds and Z or an offset, as a UTC string.")
         .ex(&[("(Instant/parse \"2026-01-15T10:00:00+01:00\")", "\"2026-01-15T09:00:00Z\"")]),
-    Builtin::new("java.util.Date.", Range(0, 1), Interop, new_date)
-        .doc("An instant: now, from epoch seconds (< 1e12) or milliseconds, or from an ISO string.")
-        .ex(&[("(java.util.Date. 0)", "\"1970-01-01T00:00:00Z\"")]),
-    Builtin::new(".getTime", Exact(1), Interop, get_time)
+    Builtin::new("Instant/ofEpochMilli", Exact(1), Interop, time::instant_of_epoch_milli)
+        .doc("The instant n milliseconds after 1970-01-01T00:00:00Z.")
+        .ex(&[("(Instant/ofEpochMilli 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
+    Builtin::new("Instant/ofEpochSecond", Exact(1), Interop, time::instant_of_epoch_second)
+        .doc("The instant n seconds after 1970-01-01T00:00:00Z.")
+        .ex(&[("(Instant/ofEpochSecond 86400)", "\"1970-01-02T00:00:00Z\"")]),
+    Builtin::new("java.util.Date.", Range(0, 1), Interop, time::new_date)
+        .doc("An instant: now, epoch milliseconds (as Java), or ISO-8601 text (a PTC extension).")
+        .ex(&[("(java.util.Date. 0)", "\"1970-01-01T00:00:00Z\""), ("(java.util.Date. 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
+    Builtin::new(".getTime", Exact(1), Interop, time::get_time)
+        .alias(&[".toEpochMilli"])
         .doc("Epoch milliseconds of an instant.")
         .ex(&[("(.getTime (Instant/parse \"1970-01-01T00:00:01Z\"))", "1000")]),
-    Builtin::new(".toEpochDay", Exact(1), Interop, to_epoch_day)
+    Builtin::new(".getEpochSecond", Exact(1), Interop, time::get_epoch_second)
+        .doc("Whole epoch seconds of an instant (rounded down).")
+        .ex(&[("(.getEpochSecond (Instant/parse \"1970-01-02T00:00:00Z\"))", "86400")]),
+    Builtin::new(".toInstant", Exact(1), Interop, time::to_instant)
+        .doc("The instant of a java.util.Date (the same text).")
+        .ex(&[("(.toInstant (java.util.Date. 0))", "\"1970-01-01T00:00:00Z\"")]),
+    Builtin::new(".plusSeconds", Exact(2), Interop, time::plus_seconds)
+        .doc("The instant n seconds later.")
+        .ex(&[("(.plusSeconds (Instant/parse \"2026-01-01T00:00:00Z\") 90)", "\"2026-01-01T00:01:30Z\"")]),
+    Builtin::new(".minusSeconds", Exact(2), Interop, time::minus_seconds)
+        .doc("The instant n seconds earlier.")
+        .ex(&[("(.minusSeconds (Instant/parse \"2026-01-01T00:00:00Z\") 1)", "\"2025-12-31T23:59:59Z\"")]),
+    Builtin::new(".plusMillis", Exact(2), Interop, time::plus_millis)
+        .doc("The instant n milliseconds later.")
+        .ex(&[("(.plusMillis (Instant/parse \"2026-01-01T00:00:00Z\") 1500)", "\"2026-01-01T00:00:01.500Z\"")]),
+    Builtin::new(".minusMillis", Exact(2), Interop, time::minus_millis)
+        .doc("The instant n milliseconds earlier.")
+        .ex(&[("(.minusMillis (Instant/parse \"2026-01-01T00:00:00Z\") 1)", "\"2025-12-31T23:59:59.999Z\"")]),
+    Builtin::new(".toEpochDay", Exact(1), Interop, time::to_epoch_day)
         .doc("Days since 1970-01-01 of a date.")
         .ex(&[("(.toEpochDay (LocalDate/parse \"1970-01-11\"))", "10")]),
-    Builtin::new(".plusDays", Exact(2), Interop, plus_days)
+    Builtin::new(".plusDays", Exact(2), Interop, time::plus_days)
         .doc("The date n days later.")
         .ex(&[("(.plusDays (LocalDate/parse \"2026-02-27\") 2)", "\"2026-03-01\"")]),
-    Builtin::new(".minusDays", Exact(2), Interop, minus_days)
+    Builtin::new(".minusDays", Exact(2), Interop, time::minus_days)
         .doc("The date n days earlier.")
         .ex(&[("(.minusDays (LocalDate/parse \"2026-03-01\") 1)", "\"2026-02-28\"")]),
-    Builtin::new(".isBefore", Exact(2), Interop, is_before)
+    Builtin::new(".plusWeeks", Exact(2), Interop, time::plus_weeks)
+        .doc("The date n weeks later.")
+        .ex(&[("(.plusWeeks (LocalDate/parse \"2026-01-01\") 2)", "\"2026-01-15\"")]),
+    Builtin::new(".minusWeeks", Exact(2), Interop, time::minus_weeks)
+        .doc("The date n weeks earlier.")
+        .ex(&[("(.minusWeeks (LocalDate/parse \"2026-01-15\") 2)", "\"2026-01-01\"")]),
+    Builtin::new(".plusMonths", Exact(2), Interop, time::plus_months)
+        .doc("The date n months later; the day is cut to the month's length.")
+        .ex(&[("(.plusMonths (LocalDate/parse \"2026-01-31\") 1)", "\"2026-02-28\"")]),
+    Builtin::new(".minusMonths", Exact(2), Interop, time::minus_months)
+        .doc("The date n months earlier; the day is cut to the month's length.")
+        .ex(&[("(.minusMonths (LocalDate/parse \"2026-03-31\") 1)", "\"2026-02-28\"")]),
+    Builtin::new(".plusYears", Exact(2), Interop, time::plus_years)
+        .doc("The date n years later (29 February becomes 28 February in common years).")
+        .ex(&[("(.plusYears (LocalDate/parse \"2024-02-29\") 1)", "\"2025-02-28\"")]),
+    Builtin::new(".minusYears", Exact(2), Interop, time::minus_years)
+        .doc("The date n years earlier.")
+        .ex(&[("(.minusYears (LocalDate/parse \"2026-06-01\") 10)", "\"2016-06-01\"")]),
+    Builtin::new(".getYear", Exact(1), Interop, time::get_year)
+        .doc("The year of a date.")
+        .ex(&[("(.getYear (LocalDate/parse \"2026-03-15\"))", "2026")]),
+    Builtin::new(".getMonthValue", Exact(1), Interop, time::get_month_value)
+        .doc("The month of a date, 1-12.")
+        .ex(&[("(.getMonthValue (LocalDate/parse \"2026-03-15\"))", "3")]),
+    Builtin::new(".getMonth", Exact(1), Interop, time::get_month)
+        .doc("The month name of a date, as Java's Month prints (\"MARCH\").")
+        .ex(&[("(.getMonth (LocalDate/parse \"2026-03-15\"))", "\"MARCH\"")]),
+    Builtin::new(".getDayOfMonth", Exact(1), Interop, time::get_day_of_month)
+        .doc("The day of the month, 1-31.")
+        .ex(&[("(.getDayOfMonth (LocalDate/parse \"2026-03-15\"))", "15")]),
+    Builtin::new(".getDayOfYear", Exact(1), Interop, time::get_day_of_year)
+        .doc("The day of the year, 1-366.")
+        .ex(&[("(.getDayOfYear (LocalDate/parse \"2026-03-15\"))", "74")]),
+    Builtin::new(".getDayOfWeek", Exact(1), Interop, time::get_day_of_week)
+        .doc("The weekday name, as Java's DayOfWeek prints (\"MONDAY\").")
+        .ex(&[("(.getDayOfWeek (LocalDate/parse \"2026-03-16\"))", "\"MONDAY\"")]),
+    Builtin::new(".lengthOfMonth", Exact(1), Interop, time::length_of_month)
+        .doc("Days in the date's month.")
+        .ex(&[("(.lengthOfMonth (LocalDate/parse \"2024-02-10\"))", "29")]),
+    Builtin::new(".lengthOfYear", Exact(1), Interop, time::length_of_year)
+        .doc("Days in the date's year.")
+        .ex(&[("(.lengthOfYear (LocalDate/parse \"2024-02-10\"))", "366")]),
+    Builtin::new(".isLeapYear", Exact(1), Interop, time::is_leap_year)
+        .doc("True when the date's year is a leap year.")
+        .ex(&[("(.isLeapYear (LocalDate/parse \"2100-01-01\"))", "false")]),
+    Builtin::new(".isBefore", Exact(2), Interop, time::is_before)
         .doc("True when the first date (or instant) is earlier.")
         .ex(&[("(.isBefore (LocalDate/parse \"2026-01-01\") (LocalDate/parse \"2026-02-01\"))", "true")]),
-    Builtin::new(".isAfter", Exact(2), Interop, is_after)
+    Builtin::new(".isAfter", Exact(2), Interop, time::is_after)
         .doc("True when the first date (or instant) is later.")
         .ex(&[("(.isAfter (LocalDate/parse \"2026-01-01\") (LocalDate/parse \"2026-02-01\"))", "false")]),
-    Builtin::new("Duration/between", Exact(2), Interop, duration_between)
+    Builtin::new(".isEqual", Exact(2), Interop, time::is_equal)
+        .doc("True when two dates (or instants) are the same moment.")
+        .ex(&[("(.isEqual (LocalDate/parse \"2026-01-01\") (LocalDate/of 2026 1 1))", "true")]),
+    Builtin::new("Duration/between", Exact(2), Interop, time::duration_between)
         .doc("Milliseconds from the first instant (or date) to the second.")
         .ex(&[(
             "(Duration/between (Instant/parse \"2026-01-01T00:00:00Z\") (Instant/parse \"2026-01-02T00:00:00Z\"))",
             "86400000",
         )]),
-    Builtin::new(".toMillis", Exact(1), Interop, to_millis)
+    Builtin::new("Duration/ofMillis", Exact(1), Interop, time::duration_of_millis)
+        .doc("A duration of n milliseconds (durations are milliseconds).")
+        .ex(&[("(Duration/ofMillis 42)", "42")]),
+    Builtin::new("Duration/ofSeconds", Exact(1), Interop, time::duration_of_seconds)
+        .doc("A duration of n seconds, in milliseconds.")
+        .ex(&[("(Duration/ofSeconds 5)", "5000")]),
+    Builtin::new("Duration/ofMinutes", Exact(1), Interop, time::duration_of_minutes)
+        .doc("A duration of n minutes, in milliseconds.")
+        .ex(&[("(Duration/ofMinutes 2)", "120000")]),
+    Builtin::new("Duration/ofHours", Exact(1), Interop, time::duration_of_hours)
+        .doc("A duration of n hours, in milliseconds.")
+        .ex(&[("(Duration/ofHours 1)", "3600000")]),
+    Builtin::new("Duration/ofDays", Exact(1), Interop, time::duration_of_days)
+        .doc("A duration of n days, in milliseconds.")
+        .ex(&[("(Duration/ofDays 1)", "86400000")]),
+    Builtin::new(".toMillis", Exact(1), Interop, time::to_millis)
         .doc("A duration in milliseconds.")
         .ex(&[("(.toMillis 1500)", "1500")]),
-    Builtin::new(".toDays", Exact(1), Interop, to_days)
+    Builtin::new(".toSeconds", Exact(1), Interop, time::to_seconds)
+        .alias(&[".getSeconds"])
+        .doc("A duration in whole seconds (rounded down, as Java).")
+        .ex(&[("(.toSeconds 1500)", "1")]),
+    Builtin::new(".toMinutes", Exact(1), Interop, time::to_minutes)
+        .doc("A duration in whole minutes (toward zero).")
+        .ex(&[("(.toMinutes 150000)", "2")]),
+    Builtin::new(".toHours", Exact(1), Interop, time::to_hours)
+        .doc("A duration in whole hours (toward zero).")
+        .ex(&[("(.toHours 7200000)", "2")]),
+    Builtin::new(".toDays", Exact(1), Interop, time::to_days)
         .doc("A duration in whole days (toward zero).")
         .ex(&[("(.toDays 172800000)", "2")]),
+    Builtin::new(".isNegative", Exact(1), Interop, time::is_negative)
+        .doc("True for a negative duration.")
+        .ex(&[("(.isNegative (Duration/ofMillis -1))", "true")]),
+    Builtin::new(".isZero", Exact(1), Interop, time::is_zero)
+        .doc("True for a zero duration.")
+        .ex(&[("(.isZero (Duration/ofMillis 0))", "true")]),
 ];
 
-fn s1<'a>(fname: &str, a: &'a [Value]) -> EvalResult<&'a str> {
+/// A Java `int` argument: integers, or finite floats truncated toward zero (Clojure's
+/// interop coercion); ##NaN is 0.
+fn java_int(fname: &str, v: &Value) -> EvalResult<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Float(f) if f.is_nan() => Ok(0),
+        Value::Float(f) if f.is_finite() => Ok(f.trunc() as i64),
+        other => expected(fname, "an integer index", other),
+    }
+}
+fn recv<'a>(fname: &str, a: &'a [Value]) -> EvalResult<&'a str> {
     str_arg(fname, &a[0])
 }
-fn char_idx(s: &str, byte: usize) -> i64 {
-    s[..byte].chars().count() as i64
+
+/// Length in UTF-16 code units.
+fn utf16_len(s: &str) -> i64 {
+    s.chars().map(|c| c.len_utf16() as i64).sum()
 }
+/// The UTF-16 index of a byte offset.
+fn utf16_at(s: &str, byte: usize) -> i64 {
+    s.get(..byte).map_or(0, utf16_len)
+}
+/// The byte offset of a UTF-16 index: `Ok(byte)` on a character boundary, `Err(byte)` of
+/// the character whose surrogate pair the index splits; `None` past the end.
+fn byte_at(s: &str, unit: i64) -> Option<Result<usize, usize>> {
+    let mut u = 0i64;
+    for (b, c) in s.char_indices() {
+        if u == unit {
+            return Some(Ok(b));
+        }
+        u += c.len_utf16() as i64;
+        if u > unit {
+            return Some(Err(b));
+        }
+    }
+    (u == unit).then_some(Ok(s.len()))
+}
+
 fn index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = s1(".indexOf", a)?;
-    let sub = str_arg(".indexOf", &a[1])?;
+    if let Value::Vector(items) = &a[0] {
+        let pos = items.iter().position(|x| x.equiv(&a[1]));
+        return Ok(Value::Int(pos.map_or(-1, |p| p as i64)));
+    }
+    let s = recv(".indexOf", a)?;
+    let sub = needle(".indexOf", &a[1])?;
     let from = match a.get(2) {
-        Some(v) => s.char_indices().nth(int_arg(".indexOf", v)?.max(0) as usize).map(|(b, _)| b).unwrap_or(s.len()),
+        Some(v) => java_int(".indexOf", v)?.clamp(0, utf16_len(s)),
         None => 0,
     };
-    Ok(Value::Int(s[from..].find(sub).map(|b| char_idx(s, from + b)).unwrap_or(-1)))
+    // a start inside a surrogate pair can only match from the next character on
+    let start = match byte_at(s, from) {
+        Some(Ok(b)) => b,
+        Some(Err(b)) => b + s.get(b..).and_then(|r| r.chars().next()).map_or(0, char::len_utf8),
+        None => s.len(),
+    };
+    let found = s.get(start..).and_then(|rest| rest.find(sub.as_str()));
+    Ok(Value::Int(found.map_or(-1, |b| utf16_at(s, start + b))))
+}
+/// A string to search for: a string, or a character code (Java's `indexOf(int ch)`).
+fn needle(fname: &str, v: &Value) -> EvalResult<String> {
+    match v {
+        Value::Str(s) => Ok(s.to_string()),
+        Value::Int(i) => match u32::try_from(*i).ok().and_then(char::from_u32) {
+            Some(c) => Ok(c.to_string()),
+            None => Ok(String::from('\u{FFFF}')),
+        },
+        other => expected(fname, "a string or character", other),
+    }
 }
 fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = s1(".lastIndexOf", a)?;
-    Ok(Value::Int(s.rfind(str_arg(".lastIndexOf", &a[1])?).map(|b| char_idx(s, b)).unwrap_or(-1)))
+    let s = recv(".lastIndexOf", a)?;
+    let sub = needle(".lastIndexOf", &a[1])?;
+    let hay = match a.get(2) {
+        Some(v) => {
+            let from = java_int(".lastIndexOf", v)?;
+            if from < 0 {
+                return Ok(Value::Int(-1));
+            }
+            let start = match byte_at(s, from.min(utf16_len(s))) {
+                Some(Ok(b) | Err(b)) => b,
+                None => s.len(),
+            };
+            s.get(..(start + sub.len()).min(s.len())).unwrap_or(s)
+        }
+        None => s,
+    };
+    Ok(Value::Int(hay.rfind(sub.as_str()).map_or(-1, |b| utf16_at(s, b))))
 }
 fn to_lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(s1(".toLowerCase", a)?.to_lowercase()))
+    Ok(Value::str(recv(".toLowerCase", a)?.to_lowercase()))
 }
 fn to_upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(s1(".toUpperCase", a)?.to_uppercase()))
+    Ok(Value::str(recv(".toUpperCase", a)?.to_uppercase()))
 }
 fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Bool(s1(".startsWith", a)?.starts_with(str_arg(".startsWith", &a[1])?)))
+    let s = recv(".startsWith", a)?;
+    let prefix = str_arg(".startsWith", &a[1])?;
+    let Some(offset) = a.get(2) else { return Ok(Value::Bool(s.starts_with(prefix))) };
+    let offset = java_int(".startsWith", offset)?;
+    Ok(Value::Bool(match (offset >= 0).then(|| byte_at(s, offset)).flatten() {
+        Some(Ok(b)) => s.get(b..).is_some_and(|rest| rest.starts_with(prefix)),
+        Some(Err(_)) => prefix.is_empty(),
+        None => false,
+    }))
 }
 fn ends_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Bool(s1(".endsWith", a)?.ends_with(str_arg(".endsWith", &a[1])?)))
+    Ok(Value::Bool(recv(".endsWith", a)?.ends_with(str_arg(".endsWith", &a[1])?)))
 }
 fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Bool(s1(".contains", a)?.contains(str_arg(".contains", &a[1])?)))
+    match &a[0] {
+        Value::Vector(items) => Ok(Value::Bool(items.iter().any(|x| x.equiv(&a[1])))),
+        Value::Set(items) => Ok(Value::Bool(items.contains(&a[1]))),
+        _ => Ok(Value::Bool(recv(".contains", a)?.contains(str_arg(".contains", &a[1])?))),
+    }
 }
 fn length(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(s1(".length", a)?.chars().count() as i64))
+    Ok(Value::Int(utf16_len(recv(".length", a)?)))
 }
 fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(s1(".trim", a)?.trim()))
+    Ok(Value::str(recv(".trim", a)?.trim_matches(|c: char| c <= ' ')))
+}
+fn strip(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(recv(".strip", a)?.trim_matches(super::java_whitespace)))
+}
+fn strip_leading(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(recv(".stripLeading", a)?.trim_start_matches(super::java_whitespace)))
+}
+fn strip_trailing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(recv(".stripTrailing", a)?.trim_end_matches(super::java_whitespace)))
 }
 fn is_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Bool(s1(".isEmpty", a)?.is_empty()))
+    match &a[0] {
+        Value::Vector(v) => Ok(Value::Bool(v.is_empty())),
+        Value::Map(m) => Ok(Value::Bool(m.len() == 0)),
+        Value::Set(s) => Ok(Value::Bool(s.is_empty())),
+        _ => Ok(Value::Bool(recv(".isEmpty", a)?.is_empty())),
+    }
 }
-fn substring(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = s1(".substring", a)?;
-    let n = s.chars().count() as i64;
-    let start = int_arg(".substring", &a[1])?;
+fn is_blank(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(recv(".isBlank", a)?.chars().all(super::java_whitespace)))
+}
+fn out_of_range<T>(fname: &str, what: String, len: i64, instead: &str) -> EvalResult<T> {
+    err(ErrorKind::RuntimeError, format!("{fname}: {what} is out of range for a string of length {len}{instead}"))
+}
+fn substring(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = recv(".substring", a)?;
+    let n = utf16_len(s);
+    let start = java_int(".substring", &a[1])?;
     let end = match a.get(2) {
-        Some(e) => int_arg(".substring", e)?,
+        Some(e) => java_int(".substring", e)?,
         None => n,
     };
     if start < 0 || end > n || start > end {
-        return err(
-            ErrorKind::RuntimeError,
-            format!(".substring: range [{start}, {end}) is outside the string of length {n}; use subs, which clamps"),
+        return out_of_range(
+            ".substring",
+            format!("range [{start}, {end})"),
+            n,
+            " (Java counts UTF-16 units); use subs, which gives \"\" instead",
         );
     }
-    Ok(Value::str(s.chars().skip(start as usize).take((end - start) as usize).collect::<String>()))
-}
-fn parse_long(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    super::lookup("parse-long").map_or(Ok(Value::Nil), |b| b.call(interp, a))
-}
-fn parse_double(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    super::lookup("parse-double").map_or(Ok(Value::Nil), |b| b.call(interp, a))
-}
-fn parse_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    match &a[0] {
-        Value::Str(s) => Ok(Value::Bool(s.eq_ignore_ascii_case("true"))),
-        Value::Nil => Ok(Value::Bool(false)),
-        other => expected("Boolean/parseBoolean", "a string", other),
-    }
-}
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
-fn now_millis(_: &mut Interp, _: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(now_ms()))
-}
-
-/// Days since 1970-01-01 for a civil date (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-fn date_text(days: i64) -> String {
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-fn instant_text(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000);
-    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
-    if milli == 0 {
-        format!("{}T{h:02}:{mi:02}:{s:02}Z", date_text(days))
-    } else {
-        format!("{}T{h:02}:{mi:02}:{s:02}.{milli:03}Z", date_text(days))
-    }
-}
-fn num(s: &str) -> Option<i64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) { None } else { s.parse().ok() }
-}
-/// Days since the epoch of a "YYYY-MM-DD" text.
-fn parse_day(s: &str) -> Option<i64> {
-    let mut parts = s.splitn(3, '-');
-    let (y, m, d) = (num(parts.next()?)?, num(parts.next()?)?, num(parts.next()?)?);
-    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
-        return None;
-    }
-    Some(days_from_civil(y, m, d))
-}
-/// Epoch milliseconds of an ISO-8601 text: a date, or a date-time with optional fraction
-/// and offset (no offset means UTC).
-fn parse_ms(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let Some((date, time)) = s.split_once(['T', ' ']) else {
-        return parse_day(s).map(|d| d * 86_400_000);
-    };
-    let day = parse_day(date)?;
-    let (clock, offset_ms) = if let Some(c) = time.strip_suffix('Z') {
-        (c, 0)
-    } else if let Some(i) = time.rfind(['+', '-']).filter(|i| *i >= 5) {
-        let (c, off) = time.split_at(i);
-        let sign = if off.starts_with('-') { -1 } else { 1 };
-        let (oh, om) = off[1..].split_once(':').unwrap_or((&off[1..], "0"));
-        (c, sign * (num(oh)? * 3_600_000 + num(om)? * 60_000))
-    } else {
-        (time, 0)
-    };
-    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
-    let mut it = hms.split(':');
-    let h = num(it.next()?)?;
-    let mi = num(it.next()?)?;
-    let sec = it.next().map(num).unwrap_or(Some(0))?;
-    if h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let milli = if frac.is_empty() { 0 } else { num(&format!("{frac:0<3}")[..3])? };
-    Some(day * 86_400_000 + h * 3_600_000 + mi * 60_000 + sec * 1000 + milli - offset_ms)
-}
-fn text_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<&'a str> {
-    match v {
-        Value::Str(s) => Ok(s),
-        other => expected(fname, "a date or instant (an ISO-8601 string such as \"2026-01-15\")", other),
-    }
-}
-fn bad_date<T>(fname: &str, s: &str) -> EvalResult<T> {
-    err(
-        ErrorKind::RuntimeError,
-        format!("{fname}: cannot parse {s:?} as a date; write \"YYYY-MM-DD\" or \"YYYY-MM-DDThh:mm:ssZ\""),
-    )
-}
-fn parse_date(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = text_arg("LocalDate/parse", &a[0])?;
-    if s.contains('T') {
-        return parse_ms(s).map(|ms| Value::str(instant_text(ms))).map_or_else(|| bad_date("parse", s), Ok);
-    }
-    parse_day(s).map(|d| Value::str(date_text(d))).map_or_else(|| bad_date("LocalDate/parse", s), Ok)
-}
-fn parse_instant(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = text_arg("Instant/parse", &a[0])?;
-    parse_ms(s).map(|ms| Value::str(instant_text(ms))).map_or_else(|| bad_date("Instant/parse", s), Ok)
-}
-fn new_date(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let ms = match a.first() {
-        None => now_ms(),
-        Some(Value::Int(ts)) if ts.abs() < 1_000_000_000_000 => ts.saturating_mul(1000),
-        Some(Value::Int(ts)) => *ts,
-        Some(Value::Str(s)) => match parse_ms(s) {
-            Some(ms) => ms,
-            None => return bad_date("java.util.Date.", s),
-        },
-        Some(other) => {
-            return expected("java.util.Date.", "nothing, epoch seconds/milliseconds, or an ISO string", other);
+    match (byte_at(s, start), byte_at(s, end)) {
+        (Some(Ok(b)), Some(Ok(e))) => {
+            interp.charge((e - b) as u64 + cost::HEADER)?;
+            Ok(Value::str(s.get(b..e).unwrap_or("")))
         }
-    };
-    Ok(Value::str(instant_text(ms)))
-}
-fn ms_of(fname: &str, v: &Value) -> EvalResult<i64> {
-    let s = text_arg(fname, v)?;
-    parse_ms(s).map_or_else(|| bad_date(fname, s), Ok)
-}
-fn get_time(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(ms_of(".getTime", &a[0])?))
-}
-fn day_of(fname: &str, v: &Value) -> EvalResult<i64> {
-    let s = text_arg(fname, v)?;
-    parse_day(s).map_or_else(|| bad_date(fname, s), Ok)
-}
-fn to_epoch_day(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(day_of(".toEpochDay", &a[0])?))
-}
-fn plus_days(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let d = day_of(".plusDays", &a[0])?;
-    Ok(Value::str(date_text(d + int_arg(".plusDays", &a[1])?.clamp(-3_000_000, 3_000_000))))
-}
-fn minus_days(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let d = day_of(".minusDays", &a[0])?;
-    Ok(Value::str(date_text(d - int_arg(".minusDays", &a[1])?.clamp(-3_000_000, 3_000_000))))
-}
-fn same_kind(fname: &str, a: &[Value]) -> EvalResult<(i64, i64)> {
-    let (x, y) = (text_arg(fname, &a[0])?, text_arg(fname, &a[1])?);
-    if x.contains('T') != y.contains('T') {
-        return err(
-            ErrorKind::TypeError,
-            format!("{fname}: cannot compare a LocalDate with an instant — use the same types"),
-        );
+        _ => err(
+            ErrorKind::RuntimeError,
+            format!(
+                ".substring: [{start}, {end}) splits a character outside the Basic Multilingual Plane (an emoji takes 2 UTF-16 units); use subs, which counts characters"
+            ),
+        ),
     }
-    Ok((ms_of(fname, &a[0])?, ms_of(fname, &a[1])?))
 }
-fn is_before(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let (x, y) = same_kind(".isBefore", a)?;
-    Ok(Value::Bool(x < y))
+fn char_at(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = recv(".charAt", a)?;
+    let i = java_int(".charAt", &a[1])?;
+    let n = utf16_len(s);
+    match (i >= 0 && i < n).then(|| byte_at(s, i)).flatten() {
+        Some(Ok(b)) => Ok(s.get(b..).and_then(|r| r.chars().next()).map_or(Value::Nil, |c| Value::str(c.to_string()))),
+        Some(Err(_)) => err(
+            ErrorKind::RuntimeError,
+            format!(
+                ".charAt: index {i} is half of a character outside the Basic Multilingual Plane; use (nth s i), which counts characters"
+            ),
+        ),
+        None => out_of_range(".charAt", format!("index {i}"), n, "; use (get s i), which gives nil"),
+    }
 }
-fn is_after(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let (x, y) = same_kind(".isAfter", a)?;
-    Ok(Value::Bool(x > y))
+fn replace_literal(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    recv(".replace", a)?;
+    str_arg(".replace", &a[1])?;
+    str_arg(".replace", &a[2])?;
+    // the same as replace with two strings (which charges the result before building it)
+    super::lookup("replace").map_or(Ok(Value::Nil), |b| b.call(interp, a))
 }
-fn duration_between(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(ms_of("Duration/between", &a[1])? - ms_of("Duration/between", &a[0])?))
+/// The regex of a Java method that takes its pattern as a string.
+fn string_regex(fname: &str, v: &Value) -> EvalResult<Value> {
+    match v {
+        Value::Regex(_) => Ok(v.clone()),
+        Value::Str(p) => RegexValue::compile(p)
+            .map(|r| Value::Regex(std::sync::Arc::new(r)))
+            .or_else(|m| err(ErrorKind::RuntimeError, format!("{fname}: {m}"))),
+        other => expected(fname, "a regex pattern string", other),
+    }
 }
-fn to_millis(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(int_arg(".toMillis", &a[0])?))
+fn replace_regex(interp: &mut Interp, a: &mut [Value], fname: &str, target: &str) -> EvalResult {
+    recv(fname, a)?;
+    str_arg(fname, &a[2])?;
+    let re = string_regex(fname, &a[1])?;
+    let mut args = [a[0].clone(), re, a[2].clone()];
+    super::lookup(target).map_or(Ok(Value::Nil), |b| b.call(interp, &mut args))
 }
-fn to_days(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(int_arg(".toDays", &a[0])? / 86_400_000))
+fn replace_all(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    replace_regex(interp, a, ".replaceAll", "replace")
+}
+fn replace_first(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    replace_regex(interp, a, ".replaceFirst", "replace-first")
+}
+fn matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = recv(".matches", a)?;
+    let Value::Regex(re) = string_regex(".matches", &a[1])? else { return Ok(Value::Bool(false)) };
+    Ok(Value::Bool(re.anchored().is_some_and(|r| r.is_match(s))))
+}
+fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    recv(".split", a)?;
+    let re = string_regex(".split", &a[1])?;
+    let mut args = vec![a[0].clone(), re];
+    if let Some(l) = a.get(2) {
+        args.push(l.clone());
+    }
+    super::lookup("split").map_or(Ok(Value::Nil), |b| b.call(interp, &mut args))
+}
+fn equals(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(a[0] == a[1]))
+}
+fn equals_ignore_case(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = recv(".equalsIgnoreCase", a)?;
+    Ok(Value::Bool(match &a[1] {
+        Value::Str(t) => s.chars().count() == t.chars().count() && s.to_lowercase() == t.to_lowercase(),
+        _ => false,
+    }))
+}
+fn compare_to(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match (&a[0], &a[1]) {
+        (Value::Str(x), Value::Str(y)) => {
+            let (mut p, mut q) = (x.encode_utf16(), y.encode_utf16());
+            loop {
+                match (p.next(), q.next()) {
+                    (Some(c), Some(d)) if c != d => return Ok(Value::Int(i64::from(c) - i64::from(d))),
+                    (Some(_), Some(_)) => {}
+                    _ => return Ok(Value::Int(utf16_len(x) - utf16_len(y))),
+                }
+            }
+        }
+        (Value::Int(x), Value::Int(y)) => Ok(Value::Int(x.cmp(y) as i64)),
+        (Value::Float(x), Value::Float(y)) => Ok(Value::Int(x.total_cmp(y) as i64)),
+        (x, y) => type_err(format!(
+            ".compareTo: expected two strings or two numbers of the same kind, got {} and {}; use compare",
+            x.type_name(),
+            y.type_name()
+        )),
+    }
+}
+fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = format!("{}{}", recv(".concat", a)?, str_arg(".concat", &a[1])?);
+    interp.charge(out.len() as u64 + cost::HEADER)?;
+    Ok(Value::str(out))
+}
+fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = recv(".repeat", a)?;
+    let n = java_int(".repeat", &a[1])?;
+    if n < 0 {
+        return err(ErrorKind::RuntimeError, format!(".repeat: count is negative: {n}"));
+    }
+    let bytes = (s.len() as u64).saturating_mul(n as u64);
+    interp.charge(bytes.saturating_add(cost::HEADER))?;
+    interp.tick(n as u64)?;
+    Ok(Value::str(s.repeat(n as usize)))
+}
+fn to_string(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if matches!(a[0], Value::Nil) {
+        return type_err(".toString: called on nil; use (str x), which gives \"\" for nil");
+    }
+    let mut out = String::new();
+    super::core::str_of(&a[0], &mut out);
+    Ok(Value::str(out))
 }
 
 #[cfg(test)]
@@ -356,14 +632,122 @@ mod tests {
     use super::*;
 
     #[test]
-    fn civil_round_trip() {
-        for z in [-800_000, -1, 0, 1, 59, 10_000, 20_000, 2_000_000] {
-            let (y, m, d) = civil_from_days(z);
-            assert_eq!(days_from_civil(y, m, d), z);
+    fn utf16_positions() {
+        assert_eq!(utf16_len("😀a"), 3);
+        assert_eq!(byte_at("😀a", 2), Some(Ok(4)));
+        assert_eq!(byte_at("😀a", 1), Some(Err(0)));
+        assert_eq!(byte_at("😀a", 3), Some(Ok(5)));
+        assert_eq!(byte_at("😀a", 4), None);
+        assert_eq!(utf16_at("😀a", 4), 2);
+    }
+
+    fn eval(src: &str) -> String {
+        let out = crate::run(src, crate::RunOptions::default());
+        match out.result {
+            crate::RunResult::Error(e) => format!("!{}", e.kind.as_str()),
+            _ => out.printed,
         }
-        assert_eq!(parse_day("2024-02-29"), Some(19_782));
-        assert_eq!(parse_day("2023-02-29"), None);
-        assert_eq!(parse_ms("2026-01-15T10:00:00+01:00").map(instant_text), Some("2026-01-15T09:00:00Z".into()));
-        assert_eq!(parse_ms("2026-01-15T10:00:00.5Z").map(instant_text), Some("2026-01-15T10:00:00.500Z".into()));
+    }
+
+    fn check(cases: &[(&str, &str)]) {
+        for (src, want) in cases {
+            assert_eq!(eval(src), *want, "{src}");
+        }
+    }
+
+    #[test]
+    fn string_methods_use_java_indexes() {
+        check(&[
+            (r#"(.indexOf "hello" "l" 3)"#, "3"),
+            (r#"(.indexOf "hello" "z")"#, "-1"),
+            (r#"(.indexOf "😀a" "a")"#, "2"),
+            (r#"(.indexOf "abc" 98)"#, "1"),
+            (r#"(.indexOf [1 2 3] 3)"#, "2"),
+            (r#"(.lastIndexOf "ababa" "ba" 2)"#, "1"),
+            (r#"(.lastIndexOf "abc" "b" -1)"#, "-1"),
+            (r#"(.length "😀a")"#, "3"),
+            (r#"(count "😀a")"#, "2"),
+            (r#"(.substring "😀a" 2)"#, r#""a""#),
+            (r#"(.substring "😀a" 1)"#, "!runtime_error"),
+            (r#"(.substring "hello" 6)"#, "!runtime_error"),
+            (r#"(.substring "hello" 1.9 3)"#, r#""el""#),
+            (r#"(.charAt "abc" 1)"#, r#""b""#),
+            (r#"(.charAt "abc" 3)"#, "!runtime_error"),
+            (r#"(.startsWith "abc" "b" 1)"#, "true"),
+            (r#"(.startsWith "abc" "a" -1)"#, "false"),
+            (r#"(.trim "\u2003a ")"#, "\"\u{2003}a\""),
+            (r#"(.strip "\u2003a ")"#, r#""a""#),
+            (r#"(.startsWith \a "a")"#, "true"),
+        ]);
+    }
+
+    #[test]
+    fn more_string_methods() {
+        check(&[
+            (r#"(.replace "a.b" "." "-")"#, r#""a-b""#),
+            (r#"(.replaceAll "a1b22" "\\d+" "<$0>")"#, r#""a<1>b<22>""#),
+            (r##"(.replaceFirst "a1b22" "\\d" "#")"##, r##""a#b22""##),
+            (r#"(.matches "abc" "a.")"#, "false"),
+            (r#"(.split "a,b,,c,," ",")"#, r#"["a" "b" "" "c"]"#),
+            (r#"(.equals 1 1.0)"#, "false"),
+            (r#"(= 1 1.0)"#, "true"),
+            (r#"(.equalsIgnoreCase "ABC" "abc")"#, "true"),
+            (r#"(.compareTo "apple" "banana")"#, "-1"),
+            (r#"(.compareTo "ab" "abcd")"#, "-2"),
+            (r#"(.repeat "ab" 2)"#, r#""abab""#),
+            (r#"(.repeat "ab" -1)"#, "!runtime_error"),
+            (r#"(.toString nil)"#, "!type_error"),
+            (r#"(.isEmpty [])"#, "true"),
+            (r#"(.contains #{1 2} 2)"#, "true"),
+        ]);
+    }
+
+    #[test]
+    fn number_classes_raise_like_java() {
+        check(&[
+            (r#"(Integer/parseInt "-42")"#, "-42"),
+            (r#"(Integer/parseInt "2147483648")"#, "!runtime_error"),
+            (r#"(Integer/parseInt "x")"#, "!runtime_error"),
+            (r#"(Integer/parseInt nil)"#, "!runtime_error"),
+            (r#"(Integer/parseInt "ff" 16)"#, "255"),
+            (r#"(Long/parseLong "z" 36)"#, "35"),
+            (r#"(Long/parseLong "9223372036854775807")"#, "9223372036854775807"),
+            (r#"(Double/parseDouble " 1.5d ")"#, "1.5"),
+            (r#"(Double/parseDouble "1,5")"#, "!runtime_error"),
+            (r#"(Float/parseFloat "0.1")"#, "0.1"),
+            (r#"(Boolean/parseBoolean nil)"#, "false"),
+            (r#"(Boolean/parseBoolean 1)"#, "!type_error"),
+            (r#"(Integer/toHexString -1)"#, r#""ffffffff""#),
+            (r#"(Integer/toString -255 16)"#, r#""-ff""#),
+            (r#"(Character/isDigit \7)"#, "true"),
+            (r#"(Character/toUpperCase \ß)"#, r#""ß""#),
+            (r#"(Double/isNaN (/ 0.0 0.0))"#, "true"),
+        ]);
+    }
+
+    #[test]
+    fn dates_are_iso_strings() {
+        check(&[
+            (r#"(LocalDate/parse "2024-02-29")"#, r#""2024-02-29""#),
+            (r#"(LocalDate/parse "2023-02-29")"#, "!runtime_error"),
+            (r#"(LocalDate/parse "2026-01-15T10:00:00Z")"#, "!runtime_error"),
+            (r#"(parse "2026-01-15T10:00:00+01:00")"#, r#""2026-01-15T09:00:00Z""#),
+            (r#"(parse "2026-01-15")"#, r#""2026-01-15""#),
+            (r#"(Instant/parse "2026-01-15T10:00:00")"#, "!runtime_error"),
+            (r#"(java.time.Instant/parse "2026-01-15T10:00:00.25Z")"#, r#""2026-01-15T10:00:00.250Z""#),
+            (r#"(java.util.Date. 1500)"#, r#""1970-01-01T00:00:01.500Z""#),
+            (r#"(.getTime (java.util.Date. 1500))"#, "1500"),
+            (r#"(.plusMonths (LocalDate/parse "2024-01-31") 1)"#, r#""2024-02-29""#),
+            (r#"(.minusYears (LocalDate/parse "2024-02-29") 1)"#, r#""2023-02-28""#),
+            (r#"(.plusDays (LocalDate/parse "2026-12-31") 1)"#, r#""2027-01-01""#),
+            (r#"(.getDayOfWeek (LocalDate/parse "2026-01-15"))"#, r#""THURSDAY""#),
+            (r#"(.getDayOfYear (LocalDate/parse "2024-12-31"))"#, "366"),
+            (r#"(.isBefore (LocalDate/parse "2026-01-01") (Instant/parse "2026-01-02T00:00:00Z"))"#, "!type_error"),
+            (r#"(.toDays (Duration/between (parse "2026-01-03T00:00:00Z") (parse "2026-01-01T12:00:00Z")))"#, "-1"),
+            (r#"(.toSeconds -1)"#, "-1"),
+            (r#"(.plusDays (LocalDate/parse "2026-01-01") 9223372036854775807)"#, "!arithmetic_error"),
+            (r#"(LocalDate/of 2026 2 29)"#, "!runtime_error"),
+            (r#"(Instant/ofEpochMilli -1)"#, r#""1969-12-31T23:59:59.999Z""#),
+        ]);
     }
 }

@@ -18,31 +18,38 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("floor", Exact(1), Math, floor)
         .alias(&["Math/floor"])
         .ext()
-        .doc("Largest integer not above x, as an integer (DIV-42).")
+        .doc("Largest integer not above x, as an integer (DIV-42); ##NaN and infinities pass through.")
         .ex(&[("(floor 2.7)", "2"), ("(floor -2.1)", "-3")]),
     Builtin::new("ceil", Exact(1), Math, ceil)
         .alias(&["Math/ceil"])
         .ext()
-        .doc("Smallest integer not below x, as an integer (DIV-42).")
+        .doc("Smallest integer not below x, as an integer (DIV-42); ##NaN and infinities pass through.")
         .ex(&[("(ceil 2.1)", "3")]),
     Builtin::new("round", Range(1, 2), Math, round)
-        .alias(&["Math/round"])
         .ext()
-        .doc("Nearest integer, halves up (Java's Math/round); with n, a float rounded to n decimals.")
-        .ex(&[("(round 2.5)", "3"), ("(round -2.5)", "-2"), ("(round 3.14159 2)", "3.14")]),
-    Builtin::new("trunc", Exact(1), Math, trunc).ext().doc("Integer part, toward zero.").ex(&[("(trunc -2.7)", "-2")]),
+        .doc("Nearest integer, halves toward positive infinity (as Java's Math/round); with n, a float rounded to n decimals of its decimal form (n < 0 rounds to tens, hundreds...); ##NaN and infinities pass through.")
+        .ex(&[("(round 2.5)", "3"), ("(round -2.5)", "-2"), ("(round 3.14159 2)", "3.14"), ("(round 1.005 2)", "1.01")]),
+    Builtin::new("Math/round", Exact(1), Math, math_round)
+        .doc("Java's Math.round: nearest integer, halves toward positive infinity; ##NaN gives 0, out-of-range values saturate; integers pass through (DIV-45).")
+        .ex(&[("(Math/round 2.5)", "3"), ("(Math/round ##NaN)", "0")]),
+    Builtin::new("trunc", Exact(1), Math, trunc)
+        .ext()
+        .doc("Integer part, toward zero; ##NaN and infinities pass through.")
+        .ex(&[("(trunc -2.7)", "-2")]),
     Builtin::new("int", Exact(1), Math, int)
-        .alias(&["long"])
-        .doc("Integer part of a number, toward zero; ##NaN gives 0.")
+        .doc("Integer part of a number, toward zero, within the 32-bit int range as in Clojure (use long for larger values); ##NaN gives 0.")
         .ex(&[("(int 3.7)", "3"), ("(int -1.9)", "-1")]),
+    Builtin::new("long", Exact(1), Math, long)
+        .doc("Integer part of a number, toward zero; ##NaN gives 0; out of the 64-bit range is an error.")
+        .ex(&[("(long 2.9)", "2"), ("(long 1e18)", "1000000000000000000")]),
     Builtin::new("double", Exact(1), Math, double)
         .alias(&["float"])
         .doc("The number as a float.")
         .ex(&[("(double 1)", "1.0")]),
     Builtin::new("pow", Exact(2), Math, pow)
         .alias(&["Math/pow"])
-        .doc("x to the power y, as a float.")
-        .ex(&[("(pow 2 10)", "1024.0")]),
+        .doc("x to the power y, as a float, with Java's special cases ((pow 1 ##Inf) is ##NaN).")
+        .ex(&[("(pow 2 10)", "1024.0"), ("(pow 2 -1)", "0.5")]),
     Builtin::new("sqrt", Exact(1), Math, sqrt)
         .alias(&["Math/sqrt"])
         .doc("Square root (##NaN for negative numbers).")
@@ -67,6 +74,36 @@ pub static BUILTINS: &[Builtin] = &[
         .ex(&[("(Math/atan2 0 1)", "0.0")]),
     Builtin::new("Math/hypot", Exact(2), Math, hypot).doc("sqrt(x² + y²).").ex(&[("(Math/hypot 3 4)", "5.0")]),
     Builtin::new("Math/cbrt", Exact(1), Math, cbrt).doc("Cube root.").ex(&[("(Math/cbrt 27)", "3.0")]),
+    Builtin::new("Math/sinh", Exact(1), Math, sinh).doc("Hyperbolic sine.").ex(&[("(Math/sinh 0)", "0.0")]),
+    Builtin::new("Math/cosh", Exact(1), Math, cosh).doc("Hyperbolic cosine.").ex(&[("(Math/cosh 0)", "1.0")]),
+    Builtin::new("Math/tanh", Exact(1), Math, tanh).doc("Hyperbolic tangent.").ex(&[("(Math/tanh 0)", "0.0")]),
+    Builtin::new("Math/expm1", Exact(1), Math, expm1)
+        .doc("e^x - 1, accurate for small x.")
+        .ex(&[("(Math/expm1 0)", "0.0")]),
+    Builtin::new("Math/rint", Exact(1), Math, rint)
+        .doc("The closest integral float; halves go to the even neighbour.")
+        .ex(&[("(Math/rint 2.5)", "2.0"), ("(Math/rint 3.5)", "4.0")]),
+    Builtin::new("Math/addExact", Exact(2), Math, add_exact)
+        .doc("Integer sum; overflow is an error.")
+        .ex(&[("(Math/addExact 1 2)", "3")]),
+    Builtin::new("Math/subtractExact", Exact(2), Math, subtract_exact)
+        .doc("Integer difference; overflow is an error.")
+        .ex(&[("(Math/subtractExact 3 4)", "-1")]),
+    Builtin::new("Math/multiplyExact", Exact(2), Math, multiply_exact)
+        .doc("Integer product; overflow is an error.")
+        .ex(&[("(Math/multiplyExact 3 4)", "12")]),
+    Builtin::new("Math/negateExact", Exact(1), Math, negate_exact)
+        .doc("Integer negation; overflow is an error.")
+        .ex(&[("(Math/negateExact 5)", "-5")]),
+    Builtin::new("Math/incrementExact", Exact(1), Math, increment_exact)
+        .doc("Integer plus one; overflow is an error.")
+        .ex(&[("(Math/incrementExact 1)", "2")]),
+    Builtin::new("Math/decrementExact", Exact(1), Math, decrement_exact)
+        .doc("Integer minus one; overflow is an error.")
+        .ex(&[("(Math/decrementExact 1)", "0")]),
+    Builtin::new("Math/toIntExact", Exact(1), Math, to_int_exact)
+        .doc("The integer, checked to fit in 32 bits.")
+        .ex(&[("(Math/toIntExact 5)", "5")]),
     Builtin::new("Math/signum", Exact(1), Math, signum)
         .doc("-1.0, 0.0 or 1.0 by sign.")
         .ex(&[("(Math/signum -5)", "-1.0")]),
@@ -93,16 +130,23 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("bit-and-not", AtLeast(2), Math, bit_and_not).doc("x and not y.").ex(&[("(bit-and-not 12 10)", "4")]),
     Builtin::new("bit-not", Exact(1), Math, bit_not).doc("Bitwise complement.").ex(&[("(bit-not 0)", "-1")]),
     Builtin::new("bit-shift-left", Exact(2), Math, shl)
-        .doc("x shifted left by n bits; overflow is an error.")
-        .ex(&[("(bit-shift-left 1 4)", "16")]),
+        .doc("x shifted left by n bits, as a 64-bit integer (bits shifted out are lost; n is taken mod 64, as in Clojure).")
+        .ex(&[("(bit-shift-left 1 4)", "16"), ("(bit-shift-left 1 63)", "-9223372036854775808")]),
     Builtin::new("bit-shift-right", Exact(2), Math, shr)
-        .doc("x shifted right by n bits (sign-extending).")
+        .doc("x shifted right by n bits, sign-extending (n mod 64).")
         .ex(&[("(bit-shift-right 16 2)", "4")]),
-    Builtin::new("bit-set", Exact(2), Math, bit_set).doc("x with bit n set.").ex(&[("(bit-set 0 3)", "8")]),
-    Builtin::new("bit-clear", Exact(2), Math, bit_clear).doc("x with bit n cleared.").ex(&[("(bit-clear 15 0)", "14")]),
-    Builtin::new("bit-flip", Exact(2), Math, bit_flip).doc("x with bit n flipped.").ex(&[("(bit-flip 0 1)", "2")]),
+    Builtin::new("unsigned-bit-shift-right", Exact(2), Math, ushr)
+        .doc("x shifted right by n bits, filling with zeros (n mod 64).")
+        .ex(&[("(unsigned-bit-shift-right -1 60)", "15")]),
+    Builtin::new("bit-set", Exact(2), Math, bit_set).doc("x with bit n (mod 64) set.").ex(&[("(bit-set 0 3)", "8")]),
+    Builtin::new("bit-clear", Exact(2), Math, bit_clear)
+        .doc("x with bit n (mod 64) cleared.")
+        .ex(&[("(bit-clear 15 0)", "14")]),
+    Builtin::new("bit-flip", Exact(2), Math, bit_flip)
+        .doc("x with bit n (mod 64) flipped.")
+        .ex(&[("(bit-flip 0 1)", "2")]),
     Builtin::new("bit-test", Exact(2), Math, bit_test)
-        .doc("True when bit n of x is set.")
+        .doc("True when bit n (mod 64) of x is set.")
         .ex(&[("(bit-test 8 3)", "true")]),
 ];
 
@@ -110,14 +154,24 @@ fn f(v: f64) -> EvalResult {
     Ok(Value::Float(v))
 }
 
-fn to_int(fname: &str, x: f64) -> EvalResult {
+/// Truncates a float into `min..=max`; ##NaN is 0 (as Clojure's casts), else out of range
+/// is an arithmetic error naming the function.
+fn to_int_in(fname: &str, x: f64, min: i64, max: i64, hint: &str) -> EvalResult {
     if x.is_nan() {
         return Ok(Value::Int(0));
     }
-    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
-        return err(ErrorKind::ArithmeticError, format!("{fname}: {x} does not fit in a 64-bit integer"));
+    // as Clojure's casts: the untruncated value must lie within the range (2^63, the
+    // double nearest i64::MAX, saturates)
+    if x < min as f64 || x > max as f64 {
+        return err(
+            ErrorKind::ArithmeticError,
+            format!("{fname}: {} is out of range{hint}", super::core::float_str(x)),
+        );
     }
-    Ok(Value::Int(x as i64))
+    Ok(Value::Int(x.trunc() as i64))
+}
+fn to_int(fname: &str, x: f64) -> EvalResult {
+    to_int_in(fname, x, i64::MIN, i64::MAX, " for a 64-bit integer")
 }
 
 fn abs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -129,10 +183,20 @@ fn abs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => f(num_arg("abs", other)?.abs()),
     }
 }
+/// An integer result of a float rounding function; integers pass through, and ##NaN,
+/// infinities and floats beyond the 64-bit range come back as floats (upstream signals).
 fn rounding(fname: &str, v: &Value, op: fn(f64) -> f64) -> EvalResult {
     match v {
         Value::Int(i) => Ok(Value::Int(*i)),
-        other => to_int(fname, op(num_arg(fname, other)?)),
+        other => {
+            let x = num_arg(fname, other)?;
+            let r = op(x);
+            // past the 64-bit range a float is already integral: it stays a float
+            if !r.is_finite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
+                return f(r);
+            }
+            to_int(fname, r)
+        }
     }
 }
 fn floor(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -144,30 +208,115 @@ fn ceil(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn trunc(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     rounding("trunc", &a[0], f64::trunc)
 }
+/// Java's Math.round rule: halves go toward positive infinity, without the x + 0.5 error.
+fn half_up(x: f64) -> f64 {
+    let fl = x.floor();
+    if x - fl >= 0.5 { fl + 1.0 } else { fl }
+}
+/// x rounded to `places` decimals of its shortest decimal form; ties toward positive
+/// infinity, like the one-argument round.
+fn round_places(x: f64, places: i64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    let s = format!("{:e}", x.abs());
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect();
+    // digits d1 d2 ... with the decimal point after d(exp+1); keep exp + 1 + places of them
+    let keep = exp + 1 + places;
+    if keep < 0 || digits.len() as i64 <= keep {
+        return if keep < 0 { 0.0 } else { x };
+    }
+    let keep = keep as usize;
+    let rest = &digits[keep..];
+    let half = rest.first().copied().unwrap_or(0);
+    let beyond_half = half > 5 || (half == 5 && rest.iter().skip(1).any(|d| *d != 0));
+    // a tie goes up for positive numbers and toward zero for negative ones
+    let up = beyond_half || (half == 5 && x > 0.0);
+    digits.truncate(keep);
+    let mut point = exp + 1;
+    if up {
+        let mut i = digits.len();
+        loop {
+            if i == 0 {
+                digits.insert(0, 1);
+                point += 1;
+                break;
+            }
+            i -= 1;
+            if digits[i] == 9 {
+                digits[i] = 0;
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    if digits.is_empty() {
+        return 0.0 * x.signum();
+    }
+    let text: String = digits.iter().map(|d| (b'0' + d) as char).collect();
+    let magnitude: f64 = format!("0.{text}e{point}").parse().unwrap_or(0.0);
+    if x < 0.0 { -magnitude } else { magnitude }
+}
 fn round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(places) = a.get(1) {
-        let n = int_arg("round", places)?.clamp(0, 15) as i32;
-        let x = num_arg("round", &a[0])?;
-        let scale = 10f64.powi(n);
-        // round the decimal text, so 1.005 becomes 1.01 as people expect
-        let text = format!("{:.*}", (n + 3) as usize, x * scale);
-        let scaled: f64 = text.parse().unwrap_or(x * scale);
-        return f((scaled + 0.5).floor() / scale);
+        let n = int_arg("round", places)?.clamp(-400, 400);
+        return match &a[0] {
+            Value::Int(i) if n >= 0 => Ok(Value::Int(*i)),
+            other => f(round_places(num_arg("round", other)?, n)),
+        };
     }
-    // Java's Math.round: halves go toward positive infinity; no x + 0.5 rounding error
-    rounding("round", &a[0], |x| {
-        let f = x.floor();
-        if x - f >= 0.5 { f + 1.0 } else { f }
-    })
+    rounding("round", &a[0], half_up)
+}
+fn math_round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Int(i) => Ok(Value::Int(*i)),
+        other => {
+            let x = num_arg("Math/round", other)?;
+            Ok(Value::Int(if x.is_nan() {
+                0
+            } else if x >= 9.223_372_036_854_776e18 {
+                i64::MAX
+            } else if x <= -9.223_372_036_854_776e18 {
+                i64::MIN
+            } else {
+                half_up(x) as i64
+            }))
+        }
+    }
 }
 fn int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    rounding("int", &a[0], f64::trunc)
+    let hint = " for int (32 bits); use long for larger numbers";
+    match &a[0] {
+        Value::Int(i) if i32::try_from(*i).is_ok() => Ok(Value::Int(*i)),
+        Value::Int(i) => err(ErrorKind::ArithmeticError, format!("int: {i} is out of range{hint}")),
+        other => to_int_in("int", num_arg("int", other)?, i32::MIN as i64, i32::MAX as i64, hint),
+    }
+}
+fn long(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Int(i) => Ok(Value::Int(*i)),
+        other => to_int("long", num_arg("long", other)?),
+    }
 }
 fn double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     f(num_arg("double", &a[0])?)
 }
+/// `java.lang.Math.pow`: like C's pow except that a NaN exponent, or |x| = 1 with an
+/// infinite exponent, gives NaN.
+fn java_pow(x: f64, y: f64) -> f64 {
+    if y == 0.0 {
+        1.0
+    } else if y.is_nan() || (x.abs() == 1.0 && y.is_infinite()) {
+        f64::NAN
+    } else {
+        x.powf(y)
+    }
+}
 fn pow(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    f(num_arg("pow", &a[0])?.powf(num_arg("pow", &a[1])?))
+    f(java_pow(num_arg("pow", &a[0])?, num_arg("pow", &a[1])?))
 }
 fn sqrt(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     f(num_arg("sqrt", &a[0])?.sqrt())
@@ -202,6 +351,11 @@ unary!(asin, "Math/asin", f64::asin);
 unary!(acos, "Math/acos", f64::acos);
 unary!(atan, "Math/atan", f64::atan);
 unary!(cbrt, "Math/cbrt", f64::cbrt);
+unary!(sinh, "Math/sinh", f64::sinh);
+unary!(cosh, "Math/cosh", f64::cosh);
+unary!(tanh, "Math/tanh", f64::tanh);
+unary!(expm1, "Math/expm1", f64::exp_m1);
+unary!(rint, "Math/rint", f64::round_ties_even);
 unary!(signum, "Math/signum", |x| if x == 0.0 || x.is_nan() { x } else { x.signum() });
 fn atan2(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     f(num_arg("Math/atan2", &a[0])?.atan2(num_arg("Math/atan2", &a[1])?))
@@ -237,21 +391,22 @@ fn bit_and_not(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn bit_not(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(!ints("bit-not", a)?[0]))
 }
+/// The value and a bit index taken mod 64, as the JVM's shifts do.
 fn bit_index(fname: &str, a: &[Value]) -> EvalResult<(i64, u32)> {
     let xs = ints(fname, a)?;
-    if !(0..64).contains(&xs[1]) {
-        return err(ErrorKind::ArithmeticError, format!("{fname}: bit index {} is outside 0..63", xs[1]));
-    }
-    Ok((xs[0], xs[1] as u32))
+    Ok((xs[0], (xs[1] & 63) as u32))
 }
 fn shl(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-shift-left", a)?;
-    let r = x.checked_shl(n).filter(|r| r >> n == x);
-    r.map(Value::Int).map_or_else(|| err(ErrorKind::ArithmeticError, "integer overflow in bit-shift-left"), Ok)
+    Ok(Value::Int(x.wrapping_shl(n)))
 }
 fn shr(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-shift-right", a)?;
     Ok(Value::Int(x >> n))
+}
+fn ushr(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let (x, n) = bit_index("unsigned-bit-shift-right", a)?;
+    Ok(Value::Int(((x as u64) >> n) as i64))
 }
 fn bit_set(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-set", a)?;
@@ -268,6 +423,40 @@ fn bit_flip(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn bit_test(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-test", a)?;
     Ok(Value::Bool(x & (1i64 << n) != 0))
+}
+fn exact(fname: &str, r: Option<i64>) -> EvalResult {
+    r.map(Value::Int).map_or_else(
+        || err(ErrorKind::ArithmeticError, format!("{fname}: integer overflow (the result does not fit in 64 bits)")),
+        Ok,
+    )
+}
+fn add_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let xs = ints("Math/addExact", a)?;
+    exact("Math/addExact", xs[0].checked_add(xs[1]))
+}
+fn subtract_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let xs = ints("Math/subtractExact", a)?;
+    exact("Math/subtractExact", xs[0].checked_sub(xs[1]))
+}
+fn multiply_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let xs = ints("Math/multiplyExact", a)?;
+    exact("Math/multiplyExact", xs[0].checked_mul(xs[1]))
+}
+fn negate_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    exact("Math/negateExact", ints("Math/negateExact", a)?[0].checked_neg())
+}
+fn increment_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    exact("Math/incrementExact", ints("Math/incrementExact", a)?[0].checked_add(1))
+}
+fn decrement_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    exact("Math/decrementExact", ints("Math/decrementExact", a)?[0].checked_sub(1))
+}
+fn to_int_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let x = ints("Math/toIntExact", a)?[0];
+    match i32::try_from(x) {
+        Ok(_) => Ok(Value::Int(x)),
+        Err(_) => err(ErrorKind::ArithmeticError, format!("Math/toIntExact: {x} does not fit in 32 bits")),
+    }
 }
 unary!(to_radians, "Math/toRadians", f64::to_radians);
 unary!(to_degrees, "Math/toDegrees", f64::to_degrees);
@@ -290,4 +479,100 @@ fn floor_div(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn floor_mod(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (x, y) = int_div_args("Math/floorMod", a)?;
     Ok(Value::Int(((x % y) + y) % y))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_places;
+
+    fn eval(src: &str) -> String {
+        let out = crate::run(src, crate::RunOptions::default());
+        match out.result {
+            crate::RunResult::Error(e) => format!("!{}", e.kind.as_str()),
+            _ => out.printed,
+        }
+    }
+
+    fn check(cases: &[(&str, &str)]) {
+        for (src, want) in cases {
+            assert_eq!(eval(src), *want, "{src}");
+        }
+    }
+
+    #[test]
+    fn rounding_to_integers() {
+        check(&[
+            ("(floor -2.5)", "-3"),
+            ("(ceil -2.5)", "-2"),
+            ("(trunc -2.5)", "-2"),
+            ("(round 2.5)", "3"),
+            ("(round -2.5)", "-2"),
+            ("(round 0.49999999999999994)", "0"),
+            ("(floor ##NaN)", "##NaN"),
+            ("(ceil ##Inf)", "##Inf"),
+            ("(float? (floor 1e300))", "true"),
+            ("(Math/round ##NaN)", "0"),
+            ("(Math/round ##Inf)", "9223372036854775807"),
+            ("(Math/round 1e19)", "9223372036854775807"),
+            ("(Math/floor 2.7)", "2"),
+        ]);
+    }
+
+    #[test]
+    fn rounding_to_places() {
+        assert_eq!(round_places(1.005, 2), 1.01);
+        assert_eq!(round_places(2.675, 2), 2.68);
+        assert_eq!(round_places(-1.555, 2), -1.55);
+        assert_eq!(round_places(-1.556, 2), -1.56);
+        assert_eq!(round_places(1234.5678, -2), 1200.0);
+        assert_eq!(round_places(0.4, 0), 0.0);
+        assert_eq!(round_places(9.99, 1), 10.0);
+        assert_eq!(round_places(1e-5, 2), 0.0);
+        check(&[("(round 3.14159 2)", "3.14"), ("(round 7 -1)", "10.0"), ("(round 7 2)", "7")]);
+    }
+
+    #[test]
+    fn casts_follow_clojure() {
+        check(&[
+            ("(int 3.7)", "3"),
+            ("(int ##NaN)", "0"),
+            ("(int 2147483647.5)", "!arithmetic_error"),
+            ("(int 3000000000)", "!arithmetic_error"),
+            ("(long 3000000000.9)", "3000000000"),
+            ("(long ##Inf)", "!arithmetic_error"),
+            ("(double 2)", "2.0"),
+        ]);
+    }
+
+    #[test]
+    fn powers_and_java_math() {
+        check(&[
+            ("(pow 2 10)", "1024.0"),
+            ("(pow 1 ##Inf)", "##NaN"),
+            ("(pow 1 ##NaN)", "##NaN"),
+            ("(pow ##NaN 0)", "1.0"),
+            ("(sqrt -1)", "##NaN"),
+            ("(Math/rint 2.5)", "2.0"),
+            ("(Math/addExact 9223372036854775807 1)", "!arithmetic_error"),
+            ("(Math/toIntExact 2147483648)", "!arithmetic_error"),
+            ("(Math/floorDiv -7 2)", "-4"),
+            ("(max 1 1.0)", "1.0"),
+            ("(max ##NaN 1)", "##NaN"),
+            ("(min 2 1 1.0)", "1.0"),
+            ("(mod 5.5 0)", "!arithmetic_error"),
+        ]);
+    }
+
+    #[test]
+    fn bits_wrap_like_the_jvm() {
+        check(&[
+            ("(bit-shift-left 1 63)", "-9223372036854775808"),
+            ("(bit-shift-left 1 64)", "1"),
+            ("(bit-shift-right 8 -1)", "0"),
+            ("(unsigned-bit-shift-right -1 60)", "15"),
+            ("(bit-set 0 64)", "1"),
+            ("(bit-test -1 63)", "true"),
+            ("(bit-and 1.5 1)", "!type_error"),
+        ]);
+    }
 }

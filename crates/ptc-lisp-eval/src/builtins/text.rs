@@ -1,9 +1,16 @@
 //! Text: string searching and shaping, parsing, `format`, regexes, JSON, and `extract`.
+//!
+//! Strings index by Unicode scalar values (`(count "😀")` is 1; Clojure counts UTF-16
+//! units). Regex functions follow Java's matching loop and split rules (see
+//! [`java_regex`]); `format` follows `java.util.Formatter` (see [`format`]).
+
+mod format;
+mod java_regex;
 
 use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, expected, int_arg, str_arg};
-use crate::error::{ErrorKind, EvalResult, err};
+use crate::error::{ErrorKind, EvalResult, err, type_err};
 use crate::interp::Interp;
 use crate::limits::cost;
 use crate::printer::to_clojure;
@@ -22,16 +29,19 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Character index of the last occurrence, or nil.")
         .ex(&[("(last-index-of \"hello\" \"l\")", "3")]),
     Builtin::new("replace", Exact(3), Str, replace)
-        .doc("Replaces every match: string for string, or regex for string ($1 refers to groups) or for (fn [match]).")
+        .doc("Replaces every match: string for string (literally), or regex for a string ($1 / ${name} refer to groups, \\$ is a dollar) or for (fn [match]) — the fn gets the match, or [match g1 ...] when the regex has groups.")
         .ex(&[("(replace \"a.b\" \".\" \"-\")", "\"a-b\""), ("(replace \"a1b22\" #\"\\d+\" \"#\")", "\"a#b#\"")]),
     Builtin::new("replace-first", Exact(3), Str, replace_first)
-        .doc("Replaces the first match.")
+        .doc("Replaces the first match (same arguments as replace).")
         .ex(&[("(replace-first \"aaa\" \"a\" \"b\")", "\"baa\"")]),
+    Builtin::new("re-quote-replacement", Exact(1), Str, re_quote_replacement)
+        .doc("A replacement string with \\ and $ escaped, so replace inserts it literally.")
+        .ex(&[("(re-quote-replacement \"$1\")", "\"\\\\$1\"")]),
     Builtin::new("str/reverse", Exact(1), Str, str_reverse)
         .doc("clojure.string/reverse: the characters of a string in reverse order.")
         .ex(&[("(str/reverse \"abc\")", "\"cba\"")]),
     Builtin::new("split-lines", Exact(1), Str, split_lines)
-        .doc("Lines of a string; trailing empty lines dropped.")
+        .doc("Lines of a string split at \\n or \\r\\n; trailing empty lines dropped.")
         .ex(&[("(split-lines \"a\\nb\\n\")", "[\"a\" \"b\"]")]),
     Builtin::new("triml", Exact(1), Str, triml)
         .doc("String without leading whitespace.")
@@ -59,8 +69,8 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Printed (readable) forms joined by spaces.")
         .ex(&[("(pr-str \"a\" 1 nil)", "\"\\\"a\\\" 1 nil\"")]),
     Builtin::new("print-str", AtLeast(0), Str, print_str)
-        .doc("The arguments printed like println, without the newline, as a string.")
-        .ex(&[("(print-str \"a\" 1 nil)", "\"a 1 nil\"")]),
+        .doc("The arguments printed for people (strings unquoted, also inside collections), space-separated.")
+        .ex(&[("(print-str \"a\" 1 nil)", "\"a 1 nil\""), ("(print-str [\"x\" :k])", "\"[x :k]\"")]),
     Builtin::new("println-str", AtLeast(0), Str, println_str)
         .doc("Like print-str, with a trailing newline.")
         .ex(&[("(println-str \"x\" 1)", "\"x 1\\n\"")]),
@@ -68,43 +78,47 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Like pr-str, with a trailing newline.")
         .ex(&[("(prn-str \"x\")", "\"\\\"x\\\"\\n\"")]),
     Builtin::new("str/escape", Exact(2), Str, escape)
-        .doc("String with characters replaced through a {char replacement} map.")
+        .doc("String with characters replaced through a {char replacement} map (or a fn of the char; nil keeps it).")
         .ex(&[("(str/escape \"a&b\" {\\& \"&amp;\"})", "\"a&amp;b\"")]),
     Builtin::new("format", AtLeast(1), Str, format)
-        .doc("printf-style formatting: %s %d %f %.Nf %e %x %o %% (nil prints as empty, DIV-21).")
+        .doc("Java-style formatting: %s %d %f %e %g %x %o %b %c %% %n, flags - + 0 , ( #, width, .precision, %2$s; floats round half-up; nil prints as empty (DIV-21).")
         .ex(&[
             ("(format \"%s has %d items\" \"cart\" 3)", "\"cart has 3 items\""),
             ("(format \"%.2f\" 2.675)", "\"2.68\""),
+            ("(format \"%-6s|%5d|%,.1f\" \"ab\" 42 1234.56)", "\"ab    |   42|1,234.6\""),
         ]),
     Builtin::new("extract", Range(2, 3), Str, extract)
         .ext()
-        .doc("Group n (default 1; 0 = whole match) of the first match of a pattern (regex or string), or nil.")
+        .doc("Group n (default 1, or the whole match when the pattern has no groups; 0 = whole match) of the first match of a pattern (a regex, or a string compiled as one), or nil.")
         .ex(&[("(extract #\"id=(\\d+)\" \"x id=42\")", "\"42\"")]),
     Builtin::new("extract-int", Range(2, 4), Str, extract_int)
         .ext()
         .doc("Like extract, parsed as an integer; default (nil) when missing or not a number.")
-        .ex(&[("(extract-int #\"(\\d+) items\" \"3 items\")", "3")]),
+        .ex(&[("(extract-int #\"(\\d+) items\" \"3 items\")", "3"), ("(extract-int \"n=(\\\\d+)\" \"none\" 1 0)", "0")]),
     Builtin::new("re-pattern", Exact(1), Regex, re_pattern)
         .doc("A regex from a string (a regex passes through).")
         .ex(&[("(re-pattern \"\\\\d+\")", "#\"\\d+\"")]),
     Builtin::new("regex?", Exact(1), Regex, is_regex).doc("True for regexes.").ex(&[("(regex? #\"a\")", "true")]),
     Builtin::new("re-find", Exact(2), Regex, re_find)
-        .doc("First match: the string, or [whole group1 ...] when the pattern has groups; nil when none.")
+        .doc("First match: the string, or [whole group1 ...] when the pattern has groups (nil for a group that did not take part); nil when none.")
         .ex(&[("(re-find #\"(\\d+)-(\\d+)\" \"10-20\")", "[\"10-20\" \"10\" \"20\"]")]),
     Builtin::new("re-matches", Exact(2), Regex, re_matches)
         .doc("Like re-find, but the whole string must match.")
         .ex(&[("(re-matches #\"\\d+\" \"12a\")", "nil")]),
     Builtin::new("re-seq", Exact(2), Regex, re_seq)
-        .doc("Every match, as a vector; nil when there is none.")
+        .doc("Every match (strings, or [whole group1 ...] vectors), as a vector; nil when there is none.")
         .ex(&[("(re-seq #\"\\d\" \"a1b2\")", "[\"1\" \"2\"]")]),
     Builtin::new("re-split", Exact(2), Regex, re_split)
         .ext()
-        .doc("Splits a string on a regex: (re-split re s).")
-        .ex(&[("(re-split #\",\" \"a,b\")", "[\"a\" \"b\"]")]),
+        .doc("Splits a string on a regex, keeping every piece (trailing empty ones too): (re-split re s).")
+        .ex(&[("(re-split #\",\" \"a,b,\")", "[\"a\" \"b\" \"\"]")]),
     Builtin::new("json/parse-string", Range(1, 2), Json, json_parse)
         .alias(&["json/read-str"])
-        .doc("Value from JSON text (string keys); nil when the text is not JSON (DIV-23).")
-        .ex(&[("(json/parse-string \"{\\\"a\\\": [1, 2]}\")", "{\"a\" [1 2]}")]),
+        .doc("Value from JSON text (string keys; with true as second argument keyword keys, with a fn its result); nil when the text is not JSON (DIV-23).")
+        .ex(&[
+            ("(json/parse-string \"{\\\"a\\\": [1, 2]}\")", "{\"a\" [1 2]}"),
+            ("(json/parse-string \"{\\\"a\\\": 1}\" true)", "{:a 1}"),
+        ]),
     Builtin::new("json/generate-string", Exact(1), Json, json_generate)
         .alias(&["json/write-str"])
         .doc("JSON text of a value (keywords become strings); nil when it has no JSON form (DIV-24).")
@@ -116,7 +130,7 @@ pub static BUILTINS: &[Builtin] = &[
 ];
 
 fn chars_index(s: &str, byte: usize) -> i64 {
-    s[..byte].chars().count() as i64
+    s.get(..byte).map_or(0, |p| p.chars().count() as i64)
 }
 fn char_to_byte(s: &str, idx: i64) -> usize {
     s.char_indices().nth(idx.max(0) as usize).map(|(b, _)| b).unwrap_or(s.len())
@@ -128,101 +142,142 @@ fn index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         Some(v) => char_to_byte(s, int_arg("index-of", v)?),
         None => 0,
     };
-    Ok(s[from..].find(sub).map(|b| Value::Int(chars_index(s, from + b))).unwrap_or(Value::Nil))
+    Ok(s.get(from..).and_then(|rest| rest.find(sub)).map_or(Value::Nil, |b| Value::Int(chars_index(s, from + b))))
 }
 fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("last-index-of", &a[0])?;
     let sub = str_arg("last-index-of", &a[1])?;
     let hay = match a.get(2) {
         Some(v) => {
-            let end = char_to_byte(s, int_arg("last-index-of", v)?);
-            &s[..(end + sub.len()).min(s.len())]
+            let from = int_arg("last-index-of", v)?;
+            if from < 0 {
+                return Ok(Value::Nil);
+            }
+            let end = char_to_byte(s, from);
+            s.get(..(end + sub.len()).min(s.len())).unwrap_or(s)
         }
         None => s,
     };
-    Ok(hay.rfind(sub).map(|b| Value::Int(chars_index(s, b))).unwrap_or(Value::Nil))
+    Ok(hay.rfind(sub).map_or(Value::Nil, |b| Value::Int(chars_index(s, b))))
 }
-/// Java replacement syntax `$1` -> the regex crate's `${1}`.
-fn java_replacement(r: &str) -> String {
-    let mut out = String::new();
-    let mut chars = r.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    if n == '$' {
-                        out.push_str("$$");
-                    } else {
-                        out.push(n);
-                    }
-                }
-            }
-            '$' => {
-                let mut digits = String::new();
-                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
-                    digits.push(*d);
-                    chars.next();
-                }
-                if digits.is_empty() {
-                    out.push_str("$$");
-                } else {
-                    out.push_str(&format!("${{{digits}}}"));
-                }
-            }
-            c => out.push(c),
-        }
+
+/// The vector form of a match: the string, or `[whole g1 ...]` when the pattern has groups.
+fn match_value(caps: &regex::Captures<'_>) -> Value {
+    if caps.len() == 1 {
+        return caps.get(0).map_or(Value::Nil, |m| Value::str(m.as_str()));
     }
-    out
+    Value::vector(caps.iter().map(|m| m.map_or(Value::Nil, |m| Value::str(m.as_str()))))
 }
-fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, limit: usize) -> EvalResult {
-    let s = str_arg(fname, &a[0])?.to_string();
+
+fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: bool) -> EvalResult {
+    let s = str_arg(fname, &a[0])?;
     let out = match (&a[1], &a[2]) {
         (Value::Str(from), Value::Str(to)) => {
-            if limit == 0 {
-                s.replace(&**from, to)
-            } else {
-                s.replacen(&**from, to, limit)
-            }
+            // charge the result before building it: matches × replacement can be huge
+            let hits = if first_only { usize::from(s.contains(&**from)) } else { s.matches(&**from).count() };
+            interp.tick(hits as u64)?;
+            interp.charge((s.len() as u64).saturating_add((hits as u64).saturating_mul(to.len() as u64)))?;
+            if first_only { s.replacen(&**from, to, 1) } else { s.replace(&**from, to) }
         }
         (Value::Regex(re), Value::Str(to)) => {
-            re.regex().replacen(&s, limit, java_replacement(to).as_str()).into_owned()
+            let pieces = java_regex::parse_replacement(fname, re.regex(), to)?;
+            let mut out = String::new();
+            let mut last = 0;
+            for caps in java_regex::find_iter(re.regex(), s) {
+                interp.tick(1)?;
+                let Some(m) = caps.get(0) else { continue };
+                out.push_str(s.get(last..m.start()).unwrap_or(""));
+                let before = out.len();
+                java_regex::expand(&pieces, &caps, &mut out);
+                interp.charge((out.len() - before) as u64)?;
+                last = m.end();
+                if first_only {
+                    break;
+                }
+            }
+            out.push_str(s.get(last..).unwrap_or(""));
+            out
         }
         (Value::Regex(re), f @ Value::Func(_)) => {
             let f = f.clone();
             let mut out = String::new();
             let mut last = 0;
-            for (n, caps) in re.regex().captures_iter(&s).enumerate() {
-                if limit != 0 && n >= limit {
-                    break;
-                }
+            for caps in java_regex::find_iter(re.regex(), s) {
                 interp.tick(1)?;
                 let Some(m) = caps.get(0) else { continue };
-                out.push_str(&s[last..m.start()]);
-                let arg = match_value(&caps);
-                let r = interp.apply(&f, &mut [arg])?;
+                out.push_str(s.get(last..m.start()).unwrap_or(""));
+                let r = interp.apply(&f, &mut [match_value(&caps)])?;
+                let before = out.len();
                 super::core::str_of(&r, &mut out);
+                interp.charge((out.len() - before) as u64)?;
                 last = m.end();
+                if first_only {
+                    break;
+                }
             }
-            out.push_str(&s[last..]);
+            out.push_str(s.get(last..).unwrap_or(""));
             out
         }
-        (m, _) => return expected(fname, "a string or regex to match, and a string (or fn for a regex) to insert", m),
+        (Value::Str(_), other) => {
+            return expected(fname, "a string to insert (a fn replacement needs a regex pattern)", other);
+        }
+        (Value::Regex(_), other) => return expected(fname, "a replacement string or a fn of the match", other),
+        (m, _) => return expected(fname, "a string or regex to match", m),
     };
     interp.charge(out.len() as u64 + cost::HEADER)?;
     Ok(Value::str(out))
 }
 fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    replace_impl(interp, a, "replace", 0)
+    replace_impl(interp, a, "replace", false)
 }
 fn replace_first(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    replace_impl(interp, a, "replace-first", 1)
+    replace_impl(interp, a, "replace-first", true)
 }
-fn split_lines(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_quote_replacement(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = str_arg("re-quote-replacement", &a[0])?;
+    Ok(Value::str(s.replace('\\', "\\\\").replace('$', "\\$")))
+}
+
+/// `clojure.string/split`: Java's `Pattern.split` on a regex; a 1-character string splits
+/// on that character and "" into characters (PTC extensions; longer strings are refused,
+/// DIV-50). An optional limit caps the number of pieces (negative keeps trailing empties).
+pub fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = str_arg("split", &a[0])?;
+    let limit = match a.get(2) {
+        Some(l) => int_arg("split", l)?,
+        None => 0,
+    };
+    let literal;
+    let re = match &a[1] {
+        Value::Regex(r) => r.regex(),
+        Value::Str(sep) if sep.chars().count() <= 1 => {
+            literal = RegexValue::compile(&regex::escape(sep)).or_else(|m| err(ErrorKind::RuntimeError, m))?;
+            literal.regex()
+        }
+        Value::Str(sep) => {
+            return type_err(format!(
+                "split: a plain-string separator must be one character, got {sep:?}; use a regex such as #\"{}\"",
+                regex::escape(sep)
+            ));
+        }
+        other => return expected("split", "a regex like #\",\" or a 1-character string", other),
+    };
+    let parts = java_regex::split(re, s, limit);
+    interp.tick(parts.len() as u64)?;
+    interp.charge(cost::HEADER + cost::ELEM * parts.len() as u64 + s.len() as u64)?;
+    Ok(Value::vector(parts.into_iter().map(Value::str)))
+}
+fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("split-lines", &a[0])?;
     let mut lines: Vec<&str> = s.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-    while lines.len() > 1 && lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
+    // Java's split: no match keeps the input, otherwise trailing empty lines go
+    if lines.len() > 1 {
+        while lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
     }
+    interp.tick(lines.len() as u64)?;
+    interp.charge(cost::HEADER + cost::ELEM * lines.len() as u64 + s.len() as u64)?;
     Ok(Value::vector(lines.into_iter().map(Value::str)))
 }
 fn triml(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -244,7 +299,7 @@ fn capitalize(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn parse_long(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(match &a[0] {
-        Value::Str(s) if !s.starts_with('+') || s.len() > 1 => s.parse::<i64>().map(Value::Int).unwrap_or(Value::Nil),
+        Value::Str(s) if !s.starts_with('+') || s.len() > 1 => s.parse::<i64>().map_or(Value::Nil, Value::Int),
         _ => Value::Nil,
     })
 }
@@ -255,9 +310,9 @@ fn parse_double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
             let ok = !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
             match (ok, t) {
                 (_, "NaN") => Value::Float(f64::NAN),
-                (_, "Infinity") => Value::Float(f64::INFINITY),
+                (_, "Infinity" | "+Infinity") => Value::Float(f64::INFINITY),
                 (_, "-Infinity") => Value::Float(f64::NEG_INFINITY),
-                (true, _) => t.parse::<f64>().map(Value::Float).unwrap_or(Value::Nil),
+                (true, _) => t.parse::<f64>().map_or(Value::Nil, Value::Float),
                 _ => Value::Nil,
             }
         }
@@ -271,152 +326,139 @@ fn parse_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         _ => Value::Nil,
     })
 }
-fn pr_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = a.iter().map(to_clojure).collect::<Vec<_>>().join(" ");
-    interp.charge(s.len() as u64)?;
-    Ok(Value::str(s))
-}
 
-/// Java's HALF_UP rounding of the exact decimal expansion of `x` to `places` decimals.
-pub fn fixed(x: f64, places: usize) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "NaN".into()
-        } else if x > 0.0 {
-            "Infinity".into()
+/// Printed forms (`pr`), or forms for people (`print`: strings unquoted at every depth).
+fn printed_all(interp: &mut Interp, a: &[Value], readable: bool) -> EvalResult<String> {
+    let mut out = String::new();
+    for (i, v) in a.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if readable {
+            let text = to_clojure(v);
+            interp.charge(text.len() as u64)?;
+            out.push_str(&text);
         } else {
-            "-Infinity".into()
-        };
-    }
-    // the shortest representation is the decimal Java rounds (2.675 -> "2.675" -> 2.68)
-    let repr = format!("{}", x.abs());
-    let (int_part, frac_part) = repr.split_once('.').unwrap_or((&repr, ""));
-    if repr.contains('e') {
-        return format!("{x:.places$}");
-    }
-    let mut digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).map(|b| b - b'0').collect();
-    let int_len = int_part.len();
-    let keep = int_len + places;
-    while digits.len() < keep + 1 {
-        digits.push(0);
-    }
-    let round_up = digits[keep] >= 5;
-    digits.truncate(keep);
-    if round_up {
-        let mut i = digits.len();
-        loop {
-            if i == 0 {
-                digits.insert(0, 1);
-                break;
-            }
-            i -= 1;
-            if digits[i] == 9 {
-                digits[i] = 0;
-            } else {
-                digits[i] += 1;
-                break;
-            }
+            print_plain(interp, v, &mut out, 0)?;
         }
     }
-    let int_digits = digits.len() - places;
-    let mut out = String::new();
-    if x < 0.0 && digits.iter().any(|d| *d != 0) {
-        out.push('-');
-    }
-    for d in &digits[..int_digits] {
-        out.push((b'0' + d) as char);
-    }
-    if int_digits == 0 {
-        out.push('0');
-    }
-    if places > 0 {
-        out.push('.');
-        for d in &digits[int_digits..] {
-            out.push((b'0' + d) as char);
-        }
-    }
-    out
+    interp.charge(cost::HEADER)?;
+    Ok(out)
 }
-
-fn format(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let fmt = str_arg("format", &a[0])?.to_string();
-    let mut args = a[1..].iter();
-    let mut out = String::new();
-    let mut chars = fmt.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        let mut precision: Option<usize> = None;
-        if chars.peek() == Some(&'.') {
-            chars.next();
-            let mut p = String::new();
-            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
-                p.push(*d);
-                chars.next();
+fn print_plain(interp: &mut Interp, v: &Value, out: &mut String, depth: usize) -> EvalResult<()> {
+    interp.tick(1)?;
+    if depth > 1_000 {
+        // as the printer does: nesting this deep is cut, not followed
+        out.push_str("...");
+        return Ok(());
+    }
+    let items = |interp: &mut Interp, it: &mut dyn Iterator<Item = &Value>, out: &mut String| -> EvalResult<()> {
+        for (i, x) in it.enumerate() {
+            if i > 0 {
+                out.push(' ');
             }
-            precision = p.parse().ok();
+            print_plain(interp, x, out, depth + 1)?;
         }
-        let Some(conv) = chars.next() else {
-            return err(ErrorKind::RuntimeError, "format: the string ends with a lone %; write %% for a percent sign");
-        };
-        if conv == '%' {
-            out.push('%');
-            continue;
+        Ok(())
+    };
+    match v {
+        Value::Str(s) => {
+            interp.charge(s.len() as u64)?;
+            out.push_str(s);
         }
-        if conv == 'n' {
-            out.push('\n');
-            continue;
+        Value::Vector(xs) => {
+            out.push('[');
+            items(interp, &mut xs.iter(), out)?;
+            out.push(']');
         }
-        let Some(arg) = args.next() else {
-            return err(ErrorKind::RuntimeError, format!("format: %{conv} has no matching argument"));
-        };
-        match conv {
-            's' => match arg {
-                Value::Nil => {}
-                other => super::core::str_of(other, &mut out),
-            },
-            'd' => match arg {
-                Value::Int(i) => out.push_str(&i.to_string()),
-                other => return expected("format %d", "an integer", other),
-            },
-            'f' => out.push_str(&fixed(super::num_arg("format %f", arg)?, precision.unwrap_or(6))),
-            'e' => {
-                let x = super::num_arg("format %e", arg)?;
-                let s = format!("{:.*e}", precision.unwrap_or(6), x);
-                let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-                let e: i32 = e.parse().unwrap_or(0);
-                out.push_str(&format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs()));
+        Value::Set(xs) => {
+            out.push_str("#{");
+            items(interp, &mut xs.iter(), out)?;
+            out.push('}');
+        }
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                print_plain(interp, k, out, depth + 1)?;
+                out.push(' ');
+                print_plain(interp, x, out, depth + 1)?;
             }
-            'x' => out.push_str(&format!("{:x}", super::int_arg("format %x", arg)?)),
-            'o' => out.push_str(&format!("{:o}", super::int_arg("format %o", arg)?)),
-            other => {
-                return err(
-                    ErrorKind::RuntimeError,
-                    format!("format: unsupported conversion %{other}; use %s %d %f %.Nf %e %x %o %%"),
-                );
-            }
+            out.push('}');
+        }
+        other => {
+            let text = to_clojure(other);
+            interp.charge(text.len() as u64)?;
+            out.push_str(&text);
         }
     }
-    interp.charge(out.len() as u64 + cost::HEADER)?;
+    Ok(())
+}
+fn pr_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(interp, a, true)?))
+}
+fn print_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(interp, a, false)?))
+}
+fn println_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(interp, a, false)? + "\n"))
+}
+fn prn_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(interp, a, true)? + "\n"))
+}
+fn escape(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = str_arg("str/escape", &a[0])?;
+    let cmap = a[1].clone();
+    if !matches!(cmap, Value::Map(_) | Value::Func(_)) {
+        return expected("str/escape", "a {char replacement} map or a fn of the character", &cmap);
+    }
+    let mut out = String::new();
+    for c in s.chars() {
+        interp.tick(1)?;
+        let ch = Value::str(c.to_string());
+        let r = match &cmap {
+            Value::Map(m) => m.get(&ch).cloned().unwrap_or(Value::Nil),
+            f => interp.apply(f, &mut [ch])?,
+        };
+        let before = out.len();
+        match r {
+            Value::Nil => out.push(c),
+            r => super::core::str_of(&r, &mut out),
+        }
+        interp.charge((out.len() - before) as u64)?;
+    }
+    interp.charge(cost::HEADER)?;
     Ok(Value::str(out))
 }
 
-fn regex_of(fname: &str, v: &Value) -> EvalResult<Arc<RegexValue>> {
+fn format(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let template = str_arg("format", &a[0])?;
+    let out = format::format(interp, template, &a[1..])?;
+    interp.charge(cost::HEADER)?;
+    Ok(Value::str(out))
+}
+
+/// A regex argument; strings are refused with a pointer to `re-pattern`.
+fn regex_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<&'a RegexValue> {
     match v {
-        Value::Regex(r) => Ok(r.clone()),
-        Value::Str(s) => {
-            RegexValue::compile(&regex::escape(s)).map(Arc::new).or_else(|m| err(ErrorKind::RuntimeError, m))
-        }
+        Value::Regex(r) => Ok(r),
+        Value::Str(s) => type_err(format!(
+            "{fname}: expected a regex, got string {s:?}; write a regex literal like #\"\\d+\" or use (re-pattern s)"
+        )),
         other => expected(fname, "a regex like #\"\\d+\"", other),
     }
 }
-fn match_value(caps: &regex::Captures<'_>) -> Value {
-    if caps.len() == 1 {
-        return caps.get(0).map(|m| Value::str(m.as_str())).unwrap_or(Value::Nil);
+/// A pattern for `extract`: a regex, or a string compiled as one (as upstream does).
+fn pattern_arg(fname: &str, v: &Value) -> EvalResult<Arc<RegexValue>> {
+    match v {
+        Value::Regex(r) => Ok(r.clone()),
+        Value::Str(s) => {
+            RegexValue::compile(s).map(Arc::new).or_else(|m| err(ErrorKind::RuntimeError, format!("{fname}: {m}")))
+        }
+        other => expected(fname, "a regex like #\"\\d+\" or a pattern string", other),
     }
-    Value::vector(caps.iter().map(|m| m.map(|m| Value::str(m.as_str())).unwrap_or(Value::Nil)))
 }
 fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
@@ -431,66 +473,114 @@ fn is_regex(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(matches!(a[0], Value::Regex(_))))
 }
 fn re_find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let re = regex_of("re-find", &a[0])?;
+    let re = regex_arg("re-find", &a[0])?;
     let s = str_arg("re-find", &a[1])?;
-    Ok(re.regex().captures(s).map(|c| match_value(&c)).unwrap_or(Value::Nil))
+    Ok(re.regex().captures(s).map_or(Value::Nil, |c| match_value(&c)))
 }
 fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let re = regex_of("re-matches", &a[0])?;
+    let re = regex_arg("re-matches", &a[0])?;
     let s = str_arg("re-matches", &a[1])?;
-    let full = RegexValue::compile(&format!("^(?:{})$", re.source()))
-        .map_err(|m| crate::error::EvalError::new(ErrorKind::RuntimeError, m))?;
-    Ok(full
-        .regex()
-        .captures(s)
-        .map(|c| {
-            // drop the wrapper's own group numbering: it adds none (non-capturing)
-            match_value(&c)
-        })
-        .unwrap_or(Value::Nil))
+    let Some(full) = re.anchored() else {
+        return err(ErrorKind::RuntimeError, format!("re-matches: the pattern #\"{}\" is too large", re.source()));
+    };
+    Ok(full.captures(s).map_or(Value::Nil, |c| match_value(&c)))
 }
 fn re_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let re = regex_of("re-seq", &a[0])?;
+    let re = regex_arg("re-seq", &a[0])?;
     let s = str_arg("re-seq", &a[1])?;
     let mut out = Vec::new();
-    for c in re.regex().captures_iter(s) {
+    for c in java_regex::find_iter(re.regex(), s) {
         interp.tick(1)?;
+        interp.charge(cost::ELEM)?;
         out.push(match_value(&c));
     }
-    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    interp.charge(cost::HEADER)?;
     Ok(if out.is_empty() { Value::Nil } else { Value::vector(out) })
 }
 fn re_split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let re = regex_of("re-split", &a[0])?;
+    let compiled;
+    let re: &RegexValue = match &a[0] {
+        // upstream also takes a pattern string here
+        Value::Str(_) => {
+            compiled = pattern_arg("re-split", &a[0])?;
+            &compiled
+        }
+        other => regex_arg("re-split", other)?,
+    };
     let s = str_arg("re-split", &a[1])?;
-    let parts: Vec<Value> = re.regex().split(s).map(Value::str).collect();
-    interp.charge(cost::HEADER + cost::ELEM * parts.len() as u64)?;
-    Ok(Value::vector(parts))
+    let parts = java_regex::split(re.regex(), s, -1);
+    interp.tick(parts.len() as u64)?;
+    interp.charge(cost::HEADER + cost::ELEM * parts.len() as u64 + s.len() as u64)?;
+    Ok(Value::vector(parts.into_iter().map(Value::str)))
 }
-fn extract_group(a: &[Value], fname: &str) -> EvalResult<Option<String>> {
-    let re = regex_of(fname, &a[0])?;
+fn extract_group(interp: &mut Interp, a: &[Value], fname: &str) -> EvalResult<Option<String>> {
+    let re = pattern_arg(fname, &a[0])?;
     let s = match &a[1] {
         Value::Str(s) => s.clone(),
         Value::Nil => return Ok(None),
         other => return expected(fname, "a string", other),
     };
     let n = match a.get(2) {
-        Some(v) => int_arg(fname, v)?.max(0) as usize,
-        None => usize::from(re.regex().captures_len() > 1),
+        Some(Value::Nil) | None => usize::from(re.regex().captures_len() > 1),
+        Some(v) => {
+            let n = int_arg(fname, v)?;
+            if n < 0 {
+                return err(ErrorKind::RuntimeError, format!("{fname}: group {n} does not exist; groups count from 0"));
+            }
+            n as usize
+        }
     };
+    interp.tick(1)?;
     Ok(re.regex().captures(&s).and_then(|c| c.get(n)).map(|m| m.as_str().to_string()))
 }
-fn extract(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(extract_group(a, "extract")?.map(Value::str).unwrap_or(Value::Nil))
+fn extract(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(extract_group(interp, a, "extract")?.map_or(Value::Nil, Value::str))
 }
-fn extract_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let found = extract_group(a, "extract-int")?.and_then(|s| s.trim().parse::<i64>().ok());
-    Ok(found.map(Value::Int).unwrap_or_else(|| a.get(3).cloned().unwrap_or(Value::Nil)))
+fn extract_int(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let found = extract_group(interp, a, "extract-int")?.and_then(|s| s.trim().parse::<i64>().ok());
+    Ok(found.map_or_else(|| a.get(3).cloned().unwrap_or(Value::Nil), Value::Int))
+}
+
+/// Re-keys parsed JSON objects: `true` makes keyword keys, a fn maps each key string.
+fn rekey(interp: &mut Interp, v: Value, key_fn: &Value) -> EvalResult {
+    interp.tick(1)?;
+    Ok(match v {
+        Value::Map(m) => {
+            let mut out = crate::value::PMap::new();
+            for (k, x) in m.iter() {
+                let k = match (key_fn, k) {
+                    (Value::Bool(true), Value::Str(s)) if !s.is_empty() && !s.contains(['/', ' ']) => {
+                        Value::Keyword(s.clone())
+                    }
+                    (Value::Func(_), k) => interp.apply(key_fn, &mut [k.clone()])?,
+                    (_, k) => k.clone(),
+                };
+                out.insert(k, rekey(interp, x.clone(), key_fn)?);
+            }
+            Value::Map(Arc::new(out))
+        }
+        Value::Vector(xs) => {
+            let mut out = Vec::with_capacity(xs.len());
+            for x in xs.iter() {
+                out.push(rekey(interp, x.clone(), key_fn)?);
+            }
+            Value::vector(out)
+        }
+        other => other,
+    })
 }
 fn json_parse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let Value::Str(s) = &a[0] else { return Ok(Value::Nil) };
     interp.charge(s.len() as u64 * 2 + cost::HEADER)?;
-    Ok(serde_json::from_str::<serde_json::Value>(s).map(|j| crate::json::from_json(&j)).unwrap_or(Value::Nil))
+    let parsed = serde_json::from_str::<serde_json::Value>(s).map_or(Value::Nil, |j| crate::json::from_json(&j));
+    match a.get(1) {
+        Some(k @ (Value::Bool(true) | Value::Func(_))) => {
+            let k = k.clone();
+            rekey(interp, parsed, &k)
+        }
+        Some(Value::Nil | Value::Bool(false)) | None => Ok(parsed),
+        Some(other) => expected("json/parse-string", "true (keyword keys) or a fn of each key", other),
+    }
 }
 fn json_generate(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     match crate::json::to_json(&a[0]) {
@@ -508,9 +598,7 @@ fn json_parse_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut out = Vec::new();
     for line in s.lines().filter(|l| !l.trim().is_empty()) {
         interp.tick(1)?;
-        out.push(
-            serde_json::from_str::<serde_json::Value>(line).map(|j| crate::json::from_json(&j)).unwrap_or(Value::Nil),
-        );
+        out.push(serde_json::from_str::<serde_json::Value>(line).map_or(Value::Nil, |j| crate::json::from_json(&j)));
     }
     Ok(Value::vector(out))
 }
@@ -519,33 +607,165 @@ fn str_reverse(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(str_arg("str/reverse", &a[0])?.chars().rev().collect::<String>()))
 }
 
-fn plain(a: &[Value]) -> String {
-    a.iter()
-        .map(|v| match v {
-            Value::Str(s) => s.to_string(),
-            other => to_clojure(other),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-fn print_str(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(plain(a)))
-}
-fn println_str(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(plain(a) + "\n"))
-}
-fn prn_str(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(a.iter().map(to_clojure).collect::<Vec<_>>().join(" ") + "\n"))
-}
-fn escape(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = str_arg("str/escape", &a[0])?;
-    let Value::Map(m) = &a[1] else { return expected("str/escape", "a {char replacement} map", &a[1]) };
-    let mut out = String::new();
-    for c in s.chars() {
-        match m.get(&Value::str(c.to_string())) {
-            Some(r) => super::core::str_of(r, &mut out),
-            None => out.push(c),
+#[cfg(test)]
+mod tests {
+    use crate::{RunOptions, RunResult, run};
+
+    /// The printed result, or `!kind` for an error.
+    fn eval(src: &str) -> String {
+        let out = run(src, RunOptions::default());
+        match out.result {
+            RunResult::Error(e) => format!("!{}", e.kind.as_str()),
+            _ => out.printed,
         }
     }
-    Ok(Value::str(out))
+
+    fn check(cases: &[(&str, &str)]) {
+        for (src, want) in cases {
+            assert_eq!(eval(src), *want, "{src}");
+        }
+    }
+
+    #[test]
+    fn split_follows_java() {
+        check(&[
+            (r#"(split "a,b,,c,," #",")"#, r#"["a" "b" "" "c"]"#),
+            (r#"(split ",,," #",")"#, "[]"),
+            (r#"(split "" #",")"#, r#"[""]"#),
+            (r#"(split "abc" #"")"#, r#"["a" "b" "c"]"#),
+            (r#"(split "a,b,,," #"," -1)"#, r#"["a" "b" "" "" ""]"#),
+            (r#"(split "a,b,c" #"," 2)"#, r#"["a" "b,c"]"#),
+            (r#"(split "a,,b" ",")"#, r#"["a" "" "b"]"#),
+            (r#"(split "hello" "")"#, r#"["h" "e" "l" "l" "o"]"#),
+            (r#"(split "a::b" "::")"#, "!type_error"),
+            (r#"(split-lines "a\nb\r\n\n")"#, r#"["a" "b"]"#),
+            (r#"(split-lines "\n")"#, "[]"),
+            (r#"(split-lines "")"#, r#"[""]"#),
+            (r#"(re-split #"," "a,b,,")"#, r#"["a" "b" "" ""]"#),
+        ]);
+    }
+
+    #[test]
+    fn searching_and_slicing() {
+        check(&[
+            (r#"(index-of "hello" "")"#, "0"),
+            (r#"(last-index-of "hello" "")"#, "5"),
+            (r#"(index-of "hello" "z")"#, "nil"),
+            (r#"(last-index-of "hello" "l" -1)"#, "nil"),
+            (r#"(index-of "😀a" "a")"#, "1"),
+            (r#"(subs "hello" -1)"#, r#""""#),
+            (r#"(subs "hello" 1 99)"#, r#""ello""#),
+            (r#"(subs "hello" 1.5)"#, r#""ello""#),
+            (r#"(subs "hello" 9)"#, r#""""#),
+            (r#"(join 1 [2 3])"#, r#""213""#),
+            (r#"(join ", " [1 nil 2])"#, r#""1, , 2""#),
+            (r#"(capitalize "hELLO wORLD")"#, r#""Hello world""#),
+            (r#"(name :a-b)"#, r#""a-b""#),
+            (r#"(name nil)"#, "!type_error"),
+        ]);
+    }
+
+    #[test]
+    fn replace_with_groups_and_fns() {
+        check(&[
+            (r#"(replace "a.b.c" "." "-")"#, r#""a-b-c""#),
+            (r#"(replace "john smith" #"(\w+) (\w+)" "$2, $1")"#, r#""smith, john""#),
+            (r#"(replace "abc" #"(?<x>b)" "<${x}>")"#, r#""a<b>c""#),
+            (r#"(replace "abc" #"(b)" "$12")"#, r#""ab2c""#),
+            (r#"(replace "abc" #"b" "\\$")"#, r#""a$c""#),
+            (r#"(replace "abc" #"b" "$")"#, "!runtime_error"),
+            (r#"(replace "abc" #"b" "$1")"#, "!runtime_error"),
+            (r#"(replace "baaab" #"a*" "-")"#, r#""-b--b-""#),
+            (r#"(replace "a1b2" #"\d" (fn [d] (str (* 2 (parse-long d)))))"#, r#""a2b4""#),
+            (r#"(replace "k=v" #"(\w)=(\w)" (fn [[_ k v]] (str v k)))"#, r#""vk""#),
+            (r#"(replace-first "aXbX" #"X" (fn [_] "-"))"#, r#""a-bX""#),
+            (r#"(replace "abc" "b" (fn [m] m))"#, "!type_error"),
+        ]);
+    }
+
+    #[test]
+    fn regex_functions() {
+        check(&[
+            (r#"(re-find #"(\d+)-(\d+)?" "10-")"#, r#"["10-" "10" nil]"#),
+            (r#"(re-matches #"a|ab" "ab")"#, r#""ab""#),
+            (r#"(re-matches #"\d+" "12a")"#, "nil"),
+            (r#"(re-seq #"a*" "baaab")"#, r#"["" "aaa" "" ""]"#),
+            (r#"(re-seq #"x" "abc")"#, "nil"),
+            (r#"(re-find "a" "abc")"#, "!type_error"),
+            (r#"(re-pattern "a(?=b)")"#, "!runtime_error"),
+            (r#"(re-find #"\h+" "a \t b")"#, r#"" \t ""#),
+            (r#"(extract "ID:(\\d+)" "ID:42")"#, r#""42""#),
+            (r#"(extract #"\d+" "ab 12")"#, r#""12""#),
+            (r#"(extract #"(\w+)@(\w+)" "a@b" 2)"#, r#""b""#),
+            (r#"(extract-int #"n=(\d+)" "none" 1 0)"#, "0"),
+            (r#"(str #"\d+")"#, r#""\\d+""#),
+        ]);
+    }
+
+    #[test]
+    fn parsing_and_printing() {
+        check(&[
+            (r#"(parse-long "42")"#, "42"),
+            (r#"(parse-long " 42")"#, "nil"),
+            (r#"(parse-long nil)"#, "nil"),
+            (r#"(parse-double "1e3")"#, "1000.0"),
+            (r#"(parse-double " 1.5")"#, "nil"),
+            (r#"(parse-boolean "TRUE")"#, "nil"),
+            (r#"(pr-str "a" 1 nil)"#, r#""\"a\" 1 nil""#),
+            (r#"(print-str "a" ["b" {:c "d"}])"#, r#""a [b {:c d}]""#),
+            (r#"(println-str "x")"#, r#""x\n""#),
+            (r#"(count (print-str (reduce (fn [v _] [v]) [] (range 3000))))"#, "2005"),
+            (r#"(str/escape "a-b" #(when (= % "-") "_"))"#, r#""a_b""#),
+            (r#"(re-quote-replacement "$1\\")"#, r#""\\$1\\\\""#),
+        ]);
+    }
+
+    #[test]
+    fn format_like_java() {
+        check(&[
+            (r#"(format "%.2f %.2f %.2f" 1.005 2.675 0.125)"#, r#""1.01 2.68 0.13""#),
+            (r#"(format "%5d|%-5s|%05.1f" 42 "ab" 3.14159)"#, r#""   42|ab   |003.1""#),
+            (r#"(format "%,d %,.2f" 1234567 9876.543)"#, r#""1,234,567 9,876.54""#),
+            (r#"(format "%s and %s" "a" "b" "extra")"#, r#""a and b""#),
+            (r#"(format "%s|%d" nil nil)"#, r#""|""#),
+            (r#"(format "%x %X %o %e" 255 255 8 12345.678)"#, r#""ff FF 10 1.234568e+04""#),
+            (r#"(format "%2$s-%1$s" "a" "b")"#, r#""b-a""#),
+            (r#"(format "%d" 1.5)"#, "!type_error"),
+            (r#"(format "%s %s" "a")"#, "!runtime_error"),
+            (r#"(format "%y" 1)"#, "!runtime_error"),
+        ]);
+    }
+
+    #[test]
+    fn json() {
+        check(&[
+            (r#"(json/parse-string "{\"a\": [1, 2.5, null]}")"#, r#"{"a" [1 2.5 nil]}"#),
+            (r#"(json/parse-string "{\"a\": {\"b\": 1}}" true)"#, "{:a {:b 1}}"),
+            (r#"(json/parse-string "not json")"#, "nil"),
+            (r#"(json/parse-string nil)"#, "nil"),
+            (r#"(json/generate-string {:a :b :c [1 nil]})"#, r#""{\"a\":\"b\",\"c\":[1,null]}""#),
+            (r#"(json/generate-string ##NaN)"#, "nil"),
+            (r#"(json/parse-lines "1\n\nbad\n[2]")"#, "[1 nil [2]]"),
+        ]);
+    }
+
+    #[test]
+    fn string_building_is_charged_as_memory() {
+        let mut opts = RunOptions::default();
+        opts.limits.max_heap_bytes = 10_000;
+        for src in [
+            r#"(format "%100000d" 1)"#,
+            r#"(format "%.100000f" 1.5)"#,
+            r#"(replace "aaaaaaaaaa" "a" (format "%2000s" "b"))"#,
+            r#"(replace "aaaaaaaaaa" #"a" (format "%2000s" "b"))"#,
+            r#"(str/escape "aaaaaaaaaa" {"a" (format "%2000s" "b")})"#,
+        ] {
+            let out = run(src, opts.clone());
+            assert!(
+                matches!(&out.result, RunResult::Error(e) if e.kind == crate::ErrorKind::MemoryExceeded),
+                "{src}: {}",
+                out.printed
+            );
+        }
+    }
 }

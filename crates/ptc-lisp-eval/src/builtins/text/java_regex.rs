@@ -1,0 +1,224 @@
+//! Java's `Matcher` behaviour on top of the linear-time `regex` crate: the successive
+//! `find()` loop (an empty match right after a non-empty one counts, as in Java), the
+//! `Pattern.split` algorithm (no empty leading piece for a zero-width match at 0, trailing
+//! empty pieces dropped when the limit is 0), and `$1` / `${name}` replacement strings.
+
+use regex::{Captures, Regex};
+
+use crate::error::{ErrorKind, EvalResult, err};
+
+/// Every match in order, the way Java's `Matcher.find()` walks a string: after an empty
+/// match the search resumes one character later, after a non-empty one at its end.
+pub struct FindIter<'r, 'h> {
+    re: &'r Regex,
+    hay: &'h str,
+    pos: usize,
+}
+
+/// Starts a Java-style match loop over `hay`.
+pub fn find_iter<'r, 'h>(re: &'r Regex, hay: &'h str) -> FindIter<'r, 'h> {
+    FindIter { re, hay, pos: 0 }
+}
+
+impl<'h> Iterator for FindIter<'_, 'h> {
+    type Item = Captures<'h>;
+
+    fn next(&mut self) -> Option<Captures<'h>> {
+        if self.pos > self.hay.len() {
+            return None;
+        }
+        let caps = self.re.captures_at(self.hay, self.pos)?;
+        let (start, end) = caps.get(0).map_or((self.pos, self.pos), |m| (m.start(), m.end()));
+        self.pos = if end == start {
+            // step over one whole character so the next search starts on a boundary
+            end + self.hay[end..].chars().next().map_or(1, char::len_utf8)
+        } else {
+            end
+        };
+        Some(caps)
+    }
+}
+
+/// Java's `Pattern.split(input, limit)`: a positive limit caps the number of pieces, zero
+/// drops trailing empty pieces, a negative limit keeps them. No match yields `[input]`.
+pub fn split<'h>(re: &Regex, hay: &'h str, limit: i64) -> Vec<&'h str> {
+    let limited = limit > 0;
+    let mut pieces: Vec<&'h str> = Vec::new();
+    let mut index = 0;
+    for caps in find_iter(re, hay) {
+        let Some(m) = caps.get(0) else { continue };
+        if limited && pieces.len() as i64 >= limit - 1 {
+            break;
+        }
+        if index == 0 && m.start() == 0 && m.end() == 0 {
+            // no empty leading piece for a zero-width match at the beginning
+            continue;
+        }
+        pieces.push(&hay[index..m.start()]);
+        index = m.end();
+    }
+    if index == 0 && pieces.is_empty() {
+        return vec![hay];
+    }
+    pieces.push(&hay[index..]);
+    if limit == 0 {
+        while pieces.last().is_some_and(|p| p.is_empty()) {
+            pieces.pop();
+        }
+    }
+    pieces
+}
+
+/// One piece of a parsed Java replacement string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// Literal text.
+    Text(String),
+    /// A numbered group (`$1`).
+    Group(usize),
+    /// A named group (`${name}`).
+    Named(String),
+}
+
+/// Parses a Java replacement string (`$1`, `${name}`, `\$` for a literal dollar) against
+/// a pattern, with Java's rules: `$12` means group 12 only when the pattern has 12 groups
+/// (else group 1 followed by "2"), and a reference to a missing group is an error.
+pub fn parse_replacement(fname: &str, re: &Regex, r: &str) -> EvalResult<Vec<Piece>> {
+    let groups = re.captures_len() - 1;
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut chars = r.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n) => text.push(n),
+                None => {
+                    return err(
+                        ErrorKind::RuntimeError,
+                        format!("{fname}: the replacement ends with a lone backslash; write \\\\ for a backslash"),
+                    );
+                }
+            },
+            '$' => {
+                if !text.is_empty() {
+                    out.push(Piece::Text(std::mem::take(&mut text)));
+                }
+                match chars.peek().copied() {
+                    Some('{') => {
+                        chars.next();
+                        let mut name = String::new();
+                        for n in chars.by_ref() {
+                            if n == '}' {
+                                break;
+                            }
+                            name.push(n);
+                        }
+                        if re.capture_names().flatten().all(|g| g != name) {
+                            return err(
+                                ErrorKind::RuntimeError,
+                                format!(
+                                    "{fname}: the replacement refers to group ${{{name}}}, which the pattern does not name"
+                                ),
+                            );
+                        }
+                        out.push(Piece::Named(name));
+                    }
+                    Some(d) if d.is_ascii_digit() => {
+                        chars.next();
+                        let mut n = d as usize - '0' as usize;
+                        if n > groups {
+                            return err(
+                                ErrorKind::RuntimeError,
+                                format!(
+                                    "{fname}: the replacement refers to group ${n}, but the pattern has {groups} group(s); write \\$ for a literal dollar sign"
+                                ),
+                            );
+                        }
+                        // Java takes more digits only while they still name a group
+                        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                            let more = n * 10 + (*d as usize - '0' as usize);
+                            if more > groups {
+                                break;
+                            }
+                            n = more;
+                            chars.next();
+                        }
+                        out.push(Piece::Group(n));
+                    }
+                    _ => {
+                        return err(
+                            ErrorKind::RuntimeError,
+                            format!(
+                                "{fname}: a '$' in the replacement must be followed by a group number or {{name}}; write \\$ for a literal dollar sign"
+                            ),
+                        );
+                    }
+                }
+            }
+            c => text.push(c),
+        }
+    }
+    if !text.is_empty() {
+        out.push(Piece::Text(text));
+    }
+    Ok(out)
+}
+
+/// Appends the replacement for one match.
+pub fn expand(pieces: &[Piece], caps: &Captures<'_>, out: &mut String) {
+    for p in pieces {
+        match p {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Group(n) => out.push_str(caps.get(*n).map_or("", |m| m.as_str())),
+            Piece::Named(n) => out.push_str(caps.name(n).map_or("", |m| m.as_str())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn re(s: &str) -> Regex {
+        Regex::new(s).unwrap()
+    }
+
+    fn all(r: &str, s: &str) -> Vec<String> {
+        find_iter(&re(r), s).map(|c| c[0].to_string()).collect()
+    }
+
+    #[test]
+    fn empty_match_after_a_match_counts_as_in_java() {
+        assert_eq!(all("a*", "baaab"), vec!["", "aaa", "", ""]);
+        assert_eq!(all("", "ab"), vec!["", "", ""]);
+        assert_eq!(all("", "é"), vec!["", ""]);
+        assert_eq!(all("x", ""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn java_split() {
+        assert_eq!(split(&re(","), "a,b,,c,,", 0), vec!["a", "b", "", "c"]);
+        assert_eq!(split(&re(","), ",,,", 0), Vec::<&str>::new());
+        assert_eq!(split(&re(","), "", 0), vec![""]);
+        assert_eq!(split(&re(""), "abc", 0), vec!["a", "b", "c"]);
+        assert_eq!(split(&re(","), ",a", 0), vec!["", "a"]);
+        assert_eq!(split(&re(","), "a,b,,", -1), vec!["a", "b", "", ""]);
+        assert_eq!(split(&re(","), "a,b,c", 2), vec!["a", "b,c"]);
+        assert_eq!(split(&re(","), "a,b,c", 1), vec!["a,b,c"]);
+        assert_eq!(split(&re("\r?\n"), "\n", 0), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn replacement_references() {
+        let r = re("(a)(b)");
+        assert_eq!(
+            parse_replacement("t", &r, "$2$1$12\\$").unwrap(),
+            vec![Piece::Group(2), Piece::Group(1), Piece::Group(1), Piece::Text("2$".into())]
+        );
+        assert!(parse_replacement("t", &r, "$3").is_err());
+        assert!(parse_replacement("t", &r, "cost $").is_err());
+        let named = re("(?<y>\\d+)");
+        assert_eq!(parse_replacement("t", &named, "${y}").unwrap(), vec![Piece::Named("y".into())]);
+        assert!(parse_replacement("t", &named, "${z}").is_err());
+    }
+}
