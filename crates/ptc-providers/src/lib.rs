@@ -1,0 +1,57 @@
+//! `ptc-providers`: real language models behind the [`Llm`](ptc_subagent::Llm) trait.
+//!
+//! Three wire protocols, each behind its own cargo feature so a service compiles only the
+//! vendors it uses:
+//!
+//! | feature     | protocol                         | specs                                             |
+//! |-------------|----------------------------------|---------------------------------------------------|
+//! | `openai`    | OpenAI Chat Completions          | `openai:MODEL`, `ollama:MODEL`, `openrouter:V/M`  |
+//! | `anthropic` | Anthropic Messages               | `anthropic:MODEL`                                 |
+//! | `gemini`    | Gemini `generateContent`         | `gemini:MODEL`                                    |
+//!
+//! Without any vendor feature the crate still offers spec resolution, the LLM registry and
+//! [`Recorder`]/[`Replay`], which need no network at all.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ptc_subagent::LlmError> {
+//! use ptc_subagent::{LlmRequest, Message};
+//! let llm = ptc_providers::from_spec("openai:gpt-4.1-mini", None)?;
+//! let request = LlmRequest { system: "Be brief.".into(), messages: vec![Message::user("hi")], turn: 1, ..Default::default() };
+//! let answer = llm.complete(&request).await?;
+//! println!("{} ({} tokens)", answer.content, answer.usage.total());
+//! # Ok(()) }
+//! ```
+//!
+//! What this crate must never do: put an API key anywhere but the outgoing request's auth
+//! header. Keys live in [`ApiKey`], whose `Debug` prints `***`; recordings hold requests and
+//! responses only; error messages are built from the vendor's answer and scrubbed of the
+//! key as a second line of defence.
+
+mod env;
+mod record;
+mod registry;
+mod replay;
+mod resolve;
+mod secret;
+
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+mod provider;
+
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
+#[cfg(feature = "gemini")]
+pub mod gemini;
+#[cfg(feature = "openai")]
+pub mod openai;
+
+pub use env::Env;
+pub use record::{RecordedError, RecordedExchange, Recorder};
+pub use registry::{Registry, RegistryEntry};
+pub use replay::Replay;
+pub use resolve::{Resolved, Vendor, from_resolved, from_spec, from_spec_with, resolve, resolve_with};
+pub use secret::ApiKey;
+
+#[cfg(feature = "http")]
+pub use provider::ProviderConfig;

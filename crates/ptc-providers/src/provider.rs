@@ -1,0 +1,78 @@
+//! What every HTTP provider is configured with.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::secret::ApiKey;
+
+/// The default whole-request timeout: generous, because a long answer from a slow model is
+/// normal, but finite, so a stuck connection surfaces as a `timeout` the loop can retry.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Configuration of one provider instance (one vendor, one model).
+///
+/// `Debug` never shows the key.
+#[derive(Clone)]
+pub struct ProviderConfig {
+    /// The model id sent to the vendor (`gpt-4.1-mini`, `claude-haiku-4-5`, ...).
+    pub model: String,
+    /// Base URL. OpenAI-compatible: including the version path (`https://api.openai.com/v1`);
+    /// Anthropic and Gemini: the host root (`https://api.anthropic.com`).
+    pub base_url: String,
+    /// The API key, if the vendor needs one.
+    pub api_key: Option<ApiKey>,
+    /// Whole-request timeout (connect, send, wait, read).
+    pub timeout: Duration,
+    /// Default cap on output tokens when the request does not set one.
+    pub max_tokens: Option<u32>,
+    /// Default temperature when the request does not set one.
+    pub temperature: Option<f32>,
+    /// The name reported by `Llm::name` (`openai:gpt-4.1-mini`).
+    pub label: String,
+}
+
+impl ProviderConfig {
+    /// A configuration with the default timeout and no defaults for tokens or temperature.
+    pub fn new(label: impl Into<String>, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        ProviderConfig {
+            model: model.into(),
+            base_url: base_url.into(),
+            api_key: None,
+            timeout: DEFAULT_TIMEOUT,
+            max_tokens: None,
+            temperature: None,
+            label: label.into(),
+        }
+    }
+
+    /// Sets the API key.
+    pub fn with_api_key(mut self, key: ApiKey) -> Self {
+        self.api_key = Some(key);
+        self
+    }
+
+    /// Sets the whole-request timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The base URL without a trailing slash.
+    pub(crate) fn base(&self) -> &str {
+        self.base_url.trim_end_matches('/')
+    }
+}
+
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("label", &self.label)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "***"))
+            .field("timeout", &self.timeout)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .finish()
+    }
+}

@@ -1,0 +1,204 @@
+//! Replay: an [`Llm`] that answers from a recording, in order, without network or keys.
+//!
+//! Each incoming request must equal the recorded one at the same position; the first that
+//! does not is reported with its position, its turn and the first differing field, so a
+//! drifting prompt or loop change is found at once instead of producing odd answers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ptc_subagent::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
+use serde_json::Value as Json;
+
+use crate::record::RecordedExchange;
+
+/// Longest value shown in a drift message.
+const MAX_SHOWN: usize = 160;
+
+/// A model that plays a recording back.
+#[derive(Debug)]
+pub struct Replay {
+    source: String,
+    exchanges: Vec<RecordedExchange>,
+    next: Mutex<usize>,
+}
+
+impl Replay {
+    /// Loads the recording at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, LlmError> {
+        let path: PathBuf = path.as_ref().to_path_buf();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            LlmError::new(LlmErrorKind::ConfigError, format!("cannot read the recording {}: {e}", path.display()))
+        })?;
+        Replay::from_jsonl(&text, path.display().to_string())
+    }
+
+    /// Parses a recording from its text; `source` names it in messages.
+    pub fn from_jsonl(text: &str, source: impl Into<String>) -> Result<Self, LlmError> {
+        let source = source.into();
+        let mut exchanges = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let exchange: RecordedExchange = serde_json::from_str(line).map_err(|e| {
+                LlmError::new(
+                    LlmErrorKind::ConfigError,
+                    format!("recording {source}, line {}: not a recorded exchange: {e}", number + 1),
+                )
+            })?;
+            if exchange.response.is_none() && exchange.error.is_none() {
+                return Err(LlmError::new(
+                    LlmErrorKind::ConfigError,
+                    format!("recording {source}, line {}: has neither a response nor an error", number + 1),
+                ));
+            }
+            exchanges.push(exchange);
+        }
+        Ok(Replay { source, exchanges, next: Mutex::new(0) })
+    }
+
+    /// How many exchanges the recording holds.
+    pub fn len(&self) -> usize {
+        self.exchanges.len()
+    }
+
+    /// True when the recording holds no exchange.
+    pub fn is_empty(&self) -> bool {
+        self.exchanges.is_empty()
+    }
+
+    /// How many recorded exchanges have not been asked for yet.
+    pub fn remaining(&self) -> usize {
+        self.next.lock().map(|next| self.exchanges.len().saturating_sub(*next)).unwrap_or(0)
+    }
+
+    fn answer(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
+        let mut next = self
+            .next
+            .lock()
+            .map_err(|_| LlmError::new(LlmErrorKind::Unknown, "the replay's lock was poisoned by an earlier panic"))?;
+        let position = *next + 1;
+        let Some(exchange) = self.exchanges.get(*next) else {
+            return Err(LlmError::new(
+                LlmErrorKind::ClientError,
+                format!(
+                    "replay {}: request #{position} (turn {}) was not recorded; the recording ends after {} request(s)",
+                    self.source,
+                    request.turn,
+                    self.exchanges.len()
+                ),
+            ));
+        };
+        if let Some(drift) = first_difference(&exchange.request, request) {
+            return Err(LlmError::new(
+                LlmErrorKind::ClientError,
+                format!(
+                    "replay {}: request #{position} (turn {}) differs from the recording (turn {}) at {drift}",
+                    self.source, request.turn, exchange.request.turn
+                ),
+            ));
+        }
+        *next += 1;
+        match (&exchange.response, &exchange.error) {
+            (Some(response), _) => Ok(response.clone()),
+            (None, Some(error)) => Err(LlmError::from(error)),
+            (None, None) => Err(LlmError::new(LlmErrorKind::ConfigError, "recorded exchange without an outcome")),
+        }
+    }
+}
+
+impl Llm for Replay {
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmResponse, LlmError>> {
+        Box::pin(async move { self.answer(request) })
+    }
+
+    fn name(&self) -> String {
+        format!("replay:{}", self.source)
+    }
+}
+
+/// Where two requests first differ, as `path: recorded X, got Y`; `None` when equal.
+fn first_difference(recorded: &LlmRequest, actual: &LlmRequest) -> Option<String> {
+    if recorded == actual {
+        return None;
+    }
+    let recorded = serde_json::to_value(recorded).unwrap_or(Json::Null);
+    let actual = serde_json::to_value(actual).unwrap_or(Json::Null);
+    let mut path = String::new();
+    Some(diff(&recorded, &actual, &mut path).unwrap_or_else(|| "an unknown field".to_string()))
+}
+
+fn diff(recorded: &Json, actual: &Json, path: &mut String) -> Option<String> {
+    match (recorded, actual) {
+        (Json::Object(a), Json::Object(b)) => {
+            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                let (x, y) = (a.get(key).unwrap_or(&Json::Null), b.get(key).unwrap_or(&Json::Null));
+                if x != y {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(key);
+                    let found = diff(x, y, path);
+                    path.truncate(len);
+                    return found;
+                }
+            }
+            None
+        }
+        (Json::Array(a), Json::Array(b)) => {
+            for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+                if x != y {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    let found = diff(x, y, path);
+                    path.truncate(len);
+                    return found;
+                }
+            }
+            (a.len() != b.len()).then(|| format!("{path}: recorded {} item(s), got {}", a.len(), b.len()))
+        }
+        (x, y) if x != y => {
+            let where_ = if path.is_empty() { "the request" } else { path.as_str() };
+            Some(format!("{where_}: recorded {}, got {}", shown(x), shown(y)))
+        }
+        _ => None,
+    }
+}
+
+fn shown(value: &Json) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= MAX_SHOWN {
+        text
+    } else {
+        let head: String = text.chars().take(MAX_SHOWN).collect();
+        format!("{head}...")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptc_subagent::Message;
+
+    #[test]
+    fn the_first_differing_field_is_named() {
+        let a = LlmRequest {
+            system: "s".into(),
+            messages: vec![Message::user("x"), Message::user("y")],
+            ..Default::default()
+        };
+        let mut b = a.clone();
+        b.messages[1] = Message::user("z");
+        let drift = first_difference(&a, &b).unwrap();
+        assert_eq!(drift, r#"messages[1].content: recorded "y", got "z""#);
+        b.messages.push(Message::user("w"));
+        b.messages[1] = Message::user("y");
+        assert_eq!(first_difference(&a, &b).unwrap(), "messages: recorded 2 item(s), got 3");
+        assert_eq!(first_difference(&a, &a), None);
+    }
+}
