@@ -193,7 +193,7 @@ fn form_to_value(f: &Form) -> Option<Value> {
                 _ => None,
             }))
         }
-        FormKind::Regex(src) => Value::Regex(Arc::new(ptc_lisp_eval::regex_value::RegexValue::compile(src).ok()?)),
+        FormKind::Regex(src) => Value::Regex(Arc::new(ptc_lisp_eval::RegexValue::compile(src).ok()?)),
         _ => return None,
     })
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Result;
-use ptc_lisp_eval::builtins::{self, Arity, Builtin};
+use ptc_lisp_eval::registry::{self as builtins, Arity, Builtin};
 
 fn arity(a: Arity) -> String {
     match a {

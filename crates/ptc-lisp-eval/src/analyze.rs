@@ -12,6 +12,9 @@ use crate::desugar;
 use crate::error::{ErrorKind, EvalError};
 use crate::node::{CaptureFrom, CaseNode, CmpOp, ForClause, ForNode, Lambda, LoopNode, MapBinding, Node, Pattern};
 use crate::regex_value::RegexValue;
+use crate::special_form::SpecialForm;
+use crate::special_form::SpecialForm as SF;
+use crate::tool_keys;
 use crate::value::{PMap, PSet, Value};
 
 type R<T> = Result<T, EvalError>;
@@ -21,8 +24,10 @@ type R<T> = Result<T, EvalError>;
 pub struct AnalyzeEnv {
     /// Names defined by earlier runs (memory).
     pub user_names: HashSet<String>,
-    /// Tools the host offers.
+    /// Tools programs may call.
     pub tools: BTreeSet<String>,
+    /// Tools offered to the model natively only (a program calling one is rejected).
+    pub native_only: BTreeSet<String>,
     /// Keys of the context (`data/`).
     pub data_keys: HashSet<String>,
     /// Unique symbol/keyword cap.
@@ -107,6 +112,14 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
             ),
         ));
     }
+    if let Some(native) = a.unknown_tools.iter().find_map(|n| tool_keys::resolve_tool_name(n, &env.native_only)) {
+        return Err(EvalError::new(
+            ErrorKind::UnknownTool,
+            format!(
+                "tool/{native} is offered to you as a native tool only and cannot be called from a program; call it directly as a tool, then work on its result in a later program"
+            ),
+        ));
+    }
     if !a.unknown_tools.is_empty() {
         let names: Vec<&str> = a.unknown_tools.iter().map(String::as_str).collect();
         let avail = if env.tools.is_empty() {
@@ -144,7 +157,7 @@ fn collect_defs(f: &Form, out: &mut HashSet<String>) {
         FormKind::List(items) => {
             if let (Some(head), Some(name)) = (items.first(), items.get(1))
                 && let (Some(h), Some(n)) = (head.as_plain_symbol(), name.as_plain_symbol())
-                && matches!(h, "def" | "defn" | "defonce")
+                && SpecialForm::lookup(h).is_some_and(SpecialForm::defines_name)
             {
                 out.insert(n.to_string());
             }
@@ -400,11 +413,11 @@ impl Analyzer<'_> {
     }
 
     fn tool_exists(&self, name: &str) -> bool {
-        self.env.tools.contains(name) || self.env.tools.contains(&name.replace('-', "_"))
+        tool_keys::resolve_tool_name(name, &self.env.tools).is_some()
     }
 
     fn tool_name(&self, name: &str) -> String {
-        if self.env.tools.contains(name) { name.to_string() } else { name.replace('-', "_") }
+        tool_keys::resolve_tool_name(name, &self.env.tools).unwrap_or_else(|| tool_keys::tool_key(name))
     }
 
     fn plain_symbol(&mut self, name: &str, span: Span, call_position: bool) -> R<Node> {
@@ -582,24 +595,27 @@ impl Analyzer<'_> {
     }
 
     fn special(&mut self, name: &str, args: &[Form], span: Span, tail: bool) -> R<Option<Node>> {
-        let node = match name {
-            "quote" => match args {
+        let Some(form) = SpecialForm::lookup(name) else {
+            return Ok(None);
+        };
+        let node = match form {
+            SF::Quote => match args {
                 [one] => self.quote(one, span)?,
                 _ => return Err(arity_form("quote", "(quote sym)", span)),
             },
-            "comment" => Node::Const(Value::Nil),
-            "do" => self.body(args, tail)?,
-            "if" => match args {
+            SF::Comment => Node::Const(Value::Nil),
+            SF::Do => self.body(args, tail)?,
+            SF::If => match args {
                 [c, t] => Node::If(Box::new((self.form(c, false)?, self.form(t, tail)?, Node::Const(Value::Nil)))),
                 [c, t, e] => Node::If(Box::new((self.form(c, false)?, self.form(t, tail)?, self.form(e, tail)?))),
                 _ => return Err(arity_form("if", "(if test then else?)", span)),
             },
-            "if-not" => match args {
+            SF::IfNot => match args {
                 [c, t] => Node::If(Box::new((self.form(c, false)?, Node::Const(Value::Nil), self.form(t, tail)?))),
                 [c, t, e] => Node::If(Box::new((self.form(c, false)?, self.form(e, tail)?, self.form(t, tail)?))),
                 _ => return Err(arity_form("if-not", "(if-not test then else?)", span)),
             },
-            "when" | "when-not" => {
+            SF::When | SF::WhenNot => {
                 let Some((c, body)) = args.split_first() else {
                     return Err(arity_form(name, "(when test body...)", span));
                 };
@@ -611,16 +627,16 @@ impl Analyzer<'_> {
                     Node::If(Box::new((c, Node::Const(Value::Nil), b)))
                 }
             }
-            "cond" => {
+            SF::Cond => {
                 let f = desugar::cond(args, span)?;
                 self.form(&f, tail)?
             }
-            "condp" => {
+            SF::Condp => {
                 let f = self.with_gensym(|g| desugar::condp(args, span, g))?;
                 self.form(&f, tail)?
             }
-            "case" => self.case(args, span, tail)?,
-            "and" | "or" => {
+            SF::Case => self.case(args, span, tail)?,
+            SF::And | SF::Or => {
                 let nodes: Vec<Node> = args
                     .iter()
                     .enumerate()
@@ -633,9 +649,9 @@ impl Analyzer<'_> {
                     _ => Node::Or(nodes),
                 }
             }
-            "let" => self.let_form(args, span, tail)?,
-            "loop" => self.loop_form(args, span)?,
-            "recur" => {
+            SF::Let => self.let_form(args, span, tail)?,
+            SF::Loop => self.loop_form(args, span)?,
+            SF::Recur => {
                 let Some(arity) = self.recur_arity.filter(|_| tail) else {
                     return Err(EvalError::new(
                         ErrorKind::InvalidForm,
@@ -652,29 +668,29 @@ impl Analyzer<'_> {
                 }
                 Node::Recur(self.forms(args)?, span)
             }
-            "fn" => self.fn_form(args, span)?,
-            "def" | "defonce" => self.def_form(name, args, span)?,
-            "defn" | "defn-" => self.defn_form(args, span)?,
-            "if-let" | "when-let" | "if-some" | "when-some" => self.if_let(name, args, span, tail)?,
-            "when-first" => self.when_first(args, span, tail)?,
-            "->" | "->>" => {
+            SF::Fn => self.fn_form(args, span)?,
+            SF::Def | SF::Defonce => self.def_form(name, args, span)?,
+            SF::Defn | SF::DefnPrivate => self.defn_form(args, span)?,
+            SF::IfLet | SF::WhenLet | SF::IfSome | SF::WhenSome => self.if_let(name, args, span, tail)?,
+            SF::WhenFirst => self.when_first(args, span, tail)?,
+            SF::Thread | SF::ThreadLast => {
                 let f = desugar::thread(args, name == "->>", span)?;
                 self.form(&f, tail)?
             }
-            "as->" => {
+            SF::AsThread => {
                 let f = desugar::as_thread(args, span)?;
                 self.form(&f, tail)?
             }
-            "cond->" | "cond->>" => {
+            SF::CondThread | SF::CondThreadLast => {
                 let f = self.with_gensym(|g| desugar::cond_thread(args, name == "cond->>", span, g))?;
                 self.form(&f, tail)?
             }
-            "some->" | "some->>" => {
+            SF::SomeThread | SF::SomeThreadLast => {
                 let f = self.with_gensym(|g| desugar::some_thread(args, name == "some->>", span, g))?;
                 self.form(&f, tail)?
             }
-            "for" | "doseq" => self.for_form(name, args, span)?,
-            "return" | "fail" => {
+            SF::For | SF::Doseq => self.for_form(name, args, span)?,
+            SF::Return | SF::Fail => {
                 let v = match args {
                     [] => Node::Const(Value::Nil),
                     [one] => self.form(one, false)?,
@@ -682,15 +698,14 @@ impl Analyzer<'_> {
                 };
                 if name == "return" { Node::Return(Box::new(v)) } else { Node::Fail(Box::new(v)) }
             }
-            "." => {
+            SF::Dot => {
                 return Err(EvalError::new(
                     ErrorKind::InvalidForm,
                     "(. obj method) is not supported. Use (.method obj) instead",
                 )
                 .at(span));
             }
-            "try" | "catch" | "throw" | "finally" | "defmacro" | "letfn" | "binding" | "ns" | "require" | "import"
-            | "defmulti" | "defmethod" | "defprotocol" | "defrecord" | "deftype" | "dotimes" | "while" | "eval" => {
+            SF::Unsupported => {
                 let hint = hint_for(name).unwrap_or("this form is outside the PTC-Lisp subset");
                 return Err(EvalError::new(
                     ErrorKind::InvalidForm,
@@ -698,7 +713,6 @@ impl Analyzer<'_> {
                 )
                 .at(span));
             }
-            _ => return Ok(None),
         };
         Ok(Some(node))
     }

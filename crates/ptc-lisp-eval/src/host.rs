@@ -1,24 +1,258 @@
 //! The `Host` trait: the evaluator's only door to the outside world.
+//!
+//! A host offers tools (with the specs the analyzer and prompts need), answers tool calls
+//! within the program's deadline, and may answer discovery forms (`dir`, `doc`,
+//! `apropos`, `meta`) for names the core library does not know — the MCP
+//! aggregator's upstream catalog lives behind this. The agent loop's app tools, an MCP
+//! aggregator and a test table of closures all implement the same trait;
+//! [`contract`](crate::contract) holds the checks every implementation should pass.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
+use crate::cancel::Cancel;
 use crate::value::Value;
 
-/// What the evaluator needs from its embedder. Tool arguments arrive as a string-keyed
-/// map (keys already converted `:user-id` -> `"user_id"`).
-pub trait Host: Send + Sync {
-    /// Names of the tools this host offers (used for analysis and error messages).
-    fn tool_names(&self) -> Vec<String>;
+/// Who may call a tool: programs (`(tool/x ...)`), the model natively, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Exposure {
+    /// Callable from programs only (the default for PTC-Lisp agents).
+    #[default]
+    Program,
+    /// Offered to the model as a native tool only; a program calling it is rejected
+    /// before it runs.
+    Native,
+    /// Both.
+    Both,
+}
 
-    /// True when the tool exists.
-    fn has_tool(&self, name: &str) -> bool {
-        self.tool_names().iter().any(|n| n == name)
+impl Exposure {
+    /// True when programs may call the tool.
+    pub fn to_programs(self) -> bool {
+        matches!(self, Exposure::Program | Exposure::Both)
+    }
+}
+
+/// What a host says about one of its tools.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolSpec {
+    /// The name programs write after `tool/` (`search_orders`; `(tool/search-orders ...)`
+    /// finds it too).
+    pub name: String,
+    /// Its signature (`"(query :string) -> [{id :int}]"`), when it has one.
+    pub signature: Option<String>,
+    /// What it does, for prompts and `doc`.
+    pub description: String,
+    /// Who may call it.
+    pub exposure: Exposure,
+}
+
+impl ToolSpec {
+    /// A program-callable tool without signature or description.
+    pub fn named(name: impl Into<String>) -> Self {
+        ToolSpec { name: name.into(), ..ToolSpec::default() }
     }
 
-    /// Calls a tool. `Err` carries a message shown to the program's author.
-    fn call_tool(&self, name: &str, args: Value) -> Result<Value, String>;
+    /// Sets the description.
+    pub fn describe(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Sets the signature.
+    pub fn signature(mut self, signature: impl Into<String>) -> Self {
+        self.signature = Some(signature.into());
+        self
+    }
+
+    /// Sets the exposure.
+    pub fn exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+}
+
+/// One tool call as the host receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name as the host declared it.
+    pub name: String,
+    /// The arguments: always a map with string keys, `-` already turned into `_`
+    /// (`:user-id` arrives as `"user_id"`), keyword values as plain strings
+    /// (see [`tool_keys`](crate::tool_keys)).
+    pub args: Value,
+}
+
+/// What a host knows about the run while it serves a call.
+pub struct CallCx<'a> {
+    /// When the program's time runs out; a call still blocked then is abandoned.
+    pub deadline: Instant,
+    /// The run's cancel handle (pass `cancel.child()` to nested runs).
+    pub cancel: &'a Cancel,
+    /// Tool calls the program may still make after this one (`None`: no limit).
+    pub remaining_tool_calls: Option<u64>,
+    meta: RefCell<BTreeMap<String, serde_json::Value>>,
+}
+
+impl<'a> CallCx<'a> {
+    /// A context for one call.
+    pub fn new(deadline: Instant, cancel: &'a Cancel, remaining_tool_calls: Option<u64>) -> Self {
+        CallCx { deadline, cancel, remaining_tool_calls, meta: RefCell::new(BTreeMap::new()) }
+    }
+
+    /// Time left before the deadline (zero once it has passed).
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Attaches host-owned metadata to this call's ledger entry (`server`, `bytes`,
+    /// `status`, `cached`...). Later values replace earlier ones.
+    pub fn record(&self, key: &str, value: serde_json::Value) {
+        self.meta.borrow_mut().insert(key.to_string(), value);
+    }
+
+    pub(crate) fn take_meta(&self) -> BTreeMap<String, serde_json::Value> {
+        std::mem::take(&mut *self.meta.borrow_mut())
+    }
+}
+
+/// How a failed tool call reaches the program.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// The tool failed; the program raises `tool_error` ("Tool 'x' failed: ...").
+    Failed,
+    /// The arguments were wrong; the program raises `invalid_tool_args`.
+    InvalidArgs,
+    /// No such tool; the program raises `unknown_tool`.
+    UnknownTool,
+    /// The call did not finish within the program's deadline; the run ends in `timeout`.
+    Timeout,
+    /// The run was cancelled while the call was under way; the run ends in `cancelled`.
+    Cancelled,
+    /// A fault of the world, not of the program (an upstream is down, a cap is
+    /// exhausted): the program *receives* `{:ok false :reason :<reason> :message "..."}`
+    /// and keeps running.
+    Data {
+        /// The reason keyword (`upstream_unavailable`, `cap_exhausted`...).
+        reason: String,
+    },
+}
+
+/// A failed tool call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// How the program sees it.
+    pub kind: ToolErrorKind,
+    /// What went wrong, for the program's author.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A failure the program raises as `tool_error`.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError { kind: ToolErrorKind::Failed, message: message.into() }
+    }
+
+    /// Bad arguments (`invalid_tool_args`).
+    pub fn invalid_args(message: impl Into<String>) -> Self {
+        ToolError { kind: ToolErrorKind::InvalidArgs, message: message.into() }
+    }
+
+    /// A world fault the program receives as data.
+    pub fn data(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        ToolError { kind: ToolErrorKind::Data { reason: reason.into() }, message: message.into() }
+    }
+
+    /// A call that outlived the deadline.
+    pub fn timeout(tool: &str) -> Self {
+        ToolError {
+            kind: ToolErrorKind::Timeout,
+            message: format!(
+                "tool '{tool}' did not answer before the program's time limit; call it with less work or fewer items per call"
+            ),
+        }
+    }
+
+    /// A call stopped by cancellation.
+    pub fn cancelled(tool: &str) -> Self {
+        ToolError { kind: ToolErrorKind::Cancelled, message: format!("tool '{tool}' was cancelled with the run") }
+    }
+
+    /// True when the program receives this error as a value instead of raising.
+    pub fn is_data(&self) -> bool {
+        matches!(self.kind, ToolErrorKind::Data { .. })
+    }
+}
+
+/// A discovery question a program asks, for names the core library does not know.
+/// (`(tool/servers)` needs no variant: a host that has servers declares a `servers` tool.)
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Discovery<'a> {
+    /// `(dir 'ns)` / `(dir 'ns {:limit 100})` for a namespace that is not a core one.
+    Dir {
+        /// The namespace.
+        namespace: &'a str,
+        /// The options map (or nil).
+        options: &'a Value,
+    },
+    /// `(doc 'ns/name)` for a name the core library does not have.
+    Doc {
+        /// The (possibly qualified) name.
+        name: &'a str,
+    },
+    /// `(apropos "q" opts)`: host matches are added to the core library's.
+    Apropos {
+        /// The query.
+        query: &'a str,
+        /// The options map (or nil).
+        options: &'a Value,
+    },
+    /// `(meta 'ns/name)` for a name the core library does not have.
+    Meta {
+        /// The (possibly qualified) name.
+        name: &'a str,
+    },
+}
+
+/// What the evaluator needs from its embedder.
+///
+/// Implementations must be quick to answer [`tools`](Host::tools) (it is read when a
+/// program is compiled) and must respect `cx.deadline` and `cx.cancel` in
+/// [`call`](Host::call): a call blocked past the deadline makes the program overrun its
+/// time limit. An async host blocks on its runtime with a timeout at `cx.deadline`.
+pub trait Host: Send + Sync {
+    /// The tools this host offers.
+    fn tools(&self) -> Vec<ToolSpec>;
+
+    /// Serves one tool call.
+    fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, ToolError>;
+
+    /// Answers a discovery question; `None` means "not mine" (the core library answers or
+    /// reports the name as unknown). The default answers nothing.
+    fn discover(&self, query: &Discovery<'_>, cx: &CallCx<'_>) -> Option<Result<Value, ToolError>> {
+        let _ = (query, cx);
+        None
+    }
+}
+
+impl<H: Host + ?Sized> Host for Arc<H> {
+    fn tools(&self) -> Vec<ToolSpec> {
+        (**self).tools()
+    }
+    fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, ToolError> {
+        (**self).call(call, cx)
+    }
+    fn discover(&self, query: &Discovery<'_>, cx: &CallCx<'_>) -> Option<Result<Value, ToolError>> {
+        (**self).discover(query, cx)
+    }
 }
 
 /// A host without tools.
@@ -26,21 +260,36 @@ pub trait Host: Send + Sync {
 pub struct NoTools;
 
 impl Host for NoTools {
-    fn tool_names(&self) -> Vec<String> {
+    fn tools(&self) -> Vec<ToolSpec> {
         Vec::new()
     }
-    fn call_tool(&self, name: &str, _args: Value) -> Result<Value, String> {
-        Err(format!("unknown tool {name}"))
+    fn call(&self, call: &ToolCall, _cx: &CallCx<'_>) -> Result<Value, ToolError> {
+        Err(ToolError {
+            kind: ToolErrorKind::UnknownTool,
+            message: format!("Unknown tool: {}. No tools available.", call.name),
+        })
     }
 }
 
-/// A tool implemented by a Rust closure.
+/// A tool implemented by a Rust closure: string-keyed argument map in, value or message out.
 pub type ToolFn = Arc<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
 
-/// A host backed by a table of Rust closures; handy for tests and embedding.
+/// A host backed by a table of Rust closures; handy for tests and small embeddings.
+///
+/// Each call runs on its own thread so that a slow closure cannot hold the program past
+/// its deadline: when the deadline passes (or the run is cancelled) the program gets a
+/// `timeout` (or `cancelled`) and the closure's eventual answer is dropped.
+///
+/// ```
+/// use ptc_lisp_eval::{Engine, FnHost, Limits, Value};
+/// // tools receive string keys with `-` turned into `_`
+/// let host = FnHost::new().with_tool("echo", |args| Ok(args));
+/// let out = Engine::new(Limits::default()).eval_with("(get (tool/echo {:user-id 7}) \"user_id\")", &host);
+/// assert_eq!(out.printed, "7");
+/// ```
 #[derive(Default, Clone)]
 pub struct FnHost {
-    tools: BTreeMap<String, ToolFn>,
+    tools: BTreeMap<String, (ToolSpec, ToolFn)>,
 }
 
 impl FnHost {
@@ -49,24 +298,61 @@ impl FnHost {
         FnHost::default()
     }
 
-    /// Adds a tool.
-    pub fn with_tool(mut self, name: &str, f: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static) -> Self {
-        self.tools.insert(name.to_string(), Arc::new(f));
+    /// Adds a program-callable tool.
+    pub fn with_tool(self, name: &str, f: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static) -> Self {
+        self.with_spec(ToolSpec::named(name), f)
+    }
+
+    /// Adds a tool with a full spec (signature, description, exposure).
+    pub fn with_spec(
+        mut self,
+        spec: ToolSpec,
+        f: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.tools.insert(spec.name.clone(), (spec, Arc::new(f)));
         self
     }
 }
 
+/// How often a waiting call looks at the cancel handle.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
 impl Host for FnHost {
-    fn tool_names(&self) -> Vec<String> {
-        self.tools.keys().cloned().collect()
+    fn tools(&self) -> Vec<ToolSpec> {
+        self.tools.values().map(|(s, _)| s.clone()).collect()
     }
-    fn has_tool(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
-    }
-    fn call_tool(&self, name: &str, args: Value) -> Result<Value, String> {
-        match self.tools.get(name) {
-            Some(f) => f(args),
-            None => Err(format!("unknown tool {name}")),
+
+    fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, ToolError> {
+        let Some((_, f)) = self.tools.get(&call.name) else {
+            return Err(ToolError {
+                kind: ToolErrorKind::UnknownTool,
+                message: format!("Unknown tool: {}", call.name),
+            });
+        };
+        let (tx, rx) = mpsc::channel();
+        let f = f.clone();
+        let args = call.args.clone();
+        let spawned = std::thread::Builder::new().name(format!("ptc-tool-{}", call.name)).spawn(move || {
+            let _ = tx.send(f(args));
+        });
+        if spawned.is_err() {
+            return Err(ToolError::failed("no thread could be started for the tool call"));
+        }
+        loop {
+            if cx.cancel.is_cancelled() {
+                return Err(ToolError::cancelled(&call.name));
+            }
+            let left = cx.remaining();
+            if left.is_zero() {
+                return Err(ToolError::timeout(&call.name));
+            }
+            match rx.recv_timeout(left.min(CANCEL_POLL)) {
+                Ok(r) => return r.map_err(ToolError::failed),
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(ToolError::failed(format!("tool '{}' panicked", call.name)));
+                }
+            }
         }
     }
 }
@@ -80,8 +366,44 @@ pub struct ToolCallRecord {
     pub args: Value,
     /// Result when the call succeeded.
     pub result: Option<Value>,
-    /// Error message when it failed.
-    pub error: Option<String>,
+    /// The error when it failed.
+    pub error: Option<ToolError>,
     /// How long the call took.
     pub duration: Duration,
+    /// Metadata the host attached ([`CallCx::record`]).
+    pub meta: BTreeMap<String, serde_json::Value>,
+}
+
+impl fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolErrorKind::Failed => f.write_str("tool_error"),
+            ToolErrorKind::InvalidArgs => f.write_str("invalid_tool_args"),
+            ToolErrorKind::UnknownTool => f.write_str("unknown_tool"),
+            ToolErrorKind::Timeout => f.write_str("timeout"),
+            ToolErrorKind::Cancelled => f.write_str("cancelled"),
+            ToolErrorKind::Data { reason } => f.write_str(reason),
+        }
+    }
+}
+
+impl ToolCallRecord {
+    /// The ledger entry as JSON: `name`, `args`, `result` or `error` (`{reason, message}`),
+    /// `duration_ms`, and the host's metadata under `meta` when there is any.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut obj = serde_json::Map::new();
+        obj.insert("name".into(), self.name.clone().into());
+        obj.insert("args".into(), crate::json::to_json(&self.args).unwrap_or(serde_json::Value::Null));
+        if let Some(r) = &self.result {
+            obj.insert("result".into(), crate::json::to_json(r).unwrap_or(serde_json::Value::Null));
+        }
+        if let Some(e) = &self.error {
+            obj.insert("error".into(), serde_json::json!({"reason": e.kind.to_string(), "message": e.message}));
+        }
+        obj.insert("duration_ms".into(), serde_json::json!(self.duration.as_secs_f64() * 1000.0));
+        if !self.meta.is_empty() {
+            obj.insert("meta".into(), serde_json::Value::Object(self.meta.clone().into_iter().collect()));
+        }
+        serde_json::Value::Object(obj)
+    }
 }

@@ -10,9 +10,11 @@ use crate::builtins::brief;
 use crate::builtins::compare_loose;
 use crate::error::{ErrorKind, EvalError, EvalResult, Flow, err};
 use crate::function::{Closure, Function};
-use crate::host::{Host, ToolCallRecord};
+use crate::host::{CallCx, Discovery, Host, ToolCall, ToolCallRecord, ToolErrorKind};
 use crate::limits::{Limits, SharedBudget, cost};
 use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Pattern};
+use crate::stack;
+use crate::tool_keys::tool_args;
 use crate::value::{PMap, PSet, PVector, Value};
 
 /// How many fuel units pass between deadline checks.
@@ -28,7 +30,7 @@ pub struct Globals {
 }
 
 /// Evaluation state of one run (or one parallel branch).
-pub struct Interp {
+pub struct Interp<'h> {
     stack: Vec<Value>,
     base: usize,
     /// Absolute stack index of the current closure's first captured value.
@@ -47,8 +49,8 @@ pub struct Interp {
     pub strict_data: bool,
     /// Results of earlier turns, oldest first (`*1` is the last).
     pub turn_history: Arc<Vec<Value>>,
-    /// The host (tools).
-    pub host: Arc<dyn Host>,
+    /// The host (tools, discovery).
+    pub host: &'h dyn Host,
     /// Limits of this run.
     pub limits: Arc<Limits>,
     /// Deadline, memory and cancellation shared with parallel branches.
@@ -59,29 +61,23 @@ pub struct Interp {
     pub tool_calls: Vec<ToolCallRecord>,
     /// True inside pmap/pcalls branches (`return` is not allowed there).
     pub in_parallel: bool,
-    /// Address near the bottom of this thread's stack (see [`Interp::set_stack`]).
+    /// Address near the bottom of this thread's stack (see [`Interp::reset_stack`]).
     stack_base: usize,
     /// Bytes of stack this interpreter may use before calls fail cleanly.
     stack_budget: usize,
 }
 
-/// An address on the current stack (stacks grow down on every supported target).
-#[inline(always)]
-fn stack_addr() -> usize {
-    let marker = 0u8;
-    std::hint::black_box(&marker) as *const u8 as usize
-}
-
-impl Interp {
+impl<'h> Interp<'h> {
     /// A fresh interpreter.
     pub fn new(
-        host: Arc<dyn Host>,
+        host: &'h dyn Host,
         limits: Arc<Limits>,
         budget: Arc<SharedBudget>,
         data: Arc<PMap>,
         globals: Globals,
         turn_history: Arc<Vec<Value>>,
     ) -> Self {
+        let (stack_base, stack_budget) = stack::budget_here();
         Interp {
             stack: Vec::with_capacity(256),
             base: 0,
@@ -101,21 +97,19 @@ impl Interp {
             prints: Vec::new(),
             tool_calls: Vec::new(),
             in_parallel: false,
-            stack_base: stack_addr(),
-            stack_budget: 4 * 1024 * 1024,
+            stack_base,
+            stack_budget,
         }
     }
 
-    /// Declares how much stack the current thread offers from here on. Calls that would
-    /// go deeper fail with `recursion_limit_exceeded` instead of overflowing the stack.
-    pub fn set_stack(&mut self, budget_bytes: usize) {
-        self.stack_base = stack_addr();
-        self.stack_budget = budget_bytes;
+    /// Re-reads the stack budget of the current thread (a branch moved to its own thread).
+    pub fn reset_stack(&mut self) {
+        (self.stack_base, self.stack_budget) = stack::budget_here();
     }
 
     #[inline]
     fn check_stack(&self) -> Result<(), Flow> {
-        let used = self.stack_base.saturating_sub(stack_addr());
+        let used = self.stack_base.saturating_sub(stack::here());
         if used > self.stack_budget {
             return err(
                 ErrorKind::RecursionLimitExceeded,
@@ -127,9 +121,9 @@ impl Interp {
 
     /// A branch interpreter for pmap/pcalls: same data, host, budget; a snapshot of the
     /// user definitions (defs made in the branch are discarded).
-    pub fn branch(&self) -> Interp {
+    pub fn branch(&self) -> Interp<'h> {
         let mut b = Interp::new(
-            self.host.clone(),
+            self.host,
             self.limits.clone(),
             self.budget.clone(),
             self.data.clone(),
@@ -785,12 +779,28 @@ impl Interp {
         }
     }
 
+    /// Asks the host a discovery question. `None`: the host does not know the name.
+    /// A world fault (data-kind error) answers nil, as seed 002 says; others raise.
+    pub fn discover(&mut self, query: &Discovery<'_>) -> Option<EvalResult> {
+        let cx = CallCx::new(self.budget.deadline, &self.budget.cancel, None);
+        let answer = self.host.discover(query, &cx)?;
+        Some(match answer {
+            Ok(v) => Ok(v),
+            Err(e) if e.is_data() => Ok(Value::Nil),
+            Err(e) => match e.kind {
+                ToolErrorKind::Timeout => Err(self.budget.timeout_error().into()),
+                ToolErrorKind::Cancelled => err(ErrorKind::Cancelled, "the run was cancelled by the host"),
+                _ => err(ErrorKind::RuntimeError, e.message),
+            },
+        })
+    }
+
     /// Calls a host tool with named arguments.
     pub fn call_tool(&mut self, name: &str, args: &mut [Value]) -> EvalResult {
         let arg_map = tool_args(name, args)?;
-        if let Some(max) = self.limits.max_tool_calls {
-            let n = self.budget.tool_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if n > max as u64 {
+        let used = self.budget.tool_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let remaining = match self.limits.max_tool_calls {
+            Some(max) if used > max as u64 => {
                 return err(
                     ErrorKind::ToolCallLimitExceeded,
                     format!(
@@ -798,99 +808,46 @@ impl Interp {
                     ),
                 );
             }
-        }
+            Some(max) => Some(max as u64 - used),
+            None => None,
+        };
         self.budget.check_time()?;
+        let call = ToolCall { name: name.to_string(), args: arg_map };
+        let cx = CallCx::new(self.budget.deadline, &self.budget.cancel, remaining);
         let started = Instant::now();
-        let result = self.host.call_tool(name, arg_map.clone());
+        let result = self.host.call(&call, &cx);
         let duration = started.elapsed();
-        match result {
+        let meta = cx.take_meta();
+        let ToolCall { name: tool, args } = call;
+        let mut record = ToolCallRecord { name: tool, args, result: None, error: None, duration, meta };
+        let out = match result {
             Ok(v) => {
-                self.tool_calls.push(ToolCallRecord {
-                    name: name.to_string(),
-                    args: arg_map,
-                    result: Some(v.clone()),
-                    error: None,
-                    duration,
-                });
+                record.result = Some(v.clone());
                 Ok(v)
             }
             Err(e) => {
-                self.tool_calls.push(ToolCallRecord {
-                    name: name.to_string(),
-                    args: arg_map,
-                    result: None,
-                    error: Some(e.clone()),
-                    duration,
-                });
-                err(ErrorKind::ToolError, format!("Tool '{name}' failed: {e}"))
-            }
-        }
-    }
-}
-
-/// Converts call arguments to the single string-keyed map tools receive.
-fn tool_args(name: &str, args: &mut [Value]) -> EvalResult {
-    let map = match args {
-        [] => Value::empty_map(),
-        [m @ Value::Map(_)] => std::mem::take(m),
-        [Value::Nil] => Value::empty_map(),
-        [single] => {
-            let single = &*single;
-            let hint = match single {
-                Value::Str(s) => format!(
-                    " Got string {} — try (tool/{name} {{:url \"{}\"}})",
-                    brief(single),
-                    s.chars().take(20).collect::<String>()
-                ),
-                other => format!(" Got {} — wrap it in {{:key value}}", brief(other)),
-            };
-            return err(
-                ErrorKind::InvalidToolArgs,
-                format!(
-                    "Tool calls require named arguments. Use (tool/{name} {{:key value}}), not positional args.{hint}"
-                ),
-            );
-        }
-        many if many.len() % 2 == 0 && many.iter().step_by(2).all(|k| matches!(k, Value::Keyword(_))) => {
-            let mut m = PMap::new();
-            for pair in many.chunks_mut(2) {
-                let k = std::mem::take(&mut pair[0]);
-                let v = std::mem::take(&mut pair[1]);
-                m.insert(k, v);
-            }
-            Value::Map(Arc::new(m))
-        }
-        _ => {
-            return err(
-                ErrorKind::InvalidToolArgs,
-                format!(
-                    "Tool calls require named arguments. Use (tool/{name} {{:key value}}) or (tool/{name} :key value), not positional args."
-                ),
-            );
-        }
-    };
-    Ok(stringify_tool_keys(&map))
-}
-
-/// Tool boundary conversion: map keys become strings with `-` -> `_`, keyword values
-/// become plain strings, recursively.
-pub fn stringify_tool_keys(v: &Value) -> Value {
-    match v {
-        Value::Map(m) => {
-            let mut out = PMap::new();
-            for (k, val) in m.iter() {
-                let key = match k {
-                    Value::Keyword(s) | Value::Str(s) | Value::Symbol(s) => s.replace('-', "_"),
-                    other => crate::printer::to_clojure(other),
+                let flow = match &e.kind {
+                    ToolErrorKind::Data { reason } => Ok(Value::map([
+                        (Value::kw("ok"), Value::Bool(false)),
+                        (Value::kw("reason"), Value::kw(reason.as_str())),
+                        (Value::kw("message"), Value::str(e.message.as_str())),
+                    ])),
+                    ToolErrorKind::Failed => err(ErrorKind::ToolError, format!("Tool '{name}' failed: {}", e.message)),
+                    ToolErrorKind::InvalidArgs => {
+                        err(ErrorKind::InvalidToolArgs, format!("Tool '{name}' rejected its arguments: {}", e.message))
+                    }
+                    ToolErrorKind::UnknownTool => err(ErrorKind::UnknownTool, e.message.clone()),
+                    ToolErrorKind::Timeout => Err(self.budget.timeout_error().into()),
+                    ToolErrorKind::Cancelled => err(ErrorKind::Cancelled, "the run was cancelled by the host"),
                 };
-                out.insert(Value::str(key), stringify_tool_keys(val));
+                record.error = Some(e);
+                flow
             }
-            Value::Map(Arc::new(out))
-        }
-        Value::Vector(items) => Value::vector(items.iter().map(stringify_tool_keys)),
-        Value::Set(items) => Value::vector(items.iter().map(stringify_tool_keys)),
-        Value::Keyword(k) => Value::Str(k.clone()),
-        other => other.clone(),
+        };
+        self.tool_calls.push(record);
+        // a host that ignored the deadline must not let the program run on past it
+        self.budget.check_time()?;
+        out
     }
 }
 

@@ -19,6 +19,16 @@ pub fn from_json(j: &Json) -> Value {
     convert(j, &mut interner)
 }
 
+/// Converts a JSON object to a string-keyed map (a run's context).
+pub fn map_from_json(obj: &Map<String, Json>) -> PMap {
+    let mut interner = Interner::default();
+    let mut m = PMap::new();
+    for (k, v) in obj {
+        m.insert(Value::Str(interner.get(k)), convert(v, &mut interner));
+    }
+    m
+}
+
 #[derive(Default)]
 struct Interner {
     strings: std::collections::HashMap<String, Arc<str>>,

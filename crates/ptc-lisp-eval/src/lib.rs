@@ -1,39 +1,66 @@
 //! `ptc-lisp-eval`: runs PTC-Lisp programs in a sandbox.
 //!
-//! Source text is read by `ptc-lisp-syntax`, analyzed into resolved nodes
-//! ([`analyze`]), and evaluated by a slot-based tree walker ([`interp`]) that meters
-//! fuel, time and memory ([`limits`]). The only door to the outside world is the
-//! [`Host`] trait (tool calls).
+//! An [`Engine`] owns the [`Limits`] and the threads programs run on; it compiles source
+//! text into a reusable [`Program`] and runs it with a [`RunInput`] (context data, memory
+//! of earlier runs), a [`Host`] (the only door to the outside: tool calls and discovery)
+//! and a [`Cancel`] handle. Every run ends in an [`Outcome`]: a value, a `(return v)`, a
+//! `(fail v)` or an [`EvalError`] with a stable [`ErrorKind`], plus prints, the tool-call
+//! ledger, the new memory and usage.
 //!
 //! This crate must never do I/O: no network, no filesystem, no environment variables, no
 //! async runtime, and no clock except the deadline check. Given the same program, data
 //! and tool results, it computes the same result.
 //!
 //! ```
-//! use ptc_lisp_eval::{run, RunOptions};
-//! let out = run("(->> [1 2 3 4] (filter #(> % 2)) (map inc) (reduce +))", RunOptions::default());
+//! use ptc_lisp_eval::{Engine, Limits, NoTools};
+//! let engine = Engine::new(Limits::default());
+//! let out = engine.eval_with("(->> [1 2 3 4] (filter #(> % 2)) (map inc) (reduce +))", &NoTools);
 //! assert_eq!(out.printed, "9");
 //! ```
+//!
+//! API boundary: the items re-exported here plus the modules [`value`], [`json`],
+//! [`printer`], [`registry`], [`tool_keys`] and [`contract`]. Everything else (analyzer,
+//! nodes, interpreter, budgets, builtin implementations) is internal and may change in
+//! any release.
 
-pub mod analyze;
-pub mod builtins;
+mod analyze;
+mod builtins;
+mod cancel;
+pub mod contract;
 mod desugar;
-pub mod error;
-pub mod function;
-pub mod host;
-pub mod interp;
+mod engine;
+mod error;
+mod function;
+mod host;
+mod interp;
 pub mod json;
-pub mod limits;
-pub mod node;
+mod limits;
+mod node;
 pub mod printer;
-pub mod regex_value;
-pub mod run;
+mod regex_value;
+mod run;
+mod special_form;
+mod stack;
+pub mod tool_keys;
 pub mod value;
 
+/// The function registry, read-only: names, arities, categories, docs and examples of
+/// every builtin (what `doc`, `dir`, `apropos` and the generated reference show).
+pub mod registry {
+    pub use crate::builtins::{Arity, Builtin, Category, all, lookup, lookup_ns};
+}
+
+pub use cancel::Cancel;
+pub use engine::{CompileEnv, Engine, MAX_VALUE_NESTING, Program, RunInput};
 pub use error::{ErrorKind, EvalError};
-pub use host::{FnHost, Host, NoTools, ToolCallRecord};
+pub use function::Function;
+pub use host::{
+    CallCx, Discovery, Exposure, FnHost, Host, NoTools, ToolCall, ToolCallRecord, ToolError, ToolErrorKind, ToolFn,
+    ToolSpec,
+};
 pub use interp::Globals;
 pub use limits::Limits;
 pub use printer::{repl_preview, to_clojure};
-pub use run::{Outcome, RunOptions, RunResult, Usage, run, run_on_this_thread, run_with_stack};
+pub use regex_value::RegexValue;
+pub use run::{Outcome, RunOptions, RunResult, Usage, run};
 pub use value::Value;

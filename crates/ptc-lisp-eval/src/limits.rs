@@ -1,9 +1,9 @@
 //! Sandbox limits: one struct, every limit configurable, enforced by counting.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::cancel::Cancel;
 use crate::error::{ErrorKind, EvalError, Flow};
 
 /// Every resource limit of a run. Defaults follow the upstream PtcRunner where it has one.
@@ -51,6 +51,50 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The limits `ptc mcp` starts from: the defaults, with programs capped at 64 KiB
+    /// (a program arrives inside one JSON-RPC frame).
+    pub fn mcp() -> Self {
+        Limits { max_program_bytes: 65_536, ..Limits::default() }
+    }
+
+    /// One line for prompts and tool descriptions: the limits a program meets.
+    ///
+    /// ```
+    /// assert_eq!(
+    ///     ptc_lisp_eval::Limits::default().summary(),
+    ///     "1 s per program, 64 MiB of built data, 1,000 recur steps per loop, 2,000 nested calls"
+    /// );
+    /// ```
+    pub fn summary(&self) -> String {
+        let ms = self.timeout.as_millis();
+        let time = if ms.is_multiple_of(1000) { format!("{} s", ms / 1000) } else { format!("{ms} ms") };
+        let mib = self.max_heap_bytes / (1024 * 1024);
+        let heap = if mib > 0 { format!("{mib} MiB") } else { format!("{} bytes", self.max_heap_bytes) };
+        let mut out = format!(
+            "{time} per program, {heap} of built data, {} recur steps per loop, {} nested calls",
+            thousands(self.max_loop_iterations),
+            thousands(u64::from(self.max_recursion_depth))
+        );
+        if let Some(n) = self.max_tool_calls {
+            out.push_str(&format!(", {} tool calls", thousands(u64::from(n))));
+        }
+        out
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Shared run state that parallel branches also see: deadline, memory, cancellation.
 #[derive(Debug)]
 pub struct SharedBudget {
@@ -62,8 +106,10 @@ pub struct SharedBudget {
     pub heap_used: AtomicU64,
     /// Heap limit.
     pub heap_limit: u64,
-    /// Set by the host to stop the run.
-    pub cancel: Arc<AtomicBool>,
+    /// The run's cancel handle.
+    pub cancel: Cancel,
+    /// True when the deadline is a parent's (a mission's), earlier than this run's timeout.
+    pub inherited_deadline: bool,
     /// Parallel workers currently running.
     pub workers_live: AtomicU64,
     /// Tool calls made so far.
@@ -72,9 +118,15 @@ pub struct SharedBudget {
 
 impl SharedBudget {
     /// A budget starting now.
-    pub fn new(limits: &Limits, cancel: Arc<AtomicBool>) -> Self {
+    pub fn new(limits: &Limits, cancel: Cancel) -> Self {
+        let own = Instant::now() + limits.timeout;
+        let (deadline, inherited_deadline) = match cancel.deadline() {
+            Some(parent) if parent < own => (parent, true),
+            _ => (own, false),
+        };
         SharedBudget {
-            deadline: Instant::now() + limits.timeout,
+            deadline,
+            inherited_deadline,
             timeout: limits.timeout,
             heap_used: AtomicU64::new(0),
             heap_limit: limits.max_heap_bytes,
@@ -103,20 +155,26 @@ impl SharedBudget {
 
     /// Checks the deadline and cancellation.
     pub fn check_time(&self) -> Result<(), Flow> {
-        if self.cancel.load(Ordering::Relaxed) {
+        if self.cancel.is_cancelled() {
             return Err(EvalError::new(ErrorKind::Cancelled, "the run was cancelled by the host").into());
         }
         if Instant::now() >= self.deadline {
-            return Err(EvalError::new(
-                ErrorKind::Timeout,
-                format!(
-                    "execution exceeded {}ms limit (timeout); process less data per program or avoid unbounded loops",
-                    self.timeout.as_millis()
-                ),
-            )
-            .into());
+            return Err(self.timeout_error().into());
         }
         Ok(())
+    }
+
+    /// The error of a run that reached its deadline.
+    pub fn timeout_error(&self) -> EvalError {
+        let message = if self.inherited_deadline {
+            "execution stopped at the mission's deadline (mission_timeout); do less work per program or return what you have".to_string()
+        } else {
+            format!(
+                "execution exceeded {}ms limit (timeout); process less data per program or avoid unbounded loops",
+                self.timeout.as_millis()
+            )
+        };
+        EvalError::new(ErrorKind::Timeout, message)
     }
 }
 

@@ -2,7 +2,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod common;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -137,7 +136,8 @@ fn nesting_depth_of_source() {
 
 #[test]
 fn cancellation_stops_a_run() {
-    let cancel = Arc::new(AtomicBool::new(true));
+    let cancel = ptc_lisp_eval::Cancel::new();
+    cancel.cancel();
     let opts = RunOptions {
         cancel,
         limits: Limits { max_loop_iterations: u64::MAX, timeout: Duration::from_secs(30), ..Limits::default() },

@@ -8,7 +8,7 @@ use common::*;
 fn every_example_runs() {
     let mut failures = Vec::new();
     let mut count = 0;
-    for b in ptc_lisp_eval::builtins::all() {
+    for b in ptc_lisp_eval::registry::all() {
         assert!(!b.doc.is_empty(), "{} has no doc", b.name);
         assert!(!b.examples.is_empty(), "{} has no example", b.name);
         for (src, want) in b.examples {
@@ -25,7 +25,7 @@ fn every_example_runs() {
 #[test]
 fn names_are_unique() {
     let mut seen = HashSet::new();
-    for b in ptc_lisp_eval::builtins::all() {
+    for b in ptc_lisp_eval::registry::all() {
         for n in std::iter::once(&b.name).chain(b.aliases.iter()) {
             assert!(seen.insert(*n), "duplicate registry name {n}");
         }
@@ -41,7 +41,7 @@ fn every_inventory_name_resolves() {
     for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
         let name = line.split('\t').nth(1).unwrap_or(line);
         total += 1;
-        let is_constant = ptc_lisp_eval::builtins::lookup(name).is_some_and(|b| b.constant);
+        let is_constant = ptc_lisp_eval::registry::lookup(name).is_some_and(|b| b.constant);
         let program = if is_constant { format!("(do {name} true)") } else { format!("(fn? {name})") };
         if show(&program) != "true" {
             missing.push(name.to_string());

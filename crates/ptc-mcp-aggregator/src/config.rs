@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use ptc_lisp_eval::Limits;
+
 /// How much a `tools/call` result carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ResponseProfile {
@@ -42,16 +44,13 @@ impl ResponseProfile {
 pub struct McpConfig {
     /// Largest JSON-RPC frame (stdio line or HTTP body), bytes.
     pub max_frame_bytes: usize,
-    /// Largest `program` argument, bytes.
-    pub max_program_bytes: usize,
     /// Largest JSON-encoded `context`, bytes.
     pub max_context_bytes: usize,
     /// Calls evaluated at once; more get `busy` immediately.
     pub max_concurrent_calls: usize,
-    /// Wall-clock limit per program.
-    pub program_timeout: Duration,
-    /// Memory budget per program, bytes.
-    pub program_memory_limit_bytes: u64,
+    /// The sandbox limits of every program (the same `Limits` `ptc eval` uses;
+    /// `max_program_bytes` also caps the `program` argument).
+    pub limits: Limits,
     /// Result shape.
     pub response_profile: ResponseProfile,
     /// HTTP: bearer token (required on non-loopback binds).
@@ -71,11 +70,9 @@ impl Default for McpConfig {
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         McpConfig {
             max_frame_bytes: 8 * 1024 * 1024,
-            max_program_bytes: 65_536,
             max_context_bytes: 4 * 1024 * 1024,
             max_concurrent_calls: cpus.min(8),
-            program_timeout: Duration::from_millis(1_000),
-            program_memory_limit_bytes: 64 * 1024 * 1024,
+            limits: Limits::mcp(),
             response_profile: ResponseProfile::Slim,
             http_auth_token: None,
             http_allowed_origins: Vec::new(),

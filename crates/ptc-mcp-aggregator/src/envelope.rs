@@ -1,6 +1,6 @@
 //! The `lisp_eval` result payload and how each response profile shapes it.
 
-use ptc_lisp_eval::{ErrorKind, Outcome, RunResult};
+use ptc_lisp_eval::{Outcome, RunResult};
 use serde_json::{Value as Json, json};
 
 use crate::config::ResponseProfile;
@@ -19,20 +19,6 @@ pub struct CallPayload {
     pub structured: Option<Json>,
 }
 
-/// The MCP error reason for an evaluation error kind.
-pub fn reason_for(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::ParseError => "parse_error",
-        ErrorKind::Timeout => "timeout",
-        ErrorKind::MemoryExceeded => "memory_limit",
-        ErrorKind::ValidationError => "validation_error",
-        ErrorKind::Cancelled => "cancelled",
-        ErrorKind::Fail => "fail",
-        ErrorKind::UnknownTool => "unknown_tool",
-        _ => "runtime_error",
-    }
-}
-
 fn feedback_for(reason: &str) -> &'static str {
     match reason {
         "parse_error" => {
@@ -41,7 +27,7 @@ fn feedback_for(reason: &str) -> &'static str {
         "timeout" => {
             "The program ran out of time. Process less data per call, avoid long loops, or aggregate with reduce."
         }
-        "memory_limit" => {
+        "memory_exceeded" => {
             "The program built too much data. Return summaries (counts, sums, the first few items) instead of whole collections."
         }
         "validation_error" => "The result does not match output_schema. Fix the listed paths and call lisp_eval again.",
@@ -52,7 +38,9 @@ fn feedback_for(reason: &str) -> &'static str {
             "The MCP server is at its concurrent-call cap. The previous call has not finished. Wait briefly and retry the same tools/call."
         }
         "cancelled" => "The call was cancelled by the client.",
-        "unknown_tool" => "The MCP server exposes exactly one tool: `lisp_eval`. Call it with {\"program\": \"...\"}.",
+        "unknown_tool" => {
+            "The name is not a tool here. This MCP server exposes one tool, `lisp_eval`; inside a program, (tool/...) may only name the tools its description lists."
+        }
         "shutting_down" => "The server is shutting down. Retry on a new connection.",
         "fail" => "The program called (fail ...). Read the reason and adjust.",
         _ => "The program raised an error. Read the message, fix the program and call lisp_eval again.",
@@ -165,7 +153,7 @@ pub fn from_outcome(outcome: &Outcome, profile: ResponseProfile, validated: Opti
             if let Some(span) = e.span {
                 message = format!("{message} (line {}, column {})", span.line, span.column);
             }
-            error(reason_for(e.kind), &message, None, &outcome.prints, profile)
+            error(e.kind.as_str(), &message, None, &outcome.prints, profile)
         }
     }
 }

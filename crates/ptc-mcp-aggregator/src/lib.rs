@@ -14,4 +14,4 @@ pub mod http;
 pub mod server;
 
 pub use config::{McpConfig, ResponseProfile};
-pub use server::{NoUpstreams, PtcServer, ToolBackend, runtime, serve_stdio};
+pub use server::{NoUpstreams, PtcServer, ToolBackend, serve_stdio};

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ptc_lisp_eval::{Host, Limits, NoTools, RunOptions};
+use ptc_lisp_eval::{Cancel, Engine, Host, NoTools, RunInput};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod, DiscoverResult,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -16,15 +16,6 @@ use tokio::sync::Semaphore;
 
 use crate::config::McpConfig;
 use crate::envelope::{self, CallPayload};
-
-/// Stack of the runtime's threads; programs run on its blocking pool.
-pub const EVAL_THREAD_STACK: usize = 256 * 1024 * 1024;
-
-/// The async runtime `ptc mcp` needs: its blocking threads carry large stacks so
-/// evaluation can run on them directly (deep recursion still ends in a clean error).
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().thread_stack_size(EVAL_THREAD_STACK).build()
-}
 
 /// The tool description: a prompt card with a byte budget (checked by a test).
 pub const LISP_EVAL_CARD: &str = include_str!("../../../prompts/lisp_eval.md");
@@ -59,6 +50,7 @@ impl ToolBackend for NoUpstreams {
 #[derive(Clone)]
 pub struct PtcServer {
     config: Arc<McpConfig>,
+    engine: Engine,
     permits: Arc<Semaphore>,
     backend: Arc<dyn ToolBackend>,
     shutting_down: Arc<AtomicBool>,
@@ -68,7 +60,14 @@ impl PtcServer {
     /// A server with the given configuration and tool backend.
     pub fn new(config: McpConfig, backend: Arc<dyn ToolBackend>) -> Self {
         let permits = Arc::new(Semaphore::new(config.max_concurrent_calls.max(1)));
-        PtcServer { config: Arc::new(config), permits, backend, shutting_down: Arc::new(AtomicBool::new(false)) }
+        let engine = Engine::new(config.limits.clone());
+        PtcServer {
+            config: Arc::new(config),
+            engine,
+            permits,
+            backend,
+            shutting_down: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     /// New calls get `shutting_down` from now on.
@@ -89,7 +88,7 @@ impl PtcServer {
             "additionalProperties": false
         });
         let Json::Object(schema) = schema else { unreachable_schema() };
-        let mut description = card_body(LISP_EVAL_CARD).to_string();
+        let mut description = card_body(LISP_EVAL_CARD).replace("{{limits}}", &self.engine.limits().summary());
         if let Some(c) = self.backend.catalog() {
             description.push_str("\n\n");
             description.push_str(&c);
@@ -127,36 +126,23 @@ impl PtcServer {
                 profile,
             );
         };
-        let cancel_flag = Arc::new(AtomicBool::new(false));
-        let opts = RunOptions {
-            host: self.backend.host(),
-            limits: Limits {
-                timeout: self.config.program_timeout,
-                max_heap_bytes: self.config.program_memory_limit_bytes,
-                max_program_bytes: self.config.max_program_bytes,
-                ..Limits::default()
-            },
-            strict_data: true,
-            cancel: cancel_flag.clone(),
-            ..RunOptions::default()
-        }
-        .with_json_context(&parsed.context);
+        let run_cancel = Cancel::new();
+        let input = RunInput { strict_data: true, ..RunInput::new() }.with_json_context(&parsed.context);
         let program = parsed.program;
         let watcher = {
-            let flag = cancel_flag.clone();
+            let run_cancel = run_cancel.clone();
             let cancel = cancel.clone();
             tokio::spawn(async move {
                 cancel.cancelled().await;
-                flag.store(true, Ordering::SeqCst);
+                run_cancel.cancel();
             })
         };
-        // The blocking pool's threads carry EVAL_THREAD_STACK bytes of stack (see
-        // `runtime()`), so the program runs on the pool thread itself, with no second
-        // hand-off to the evaluator's own workers.
-        let joined = tokio::task::spawn_blocking(move || {
-            ptc_lisp_eval::run_with_stack(&program, opts, EVAL_THREAD_STACK - 8 * 1024 * 1024)
-        })
-        .await;
+        // the engine runs the program on its own large-stack thread; this blocking-pool
+        // thread only waits for it
+        let engine = self.engine.clone();
+        let host = self.backend.host();
+        let joined =
+            tokio::task::spawn_blocking(move || engine.eval(&program, input, host.as_ref(), &run_cancel)).await;
         watcher.abort();
         drop(permit);
         let Ok(mut outcome) = joined else {
@@ -164,18 +150,9 @@ impl PtcServer {
         };
         let mut validated = None;
         if let Some(ty) = &parsed.output_type
-            && outcome.is_ok()
+            && ptc_signature::enforce(&mut outcome, ty)
         {
-            let value = outcome.value().cloned().unwrap_or(ptc_lisp_eval::Value::Nil);
-            let report = ptc_signature::validate(&value, ty, ptc_signature::Mode::Enabled);
-            if report.is_ok() {
-                validated = ptc_lisp_eval::json::to_json(&value).ok();
-            } else {
-                outcome.result = ptc_lisp_eval::RunResult::Error(ptc_lisp_eval::EvalError::new(
-                    ptc_lisp_eval::ErrorKind::ValidationError,
-                    report.errors.iter().map(|e| format!("return.{e}")).collect::<Vec<_>>().join("; "),
-                ));
-            }
+            validated = outcome.value().and_then(|v| ptc_lisp_eval::json::to_json(v).ok());
         }
         envelope::from_outcome(&outcome, profile, validated)
     }
@@ -197,11 +174,11 @@ impl PtcServer {
             Some(Json::String(p)) if p.trim().is_empty() => {
                 return Err("argument `program` is blank; pass PTC-Lisp source code".into());
             }
-            Some(Json::String(p)) if p.len() > self.config.max_program_bytes => {
+            Some(Json::String(p)) if p.len() > self.config.limits.max_program_bytes => {
                 return Err(format!(
                     "argument `program` exceeds max_program_bytes ({} > {})",
                     p.len(),
-                    self.config.max_program_bytes
+                    self.config.limits.max_program_bytes
                 ));
             }
             Some(Json::String(p)) => p.clone(),

@@ -15,6 +15,7 @@
 //! assert_eq!(report.render_errors(), "- count: expected int, got string \"x\"");
 //! ```
 
+mod enforce;
 pub mod keys;
 mod parse;
 pub mod render;
@@ -23,6 +24,7 @@ pub mod template;
 mod types;
 mod validate;
 
+pub use enforce::{enforce, mismatch_error};
 pub use parse::{SignatureError, parse, parse_type};
 pub use render::{KeyStyle, extract_return_spec, render_tool, render_type};
 pub use template::{Template, TemplateError};

@@ -10,19 +10,7 @@ pub fn envelope(o: &Outcome) -> Json {
         "fuel": o.usage.fuel,
         "heap_bytes": o.usage.heap_bytes,
     });
-    let tool_calls: Vec<Json> = o
-        .tool_calls
-        .iter()
-        .map(|c| {
-            json!({
-                "name": c.name,
-                "args": to_json(&c.args).unwrap_or(Json::Null),
-                "result": c.result.as_ref().and_then(|r| to_json(r).ok()),
-                "error": c.error,
-                "duration_ms": c.duration.as_secs_f64() * 1000.0,
-            })
-        })
-        .collect();
+    let tool_calls: Vec<Json> = o.tool_calls.iter().map(|c| c.to_json()).collect();
     match &o.result {
         RunResult::Value(v) | RunResult::Returned(v) => {
             let mut env = json!({

@@ -5,13 +5,13 @@
 
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ptc_lisp_eval::{Limits, RunOptions};
 
 mod envelope;
+mod limit_flags;
 mod mcp_cmd;
 mod repl;
 mod signature_cmd;
@@ -65,7 +65,7 @@ struct EvalArgs {
     #[arg(long, value_name = "SIG")]
     signature: Option<String>,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: limit_flags::LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -73,7 +73,7 @@ struct ReplArgs {
     #[command(flatten)]
     data: ContextArgs,
     #[command(flatten)]
-    limits: LimitArgs,
+    limits: limit_flags::LimitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -92,84 +92,6 @@ enum Output {
     Text,
     /// one JSON envelope
     Json,
-}
-
-/// Every sandbox limit, as flags (defaults are the library's).
-#[derive(Args, Debug, Default)]
-struct LimitArgs {
-    /// Wall-clock limit for evaluation, in milliseconds [default: 1000].
-    #[arg(long)]
-    timeout_ms: Option<u64>,
-    /// Bytes the program may build (strings, collections) [default: 67108864].
-    #[arg(long)]
-    max_heap_bytes: Option<u64>,
-    /// recur jumps per loop [default: 1000].
-    #[arg(long)]
-    max_loop_iterations: Option<u64>,
-    /// Nested function call depth [default: 2000].
-    #[arg(long)]
-    max_recursion_depth: Option<u32>,
-    /// Program size in bytes [default: 1000000].
-    #[arg(long)]
-    max_program_bytes: Option<usize>,
-    /// Unique symbols and keywords in the program [default: 10000].
-    #[arg(long)]
-    max_symbols: Option<usize>,
-    /// Characters per println line [default: 2000].
-    #[arg(long)]
-    max_print_length: Option<usize>,
-    /// Bytes of the printed result [default: 1000000].
-    #[arg(long)]
-    max_result_bytes: Option<usize>,
-    /// Tool calls per program [default: unlimited].
-    #[arg(long)]
-    max_tool_calls: Option<u32>,
-    /// Parallel workers for pmap/pcalls [default: 8].
-    #[arg(long)]
-    max_parallel_workers: Option<u32>,
-}
-
-impl LimitArgs {
-    fn to_limits(&self) -> Result<Limits> {
-        let mut l = Limits::default();
-        if let Some(v) = self.timeout_ms {
-            l.timeout = Duration::from_millis(v);
-        }
-        if let Some(v) = self.max_heap_bytes {
-            l.max_heap_bytes = v;
-        }
-        if let Some(v) = self.max_loop_iterations {
-            l.max_loop_iterations = v;
-        }
-        if let Some(v) = self.max_recursion_depth {
-            if v > 100_000 {
-                bail!("--max-recursion-depth must be at most 100000");
-            }
-            l.max_recursion_depth = v;
-        }
-        if let Some(v) = self.max_program_bytes {
-            l.max_program_bytes = v;
-        }
-        if let Some(v) = self.max_symbols {
-            l.max_symbols = v;
-        }
-        if let Some(v) = self.max_print_length {
-            l.max_print_length = v;
-        }
-        if let Some(v) = self.max_result_bytes {
-            l.max_result_bytes = v;
-        }
-        if self.max_tool_calls.is_some() {
-            l.max_tool_calls = self.max_tool_calls;
-        }
-        if let Some(v) = self.max_parallel_workers {
-            if v == 0 {
-                bail!("--max-parallel-workers must be at least 1");
-            }
-            l.max_parallel_workers = v;
-        }
-        Ok(l)
-    }
 }
 
 impl ContextArgs {
@@ -227,7 +149,7 @@ fn main() -> ExitCode {
 }
 
 fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
-    let limits = args.limits.to_limits().map_err(UsageError)?;
+    let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
     let context = args.data.load().map_err(UsageError)?;
     let signature = match &args.signature {
         Some(text) => Some(ptc_signature::parse(text).map_err(|e| UsageError(anyhow::anyhow!("--signature: {e}")))?),
@@ -345,7 +267,7 @@ fn run_one(
 }
 
 fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
-    let limits = args.limits.to_limits().map_err(UsageError)?;
+    let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
     let context = args.data.load().map_err(UsageError)?;
     repl::run(limits, context).map_err(UsageError)?;
     Ok(ExitCode::SUCCESS)

@@ -3,11 +3,13 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use ptc_lisp_eval::Limits;
 use ptc_mcp_aggregator::{McpConfig, NoUpstreams, PtcServer, ResponseProfile};
+
+use crate::limit_flags::LimitArgs;
 
 /// Flags of `ptc mcp`; each also reads a `PTC_MCP_*` environment variable (the flag wins).
 #[derive(Args, Debug)]
@@ -24,21 +26,12 @@ pub struct McpArgs {
     /// Largest JSON-RPC frame or HTTP body, bytes.
     #[arg(long, env = "PTC_MCP_MAX_FRAME_BYTES", default_value_t = 8_388_608)]
     max_frame_bytes: usize,
-    /// Largest program, bytes.
-    #[arg(long, env = "PTC_MCP_MAX_PROGRAM_BYTES", default_value_t = 65_536)]
-    max_program_bytes: usize,
     /// Largest JSON context, bytes.
     #[arg(long, env = "PTC_MCP_MAX_CONTEXT_BYTES", default_value_t = 4_194_304)]
     max_context_bytes: usize,
     /// Programs evaluated at once; more get `busy` immediately [default: min(8, CPUs)].
     #[arg(long, env = "PTC_MCP_MAX_CONCURRENT_CALLS")]
     max_concurrent_calls: Option<usize>,
-    /// Wall-clock limit per program, milliseconds.
-    #[arg(long, env = "PTC_MCP_PROGRAM_TIMEOUT_MS", default_value_t = 1_000)]
-    program_timeout_ms: u64,
-    /// Bytes a program may allocate in total (strings, collections; context is free).
-    #[arg(long, env = "PTC_MCP_PROGRAM_MEMORY_LIMIT_BYTES", default_value_t = 67_108_864)]
-    program_memory_limit_bytes: u64,
     /// slim (text only), structured (structuredContent + outputSchema) or debug.
     #[arg(long, env = "PTC_MCP_RESPONSE_PROFILE", default_value = "slim")]
     response_profile: String,
@@ -48,13 +41,14 @@ pub struct McpArgs {
     /// text or json log lines.
     #[arg(long, env = "PTC_MCP_LOG_FORMAT", default_value = "text")]
     log_format: String,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 impl McpArgs {
     fn config(&self) -> Result<McpConfig> {
         let mut c = McpConfig {
             max_frame_bytes: self.max_frame_bytes,
-            max_program_bytes: self.max_program_bytes,
             max_context_bytes: self.max_context_bytes,
             ..McpConfig::default()
         };
@@ -62,8 +56,7 @@ impl McpArgs {
             anyhow::ensure!(n >= 1, "--max-concurrent-calls must be at least 1");
             c.max_concurrent_calls = n;
         }
-        c.program_timeout = Duration::from_millis(self.program_timeout_ms);
-        c.program_memory_limit_bytes = self.program_memory_limit_bytes;
+        c.limits = self.limits.to_limits(Limits::mcp())?;
         c.response_profile = self.response_profile.parse::<ResponseProfile>().map_err(anyhow::Error::msg)?;
         c.http_auth_token = self.http_auth_token.clone();
         c.http_allowed_origins = self.http_allowed_origins.clone();

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use ptc_lisp_eval::{ErrorKind, EvalError, Outcome, RunResult};
-use ptc_signature::{KeyStyle, Mode, Signature};
+use ptc_lisp_eval::Outcome;
+use ptc_signature::{KeyStyle, Signature};
 
 /// Prints the normalised signature and its schemas; an invalid signature is a usage error.
 pub fn check(text: &str) -> Result<ExitCode> {
@@ -25,18 +25,5 @@ pub fn check(text: &str) -> Result<ExitCode> {
 /// Validates a successful result against the signature's output type; a mismatch turns the
 /// outcome into a `validation_error` listing every path.
 pub fn check_result(outcome: &mut Outcome, sig: &Signature) {
-    let value = match &outcome.result {
-        RunResult::Value(v) | RunResult::Returned(v) => v,
-        _ => return,
-    };
-    let report = ptc_signature::validate(value, &sig.output, Mode::Enabled);
-    if !report.is_ok() {
-        let message = format!(
-            "the result does not match the signature {}:\n{}",
-            ptc_signature::render_type(&sig.output, KeyStyle::Lisp),
-            report.render_errors()
-        );
-        outcome.result = RunResult::Error(EvalError::new(ErrorKind::ValidationError, message));
-        outcome.printed.clear();
-    }
+    ptc_signature::enforce(outcome, &sig.output);
 }

@@ -96,7 +96,7 @@ fn evaluates_with_context_and_prints() {
     let r = s.call(3, json!({"program": "(def x 1)"}));
     assert_eq!(r["isError"], false);
     let r = s.call(4, json!({"program": "x"}));
-    assert!(text(&r).starts_with("runtime_error: Undefined variable: x"), "{}", text(&r));
+    assert!(text(&r).starts_with("unbound_var: Undefined variable: x"), "{}", text(&r));
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn errors_have_stable_reasons() {
     let mut s = Server::start(&[]);
     let cases = [
         (json!({"program": "(+ 1"}), "parse_error: unclosed list"),
-        (json!({"program": "(/ 1 0)"}), "runtime_error: division by zero"),
+        (json!({"program": "(/ 1 0)"}), "arithmetic_error: division by zero"),
         (json!({"program": "  "}), "args_error: argument `program` is blank"),
         (json!({}), "args_error: missing argument `program`"),
         (json!({"program": "1", "context": [1]}), "args_error: argument `context` must be a JSON object"),
@@ -113,10 +113,10 @@ fn errors_have_stable_reasons() {
         (json!({"program": "1", "output_schema": {"enum": [1]}}), "args_error: argument `output_schema` is invalid"),
         (json!({"program": "data/nope", "context": {"xs": 1}}), "runtime_error: data/nope is not bound"),
         (json!({"program": "(fail {:reason :empty})"}), "fail: the program called (fail {:reason :empty})"),
-        (json!({"program": "(loop [i 0] (recur (inc i)))"}), "runtime_error: Loop iteration limit exceeded"),
+        (json!({"program": "(loop [i 0] (recur (inc i)))"}), "loop_limit_exceeded: Loop iteration limit exceeded"),
         (
             json!({"program": "{:count \"x\"}", "output_schema": {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}}),
-            "validation_error: return.count: expected int",
+            "validation_error: the result does not match the expected type {count :int}:\n- count: expected int",
         ),
     ];
     for (i, (args, want)) in cases.into_iter().enumerate() {
@@ -140,9 +140,9 @@ fn limits_from_flags() {
     ]);
     let r = s.call(2, json!({"program": "(reduce + (range 10000000))"}));
     let t = text(&r);
-    assert!(t.starts_with("timeout") || t.starts_with("memory_limit"), "{t}");
+    assert!(t.starts_with("timeout") || t.starts_with("memory_exceeded"), "{t}");
     let r = s.call(3, json!({"program": "(vec (range 100000))"}));
-    assert!(text(&r).starts_with("memory_limit"), "{}", text(&r));
+    assert!(text(&r).starts_with("memory_exceeded"), "{}", text(&r));
     let r = s.call(4, json!({"program": format!("(+ {})", "1 ".repeat(30))}));
     assert!(text(&r).starts_with("args_error: argument `program` exceeds max_program_bytes"), "{}", text(&r));
 }

@@ -1,11 +1,9 @@
 //! Argument helpers shared by builtin families: type checks with messages that say what
 //! was expected, and iteration over anything seqable.
 
-use std::sync::Arc;
-
 use crate::error::{EvalResult, type_err};
 use crate::printer::to_clojure;
-use crate::value::{MapIter, PVector, Value};
+use crate::value::{MapIter, Value};
 
 /// Short printed form of a value for error messages (at most ~60 chars).
 pub fn brief(v: &Value) -> String {
@@ -101,19 +99,6 @@ pub fn seq_len(v: &Value) -> Option<usize> {
         Value::Str(s) => Some(s.chars().count()),
         _ => None,
     }
-}
-
-/// Collects a seqable argument into a persistent vector (cheap for vectors).
-pub fn to_pvec(fname: &str, v: &Value) -> EvalResult<PVector> {
-    match v {
-        Value::Vector(items) => Ok((**items).clone()),
-        other => Ok(seq_iter(fname, other)?.collect()),
-    }
-}
-
-/// Wraps a persistent vector.
-pub fn vec_value(v: PVector) -> Value {
-    Value::Vector(Arc::new(v))
 }
 
 /// The printed form of a value, for `str` and messages.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::{Arity, Builtin, Category, expected, int_arg};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::Function;
+use crate::host::Discovery as Ask;
 use crate::interp::Interp;
 use crate::value::Value;
 
@@ -110,7 +111,14 @@ fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         t
     } else {
-        format!("no documentation for {name}; try (apropos \"{name}\")")
+        match interp.discover(&Ask::Doc { name: &name }) {
+            Some(answer) => match answer? {
+                Value::Nil => format!("no documentation for {name}; try (apropos \"{name}\")"),
+                Value::Str(s) => s.to_string(),
+                other => crate::printer::to_clojure(&other),
+            },
+            None => format!("no documentation for {name}; try (apropos \"{name}\")"),
+        }
     };
     interp.prints.push(text);
     Ok(Value::Nil)
@@ -151,6 +159,10 @@ fn opt_int(opts: Option<&Value>, key: &str, default: i64, range: std::ops::Range
 fn dir(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let raw = ref_name("dir", &a[0])?;
     let Some(ns) = canonical_ns(&raw) else {
+        let options = a.get(1).cloned().unwrap_or(Value::Nil);
+        if let Some(answer) = interp.discover(&Ask::Dir { namespace: &raw, options: &options }) {
+            return answer;
+        }
         return err(
             ErrorKind::RuntimeError,
             format!(
@@ -248,7 +260,19 @@ fn apropos(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     hits.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.len().cmp(&y.1.len())).then_with(|| x.1.cmp(&y.1)));
     hits.dedup_by(|x, y| x.1 == y.1);
-    Ok(Value::vector(hits.into_iter().take(limit).map(|(_, n, d)| Value::str(format!("{n} - {d}")))))
+    // the host's catalog (upstream tools) comes first: it is what a search is usually for
+    let options = a.get(1).cloned().unwrap_or(Value::Nil);
+    let mut out: Vec<Value> = match interp.discover(&Ask::Apropos { query: &q, options: &options }) {
+        Some(answer) => match answer? {
+            Value::Vector(items) => items.iter().cloned().collect(),
+            Value::Nil => Vec::new(),
+            other => vec![other],
+        },
+        None => Vec::new(),
+    };
+    out.extend(hits.into_iter().map(|(_, n, d)| Value::str(format!("{n} - {d}"))));
+    out.truncate(limit);
+    Ok(Value::vector(out))
 }
 
 fn meta_of(b: &Builtin) -> Value {
@@ -276,7 +300,10 @@ fn meta(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         entries.push((Value::kw("type"), Value::kw(v.type_name())));
         return Ok(Value::map(entries));
     }
-    Ok(find_builtin(&name).map(meta_of).unwrap_or(Value::Nil))
+    if let Some(b) = find_builtin(&name) {
+        return Ok(meta_of(b));
+    }
+    interp.discover(&Ask::Meta { name: &name }).unwrap_or(Ok(Value::Nil))
 }
 
 fn ns_publics(interp: &mut Interp, a: &mut [Value]) -> EvalResult {

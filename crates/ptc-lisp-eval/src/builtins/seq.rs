@@ -8,6 +8,7 @@ use crate::error::{ErrorKind, EvalResult, Flow, err};
 use crate::function::Function;
 use crate::interp::{Interp, get_in_value};
 use crate::limits::cost;
+use crate::stack;
 use crate::value::{PMap, PVector, Value};
 
 use Arity::*;
@@ -495,8 +496,9 @@ fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'st
         let mut handles = Vec::new();
         for mut b in branches {
             let calls = &calls;
-            let h = std::thread::Builder::new().stack_size(64 * 1024 * 1024).spawn_scoped(s, move || {
-                b.set_stack(60 * 1024 * 1024);
+            let h = std::thread::Builder::new().stack_size(stack::BRANCH_STACK_BYTES).spawn_scoped(s, move || {
+                stack::mark_eval_thread(stack::BRANCH_STACK_BYTES);
+                b.reset_stack();
                 let mut out = Vec::new();
                 loop {
                     let next = match calls.lock() {

@@ -486,11 +486,10 @@ mod tests {
 
     fn fmt(t: &str, args: &[Value]) -> EvalResult<String> {
         use std::sync::Arc;
-        use std::sync::atomic::AtomicBool;
         let limits = Arc::new(crate::Limits::default());
-        let budget = Arc::new(crate::limits::SharedBudget::new(&limits, Arc::new(AtomicBool::new(false))));
+        let budget = Arc::new(crate::limits::SharedBudget::new(&limits, crate::Cancel::new()));
         let mut interp = Interp::new(
-            Arc::new(crate::NoTools),
+            &crate::NoTools,
             limits,
             budget,
             Arc::new(crate::value::PMap::new()),

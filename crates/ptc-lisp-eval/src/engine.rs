@@ -1,0 +1,285 @@
+//! The embedding front door: an [`Engine`] compiles programs once and runs them many times.
+//!
+//! The engine owns the guarantees an embedder should not have to think about: the limits,
+//! the threads programs run on and the stack those threads have (see `stack.rs`), so deep
+//! recursion ends in a clean `recursion_limit_exceeded` on every surface — CLI, MCP server,
+//! agent loop — whatever thread the caller is on.
+//!
+//! ```
+//! use ptc_lisp_eval::{Cancel, CompileEnv, Engine, Limits, NoTools, RunInput};
+//! let engine = Engine::new(Limits::default());
+//! let program = engine.compile("(->> data/xs (map inc) (reduce +))", &CompileEnv::new().with_data_keys(["xs"]))?;
+//! for xs in [serde_json::json!([1, 2]), serde_json::json!([10, 20, 30])] {
+//!     let input = RunInput::new().with_json_context(serde_json::json!({"xs": xs}).as_object().unwrap());
+//!     let out = engine.run(&program, input, &NoTools, &Cancel::new());
+//!     println!("{}", out.printed); // 5, then 63
+//! }
+//! # Ok::<(), ptc_lisp_eval::EvalError>(())
+//! ```
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use ptc_lisp_syntax::{ParseOptions, parse_program_with};
+
+use crate::analyze::{self, AnalyzeEnv};
+use crate::cancel::Cancel;
+use crate::error::{ErrorKind, EvalError, Flow};
+use crate::host::{Host, ToolSpec};
+use crate::interp::{Globals, Interp};
+use crate::limits::{Limits, SharedBudget};
+use crate::printer::{PrintOptions, to_clojure_with};
+use crate::run::{Outcome, RunResult, Usage, nesting_exceeds};
+use crate::stack;
+use crate::value::{PMap, Value};
+
+/// Deepest collection nesting a result or definition may have.
+pub const MAX_VALUE_NESTING: usize = 1_000;
+
+/// Runs PTC-Lisp programs under one set of [`Limits`]. Cheap to clone; `Send + Sync`.
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    limits: Arc<Limits>,
+}
+
+/// What a program is compiled against: the tools it may call, the `data/` keys and the
+/// user definitions it may refer to by bare name.
+#[derive(Debug, Clone, Default)]
+pub struct CompileEnv {
+    tools: Vec<ToolSpec>,
+    data_keys: HashSet<String>,
+    user_names: HashSet<String>,
+}
+
+impl CompileEnv {
+    /// No tools, no data, no definitions.
+    pub fn new() -> Self {
+        CompileEnv::default()
+    }
+
+    /// The environment of one run: the host's tools, the input's data keys and memory.
+    pub fn for_run(input: &RunInput, host: &dyn Host) -> Self {
+        CompileEnv::new()
+            .with_tools(host.tools())
+            .with_data_keys(input.context.keys().filter_map(|k| k.as_str().map(str::to_string)))
+            .with_memory(&input.memory)
+    }
+
+    /// Sets the tools (programs may call those whose exposure allows it).
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Adds `data/` keys.
+    pub fn with_data_keys<S: Into<String>>(mut self, keys: impl IntoIterator<Item = S>) -> Self {
+        self.data_keys.extend(keys.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds the names defined in `memory`.
+    pub fn with_memory(mut self, memory: &Globals) -> Self {
+        self.user_names.extend(memory.values.keys().map(|k| k.to_string()));
+        self
+    }
+}
+
+/// A parsed and analyzed program: reusable across runs and threads.
+#[derive(Debug, Clone)]
+pub struct Program {
+    inner: Arc<analyze::Program>,
+}
+
+impl Program {
+    /// Names the program defines at top level (`def`, `defn`, `defonce`, `defn-`).
+    pub fn defined_names(&self) -> &[String] {
+        &self.inner.defined
+    }
+}
+
+/// The per-run inputs of a program.
+#[derive(Clone, Default)]
+pub struct RunInput {
+    /// Context data, readable as `data/<key>`.
+    pub context: Arc<PMap>,
+    /// User definitions from earlier runs.
+    pub memory: Globals,
+    /// Results of earlier turns, oldest first (`*1` is the last one).
+    pub turn_history: Vec<Value>,
+    /// A missing `data/` key is an error (MCP) instead of nil (default).
+    pub strict_data: bool,
+}
+
+impl RunInput {
+    /// Empty context, memory and history.
+    pub fn new() -> Self {
+        RunInput::default()
+    }
+
+    /// Sets the context from a JSON object (each key becomes `data/<key>`).
+    pub fn with_json_context(mut self, obj: &serde_json::Map<String, serde_json::Value>) -> Self {
+        self.context = Arc::new(crate::json::map_from_json(obj));
+        self
+    }
+
+    /// Sets the memory (definitions of earlier runs).
+    pub fn with_memory(mut self, memory: Globals) -> Self {
+        self.memory = memory;
+        self
+    }
+}
+
+impl Engine {
+    /// An engine enforcing `limits` on every run.
+    pub fn new(limits: Limits) -> Self {
+        Engine { limits: Arc::new(limits) }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Parses and analyzes `source` once. Fails with `program_too_large`, `parse_error`,
+    /// `symbol_limit_exceeded` or an analysis error (`unbound_var`, `unknown_tool`,
+    /// `invalid_form`...).
+    pub fn compile(&self, source: &str, env: &CompileEnv) -> Result<Program, EvalError> {
+        let limits = &self.limits;
+        if source.len() > limits.max_program_bytes {
+            return Err(EvalError::new(
+                ErrorKind::ProgramTooLarge,
+                format!(
+                    "program size {} bytes exceeds limit of {} (max_program_bytes); send a shorter program",
+                    source.len(),
+                    limits.max_program_bytes
+                ),
+            ));
+        }
+        // parsing is iterative, but analysis recurses over the forms: give it the stack
+        stack::on_eval_stack(|| {
+            let forms = parse_program_with(source, &ParseOptions { max_depth: limits.max_nesting_depth })
+                .map_err(|e| EvalError::new(ErrorKind::ParseError, e.message).at(e.span))?;
+            let mut tools = std::collections::BTreeSet::new();
+            let mut native_only = std::collections::BTreeSet::new();
+            for t in &env.tools {
+                if t.exposure.to_programs() {
+                    tools.insert(t.name.clone());
+                } else {
+                    native_only.insert(t.name.clone());
+                }
+            }
+            let aenv = AnalyzeEnv {
+                user_names: env.user_names.clone(),
+                tools,
+                native_only,
+                data_keys: env.data_keys.clone(),
+                max_symbols: limits.max_symbols,
+            };
+            analyze::analyze_program(&forms, &aenv).map(|p| Program { inner: Arc::new(p) })
+        })
+        .unwrap_or_else(|| Err(internal_error()))
+    }
+
+    /// Runs a compiled program. Never panics; every failure is an [`Outcome`] error.
+    pub fn run(&self, program: &Program, input: RunInput, host: &dyn Host, cancel: &Cancel) -> Outcome {
+        let started = Instant::now();
+        let fallback_memory = input.memory.clone();
+        let limits = &self.limits;
+        let mut out = stack::on_eval_stack(|| execute(limits, &program.inner, input, host, cancel))
+            .unwrap_or_else(|| Outcome::failure(internal_error(), fallback_memory));
+        out.usage.duration = started.elapsed();
+        out
+    }
+
+    /// Compiles `source` against this input and host, then runs it.
+    pub fn eval(&self, source: &str, input: RunInput, host: &dyn Host, cancel: &Cancel) -> Outcome {
+        let started = Instant::now();
+        let env = CompileEnv::for_run(&input, host);
+        let mut out = match self.compile(source, &env) {
+            Ok(p) => self.run(&p, input, host, cancel),
+            Err(e) => Outcome::failure(e, input.memory),
+        };
+        out.usage.duration = started.elapsed();
+        out
+    }
+
+    /// `eval` with no context, no memory and a fresh cancel handle.
+    pub fn eval_with(&self, source: &str, host: &dyn Host) -> Outcome {
+        self.eval(source, RunInput::new(), host, &Cancel::new())
+    }
+}
+
+fn internal_error() -> EvalError {
+    EvalError::new(
+        ErrorKind::RuntimeError,
+        "internal error: the evaluation thread could not be started or stopped unexpectedly; please report this program",
+    )
+}
+
+/// One run on the current (evaluation) thread.
+fn execute(
+    limits: &Arc<Limits>,
+    program: &analyze::Program,
+    input: RunInput,
+    host: &dyn Host,
+    cancel: &Cancel,
+) -> Outcome {
+    let budget = Arc::new(SharedBudget::new(limits, cancel.clone()));
+    let memory_before = input.memory.clone();
+    let mut interp =
+        Interp::new(host, limits.clone(), budget.clone(), input.context, input.memory, Arc::new(input.turn_history));
+    interp.strict_data = input.strict_data;
+    let raw = interp.run_program(&program.nodes, program.frame_size);
+    let mut result = match raw {
+        Ok(v) => RunResult::Value(v),
+        Err(Flow::Return(v)) => RunResult::Returned(v),
+        Err(Flow::Fail(v)) => RunResult::Failed(v),
+        Err(Flow::Error(e)) => RunResult::Error(*e),
+        Err(Flow::Recur) => RunResult::Error(EvalError::new(ErrorKind::InvalidForm, "recur outside of loop or fn")),
+    };
+    // values nested deeper than this cannot leave the evaluation thread safely (their
+    // destructor recursion would need a deep stack), so they become errors here
+    let too_deep = match &result {
+        RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) => nesting_exceeds(v, MAX_VALUE_NESTING),
+        RunResult::Error(_) => false,
+    } || interp.globals.values.values().any(|v| nesting_exceeds(v, MAX_VALUE_NESTING));
+    if too_deep {
+        result = RunResult::Error(EvalError::new(
+            ErrorKind::OutputTooLarge,
+            format!(
+                "the result (or a definition) is nested more than {MAX_VALUE_NESTING} levels deep; return a flatter structure"
+            ),
+        ));
+    }
+    let mut printed = String::new();
+    if let RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) = &result {
+        let opts = PrintOptions { max_bytes: limits.max_result_bytes, ..PrintOptions::default() };
+        let (text, truncated) = to_clojure_with(v, &opts);
+        if truncated {
+            result = RunResult::Error(EvalError::new(
+                ErrorKind::OutputTooLarge,
+                format!(
+                    "the result is larger than {} bytes when printed (max_result_bytes); return a summary (count, first few items, aggregates) instead",
+                    limits.max_result_bytes
+                ),
+            ));
+        } else {
+            printed = text;
+        }
+    }
+    let ok = matches!(result, RunResult::Value(_) | RunResult::Returned(_));
+    Outcome {
+        result,
+        printed,
+        prints: std::mem::take(&mut interp.prints),
+        tool_calls: std::mem::take(&mut interp.tool_calls),
+        memory: if ok { std::mem::take(&mut interp.globals) } else { memory_before },
+        usage: Usage {
+            duration: Duration::ZERO,
+            fuel: interp.fuel(),
+            heap_bytes: budget.heap_used.load(Ordering::Relaxed),
+        },
+    }
+}

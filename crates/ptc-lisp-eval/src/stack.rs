@@ -1,0 +1,81 @@
+//! The stack guarantee: every program runs on a thread whose stack the interpreter knows.
+//!
+//! The evaluator recurses on the native stack (a call in the program is a call in Rust), so
+//! deep recursion must end in `recursion_limit_exceeded`, never in a crashed process. The
+//! interpreter checks how far below its starting address the stack has grown against a
+//! budget; that budget is only honest when this module chose the thread. So callers never
+//! pick a stack size: [`on_eval_stack`] runs the evaluation on a thread of
+//! [`EVAL_STACK_BYTES`] (reserved virtually, committed as touched), or inline when the
+//! current thread already is such a thread with room to spare (a nested agent's program
+//! started from a tool call of its parent's program).
+
+use std::cell::Cell;
+
+/// Stack reserved for each evaluation thread.
+pub(crate) const EVAL_STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// Stack kept free below the interpreter's budget for builtins, printing and drops.
+const SAFETY_MARGIN: usize = 24 * 1024 * 1024;
+
+/// A nested run starts inline only when at least this much of the stack is left.
+const NESTED_MIN_BYTES: usize = 64 * 1024 * 1024;
+
+/// Stack of a `pmap`/`pcalls` branch thread.
+pub(crate) const BRANCH_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+thread_local! {
+    /// On an evaluation thread: (address near the stack's top, usable bytes from there).
+    static EVAL_THREAD: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+}
+
+/// An address on the current stack (stacks grow down on every supported target).
+#[inline(always)]
+pub(crate) fn here() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// Where the current thread's usable stack ends: `(base address, budget bytes)` for an
+/// interpreter starting here. Off an evaluation thread the budget is small (4 MiB), so
+/// a stray caller gets early `recursion_limit_exceeded` rather than a crash.
+pub(crate) fn budget_here() -> (usize, usize) {
+    let now = here();
+    match EVAL_THREAD.with(Cell::get) {
+        Some((top, usable)) => {
+            let used = top.saturating_sub(now);
+            (now, usable.saturating_sub(used))
+        }
+        None => (now, 4 * 1024 * 1024),
+    }
+}
+
+/// Runs `f` where the interpreter's stack budget is real. `None` when no thread could be
+/// started (the OS refused one) or `f` panicked; callers turn that into an error outcome.
+pub(crate) fn on_eval_stack<R: Send>(f: impl FnOnce() -> R + Send) -> Option<R> {
+    let (_, left) = budget_here();
+    if EVAL_THREAD.with(Cell::get).is_some() && left >= NESTED_MIN_BYTES {
+        return Some(f());
+    }
+    on_fresh_thread(EVAL_STACK_BYTES, f)
+}
+
+/// Runs `f` on a new scoped thread with `stack` bytes, marked as an evaluation thread.
+/// `None` when the thread could not be started or `f` panicked.
+pub(crate) fn on_fresh_thread<R: Send>(stack: usize, f: impl FnOnce() -> R + Send) -> Option<R> {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("ptc-eval".into())
+            .stack_size(stack)
+            .spawn_scoped(s, move || {
+                mark_eval_thread(stack);
+                f()
+            })
+            .ok()?;
+        handle.join().ok()
+    })
+}
+
+/// Declares the current thread (just started with `stack` bytes) an evaluation thread.
+pub(crate) fn mark_eval_thread(stack: usize) {
+    EVAL_THREAD.with(|t| t.set(Some((here(), stack.saturating_sub(SAFETY_MARGIN)))));
+}
