@@ -4,10 +4,62 @@
 //!
 //! This crate talks to models only through the [`Llm`] trait: it never speaks HTTP
 //! (`ptc-providers` does) and never speaks MCP (`ptc-mcp-aggregator` does).
+//!
+//! An agent with two Rust closures as tools, answered by a scripted model:
+//!
+//! ```
+//! use ptc_subagent::{ScriptedLlm, SubAgent, Tool};
+//! use serde_json::json;
+//!
+//! let agent = SubAgent::builder("How many orders does {{customer}} have, and what do they total?")
+//!     .signature("{count :int, total :float}")
+//!     .context_value("customer", json!("acme"))
+//!     .tool(
+//!         Tool::new("orders", |args| Ok(json!([{"id": 1, "customer": args["customer"], "amount": 12.5},
+//!                                                           {"id": 2, "customer": args["customer"], "amount": 7.25}])))
+//!             .signature("(customer :string) -> [{id :int, amount :float}]")
+//!             .description("Orders of one customer"),
+//!     )
+//!     .tool(Tool::new("total", |args| {
+//!         let sum: f64 = args["amounts"].as_array().into_iter().flatten().filter_map(|a| a.as_f64()).sum();
+//!         Ok(json!(sum))
+//!     }))
+//!     .build()?;
+//!
+//! let llm = ScriptedLlm::texts([
+//!     "```clojure\n(def os (tool/orders {:customer data/customer}))\n(println (count os))\n```",
+//!     "```clojure\n(return {:count (count os) :total (tool/total {:amounts (map :amount os)})})\n```",
+//! ]);
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let step = runtime.block_on(agent.run(&llm));
+//!
+//! assert!(step.is_ok());
+//! assert_eq!(step.return_value, Some(json!({"count": 2, "total": 19.75})));
+//! assert_eq!(step.usage.turns, 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+mod agent;
+mod exec;
+pub mod extract;
+pub mod feedback;
 pub mod llm;
+mod mission;
+pub mod observe;
+pub mod prompt;
+pub mod retry;
+pub mod scripted;
+pub mod step;
+pub mod tool;
 
+pub use agent::{CompletionMode, ConfigError, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent, SubAgentBuilder};
+pub use feedback::FormatOptions;
 pub use llm::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
     ToolSchema,
 };
+pub use observe::{Event, Observer};
+pub use retry::{Backoff, LlmRetry};
+pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
+pub use step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
+pub use tool::{CatalogEntry, Tool, ToolContext, ToolError};

@@ -1,0 +1,539 @@
+//! [`SubAgent`] and its builder: every option checked before the first model request.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ptc_lisp_eval::value::PMap;
+use ptc_lisp_eval::{Limits, Value};
+use ptc_signature::{Field, Signature, Template, Type};
+use serde_json::Value as Json;
+
+use crate::exec::{PreparedTool, Toolbox};
+use crate::feedback::FormatOptions;
+use crate::retry::LlmRetry;
+use crate::tool::{CatalogEntry, Tool};
+
+/// Tool names the loop keeps for itself.
+pub const RESERVED_TOOL_NAMES: [&str; 3] = ["return", "fail", "lisp_eval"];
+
+/// A bad agent option. The message names the option and says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{option}: {message}")]
+pub struct ConfigError {
+    /// The option at fault (`prompt`, `signature`, `tools`, `max_turns`, ...).
+    pub option: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ConfigError {
+    pub(crate) fn new(option: &'static str, message: impl Into<String>) -> Self {
+        ConfigError { option, message: message.into() }
+    }
+}
+
+/// What happens when the definitions outgrow `memory_limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemoryStrategy {
+    /// The mission fails with `memory_limit_exceeded`.
+    #[default]
+    Strict,
+    /// The turn's new definitions are dropped and the model is told so.
+    Rollback,
+}
+
+/// Whether a mission may end without an explicit `(return v)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompletionMode {
+    /// When turns run out, the last turn's value is the answer if it matches the signature.
+    #[default]
+    Implicit,
+    /// The final (and retry) turns must call `(return v)` or `(fail v)`, else the mission
+    /// fails with `must_return_missing`.
+    Explicit,
+}
+
+/// Everything a built agent knows. Fields are checked by [`SubAgentBuilder::build`].
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub(crate) prompt: Template,
+    pub(crate) signature: Option<Signature>,
+    pub(crate) signature_text: Option<String>,
+    pub(crate) catalog: Vec<CatalogEntry>,
+    pub(crate) context: Arc<PMap>,
+    pub(crate) context_types: Option<Vec<Field>>,
+    pub(crate) context_descriptions: BTreeMap<String, String>,
+    pub(crate) field_descriptions: BTreeMap<String, String>,
+    pub(crate) max_turns: u32,
+    pub(crate) retry_turns: u32,
+    pub(crate) mission_timeout: Option<Duration>,
+    pub(crate) llm_retry: LlmRetry,
+    pub(crate) memory_limit: u64,
+    pub(crate) memory_strategy: MemoryStrategy,
+    pub(crate) float_precision: Option<u32>,
+    pub(crate) format: FormatOptions,
+    pub(crate) completion_mode: CompletionMode,
+    pub(crate) max_tool_calls: Option<u32>,
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) limits: Limits,
+}
+
+/// An agent: a mission, a contract, tools and limits. Build one with
+/// [`SubAgent::builder`], run it with [`SubAgent::run`]; it can run many times.
+#[derive(Clone)]
+pub struct SubAgent {
+    pub(crate) config: Arc<Config>,
+    pub(crate) tools: Arc<Toolbox>,
+}
+
+impl std::fmt::Debug for SubAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubAgent")
+            .field("name", &self.config.name)
+            .field("signature", &self.config.signature_text)
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("max_turns", &self.config.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SubAgent {
+    /// Starts a builder for the mission `prompt` (`{{placeholders}}` are filled from the
+    /// context).
+    pub fn builder(prompt: impl Into<String>) -> SubAgentBuilder {
+        SubAgentBuilder::new(prompt)
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> Option<&str> {
+        self.config.name.as_deref()
+    }
+
+    /// The agent's description (what it does, when used as a tool).
+    pub fn description(&self) -> Option<&str> {
+        self.config.description.as_deref()
+    }
+
+    /// The signature as written.
+    pub fn signature(&self) -> Option<&str> {
+        self.config.signature_text.as_deref()
+    }
+
+    /// Work turns.
+    pub fn max_turns(&self) -> u32 {
+        self.config.max_turns
+    }
+}
+
+/// Builds a [`SubAgent`]; [`build`](SubAgentBuilder::build) checks every option.
+///
+/// Defaults: 5 turns, no retry turns, 5 s per program, no mission timeout, 3 model
+/// attempts with exponential backoff from 1 s, 1 MiB of definitions (strict), floats in
+/// the answer rounded to 2 decimals, implicit completion.
+#[derive(Debug, Clone)]
+pub struct SubAgentBuilder {
+    prompt: String,
+    signature: Option<String>,
+    tools: Vec<Tool>,
+    catalog: Vec<CatalogEntry>,
+    context: serde_json::Map<String, Json>,
+    context_signature: Option<String>,
+    context_descriptions: BTreeMap<String, String>,
+    field_descriptions: BTreeMap<String, String>,
+    max_turns: u32,
+    retry_turns: u32,
+    timeout: Duration,
+    mission_timeout: Option<Duration>,
+    llm_retry: LlmRetry,
+    memory_limit: u64,
+    memory_strategy: MemoryStrategy,
+    float_precision: Option<u32>,
+    format: FormatOptions,
+    completion_mode: CompletionMode,
+    max_tool_calls: Option<u32>,
+    name: Option<String>,
+    description: Option<String>,
+    limits: Limits,
+}
+
+impl SubAgentBuilder {
+    fn new(prompt: impl Into<String>) -> Self {
+        SubAgentBuilder {
+            prompt: prompt.into(),
+            signature: None,
+            tools: Vec::new(),
+            catalog: Vec::new(),
+            context: serde_json::Map::new(),
+            context_signature: None,
+            context_descriptions: BTreeMap::new(),
+            field_descriptions: BTreeMap::new(),
+            max_turns: 5,
+            retry_turns: 0,
+            timeout: Duration::from_millis(5_000),
+            mission_timeout: None,
+            llm_retry: LlmRetry::default(),
+            memory_limit: 1_048_576,
+            memory_strategy: MemoryStrategy::Strict,
+            float_precision: Some(2),
+            format: FormatOptions::default(),
+            completion_mode: CompletionMode::Implicit,
+            max_tool_calls: None,
+            name: None,
+            description: None,
+            limits: Limits::default(),
+        }
+    }
+
+    /// The contract, e.g. `(topic :string) -> {count :int, names [:string]}` or just the
+    /// output type `{count :int}`.
+    pub fn signature(mut self, signature: impl Into<String>) -> Self {
+        self.signature = Some(signature.into());
+        self
+    }
+
+    /// Adds a callable tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds a tool shown for planning only.
+    pub fn catalog_tool(mut self, entry: CatalogEntry) -> Self {
+        self.catalog.push(entry);
+        self
+    }
+
+    /// The mission's data: each key becomes `data/<key>`.
+    pub fn context(mut self, context: serde_json::Map<String, Json>) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// One context entry.
+    pub fn context_value(mut self, key: impl Into<String>, value: Json) -> Self {
+        self.context.insert(key.into(), value);
+        self
+    }
+
+    /// The context's type (a previous agent's signature, or a map type such as
+    /// `{orders [{id :int}]}`); the context is checked against it and the prompt shows it.
+    pub fn context_signature(mut self, signature: impl Into<String>) -> Self {
+        self.context_signature = Some(signature.into());
+        self
+    }
+
+    /// Describes a context key in the prompt's data inventory.
+    pub fn context_description(mut self, key: impl Into<String>, text: impl Into<String>) -> Self {
+        self.context_descriptions.insert(key.into(), text.into());
+        self
+    }
+
+    /// Describes an output field in the prompt's expected output.
+    pub fn field_description(mut self, field: impl Into<String>, text: impl Into<String>) -> Self {
+        self.field_descriptions.insert(field.into(), text.into());
+        self
+    }
+
+    /// Work turns (default 5).
+    pub fn max_turns(mut self, n: u32) -> Self {
+        self.max_turns = n;
+        self
+    }
+
+    /// Extra turns granted after a return value failed validation (default 0).
+    pub fn retry_turns(mut self, n: u32) -> Self {
+        self.retry_turns = n;
+        self
+    }
+
+    /// Time limit of each program (default 5 s).
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+
+    /// Time limit of the whole mission (default none).
+    pub fn mission_timeout(mut self, t: Duration) -> Self {
+        self.mission_timeout = Some(t);
+        self
+    }
+
+    /// Retry policy for model requests.
+    pub fn llm_retry(mut self, retry: LlmRetry) -> Self {
+        self.llm_retry = retry;
+        self
+    }
+
+    /// Bytes the definitions may take (printed size, default 1 MiB) and what happens past it.
+    pub fn memory_limit(mut self, bytes: u64, strategy: MemoryStrategy) -> Self {
+        self.memory_limit = bytes;
+        self.memory_strategy = strategy;
+        self
+    }
+
+    /// Decimals kept for floats in the answer (default 2; `None` keeps them all).
+    pub fn float_precision(mut self, digits: Option<u32>) -> Self {
+        self.float_precision = digits;
+        self
+    }
+
+    /// Limits on feedback size.
+    pub fn format_options(mut self, format: FormatOptions) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Implicit (default) or explicit completion.
+    pub fn completion_mode(mut self, mode: CompletionMode) -> Self {
+        self.completion_mode = mode;
+        self
+    }
+
+    /// Tool calls allowed per program.
+    pub fn max_tool_calls(mut self, n: u32) -> Self {
+        self.max_tool_calls = Some(n);
+        self
+    }
+
+    /// A display name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// What the agent does (needed when it is offered to another agent as a tool).
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = Some(text.into());
+        self
+    }
+
+    /// Sandbox limits for programs (heap, loop iterations, ...). The program time limit
+    /// comes from [`timeout`](Self::timeout) and `max_tool_calls` from
+    /// [`max_tool_calls`](Self::max_tool_calls).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Checks every option and builds the agent.
+    pub fn build(self) -> Result<SubAgent, ConfigError> {
+        if self.prompt.trim().is_empty() {
+            return Err(ConfigError::new("prompt", "the mission prompt is empty; say what the agent should do"));
+        }
+        let prompt = Template::parse(&self.prompt).map_err(|e| ConfigError::new("prompt", e.0))?;
+        let signature = match &self.signature {
+            Some(text) => Some(ptc_signature::parse(text).map_err(|e| ConfigError::new("signature", e.to_string()))?),
+            None => None,
+        };
+        check_placeholders(&prompt, signature.as_ref(), &self.context)?;
+        check_numbers(&self)?;
+        let tools = prepare_tools(&self.tools, &self.context)?;
+        check_catalog(&self.catalog, &tools)?;
+        let context_types = match &self.context_signature {
+            Some(text) => Some(context_fields(text, &self.context)?),
+            None => None,
+        };
+        for key in self.context_descriptions.keys() {
+            if !self.context.contains_key(key) {
+                return Err(ConfigError::new(
+                    "context_descriptions",
+                    format!("describes {key:?}, which is not a context key"),
+                ));
+            }
+        }
+        let context = ptc_lisp_eval::json::from_json(&Json::Object(self.context.clone()));
+        let Value::Map(context) = context else {
+            return Err(ConfigError::new("context", "the context must be a JSON object"));
+        };
+        if let Some(name) = &self.name
+            && name.trim().is_empty()
+        {
+            return Err(ConfigError::new("name", "the name is empty; leave it unset or give a name"));
+        }
+        let mut limits = self.limits;
+        limits.timeout = self.timeout;
+        limits.max_tool_calls = self.max_tool_calls;
+        limits.max_print_length = self.format.max_print_length;
+        let config = Config {
+            prompt,
+            signature,
+            signature_text: self.signature,
+            catalog: self.catalog,
+            context,
+            context_types,
+            context_descriptions: self.context_descriptions,
+            field_descriptions: self.field_descriptions,
+            max_turns: self.max_turns,
+            retry_turns: self.retry_turns,
+            mission_timeout: self.mission_timeout,
+            llm_retry: self.llm_retry,
+            memory_limit: self.memory_limit,
+            memory_strategy: self.memory_strategy,
+            float_precision: self.float_precision,
+            format: self.format,
+            completion_mode: self.completion_mode,
+            max_tool_calls: self.max_tool_calls,
+            name: self.name,
+            description: self.description,
+            limits,
+        };
+        Ok(SubAgent { config: Arc::new(config), tools: Arc::new(tools) })
+    }
+}
+
+fn norm(s: &str) -> String {
+    s.replace('-', "_")
+}
+
+fn check_placeholders(
+    prompt: &Template,
+    signature: Option<&Signature>,
+    context: &serde_json::Map<String, Json>,
+) -> Result<(), ConfigError> {
+    if let Some(sig) = signature
+        && !sig.inputs.is_empty()
+    {
+        prompt.validate_against(sig).map_err(|e| ConfigError::new("prompt", e.0))?;
+        for input in &sig.inputs {
+            let present = context.keys().any(|k| norm(k) == norm(&input.name));
+            if !present && !input.ty.is_optional() {
+                return Err(ConfigError::new(
+                    "context",
+                    format!("the signature's input `{}` has no value in the context", input.name),
+                ));
+            }
+        }
+    }
+    for p in prompt.placeholders() {
+        let root = p.split('.').next().unwrap_or(&p);
+        if root == "." {
+            continue;
+        }
+        if !context.keys().any(|k| norm(k) == norm(root)) {
+            return Err(ConfigError::new(
+                "prompt",
+                format!("placeholder {{{{{p}}}}} has no value in the context; add \"{root}\" to the context"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_numbers(b: &SubAgentBuilder) -> Result<(), ConfigError> {
+    if b.max_turns == 0 {
+        return Err(ConfigError::new("max_turns", "must be at least 1"));
+    }
+    if b.timeout.is_zero() {
+        return Err(ConfigError::new("timeout", "must be more than 0 ms"));
+    }
+    if b.mission_timeout.is_some_and(|t| t.is_zero()) {
+        return Err(ConfigError::new("mission_timeout", "must be more than 0 ms"));
+    }
+    if b.llm_retry.max_attempts == 0 {
+        return Err(ConfigError::new("llm_retry", "max_attempts must be at least 1 (1 means no retry)"));
+    }
+    if b.memory_limit == 0 {
+        return Err(ConfigError::new("memory_limit", "must be more than 0 bytes"));
+    }
+    if b.float_precision.is_some_and(|p| p > 15) {
+        return Err(ConfigError::new("float_precision", "at most 15 decimals"));
+    }
+    let f = &b.format;
+    if f.feedback_max_chars == 0 || f.preview_max_chars == 0 || f.result_limit == 0 || f.max_print_length == 0 {
+        return Err(ConfigError::new("format_options", "every limit must be more than 0"));
+    }
+    if b.max_tool_calls == Some(0) {
+        return Err(ConfigError::new("max_tool_calls", "must be at least 1; leave it unset for no limit"));
+    }
+    Ok(())
+}
+
+fn valid_tool_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn prepare_tools(tools: &[Tool], context: &serde_json::Map<String, Json>) -> Result<Toolbox, ConfigError> {
+    let mut out = Toolbox::new();
+    for t in tools {
+        let name = t.name.as_str();
+        if RESERVED_TOOL_NAMES.contains(&name) {
+            return Err(ConfigError::new(
+                "tools",
+                format!("tool name {name:?} is reserved by the agent loop — choose a different name"),
+            ));
+        }
+        if !valid_tool_name(name) {
+            return Err(ConfigError::new(
+                "tools",
+                format!("tool name {name:?} is not valid; use letters, digits, - and _, starting with a letter"),
+            ));
+        }
+        if context.keys().any(|k| norm(k) == norm(name)) {
+            return Err(ConfigError::new("tools", format!("{name} is both a tool and data - rename one")));
+        }
+        if out.keys().any(|k| norm(k) == norm(name)) {
+            return Err(ConfigError::new("tools", format!("tool {name:?} is declared twice")));
+        }
+        let inputs = match &t.signature {
+            Some(text) => {
+                let sig = ptc_signature::parse(text)
+                    .map_err(|e| ConfigError::new("tools", format!("tool {name:?}: bad signature: {e}")))?;
+                Some(Type::Object { fields: sig.inputs, closed: false })
+            }
+            None => None,
+        };
+        out.insert(name.to_string(), PreparedTool { tool: t.clone(), inputs });
+    }
+    Ok(out)
+}
+
+fn check_catalog(catalog: &[CatalogEntry], tools: &Toolbox) -> Result<(), ConfigError> {
+    let mut seen = BTreeSet::new();
+    for c in catalog {
+        if tools.contains_key(&c.name) {
+            return Err(ConfigError::new(
+                "tool_catalog",
+                format!("{:?} is both a callable tool and a catalog entry - keep one", c.name),
+            ));
+        }
+        if !seen.insert(c.name.clone()) {
+            return Err(ConfigError::new("tool_catalog", format!("{:?} is listed twice", c.name)));
+        }
+        if let Some(sig) = &c.signature {
+            ptc_signature::parse(sig)
+                .map_err(|e| ConfigError::new("tool_catalog", format!("{:?}: bad signature: {e}", c.name)))?;
+        }
+    }
+    Ok(())
+}
+
+/// The fields of a context signature, after checking the context against them.
+fn context_fields(text: &str, context: &serde_json::Map<String, Json>) -> Result<Vec<Field>, ConfigError> {
+    let sig = ptc_signature::parse(text).map_err(|e| ConfigError::new("context_signature", e.to_string()))?;
+    let fields = match sig.output.required() {
+        Type::Object { fields, .. } => fields.clone(),
+        _ if !sig.inputs.is_empty() => sig.inputs.clone(),
+        other => {
+            return Err(ConfigError::new(
+                "context_signature",
+                format!("describes a {}, but the context is a map; write {{key :type, ...}}", other.describe()),
+            ));
+        }
+    };
+    let value = ptc_lisp_eval::json::from_json(&Json::Object(context.clone()));
+    let report = ptc_signature::validate(
+        &value,
+        &Type::Object { fields: fields.clone(), closed: false },
+        ptc_signature::Mode::Enabled,
+    );
+    if !report.is_ok() {
+        return Err(ConfigError::new(
+            "context",
+            format!("does not match the context signature:\n{}", report.render_errors()),
+        ));
+    }
+    Ok(fields)
+}

@@ -1,0 +1,686 @@
+//! The loop: ask the model, run its program, feed back what happened, until the program
+//! returns a value that matches the signature, fails, or a limit ends the mission.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use ptc_lisp_eval::printer::{PrintOptions, to_clojure_with};
+use ptc_lisp_eval::value::PMap;
+use ptc_lisp_eval::{Cancel, Engine, EvalError, Globals, Outcome, RunResult, Value, to_clojure};
+use serde_json::Value as Json;
+use tracing::Instrument;
+
+use crate::agent::{CompletionMode, MemoryStrategy, SubAgent};
+use crate::exec::{self, ExecRequest};
+use crate::extract::{self, Extracted};
+use crate::feedback::{self, Budget};
+use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message, TokenUsage};
+use crate::observe::{Event, Observer, emit};
+use crate::prompt::{self, MissionView, ToolLine};
+use crate::step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
+
+impl SubAgent {
+    /// Runs the mission against `llm` and returns its [`Step`]. Never panics: every
+    /// failure (model errors, limits, `(fail ...)`) is a step with `status: error`.
+    ///
+    /// Needs a Tokio runtime (programs run on its blocking threads; retries and the
+    /// mission timeout use its timer).
+    pub async fn run(&self, llm: &dyn Llm) -> Step {
+        self.run_observed(llm, None).await
+    }
+
+    /// Like [`run`](Self::run), reporting every [`Event`] to `observer` as it happens.
+    pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
+        let cfg = &self.config;
+        let span = tracing::info_span!(
+            "run",
+            agent = cfg.name.as_deref().unwrap_or(""),
+            max_turns = cfg.max_turns,
+            status = tracing::field::Empty,
+            turns = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let mut mission = Mission::new(self, llm, observer);
+        let step = mission.run().instrument(span.clone()).await;
+        span.record("status", if step.is_ok() { "ok" } else { "error" });
+        span.record("turns", step.usage.turns);
+        span.record("duration_ms", step.usage.duration_ms);
+        span.in_scope(|| match &step.fail {
+            None => tracing::info!(turns = step.usage.turns, "mission returned"),
+            Some(f) => tracing::info!(turns = step.usage.turns, reason = %f.reason, "mission failed: {}", f.message),
+        });
+        step
+    }
+
+    /// The system prompt the model gets.
+    pub fn system_prompt(&self) -> String {
+        prompt::system_prompt(self.config.max_turns)
+    }
+
+    /// The first user message: tools and data inventory, expected output, mission.
+    pub fn first_user_message(&self) -> String {
+        let cfg = &self.config;
+        // tool signatures were checked at build time; parsing them again is cheap
+        let parsed: Vec<Option<ptc_signature::Signature>> = self
+            .tools
+            .values()
+            .map(|p| p.tool.signature.as_deref().and_then(|s| ptc_signature::parse(s).ok()))
+            .collect();
+        let tools = self
+            .tools
+            .values()
+            .zip(parsed.iter())
+            .map(|(p, sig)| ToolLine { name: &p.tool.name, signature: sig.as_ref(), description: &p.tool.description })
+            .collect();
+        let view = MissionView {
+            tools,
+            catalog: &cfg.catalog,
+            context: &cfg.context,
+            context_types: cfg.context_types.as_deref(),
+            context_descriptions: &cfg.context_descriptions,
+            signature: cfg.signature.as_ref(),
+            field_descriptions: &cfg.field_descriptions,
+            max_tool_calls: cfg.max_tool_calls,
+            mission: cfg.prompt.render(&Value::Map(cfg.context.clone())),
+        };
+        prompt::first_user_message(&view)
+    }
+
+    /// The first request the model would receive (for previews and tests).
+    pub fn first_request(&self) -> LlmRequest {
+        LlmRequest {
+            system: self.system_prompt(),
+            messages: vec![Message::user(self.first_user_message())],
+            turn: 1,
+            tools: Vec::new(),
+            options: LlmOptions::default(),
+        }
+    }
+}
+
+/// Turns the loop still has.
+#[derive(Debug, Clone, Copy)]
+struct Turns {
+    work_left: u32,
+    retry_left: u32,
+    in_retry: bool,
+}
+
+/// How the last turn ended (for the end-of-turns decision).
+enum LastTurn {
+    None,
+    Value(Value),
+    Error { reason: String, message: String },
+    Other,
+}
+
+struct Mission<'a> {
+    agent: &'a SubAgent,
+    llm: &'a dyn Llm,
+    observer: Option<Arc<dyn Observer>>,
+    started: Instant,
+    deadline: Option<Instant>,
+    cancel: Cancel,
+    engine: Engine,
+    system: String,
+    messages: Vec<Message>,
+    memory: Globals,
+    history: Vec<Value>,
+    turns: Vec<Turn>,
+    usage: StepUsage,
+    cache: Arc<Mutex<HashMap<String, Json>>>,
+    budget: Turns,
+    last: LastTurn,
+}
+
+/// A turn's result: keep going (with feedback) or stop with a step outcome.
+enum Next {
+    Continue(String),
+    Done(Result<Json, Fail>),
+}
+
+impl<'a> Mission<'a> {
+    fn new(agent: &'a SubAgent, llm: &'a dyn Llm, observer: Option<Arc<dyn Observer>>) -> Self {
+        let cfg = &agent.config;
+        let started = Instant::now();
+        let deadline = cfg.mission_timeout.map(|t| started + t);
+        let cancel = match deadline {
+            Some(d) => Cancel::new().with_deadline(d),
+            None => Cancel::new(),
+        };
+        Mission {
+            agent,
+            llm,
+            observer,
+            started,
+            deadline,
+            cancel,
+            engine: Engine::new(cfg.limits.clone()),
+            system: agent.system_prompt(),
+            messages: vec![Message::user(agent.first_user_message())],
+            memory: Globals::default(),
+            history: Vec::new(),
+            turns: Vec::new(),
+            usage: StepUsage::default(),
+            cache: Arc::new(Mutex::new(HashMap::new())),
+            budget: Turns { work_left: cfg.max_turns, retry_left: cfg.retry_turns, in_retry: false },
+            last: LastTurn::None,
+        }
+    }
+
+    async fn run(&mut self) -> Step {
+        let cfg = self.agent.config.clone();
+        emit(self.observer.as_deref(), || Event::RunStart { agent: cfg.name.clone(), max_turns: cfg.max_turns });
+        let outcome = loop {
+            if self.budget.work_left == 0 && !(self.budget.in_retry && self.budget.retry_left > 0) {
+                break self.out_of_turns();
+            }
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                break Err(self.mission_timeout());
+            }
+            let number = self.turns.len() as u32 + 1;
+            let kind = if self.budget.work_left == 0 {
+                TurnKind::Retry
+            } else if self.budget.work_left == 1 && cfg.max_turns > 1 {
+                TurnKind::MustReturn
+            } else {
+                TurnKind::Normal
+            };
+            let span = tracing::info_span!(
+                "turn",
+                turn = number,
+                kind = ?kind,
+                input_tokens = tracing::field::Empty,
+                output_tokens = tracing::field::Empty,
+                duration_ms = tracing::field::Empty,
+            );
+            match self.turn(number, kind, span.clone()).instrument(span).await {
+                Next::Continue(feedback) => self.messages.push(Message::user(feedback)),
+                Next::Done(result) => break result,
+            }
+        };
+        self.finish(outcome)
+    }
+
+    /// One turn. Records it, and answers whether the mission goes on.
+    async fn turn(&mut self, number: u32, kind: TurnKind, span: tracing::Span) -> Next {
+        let turn_started = Instant::now();
+        let request = LlmRequest {
+            system: self.system.clone(),
+            messages: self.messages.clone(),
+            turn: number,
+            tools: Vec::new(),
+            options: LlmOptions::default(),
+        };
+        let mut tokens = TokenUsage::default();
+        let response = self.ask(&request, &mut tokens).await;
+        span.record("input_tokens", tokens.input);
+        span.record("output_tokens", tokens.output);
+        let mut turn = Turn {
+            number,
+            kind,
+            raw_response: String::new(),
+            program: None,
+            result: None,
+            error: None,
+            prints: Vec::new(),
+            tool_calls: Vec::new(),
+            feedback: None,
+            input_tokens: tokens.input,
+            output_tokens: tokens.output,
+            duration_ms: 0,
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(fail) => {
+                // a turn without an answer is not a turn: nothing is recorded
+                return Next::Done(Err(fail));
+            }
+        };
+        if self.budget.work_left > 0 {
+            self.budget.work_left -= 1;
+        } else {
+            self.budget.retry_left = self.budget.retry_left.saturating_sub(1);
+        }
+        turn.raw_response = response.content.clone();
+        self.messages.push(Message::assistant(extract::strip_thinking(&response.content)));
+        let next = match extract::extract_code(&response.content) {
+            Extracted::Multiple(n) => {
+                self.last = LastTurn::Error {
+                    reason: "multiple_code_blocks".into(),
+                    message: format!("the answer held {n} code blocks instead of one"),
+                };
+                self.after_non_return(kind, extract::multiple_code_blocks_message(n))
+            }
+            Extracted::NoCode => {
+                self.last = LastTurn::Error {
+                    reason: "no_code_found".into(),
+                    message: "the answer held no PTC-Lisp program".into(),
+                };
+                self.after_non_return(kind, extract::NO_CODE_FOUND_MESSAGE.to_string())
+            }
+            Extracted::Code(source) => {
+                turn.program = Some(source.clone());
+                let outcome = self.execute(number, source, span.clone()).await;
+                self.judge(kind, outcome, &mut turn)
+            }
+        };
+        if let Next::Continue(feedback) = &next {
+            turn.feedback = Some(feedback.clone());
+        }
+        turn.duration_ms = turn_started.elapsed().as_millis() as u64;
+        span.record("duration_ms", turn.duration_ms);
+        tracing::info!(
+            turn = number,
+            program = turn.program.as_deref().unwrap_or(""),
+            result = turn.result.as_deref().unwrap_or(""),
+            prints = turn.prints.len(),
+            "turn finished"
+        );
+        let record = turn.clone();
+        emit(self.observer.as_deref(), move || Event::TurnEnd { turn: record });
+        self.turns.push(turn);
+        next
+    }
+
+    /// Feedback (or the end) after a turn that did not return.
+    fn after_non_return(&mut self, kind: TurnKind, message: String) -> Next {
+        let explicit = self.agent.config.completion_mode == CompletionMode::Explicit;
+        if explicit && matches!(kind, TurnKind::MustReturn | TurnKind::Retry) {
+            return Next::Done(Err(Fail::new(
+                "must_return_missing",
+                "Final turn must call (return value) or (fail reason)",
+            )));
+        }
+        Next::Continue(format!("{message}{}", self.turn_info()))
+    }
+
+    fn turn_info(&self) -> String {
+        let cfg = &self.agent.config;
+        feedback::turn_info(&Budget {
+            turn: self.turns.len() as u32 + 1,
+            max_turns: cfg.max_turns,
+            retry_turns: cfg.retry_turns,
+            work_left: self.budget.work_left,
+            retry_left: if self.budget.work_left == 0 && !self.budget.in_retry { 0 } else { self.budget.retry_left },
+        })
+    }
+
+    /// Sends `request`, retrying as the policy says, within the mission deadline.
+    async fn ask(&mut self, request: &LlmRequest, tokens: &mut TokenUsage) -> Result<LlmResponse, Fail> {
+        let policy = self.agent.config.llm_retry.clone();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            self.usage.llm_requests += 1;
+            emit(self.observer.as_deref(), || Event::LlmRequest {
+                turn: request.turn,
+                attempt,
+                system: request.system.clone(),
+                messages: request.messages.clone(),
+            });
+            let span = tracing::info_span!(
+                "llm",
+                turn = request.turn,
+                attempt,
+                model = %self.llm.name(),
+                input_tokens = tracing::field::Empty,
+                output_tokens = tracing::field::Empty,
+                duration_ms = tracing::field::Empty,
+            );
+            let started = Instant::now();
+            let call = self.llm.complete(request).instrument(span.clone());
+            let result = match self.deadline {
+                Some(d) => match tokio::time::timeout_at(d.into(), call).await {
+                    Ok(r) => r,
+                    Err(_) => return Err(self.mission_timeout()),
+                },
+                None => call.await,
+            };
+            let duration_ms = started.elapsed().as_millis() as u64;
+            span.record("duration_ms", duration_ms);
+            match result {
+                Ok(response) => {
+                    span.record("input_tokens", response.usage.input);
+                    span.record("output_tokens", response.usage.output);
+                    tokens.add(&response.usage);
+                    self.add_usage(&response.usage);
+                    emit(self.observer.as_deref(), || Event::LlmResponse {
+                        turn: request.turn,
+                        attempt,
+                        content: response.content.clone(),
+                        tool_calls: response.tool_calls.clone(),
+                        usage: response.usage,
+                        duration_ms,
+                    });
+                    return Ok(response);
+                }
+                Err(error) => {
+                    let retry = policy.should_retry(&error, attempt);
+                    let delay = retry.then(|| policy.delay(&error, attempt));
+                    span.in_scope(
+                        || tracing::warn!(kind = %error.kind, retry = retry, "LLM request failed: {}", error.message),
+                    );
+                    emit(self.observer.as_deref(), || Event::LlmError {
+                        turn: request.turn,
+                        attempt,
+                        kind: error.kind.to_string(),
+                        message: error.message.clone(),
+                        retry_in_ms: delay.map(|d| d.as_millis() as u64),
+                    });
+                    let Some(delay) = delay else {
+                        let mut fail =
+                            Fail::new("llm_error", format!("LLM request failed after {attempt} attempt(s): {error}"));
+                        fail.details = Some(serde_json::json!({"kind": error.kind.as_str(), "status": error.status}));
+                        return Err(fail);
+                    };
+                    if self.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                        return Err(self.mission_timeout());
+                    }
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    fn add_usage(&mut self, u: &TokenUsage) {
+        self.usage.input_tokens += u.input;
+        self.usage.output_tokens += u.output;
+        self.usage.cache_read_tokens += u.cache_read;
+        self.usage.cache_write_tokens += u.cache_write;
+        self.usage.total_tokens = self.usage.input_tokens + self.usage.output_tokens;
+    }
+
+    async fn execute(&self, turn: u32, source: String, span: tracing::Span) -> Outcome {
+        let req = ExecRequest {
+            source,
+            context: self.agent.config.context.clone(),
+            memory: self.memory.clone(),
+            turn_history: self.history.clone(),
+            turn,
+            tools: self.agent.tools.clone(),
+            cache: self.cache.clone(),
+            observer: self.observer.clone(),
+            cancel: self.cancel.child(),
+            span,
+        };
+        let engine = self.engine.clone();
+        let fallback = self.memory.clone();
+        match tokio::task::spawn_blocking(move || exec::execute(&engine, req)).await {
+            Ok(outcome) => outcome,
+            Err(e) => Outcome::failure(
+                EvalError::new(
+                    ptc_lisp_eval::ErrorKind::RuntimeError,
+                    format!("internal error: the program's thread failed: {e}"),
+                ),
+                fallback,
+            ),
+        }
+    }
+
+    /// Decides what a program's outcome means for the mission.
+    fn judge(&mut self, kind: TurnKind, outcome: Outcome, turn: &mut Turn) -> Next {
+        let cfg = self.agent.config.clone();
+        turn.prints = outcome.prints.clone();
+        turn.tool_calls = outcome.tool_calls.iter().map(trace_call).collect();
+        match &outcome.result {
+            RunResult::Returned(v) => {
+                turn.result = Some(outcome.printed.clone());
+                match self.accept(v) {
+                    Ok(json) => {
+                        self.memory = outcome.memory;
+                        Next::Done(Ok(json))
+                    }
+                    Err(feedback) => {
+                        self.last = LastTurn::Other;
+                        if self.budget.work_left == 0 && cfg.retry_turns > 0 {
+                            self.budget.in_retry = true;
+                        }
+                        self.memory = outcome.memory;
+                        Next::Continue(format!("{feedback}{}", self.turn_info()))
+                    }
+                }
+            }
+            RunResult::Failed(v) => {
+                turn.result = Some(outcome.printed.clone());
+                self.memory = outcome.memory;
+                Next::Done(Err(user_fail(v)))
+            }
+            RunResult::Error(e) => {
+                let text = error_text(e);
+                turn.error = Some(text.clone());
+                self.last = LastTurn::Error { reason: e.kind.as_str().to_string(), message: e.message.clone() };
+                let fb = feedback::error_feedback(&text, &outcome.prints, &cfg.format);
+                self.after_non_return(kind, fb)
+            }
+            RunResult::Value(v) => {
+                turn.result = Some(outcome.printed.clone());
+                let size = memory_size(&outcome.memory, cfg.memory_limit);
+                if size > cfg.memory_limit {
+                    let text = format!("Memory limit exceeded ({size} bytes > {} bytes).", cfg.memory_limit);
+                    match cfg.memory_strategy {
+                        MemoryStrategy::Strict => {
+                            return Next::Done(Err(Fail::new(
+                                "memory_limit_exceeded",
+                                format!("{text} The definitions outgrew memory_limit."),
+                            )));
+                        }
+                        MemoryStrategy::Rollback => {
+                            self.last = LastTurn::Other;
+                            let msg = format!(
+                                "{text} Your last turn's memory changes have been rolled back. Try a different strategy: keep only the fields you need, or store counts and summaries instead of whole results."
+                            );
+                            return self.after_non_return(kind, msg);
+                        }
+                    }
+                }
+                let multi = cfg.max_turns > 1 || cfg.retry_turns > 0;
+                let fb = feedback::execution_feedback(
+                    Some(v),
+                    &outcome.prints,
+                    &self.memory,
+                    &outcome.memory,
+                    multi,
+                    &cfg.format,
+                );
+                self.memory = outcome.memory;
+                self.history.push(feedback::truncate_for_history(v, cfg.format.history_max_bytes));
+                if self.history.len() > 3 {
+                    self.history.remove(0);
+                }
+                self.last = LastTurn::Value(v.clone());
+                self.after_non_return(kind, fb)
+            }
+        }
+    }
+
+    /// Normalises, rounds and validates a returned value: its JSON, or the feedback.
+    fn accept(&self, v: &Value) -> Result<Json, String> {
+        let cfg = &self.agent.config;
+        let mut value = normalize_keys(v);
+        if let Some(p) = cfg.float_precision {
+            value = round_floats(&value, p);
+        }
+        if let Some(sig) = &cfg.signature {
+            let report = ptc_signature::validate(&value, &sig.output, ptc_signature::Mode::Enabled);
+            if !report.is_ok() {
+                let expected = ptc_signature::render_type(&sig.output, ptc_signature::KeyStyle::Lisp);
+                return Err(feedback::validation_feedback(&expected, v, &report.render_errors()));
+            }
+        }
+        ptc_lisp_eval::json::to_json(&value).map_err(|e| {
+            format!("Return value cannot be handed over: {e}. Return data only (maps, vectors, strings, numbers, booleans, nil).")
+        })
+    }
+
+    /// The end of the turns: the implicit answer, or a failure.
+    fn out_of_turns(&mut self) -> Result<Json, Fail> {
+        let cfg = self.agent.config.clone();
+        let last = std::mem::replace(&mut self.last, LastTurn::None);
+        let single = cfg.max_turns == 1 && cfg.retry_turns == 0;
+        if cfg.completion_mode == CompletionMode::Implicit
+            && let LastTurn::Value(v) = &last
+            && (single || !v.is_nil())
+            && let Ok(json) = self.accept(v)
+        {
+            return Ok(json);
+        }
+        if single && let LastTurn::Error { reason, message } = last {
+            return Err(Fail::new(reason, message));
+        }
+        if cfg.retry_turns > 0 {
+            Err(Fail::new(
+                "budget_exhausted",
+                format!(
+                    "Exceeded the turn budget of {} work turn(s) and {} retry turn(s) without a valid (return ...)",
+                    cfg.max_turns, cfg.retry_turns
+                ),
+            ))
+        } else {
+            Err(Fail::new("max_turns_exceeded", format!("Exceeded max_turns limit of {}", cfg.max_turns)))
+        }
+    }
+
+    fn mission_timeout(&self) -> Fail {
+        let ms = self.agent.config.mission_timeout.map(|t| t.as_millis()).unwrap_or_default();
+        Fail::new("mission_timeout", format!("The mission exceeded its time limit of {ms} ms (mission_timeout)"))
+    }
+
+    fn finish(&mut self, outcome: Result<Json, Fail>) -> Step {
+        let cfg = &self.agent.config;
+        self.usage.turns = self.turns.len() as u32;
+        self.usage.duration_ms = self.started.elapsed().as_millis() as u64;
+        let (status, return_value, fail) = match outcome {
+            Ok(v) => (Status::Ok, Some(v), None),
+            Err(f) => (Status::Error, None, Some(f)),
+        };
+        let step = Step {
+            status,
+            return_value,
+            fail,
+            memory: memory_json(&self.memory),
+            usage: self.usage.clone(),
+            turns: std::mem::take(&mut self.turns),
+            name: cfg.name.clone(),
+        };
+        emit(self.observer.as_deref(), || Event::RunEnd {
+            status: step.status,
+            return_value: step.return_value.clone(),
+            fail: step.fail.clone(),
+            usage: step.usage.clone(),
+        });
+        step
+    }
+}
+
+fn trace_call(r: &ptc_lisp_eval::ToolCallRecord) -> ToolCallTrace {
+    ToolCallTrace {
+        name: r.name.clone(),
+        args: ptc_lisp_eval::json::to_json(&r.args).unwrap_or(Json::Null),
+        result: r
+            .result
+            .as_ref()
+            .map(|v| ptc_lisp_eval::json::to_json(v).unwrap_or_else(|_| Json::String(to_clojure(v)))),
+        error: r.error.as_ref().map(|e| e.message.clone()),
+        duration_ms: r.duration.as_millis() as u64,
+    }
+}
+
+/// `kind: message`, with the location when known.
+fn error_text(e: &EvalError) -> String {
+    match e.span {
+        Some(s) => format!("{}: {} (line {}, column {})", e.kind.as_str(), e.message, s.line, s.column),
+        None => format!("{}: {}", e.kind.as_str(), e.message),
+    }
+}
+
+/// `(fail v)` as a [`Fail`]: `{:reason :x :message "..." :op "..." :details {...}}`.
+fn user_fail(v: &Value) -> Fail {
+    let Value::Map(m) = v else {
+        return Fail::new(
+            "failed",
+            match v {
+                Value::Str(s) => s.to_string(),
+                other => to_clojure(other),
+            },
+        );
+    };
+    let text = |key: &str| {
+        ptc_signature::field_value(m, key).map(|(_, v)| match v {
+            Value::Str(s) | Value::Keyword(s) => s.to_string(),
+            other => to_clojure(other),
+        })
+    };
+    Fail {
+        reason: text("reason").unwrap_or_else(|| "failed".into()),
+        message: text("message").unwrap_or_else(|| to_clojure(v)),
+        op: text("op"),
+        details: ptc_signature::field_value(m, "details")
+            .and_then(|(_, d)| ptc_lisp_eval::json::to_json(&normalize_keys(d)).ok()),
+    }
+}
+
+/// Map keys become strings with `-` turned into `_`, recursively; values are untouched.
+pub(crate) fn normalize_keys(v: &Value) -> Value {
+    match v {
+        Value::Map(m) => {
+            let mut out = PMap::new();
+            for (k, val) in m.iter() {
+                let key = match k {
+                    Value::Keyword(s) | Value::Str(s) | Value::Symbol(s) => Value::str(s.replace('-', "_")),
+                    other => Value::str(to_clojure(other)),
+                };
+                out.insert(key, normalize_keys(val));
+            }
+            Value::Map(Arc::new(out))
+        }
+        Value::Vector(items) => Value::vector(items.iter().map(normalize_keys)),
+        Value::Set(items) => Value::set(items.iter().map(normalize_keys)),
+        other => other.clone(),
+    }
+}
+
+fn round_floats(v: &Value, digits: u32) -> Value {
+    match v {
+        Value::Float(f) if f.is_finite() => {
+            let scale = 10f64.powi(digits as i32);
+            let r = (f * scale).round() / scale;
+            Value::Float(if r.is_finite() { r } else { *f })
+        }
+        Value::Map(m) => {
+            let mut out = PMap::new();
+            for (k, val) in m.iter() {
+                out.insert(k.clone(), round_floats(val, digits));
+            }
+            Value::Map(Arc::new(out))
+        }
+        Value::Vector(items) => Value::vector(items.iter().map(|x| round_floats(x, digits))),
+        other => other.clone(),
+    }
+}
+
+/// Printed bytes of all definitions (stops counting just past `limit`).
+fn memory_size(memory: &Globals, limit: u64) -> u64 {
+    let mut total: u64 = 0;
+    for (name, v) in &memory.values {
+        let budget = (limit.saturating_sub(total) as usize).saturating_add(1);
+        let (text, _) = to_clojure_with(v, &PrintOptions { limit: None, printable_limit: None, max_bytes: budget });
+        total += (name.len() + text.len()) as u64;
+        if total > limit {
+            break;
+        }
+    }
+    total
+}
+
+fn memory_json(memory: &Globals) -> BTreeMap<String, Json> {
+    memory
+        .values
+        .iter()
+        .map(|(k, v)| {
+            let j = ptc_lisp_eval::json::to_json(v).unwrap_or_else(|_| Json::String(to_clojure(v)));
+            (k.to_string(), j)
+        })
+        .collect()
+}

@@ -1,0 +1,270 @@
+//! The system prompt and the first user message.
+//!
+//! The system prompt is static for an agent (so providers can cache it): the PTC-Lisp
+//! reference card, the behaviour cards for single- or multi-turn work, and the output
+//! format. The first user message carries what changes per mission: the tools and data
+//! inventory, the expected output, and the mission itself. Card texts live in
+//! `prompts/*.md` (a metadata header with a byte budget, then the text), embedded at
+//! compile time.
+
+use std::collections::BTreeMap;
+
+use ptc_lisp_eval::Value;
+use ptc_lisp_eval::printer::{PrintOptions, to_clojure_with};
+use ptc_lisp_eval::value::PMap;
+use ptc_signature::{KeyStyle, Signature, Type, render_type};
+
+use crate::tool::CatalogEntry;
+
+const REFERENCE: &str = include_str!("../../../prompts/reference.md");
+const SINGLE_SHOT: &str = include_str!("../../../prompts/behavior-single-shot.md");
+const MULTI_TURN: &str = include_str!("../../../prompts/behavior-multi-turn.md");
+const RETURN_EXPLICIT: &str = include_str!("../../../prompts/behavior-return-explicit.md");
+const OUTPUT_FORMAT: &str = include_str!("../../../prompts/output-format.md");
+
+/// A prompt card: its name, byte budget and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptCard {
+    /// The card's `name:`.
+    pub name: String,
+    /// The card's `budget_bytes:` (0 when missing).
+    pub budget_bytes: usize,
+    /// The text after the header.
+    pub body: String,
+}
+
+impl PromptCard {
+    /// Parses a card: a `---` header of `key: value` lines, a closing `---`, then the text
+    /// (its final newline dropped).
+    pub fn parse(raw: &str) -> PromptCard {
+        let mut name = String::new();
+        let mut budget_bytes = 0;
+        let mut body = raw;
+        if let Some(rest) = raw.strip_prefix("---\n")
+            && let Some(end) = rest.find("\n---\n")
+        {
+            for line in rest[..end].lines() {
+                if let Some((k, v)) = line.split_once(':') {
+                    match k.trim() {
+                        "name" => name = v.trim().to_string(),
+                        "budget_bytes" => budget_bytes = v.trim().parse().unwrap_or(0),
+                        _ => {}
+                    }
+                }
+            }
+            body = &rest[end + 5..];
+        }
+        PromptCard { name, budget_bytes, body: body.strip_suffix('\n').unwrap_or(body).to_string() }
+    }
+}
+
+/// The agent prompt cards compiled into this crate.
+pub fn cards() -> Vec<PromptCard> {
+    [REFERENCE, SINGLE_SHOT, MULTI_TURN, RETURN_EXPLICIT, OUTPUT_FORMAT].into_iter().map(PromptCard::parse).collect()
+}
+
+fn body(raw: &str) -> String {
+    PromptCard::parse(raw).body
+}
+
+/// The system prompt: language reference and behaviour, then the output format.
+pub(crate) fn system_prompt(max_turns: u32) -> String {
+    let mut parts = vec![body(REFERENCE)];
+    if max_turns <= 1 {
+        parts.push(body(SINGLE_SHOT));
+    } else {
+        parts.push(body(MULTI_TURN));
+        parts.push(body(RETURN_EXPLICIT));
+    }
+    parts.push(body(OUTPUT_FORMAT));
+    parts.join("\n\n")
+}
+
+/// What the first user message is built from.
+pub(crate) struct MissionView<'a> {
+    pub(crate) tools: Vec<ToolLine<'a>>,
+    pub(crate) catalog: &'a [CatalogEntry],
+    pub(crate) context: &'a PMap,
+    pub(crate) context_types: Option<&'a [ptc_signature::Field]>,
+    pub(crate) context_descriptions: &'a BTreeMap<String, String>,
+    pub(crate) signature: Option<&'a Signature>,
+    pub(crate) field_descriptions: &'a BTreeMap<String, String>,
+    pub(crate) max_tool_calls: Option<u32>,
+    pub(crate) mission: String,
+}
+
+/// One callable tool as the prompt shows it.
+pub(crate) struct ToolLine<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) signature: Option<&'a Signature>,
+    pub(crate) description: &'a str,
+}
+
+pub(crate) fn first_user_message(view: &MissionView<'_>) -> String {
+    let mut sections = vec![namespace(view)];
+    if let Some(sig) = view.signature {
+        sections.push(expected_output(sig, view.field_descriptions));
+    }
+    if let Some(n) = view.max_tool_calls {
+        sections.push(format!("Constraint: maximum {n} tool calls per turn. Plan efficiently."));
+    }
+    sections.push(format!("<mission>\n{}\n</mission>", view.mission));
+    sections.join("\n\n")
+}
+
+/// `(query string, limit int) -> [{id int}]`: a signature without the type colons.
+fn plain_signature(sig: &Signature) -> String {
+    ptc_signature::render::render(sig, KeyStyle::AsWritten).replace(':', "")
+}
+
+fn namespace(view: &MissionView<'_>) -> String {
+    let mut lines = vec![";; === tools ===".to_string()];
+    if view.tools.is_empty() {
+        lines.push(";; No tools available".into());
+    }
+    for t in &view.tools {
+        let head = match t.signature {
+            Some(sig) => format!("tool/{}{}", t.name, plain_signature(sig)),
+            None => format!("tool/{}", t.name),
+        };
+        lines.push(if t.description.is_empty() { head } else { format!("{head}  ; {}", t.description) });
+        let example = match t.signature {
+            Some(sig) if !sig.inputs.is_empty() => {
+                let args: Vec<String> =
+                    sig.inputs.iter().map(|f| format!(":{} ...", f.name.replace('_', "-"))).collect();
+                format!(";; Example: (tool/{} {{{}}})", t.name, args.join(" "))
+            }
+            Some(_) => format!(";; Example: (tool/{} {{}})", t.name),
+            None => format!(";; Call with named args: (tool/{} {{:key value}})", t.name),
+        };
+        lines.push(example);
+    }
+    if !view.catalog.is_empty() {
+        lines.push(String::new());
+        lines.push(";; === tool catalog (for planning only; these cannot be called) ===".into());
+        for c in view.catalog {
+            let sig = c.signature.as_deref().and_then(|s| ptc_signature::parse(s).ok()).map(|s| plain_signature(&s));
+            let head = format!("{}{}", c.name, sig.unwrap_or_default());
+            lines.push(if c.description.is_empty() { head } else { format!("{head}  ; {}", c.description) });
+        }
+    }
+    if !view.context.is_empty() {
+        lines.push(String::new());
+        lines.push(";; === data/ ===".into());
+        for (k, v) in view.context.iter() {
+            let Some(name) = k.as_str() else { continue };
+            let declared = view
+                .context_types
+                .and_then(|fs| fs.iter().find(|f| f.name.replace('-', "_") == name.replace('-', "_")))
+                .map(|f| render_type(&f.ty, KeyStyle::Lisp));
+            let label = declared.unwrap_or_else(|| type_label(v));
+            let mut line = format!("{:<30}; {label}, sample: {}", format!("data/{name}"), sample(v));
+            if let Some(d) = view.context_descriptions.get(name) {
+                line.push_str(&format!(" -- {d}"));
+            }
+            lines.push(line);
+        }
+    }
+    lines.join("\n")
+}
+
+/// A short description of a value's shape: `list of 3 maps`, `map with 2 keys`, `string`.
+fn type_label(v: &Value) -> String {
+    match v {
+        Value::Vector(items) => {
+            let kinds: std::collections::BTreeSet<&str> = items.iter().map(Value::type_name).collect();
+            match (items.len(), kinds.len()) {
+                (0, _) => "empty list".into(),
+                (n, 1) => format!("list of {n} {}", kinds.iter().next().map(|k| plural(k)).unwrap_or_default()),
+                (n, _) => format!("list of {n} mixed items"),
+            }
+        }
+        Value::Map(m) => format!("map with {} key{}", m.len(), if m.len() == 1 { "" } else { "s" }),
+        other => other.type_name().to_string(),
+    }
+}
+
+fn plural(kind: &str) -> String {
+    match kind {
+        "map" | "string" | "keyword" | "vector" | "set" | "boolean" => format!("{kind}s"),
+        other => other.to_string(),
+    }
+}
+
+/// A sample of a value: at most 3 items per collection and 80 characters.
+fn sample(v: &Value) -> String {
+    let (text, _) = to_clojure_with(v, &PrintOptions { limit: Some(3), printable_limit: Some(40), max_bytes: 400 });
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text,
+    }
+}
+
+fn expected_output(sig: &Signature, descriptions: &BTreeMap<String, String>) -> String {
+    let mut out = format!(
+        "# Expected Output\n\nYour final answer must match this format: `{}`",
+        render_type(&sig.output, KeyStyle::Lisp)
+    );
+    if !descriptions.is_empty() {
+        out.push_str("\n\nField descriptions:");
+        for (field, d) in descriptions {
+            out.push_str(&format!("\n  - `{field}`: {d}"));
+        }
+    }
+    out.push_str(&format!("\n\nCall `(return {})` when complete.", example(&sig.output)));
+    out
+}
+
+/// An example value of a type, written as PTC-Lisp.
+fn example(t: &Type) -> String {
+    match t {
+        Type::Int => "42".into(),
+        Type::Float => "3.14".into(),
+        Type::String => "\"result\"".into(),
+        Type::Bool => "true".into(),
+        Type::Keyword => ":ok".into(),
+        Type::Datetime => "\"2026-01-15T10:00:00Z\"".into(),
+        Type::Any => "\"result\"".into(),
+        Type::Map => "{}".into(),
+        Type::List(_) => "[]".into(),
+        Type::Optional(inner) => example(inner),
+        Type::Object { fields, .. } => {
+            let parts: Vec<String> =
+                fields.iter().map(|f| format!(":{} {}", f.name.replace('_', "-"), example(&f.ty))).collect();
+            format!("{{{}}}", parts.join(" "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cards_parse_with_their_budgets() {
+        let cards = cards();
+        assert_eq!(cards.len(), 5);
+        for c in &cards {
+            assert!(!c.name.is_empty(), "a card without a name");
+            assert!(c.budget_bytes > 0, "{} has no budget", c.name);
+            assert!(c.body.len() <= c.budget_bytes, "{} is {} bytes, budget {}", c.name, c.body.len(), c.budget_bytes);
+            assert!(!c.body.starts_with("---"));
+        }
+    }
+
+    #[test]
+    fn system_prompt_profiles() {
+        let single = system_prompt(1);
+        assert!(single.contains("<single_shot>") && !single.contains("<multi_turn_rules>"));
+        let multi = system_prompt(5);
+        assert!(multi.contains("<multi_turn_rules>") && multi.contains("<return_rules>"));
+        assert!(multi.ends_with("</output_format>"));
+    }
+
+    #[test]
+    fn examples_follow_the_type() {
+        let sig = ptc_signature::parse("{order_count :int, top [:string], ok :bool?}").ok();
+        let sig = sig.map(|s| example(&s.output));
+        assert_eq!(sig.as_deref(), Some("{:order-count 42 :top [] :ok true}"));
+    }
+}

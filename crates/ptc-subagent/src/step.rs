@@ -1,0 +1,162 @@
+//! [`Step`]: the outcome of a mission, serialisable as one JSON object.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+/// How a mission ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The program returned a value that matches the signature.
+    Ok,
+    /// The mission failed; see [`Step::fail`].
+    Error,
+}
+
+/// Why a mission failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fail {
+    /// Machine-readable reason: `max_turns_exceeded`, `llm_error`, `mission_timeout`, ...
+    /// or the program's own `(fail {:reason :not_found ...})`.
+    pub reason: String,
+    /// What happened, for a person.
+    pub message: String,
+    /// The operation that failed, when the program said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// More context (the program's `:details`, or the loop's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Json>,
+}
+
+impl Fail {
+    /// A failure with `reason` and `message`.
+    pub fn new(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Fail { reason: reason.into(), message: message.into(), op: None, details: None }
+    }
+}
+
+/// Resource usage of a mission.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepUsage {
+    /// Turns taken.
+    pub turns: u32,
+    /// Requests sent to the model (retries included).
+    pub llm_requests: u32,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_write_tokens: u64,
+    /// Input plus output tokens.
+    pub total_tokens: u64,
+    /// Wall-clock time of the whole mission.
+    pub duration_ms: u64,
+}
+
+/// What kind of turn it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    /// A work turn.
+    Normal,
+    /// The last work turn: the model is told to return or fail.
+    MustReturn,
+    /// A turn granted to correct a return value that did not match the signature.
+    Retry,
+}
+
+/// One tool call made by a turn's program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallTrace {
+    /// Tool name.
+    pub name: String,
+    /// Arguments as the tool received them.
+    pub args: Json,
+    /// The result, when the call succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Json>,
+    /// The error, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How long the call took.
+    pub duration_ms: u64,
+}
+
+/// One turn of the loop: what the model said, what ran, what we answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// 1-based.
+    pub number: u32,
+    /// Work, final work, or retry turn.
+    #[serde(rename = "type")]
+    pub kind: TurnKind,
+    /// The model's answer as received.
+    pub raw_response: String,
+    /// The program found in it (none when extraction failed).
+    pub program: Option<String>,
+    /// The program's result printed as PTC-Lisp (none on error or without a program).
+    pub result: Option<String>,
+    /// The program's error as `kind: message` (none when it ran cleanly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `println` lines.
+    pub prints: Vec<String>,
+    /// Tool calls, in order.
+    pub tool_calls: Vec<ToolCallTrace>,
+    /// The feedback sent back for the next turn (none when the turn ended the mission).
+    pub feedback: Option<String>,
+    /// Tokens of this turn's model request(s).
+    pub input_tokens: u64,
+    /// Completion tokens of this turn.
+    pub output_tokens: u64,
+    /// Wall-clock time of the turn (model and program).
+    pub duration_ms: u64,
+}
+
+/// The outcome of a mission.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// `ok` or `error`.
+    pub status: Status,
+    /// The validated return value (map keys normalised to `snake_case` strings).
+    #[serde(rename = "return")]
+    pub return_value: Option<Json>,
+    /// Why it failed.
+    pub fail: Option<Fail>,
+    /// Definitions at the end of the mission, by name (values with no JSON form are shown
+    /// as PTC-Lisp text).
+    pub memory: BTreeMap<String, Json>,
+    /// Turns, tokens and time.
+    pub usage: StepUsage,
+    /// Every turn, in order.
+    pub turns: Vec<Turn>,
+    /// The agent's name, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Step {
+    /// True when the mission returned.
+    pub fn is_ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+
+    /// A failed step without turns (configuration and pre-run failures).
+    pub fn failed(fail: Fail) -> Self {
+        Step {
+            status: Status::Error,
+            return_value: None,
+            fail: Some(fail),
+            memory: BTreeMap::new(),
+            usage: StepUsage::default(),
+            turns: Vec::new(),
+            name: None,
+        }
+    }
+}
