@@ -228,6 +228,10 @@ fn execute(
 ) -> Outcome {
     let budget = Arc::new(SharedBudget::new(limits, cancel.clone()));
     let memory_before = input.memory.clone();
+    // a run whose handle is already cancelled or past its deadline does not start
+    if let Err(Flow::Error(e)) = budget.check_time() {
+        return Outcome::failure(*e, memory_before);
+    }
     let mut interp =
         Interp::new(host, limits.clone(), budget.clone(), input.context, input.memory, Arc::new(input.turn_history));
     interp.strict_data = input.strict_data;

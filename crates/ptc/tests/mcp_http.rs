@@ -191,3 +191,29 @@ fn short_tokens_and_open_binds_are_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("requires --http-auth-token"));
 }
+
+/// Over HTTP too, a deep program ends in a clean error and the server keeps serving.
+#[test]
+fn deep_recursion_over_http_is_a_clean_error() {
+    let s = start(&["--max-recursion-depth", "100000", "--timeout-ms", "20000"]);
+    let session = initialize(s.port, None);
+    let h = [JSON, ACCEPT, ("Mcp-Session-Id", session.as_str()), ("Mcp-Protocol-Version", "2025-11-25")];
+    let programs = [
+        ("(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 1000)", "user=> 1000"),
+        ("(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 1000000)", "recursion_limit_exceeded"),
+        (
+            "(defn ev? [n] (if (= n 0) true (od? (dec n)))) (defn od? [n] (if (= n 0) false (ev? (dec n)))) (ev? 1000000)",
+            "recursion_limit_exceeded",
+        ),
+        ("(reduce (fn [a _] [a]) [] (range 100000))", "output_too_large"),
+        ("(+ 1 2)", "user=> 3"),
+    ];
+    for (i, (program, want)) in programs.into_iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": program}}});
+        let r = http(s.port, "POST", "/mcp", &h, &call.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+        let text = r.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        assert!(text.starts_with(want), "{program}: {text}");
+    }
+    assert_eq!(http(s.port, "GET", "/health", &[], "").status, 200);
+}

@@ -256,3 +256,39 @@ fn stdin_eof_exits_zero() {
     let status = s.child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// Programs that recurse deeply, recurse mutually or build deeply nested data end in a
+/// clean error, and the same server answers the next call.
+#[test]
+fn deep_programs_end_cleanly_and_the_server_keeps_serving() {
+    let mut s = Server::start(&["--max-recursion-depth", "100000", "--timeout-ms", "20000"]);
+    let cases = [
+        ("(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 1000)", "user=> 1000"),
+        ("(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 1000000)", "recursion_limit_exceeded"),
+        (
+            "(defn ev? [n] (if (= n 0) true (od? (dec n)))) (defn od? [n] (if (= n 0) false (ev? (dec n)))) (ev? 1000000)",
+            "recursion_limit_exceeded",
+        ),
+        ("(reduce (fn [a _] [a]) [] (range 100000))", "output_too_large"),
+        ("(count (str (reduce (fn [a _] {:a a}) {} (range 900))))", "user=> "),
+    ];
+    for (i, (program, want)) in cases.into_iter().enumerate() {
+        let r = s.call(100 + i as i64, json!({"program": program}));
+        assert!(text(&r).starts_with(want), "{program}\nwant {want:?}\n got {:?}", text(&r));
+        let next = s.call(200 + i as i64, json!({"program": "(+ 1 2)"}));
+        assert_eq!(text(&next), "user=> 3", "the server still serves after {program}");
+    }
+}
+
+/// The shared limit flags reach the MCP server: loop, recursion and tool-call limits too.
+#[test]
+fn shared_limit_flags_reach_mcp() {
+    let mut s = Server::start(&["--max-loop-iterations", "5", "--max-recursion-depth", "10"]);
+    let r = s.call(2, json!({"program": "(loop [i 0] (if (< i 10) (recur (inc i)) i))"}));
+    assert!(text(&r).starts_with("loop_limit_exceeded"), "{}", text(&r));
+    let r = s.call(3, json!({"program": "(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 50)"}));
+    assert!(text(&r).starts_with("recursion_limit_exceeded"), "{}", text(&r));
+    let list = s.request(4, "tools/list", json!({}));
+    let description = list["result"]["tools"][0]["description"].as_str().unwrap().to_string();
+    assert!(description.contains("5 recur steps per loop, 10 nested calls"), "{description}");
+}
