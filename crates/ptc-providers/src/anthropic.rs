@@ -14,7 +14,7 @@ use ptc_subagent::{
 use serde_json::{Map, Value as Json, json};
 
 use crate::http::{Auth, Http};
-use crate::provider::ProviderConfig;
+use crate::provider::{ProviderConfig, temperature_json};
 
 /// The default base URL (`ANTHROPIC_BASE_URL` overrides it; host root, no version path).
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -74,7 +74,7 @@ impl Anthropic {
             body.insert("tools".into(), Json::Array(tools));
         }
         if let Some(temperature) = request.options.temperature.or(self.config.temperature) {
-            body.insert("temperature".into(), json!(temperature));
+            body.insert("temperature".into(), temperature_json(temperature));
         }
         Json::Object(body)
     }

@@ -18,7 +18,7 @@ use ptc_subagent::{
 use serde_json::{Map, Value as Json, json};
 
 use crate::http::{Auth, Http};
-use crate::provider::ProviderConfig;
+use crate::provider::{ProviderConfig, temperature_json};
 
 /// The default base URL (`GEMINI_BASE_URL` overrides it; host root, no version path).
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
@@ -62,7 +62,7 @@ impl Gemini {
         }
         let mut generation = Map::new();
         if let Some(temperature) = request.options.temperature.or(self.config.temperature) {
-            generation.insert("temperature".into(), json!(temperature));
+            generation.insert("temperature".into(), temperature_json(temperature));
         }
         if let Some(max) = request.options.max_output_tokens.or(self.config.max_tokens) {
             generation.insert("maxOutputTokens".into(), json!(max));

@@ -32,8 +32,10 @@ impl std::fmt::Debug for Http {
 /// How the key travels.
 pub(crate) enum Auth {
     /// `Authorization: Bearer KEY`.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     Bearer,
     /// The key as the value of a named header (`x-api-key`, `x-goog-api-key`).
+    #[cfg_attr(not(any(feature = "anthropic", feature = "gemini")), allow(dead_code))]
     Header(&'static str),
 }
 

@@ -12,7 +12,7 @@ use ptc_subagent::{
 use serde_json::{Map, Value as Json, json};
 
 use crate::http::{Auth, Http};
-use crate::provider::ProviderConfig;
+use crate::provider::{ProviderConfig, temperature_json};
 
 /// The default base URL (`OPENAI_BASE_URL` overrides it; it includes `/v1`).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -71,7 +71,7 @@ impl OpenAi {
             body.insert("tools".into(), Json::Array(tools));
         }
         if let Some(temperature) = request.options.temperature.or(self.config.temperature) {
-            body.insert("temperature".into(), json!(temperature));
+            body.insert("temperature".into(), temperature_json(temperature));
         }
         if let Some(max) = request.options.max_output_tokens.or(self.config.max_tokens) {
             let field = match self.max_tokens_field {

@@ -63,6 +63,17 @@ impl ProviderConfig {
     }
 }
 
+/// A temperature as JSON: `0.2f32` is sent as `0.2`, not as its widened binary value
+/// `0.20000000298023224`.
+pub(crate) fn temperature_json(temperature: f32) -> serde_json::Value {
+    temperature
+        .to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
 impl fmt::Debug for ProviderConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProviderConfig")

@@ -101,7 +101,9 @@ impl Vendor {
                 let host = if host.contains("://") { host } else { format!("http://{host}") };
                 format!("{}/v1", host.trim_end_matches('/'))
             }
-            Vendor::OpenRouter => "https://openrouter.ai/api/v1".into(),
+            Vendor::OpenRouter => {
+                env.get("OPENROUTER_BASE_URL").unwrap_or_else(|| "https://openrouter.ai/api/v1".into())
+            }
             Vendor::Replay => String::new(),
         }
     }
