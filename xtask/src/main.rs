@@ -9,6 +9,7 @@ mod bench;
 mod conformance;
 mod docs;
 mod interop;
+mod providers;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -82,6 +83,7 @@ fn ci() -> Result<()> {
     step("cargo fmt --check", &cargo, &["fmt", "--all", "--check"])?;
     step("cargo clippy -D warnings", &cargo, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     step("cargo test", &cargo, &["test", "--workspace", "--quiet"])?;
+    providers::feature_matrix(&cargo)?;
     eprintln!("==> docs/functions.md is up to date");
     let committed = std::fs::read_to_string(root().join("docs/functions.md")).unwrap_or_default();
     if committed != docs::render() {
