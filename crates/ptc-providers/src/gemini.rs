@@ -188,7 +188,7 @@ fn parts_of(message: &Message, vendor_ids: &HashMap<&str, bool>) -> (&'static st
             }
             ("user", vec![json!({"functionResponse": function_response})])
         }
-        #[allow(unreachable_patterns)]
+        // `Message` is non-exhaustive; a future variant is sent as user text.
         other => ("user", text_part(&serde_json::to_string(other).unwrap_or_default())),
     }
 }

@@ -118,7 +118,6 @@ fn wire_message(message: &Message) -> Json {
             json!({"role": "tool", "tool_call_id": call_id, "content": content})
         }
         // `Message` is non-exhaustive; a future variant is sent as user text.
-        #[allow(unreachable_patterns)]
         other => json!({"role": "user", "content": serde_json::to_string(other).unwrap_or_default()}),
     }
 }
@@ -150,7 +149,13 @@ fn parse_response(json: &Json) -> Result<LlmResponse, LlmError> {
         }
         return Err(LlmError::new(LlmErrorKind::Unknown, "openai: the answer has no choices[0].message"));
     };
-    let content = message.get("content").and_then(Json::as_str).unwrap_or_default();
+    // A refusal comes instead of content; the loop should see it as the answer's text.
+    let content = message
+        .get("content")
+        .and_then(Json::as_str)
+        .filter(|text| !text.is_empty())
+        .or_else(|| message.get("refusal").and_then(Json::as_str))
+        .unwrap_or_default();
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").and_then(Json::as_array) {
         for (index, call) in calls.iter().enumerate() {
@@ -244,6 +249,12 @@ mod tests {
         assert_eq!(response.tool_calls[0].args, json!("{not json"));
         assert_eq!(response.tool_calls[0].id, "call_0");
         assert_eq!(encode_arguments(&response.tool_calls[0].args), "{not json");
+    }
+
+    #[test]
+    fn a_refusal_is_the_text() {
+        let answer = json!({"choices": [{"message": {"content": null, "refusal": "I can't help with that."}}]});
+        assert_eq!(parse_response(&answer).unwrap().content, "I can't help with that.");
     }
 
     #[test]

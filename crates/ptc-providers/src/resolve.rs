@@ -138,8 +138,16 @@ pub struct Resolved {
     pub max_tokens: Option<u32>,
     /// Default temperature.
     pub temperature: Option<f32>,
-    /// Request timeout, when not the default.
+    /// Request timeout, when not the default (in JSON: `timeout_secs`).
+    #[serde(rename = "timeout_secs", serialize_with = "secs")]
     pub timeout: Option<Duration>,
+}
+
+fn secs<S: serde::Serializer>(timeout: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+    match timeout {
+        Some(t) => serializer.serialize_some(&t.as_secs_f64()),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl Resolved {

@@ -220,3 +220,16 @@ async fn registry_defaults_reach_the_request_and_the_request_wins_over_them() {
     assert_eq!((&requests[0].body["max_tokens"], &requests[0].body["temperature"]), (&json!(99), &json!(0.7)));
     assert_eq!((&requests[1].body["max_tokens"], &requests[1].body["temperature"]), (&json!(256), &json!(0.2)));
 }
+
+#[tokio::test]
+async fn a_server_that_is_not_there_says_so() {
+    // Bind, note the port, close: nothing listens there any more.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let env = Env::from_pairs([("OLLAMA_HOST", format!("http://{addr}"))]);
+    let llm = from_spec_with("ollama:llama3.2", None, &env).unwrap();
+    let e = llm.complete(&hello()).await.unwrap_err();
+    assert_eq!(e.kind, LlmErrorKind::Unknown, "{e}");
+    assert!(e.message.contains("could not connect") && e.message.contains(&addr.to_string()), "{}", e.message);
+}

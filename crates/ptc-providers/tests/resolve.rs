@@ -80,6 +80,14 @@ fn aliases_come_from_the_registry_with_their_defaults() {
         ("http://10.0.0.5:8000/v1", Some("VLLM_KEY"), true)
     );
 
+    let json = serde_json::to_value(resolve_with("local", Some(&registry()), &env).unwrap()).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"spec": "local", "alias": "local", "registry": "ptc-llms.json", "vendor": "ollama",
+            "model": "qwen3:8b", "base_url": "http://127.0.0.1:11434/v1", "key_var": null, "key_set": false,
+            "max_tokens": null, "temperature": null, "timeout_secs": 600.0})
+    );
+
     let shown = resolve_with("haiku", Some(&registry()), &env).unwrap().to_string();
     assert!(shown.contains("vendor:      anthropic (Anthropic Messages)"), "{shown}");
     assert!(shown.contains("key:         $ANTHROPIC_API_KEY (NOT set)"), "{shown}");
