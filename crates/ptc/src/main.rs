@@ -14,6 +14,7 @@ mod envelope;
 mod limit_flags;
 mod mcp_cmd;
 mod repl;
+mod run_cmd;
 mod signature_cmd;
 
 /// Programmatic tool calling: run PTC-Lisp programs in a sandbox.
@@ -32,6 +33,8 @@ enum Command {
     Repl(ReplArgs),
     /// Serve lisp_eval to MCP clients over stdio (default) or Streamable HTTP.
     Mcp(mcp_cmd::McpArgs),
+    /// Run a mission: a model writes PTC-Lisp turn after turn until it returns an answer.
+    Run(Box<run_cmd::RunArgs>),
     /// Work with signatures (type contracts).
     #[command(subcommand)]
     Signature(SignatureCmd),
@@ -138,6 +141,7 @@ fn main() -> ExitCode {
         Command::Repl(args) => repl_cmd(args),
         Command::Signature(SignatureCmd::Check { signature }) => signature_cmd::check(&signature).map_err(UsageError),
         Command::Mcp(args) => mcp_cmd::run(args).map_err(UsageError),
+        Command::Run(args) => run_cmd::run(*args).map_err(UsageError),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,340 @@
+//! `ptc run`: a mission from the command line. The model writes PTC-Lisp turn after
+//! turn; tools come from a JSON file (fixed results or commands); the answer is printed
+//! as text or as the whole `Step` in JSON.
+//!
+//! Exit codes: 0 the mission returned, 1 it failed, 2 usage or configuration error
+//! (nothing was sent to a model).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use ptc_lisp_eval::Limits;
+use ptc_subagent::{Event, Llm, LlmRetry, Observer, ScriptedLlm, Step, SubAgent, Tool, ToolError, Turn};
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use crate::Output;
+use crate::limit_flags::LimitArgs;
+
+mod command_tool;
+
+/// `ptc run` flags.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The mission; `{{name}}` placeholders are filled from the context.
+    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file", required_unless_present = "prompt_file")]
+    prompt: Option<String>,
+    /// Read the mission from a file.
+    #[arg(long, value_name = "FILE")]
+    prompt_file: Option<PathBuf>,
+    /// The answer's contract, e.g. '{count :int, names [:string]}'.
+    #[arg(long, value_name = "SIG")]
+    signature: Option<String>,
+    #[command(flatten)]
+    data: crate::ContextArgs,
+    /// Tools file (JSON): {"tools": {"NAME": {"signature", "description", "command": [...] | "result": ...}}}.
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// The model: script:FILE answers each request with the next JSON line of FILE.
+    #[arg(long, value_name = "SPEC")]
+    llm: String,
+    /// Work turns.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    max_turns: u32,
+    /// Extra turns to correct a return value that does not match the signature.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    retry_turns: u32,
+    /// Time limit of the whole mission, in milliseconds [default: none].
+    #[arg(long, value_name = "MS")]
+    mission_timeout_ms: Option<u64>,
+    /// Attempts per model request (1 = no retry); rate limits, timeouts and 5xx retry.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    llm_retries: u32,
+    /// Delay before the first retry (doubling after each attempt; Retry-After wins).
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    llm_retry_delay_ms: u64,
+    /// Time limit of one command tool call (the program's own limit also applies).
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    tool_timeout_ms: u64,
+    /// text: each turn as it happens, then the answer; json: the Step as one JSON object.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    output: Output,
+    /// Write every event (requests exactly as sent, responses, tool calls, turns) as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Per-program time limit when `--timeout-ms` is not given (the agent default).
+const DEFAULT_PROGRAM_TIMEOUT: Duration = Duration::from_millis(5_000);
+
+/// Runs the mission. `Err` is a usage or configuration error (exit 2).
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let prompt = match (&args.prompt, &args.prompt_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(f)) => {
+            std::fs::read_to_string(f).with_context(|| format!("cannot read prompt file {}", f.display()))?
+        }
+        (None, None) => bail!("give the mission with --prompt TEXT or --prompt-file FILE"),
+    };
+    let context = args.data.load()?;
+    let limits = args.limits.to_limits(Limits { timeout: DEFAULT_PROGRAM_TIMEOUT, ..Limits::default() })?;
+    let tools = match &args.tools {
+        Some(path) => load_tools(path, Duration::from_millis(args.tool_timeout_ms))?,
+        None => Vec::new(),
+    };
+    let llm = llm_from_spec(&args.llm)?;
+    if args.llm_retries == 0 {
+        bail!("--llm-retries counts attempts and must be at least 1");
+    }
+
+    let mut builder = SubAgent::builder(prompt)
+        .context(context)
+        .max_turns(args.max_turns)
+        .retry_turns(args.retry_turns)
+        .timeout(limits.timeout)
+        .llm_retry(LlmRetry {
+            max_attempts: args.llm_retries,
+            base_delay: Duration::from_millis(args.llm_retry_delay_ms),
+            ..LlmRetry::default()
+        });
+    if let Some(n) = limits.max_tool_calls {
+        builder = builder.max_tool_calls(n);
+    }
+    builder = builder.format_options(ptc_subagent::FormatOptions {
+        max_print_length: limits.max_print_length,
+        ..Default::default()
+    });
+    builder = builder.limits(limits);
+    if let Some(sig) = &args.signature {
+        builder = builder.signature(sig.clone());
+    }
+    if let Some(ms) = args.mission_timeout_ms {
+        builder = builder.mission_timeout(Duration::from_millis(ms));
+    }
+    for t in tools {
+        builder = builder.tool(t);
+    }
+    let agent = builder.build().map_err(|e| anyhow!("{e}"))?;
+
+    let mut observers: Vec<Arc<dyn Observer>> = Vec::new();
+    if let Some(path) = &args.trace {
+        let file = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
+        observers.push(Arc::new(TraceFile { out: Mutex::new(BufWriter::new(file)) }));
+    }
+    if args.output == Output::Text {
+        observers.push(Arc::new(LiveText));
+    }
+    let observer: Arc<dyn Observer> = Arc::new(Fanout(observers));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let step = runtime.block_on(agent.run_observed(llm.as_ref(), Some(observer)));
+    report(&step, args.output);
+    Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `--llm SPEC` to a model. `script:FILE` is built in; real providers and replays plug
+/// in here (`openai:MODEL`, `replay:FILE`, ...).
+fn llm_from_spec(spec: &str) -> Result<Arc<dyn Llm>> {
+    match spec.split_once(':') {
+        Some(("script", path)) if !path.is_empty() => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("--llm {spec}: cannot read the script file"))?;
+            let llm = ScriptedLlm::from_jsonl(&text).map_err(|e| anyhow!("--llm {spec}: {e}"))?;
+            Ok(Arc::new(llm))
+        }
+        _ => bail!(
+            "--llm {spec:?} is not available in this build; use script:FILE (JSON lines: {{\"content\": \"...\"}} per model answer)"
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsFile {
+    tools: BTreeMap<String, Json>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolDef {
+    #[serde(default)]
+    signature: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    command: Option<Vec<String>>,
+    #[serde(default)]
+    result: Option<Json>,
+    #[serde(default)]
+    cache: bool,
+}
+
+/// Reads a tools file; every problem names the tool.
+fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read tools file {}", path.display()))?;
+    let file: ToolsFile = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("tools file {}: {e}; expected {{\"tools\": {{\"NAME\": {{...}}}}}}", path.display()))?;
+    let mut tools = Vec::new();
+    for (name, raw) in file.tools {
+        let def: ToolDef =
+            serde_json::from_value(raw).map_err(|e| anyhow!("tools file {}: tool {name:?}: {e}", path.display()))?;
+        let tool = match (def.command, def.result) {
+            (Some(argv), None) => {
+                if argv.is_empty() || argv[0].is_empty() {
+                    bail!(
+                        "tools file {}: tool {name:?}: \"command\" needs a program: [\"prog\", \"arg\"]",
+                        path.display()
+                    );
+                }
+                let argv = Arc::new(argv);
+                Tool::with_context(name.clone(), move |args, cx| {
+                    command_tool::call(&argv, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
+                })
+            }
+            (None, Some(value)) => Tool::fixed(name.clone(), value),
+            (Some(_), Some(_)) => {
+                bail!("tools file {}: tool {name:?}: give either \"command\" or \"result\", not both", path.display())
+            }
+            (None, None) => bail!(
+                "tools file {}: tool {name:?}: needs \"command\": [\"prog\", \"arg\"] or \"result\": <JSON>",
+                path.display()
+            ),
+        };
+        let mut tool = tool.cache(def.cache);
+        if let Some(sig) = def.signature {
+            ptc_signature::parse(&sig)
+                .map_err(|e| anyhow!("tools file {}: tool {name:?}: bad signature: {e}", path.display()))?;
+            tool = tool.signature(sig);
+        }
+        if let Some(d) = def.description {
+            tool = tool.description(d);
+        }
+        tools.push(tool);
+    }
+    Ok(tools)
+}
+
+/// Prints the outcome: the Step as JSON, or the answer (stdout) / failure (stderr).
+fn report(step: &Step, output: Output) {
+    match output {
+        Output::Json => match serde_json::to_string(step) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("ptc: cannot print the step as JSON: {e}"),
+        },
+        Output::Text => {
+            let usage = &step.usage;
+            let tally = format!(
+                "{} turn(s), {} LLM request(s), {} input + {} output tokens, {} ms",
+                usage.turns, usage.llm_requests, usage.input_tokens, usage.output_tokens, usage.duration_ms
+            );
+            match (&step.return_value, &step.fail) {
+                (Some(v), _) => {
+                    println!("── answer ── ({tally})");
+                    println!("{}", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
+                }
+                (None, Some(f)) => {
+                    println!("── failed ── ({tally})");
+                    eprintln!("Failed ({}): {}", f.reason, f.message);
+                }
+                (None, None) => println!("── answer ── ({tally})\nnull"),
+            }
+        }
+    }
+}
+
+/// Several observers as one.
+struct Fanout(Vec<Arc<dyn Observer>>);
+
+impl Observer for Fanout {
+    fn event(&self, event: &Event) {
+        for o in &self.0 {
+            o.event(event);
+        }
+    }
+}
+
+/// `--trace FILE`: one JSON line per event, flushed as it happens.
+struct TraceFile {
+    out: Mutex<BufWriter<File>>,
+}
+
+impl Observer for TraceFile {
+    fn event(&self, event: &Event) {
+        if let (Ok(line), Ok(mut out)) = (serde_json::to_string(event), self.out.lock()) {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// `--output text`: each turn for a person, as it finishes.
+struct LiveText;
+
+impl Observer for LiveText {
+    fn event(&self, event: &Event) {
+        match event {
+            Event::TurnEnd { turn } => print_turn(turn),
+            Event::LlmError { turn, kind, message, retry_in_ms, .. } => match retry_in_ms {
+                Some(ms) => eprintln!("turn {turn}: model error ({kind}: {message}); retrying in {ms} ms"),
+                None => eprintln!("turn {turn}: model error ({kind}: {message})"),
+            },
+            _ => {}
+        }
+    }
+}
+
+fn print_turn(turn: &Turn) {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let _ = writeln!(out, "── turn {} ──", turn.number);
+    match &turn.program {
+        Some(p) => {
+            let _ = writeln!(out, "{p}");
+        }
+        None => {
+            let _ = writeln!(out, "(no program in the answer)");
+        }
+    }
+    for call in &turn.tool_calls {
+        let outcome = match (&call.result, &call.error) {
+            (_, Some(e)) => format!("error: {e}"),
+            (Some(r), None) => brief(&r.to_string(), 120),
+            (None, None) => "nil".into(),
+        };
+        let _ = writeln!(out, "  tool/{} {} -> {} ({} ms)", call.name, call.args, outcome, call.duration_ms);
+    }
+    for line in &turn.prints {
+        let _ = writeln!(out, "  | {line}");
+    }
+    match (&turn.error, &turn.result) {
+        (Some(e), _) => {
+            let _ = writeln!(out, "✗ {e}");
+        }
+        (None, Some(r)) if r != "nil" || turn.prints.is_empty() => {
+            let _ = writeln!(out, "=> {}", brief(r, 300));
+        }
+        (None, Some(_)) => {}
+        (None, None) => {}
+    }
+    let _ = out.flush();
+}
+
+fn brief(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}

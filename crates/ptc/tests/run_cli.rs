@@ -1,0 +1,309 @@
+//! `ptc run` end to end with the real binary and scripted models.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// Runs `ptc` from the workspace root (the demo's tools file uses paths relative to it).
+fn ptc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch() -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir =
+        std::env::temp_dir().join(format!("ptc-run-cli-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().to_string()
+}
+
+/// A script file: one `{"content": ...}` line per program.
+fn script(dir: &Path, programs: &[&str]) -> String {
+    let lines: Vec<String> =
+        programs.iter().map(|p| json!({"content": format!("```clojure\n{p}\n```")}).to_string()).collect();
+    format!("script:{}", write(dir, "script.jsonl", &lines.join("\n")))
+}
+
+fn json_out(o: &Output) -> Value {
+    serde_json::from_str(out(o).trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", out(o), err(o)))
+}
+
+const DEMO: [&str; 10] = [
+    "run",
+    "--prompt-file",
+    "fixtures/missions/top-customer/prompt.txt",
+    "--context",
+    "fixtures/data/orders.json",
+    "--tools",
+    "fixtures/missions/top-customer/tools.json",
+    "--signature",
+    "{customer :string, name :string, total :int, total_usd :float}",
+    "--llm",
+];
+
+#[test]
+fn the_demo_mission_returns_its_answer_as_json() {
+    let mut args = DEMO.to_vec();
+    args.extend(["script:fixtures/missions/top-customer/script.jsonl", "--output", "json"]);
+    let o = ptc(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let step = json_out(&o);
+    assert_eq!(step["status"], "ok");
+    assert_eq!(step["return"], json!({"customer": "c16", "name": "Customer 16", "total": 1534, "total_usd": 1656.72}));
+    assert_eq!(step["fail"], Value::Null);
+    assert_eq!(step["usage"]["turns"], 3);
+    assert_eq!(step["usage"]["llm_requests"], 3);
+    assert_eq!(step["usage"]["input_tokens"], 5115);
+    assert_eq!(step["usage"]["output_tokens"], 269);
+    let t2 = &step["turns"][1];
+    assert!(t2["program"].as_str().unwrap().contains("tool/customer_profile"));
+    assert_eq!(t2["tool_calls"][0]["name"], "customer_profile");
+    assert_eq!(t2["tool_calls"][0]["args"], json!({"id": "c16"}));
+    assert_eq!(t2["tool_calls"][0]["result"]["name"], "Customer 16");
+    assert_eq!(t2["tool_calls"][1]["name"], "fx_rate");
+    assert_eq!(t2["prints"], json!(["Customer 16 1534 EUR rate 1.08"]));
+    assert_eq!(step["turns"][2]["result"], "{:customer \"c16\" :name \"Customer 16\" :total 1534 :total-usd 1656.72}");
+}
+
+#[test]
+fn text_output_shows_each_turn_then_the_answer() {
+    let mut args = DEMO.to_vec();
+    args.push("script:fixtures/missions/top-customer/script.jsonl");
+    let o = ptc(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    let t1 = text.find("── turn 1 ──").unwrap();
+    let t2 = text.find("── turn 2 ──").unwrap();
+    let answer = text.find("── answer ──").unwrap();
+    assert!(t1 < t2 && t2 < answer, "{text}");
+    assert!(text.contains("  | top 3: [{:customer \"c16\" :total 1534}"), "{text}");
+    assert!(text.contains("  tool/customer_profile {\"id\":\"c16\"} -> "), "{text}");
+    assert!(text.ends_with("\"total_usd\": 1656.72\n}\n"), "{text}");
+}
+
+#[test]
+fn the_trace_holds_every_request_exactly_as_sent() {
+    let dir = scratch();
+    let trace = dir.join("trace.jsonl");
+    let mut args = DEMO.to_vec();
+    let trace_s = trace.to_string_lossy().to_string();
+    args.extend(["script:fixtures/missions/top-customer/script.jsonl", "--output", "json", "--trace", &trace_s]);
+    let o = ptc(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let events: Vec<Value> =
+        std::fs::read_to_string(&trace).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let requests: Vec<&Value> = events.iter().filter(|e| e["event"] == "llm_request").collect();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0]["turn"], 1);
+    assert!(requests[0]["system"].as_str().unwrap().contains("<output_format>"));
+    let msgs = requests[2]["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 5);
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+    assert!(msgs[0]["content"].as_str().unwrap().contains("<mission>\nWhich customer"));
+    assert!(msgs[2]["content"].as_str().unwrap().contains("<untrusted_ptc_output source=\"println\">"));
+    assert_eq!(events.iter().filter(|e| e["event"] == "llm_response").count(), 3);
+    assert_eq!(events.iter().filter(|e| e["event"] == "tool_call").count(), 2);
+    assert_eq!(events.last().unwrap()["event"], "run_end");
+}
+
+#[test]
+fn a_failed_mission_exits_1_with_its_reason() {
+    let dir = scratch();
+    let llm = script(&dir, &["(fail {:reason :not_found :message \"nothing there\"})"]);
+    let o = ptc(&["run", "--prompt", "Find it", "--llm", &llm, "--output", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let step = json_out(&o);
+    assert_eq!(step["status"], "error");
+    assert_eq!(step["fail"]["reason"], "not_found");
+    assert_eq!(step["fail"]["message"], "nothing there");
+
+    let o = ptc(&["run", "--prompt", "Find it", "--llm", &llm]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("Failed (not_found): nothing there"), "{}", err(&o));
+}
+
+#[test]
+fn max_turns_and_an_exhausted_script_end_cleanly() {
+    let dir = scratch();
+    let llm = script(&dir, &["(println 1)", "(println 2)"]);
+    let o =
+        ptc(&["run", "--prompt", "Loop", "--llm", &llm, "--max-turns", "2", "--signature", ":int", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_out(&o)["fail"]["reason"], "max_turns_exceeded");
+
+    let o = ptc(&["run", "--prompt", "Loop", "--llm", &llm, "--output", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let step = json_out(&o);
+    assert_eq!(step["fail"]["reason"], "llm_error");
+    assert_eq!(step["usage"]["turns"], 2);
+}
+
+#[test]
+fn rate_limits_are_retried() {
+    let dir = scratch();
+    let path = write(
+        &dir,
+        "s.jsonl",
+        "{\"error\": \"rate_limit\", \"message\": \"slow down\"}\n{\"content\": \"(return 7)\", \"usage\": {\"input_tokens\": 3, \"output_tokens\": 1}}\n",
+    );
+    let llm = format!("script:{path}");
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &llm, "--llm-retry-delay-ms", "1", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let step = json_out(&o);
+    assert_eq!(step["return"], 7);
+    assert_eq!(step["usage"]["llm_requests"], 2);
+
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &llm, "--llm-retries", "1", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_out(&o)["fail"]["reason"], "llm_error");
+}
+
+#[test]
+fn configuration_errors_exit_2_before_any_request() {
+    let dir = scratch();
+    let trace = dir.join("t.jsonl").to_string_lossy().to_string();
+    let bad_script =
+        format!("script:{}", write(&dir, "bad.jsonl", "{\"content\": \"(return 1)\"}\n{\"contnet\": 2}\n"));
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &bad_script, "--trace", &trace]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("script line 2"), "{}", err(&o));
+    assert!(!Path::new(&trace).exists(), "a request was traced");
+
+    let good = script(&dir, &["(return 1)"]);
+    let o = ptc(&["run", "--prompt", "Summarise {{topic}}", "--llm", &good]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("{{topic}} has no value in the context"), "{}", err(&o));
+
+    let tools = write(&dir, "tools.json", r#"{"tools": {"lookup": {"result": 1, "colour": "red"}}}"#);
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &good, "--tools", &tools]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("tool \"lookup\"") && err(&o).contains("colour"), "{}", err(&o));
+
+    let tools = write(&dir, "tools2.json", r#"{"tools": {"lookup": {"result": 1, "signature": "(q :list) -> :int"}}}"#);
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &good, "--tools", &tools]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("tool \"lookup\": bad signature"), "{}", err(&o));
+
+    let tools = write(&dir, "tools3.json", r#"{"tools": {"return": {"result": 1}}}"#);
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &good, "--tools", &tools]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("reserved"), "{}", err(&o));
+
+    let o = ptc(&["run", "--prompt", "Go", "--llm", "teapot:earl-grey"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("script:FILE"), "{}", err(&o));
+
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &good, "--signature", "{n :list}"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("signature:"), "{}", err(&o));
+}
+
+#[test]
+fn command_tools_get_json_on_stdin_and_errors_carry_stderr() {
+    let dir = scratch();
+    let tools = write(
+        &dir,
+        "tools.json",
+        r#"{"tools": {
+            "echo": {"command": ["cat"], "description": "echoes its arguments"},
+            "broken": {"command": ["sh", "-c", "echo 'disk on fire' >&2; exit 4"]},
+            "chatty": {"command": ["sh", "-c", "cat >/dev/null; echo not json"]}
+        }}"#,
+    );
+    let llm =
+        script(&dir, &["(tool/broken {})", "(tool/chatty {})", "(return (tool/echo {:user-id 7 :tags [\"a\"]}))"]);
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &llm, "--tools", &tools, "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let step = json_out(&o);
+    assert_eq!(step["return"], json!({"user_id": 7, "tags": ["a"]}));
+    let e1 = step["turns"][0]["tool_calls"][0]["error"].as_str().unwrap();
+    assert!(e1.contains("exit status: 4") && e1.contains("disk on fire"), "{e1}");
+    let e2 = step["turns"][1]["tool_calls"][0]["error"].as_str().unwrap();
+    assert!(e2.contains("not JSON"), "{e2}");
+}
+
+#[test]
+fn a_hanging_command_tool_is_killed_with_its_process_group() {
+    let dir = scratch();
+    let pidfile = dir.join("child.pid");
+    let cmd = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+    let tools = write(&dir, "tools.json", &json!({"tools": {"hang": {"command": ["sh", "-c", cmd]}}}).to_string());
+    let llm = script(&dir, &["(tool/hang {})", "(return :recovered)"]);
+    let started = Instant::now();
+    let o = ptc(&[
+        "run",
+        "--prompt",
+        "Go",
+        "--llm",
+        &llm,
+        "--tools",
+        &tools,
+        "--tool-timeout-ms",
+        "300",
+        "--output",
+        "json",
+    ]);
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let step = json_out(&o);
+    assert_eq!(step["return"], "recovered");
+    let e = step["turns"][0]["tool_calls"][0]["error"].as_str().unwrap();
+    assert!(e.contains("was killed") && e.contains("--tool-timeout-ms"), "{e}");
+    // the background `sleep` was in the tool's process group: it is gone too
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let gone = (0..100).any(|_| {
+        let alive = std::fs::read_to_string(proc_dir.join("stat"))
+            .map(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
+            .unwrap_or(false);
+        if alive {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        !alive
+    });
+    assert!(gone, "the tool's child process {pid} survived");
+}
+
+#[test]
+fn the_program_timeout_also_bounds_a_command_tool() {
+    let dir = scratch();
+    let tools = write(&dir, "tools.json", r#"{"tools": {"slow": {"command": ["sleep", "30"]}}}"#);
+    let llm = script(&dir, &["(tool/slow {})", "(return 1)"]);
+    let started = Instant::now();
+    let o =
+        ptc(&["run", "--prompt", "Go", "--llm", &llm, "--tools", &tools, "--timeout-ms", "300", "--output", "json"]);
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let step = json_out(&o);
+    assert!(step["turns"][0]["error"].as_str().unwrap().starts_with("timeout:"), "{}", step["turns"][0]);
+}
