@@ -9,6 +9,7 @@ mod bench;
 mod conformance;
 mod docs;
 mod interop;
+mod prompts;
 mod providers;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -19,6 +20,7 @@ commands:
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
   interop       ptc mcp against the Python MCP SDK client and the official conformance suite
+  prompts       each prompt card's size against its byte budget (fails over budget)
 ";
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(),
         Some("docs") => docs::run(&root()),
         Some("interop") => interop::run(&root()),
+        Some("prompts") => prompts::run(&root()),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())
@@ -89,6 +92,8 @@ fn ci() -> Result<()> {
     if committed != docs::render() {
         bail!("docs/functions.md is stale: run `cargo xtask docs` and commit the result");
     }
+    eprintln!("==> prompt cards within budget");
+    prompts::run(&root())?;
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
     if interop::available() {
