@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, Engine, Exposure, Globals, Host, Outcome, RunInput, ToolCall, ToolError as EvalToolError, ToolSpec,
-    Value,
+    CallCx, Cancel, Engine, Exposure, Globals, Host, Outcome, RunInput, ToolCall, ToolError as EvalToolError,
+    ToolErrorKind, ToolSpec, Value,
 };
 use ptc_signature::Type;
 use serde_json::Value as Json;
@@ -108,7 +108,9 @@ impl AgentHost {
     fn call_inner(&self, call: &ToolCall, cx: &CallCx<'_>) -> (Json, Result<Json, EvalToolError>) {
         let name = call.name.as_str();
         let Some(prepared) = self.tools.get(name) else {
-            return (Json::Null, Err(EvalToolError::failed(format!("unknown tool {name}"))));
+            let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+            let message = format!("Unknown tool: {name}. Available: {}", known.join(", "));
+            return (Json::Null, Err(EvalToolError { kind: ToolErrorKind::UnknownTool, message }));
         };
         let args = match &prepared.inputs {
             Some(ty) => {
@@ -189,5 +191,41 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         s.clone()
     } else {
         "unknown panic".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use ptc_lisp_eval::contract::{Probe, check_host};
+
+    use super::*;
+
+    fn prepared(tool: Tool) -> (String, PreparedTool) {
+        (tool.name.clone(), PreparedTool { tool, inputs: None })
+    }
+
+    #[test]
+    fn the_agent_host_passes_the_host_contract() {
+        let tools: Toolbox = [
+            prepared(Tool::new("echo", Ok)),
+            prepared(Tool::new("sleepy", |_| {
+                std::thread::sleep(Duration::from_secs(3));
+                Ok(Json::Null)
+            })),
+        ]
+        .into_iter()
+        .collect();
+        let host = AgentHost {
+            tools: Arc::new(tools),
+            cache: Arc::new(Mutex::new(HashMap::new())),
+            observer: None,
+            turn: 1,
+            span: tracing::Span::none(),
+        };
+        let probe = Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map());
+        let report = check_host(&host, &probe);
+        assert!(report.passed(), "{report}");
     }
 }
