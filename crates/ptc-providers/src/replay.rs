@@ -162,12 +162,30 @@ fn diff(recorded: &Json, actual: &Json, path: &mut String) -> Option<String> {
             }
             (a.len() != b.len()).then(|| format!("{path}: recorded {} item(s), got {}", a.len(), b.len()))
         }
-        (x, y) if x != y => {
-            let where_ = if path.is_empty() { "the request" } else { path.as_str() };
-            Some(format!("{where_}: recorded {}, got {}", shown(x), shown(y)))
+        (Json::String(x), Json::String(y)) if x.chars().count().max(y.chars().count()) > MAX_SHOWN => {
+            // Long texts (prompts) share most of their length: show where they part.
+            let at = x.chars().zip(y.chars()).take_while(|(a, b)| a == b).count();
+            let (x, y) = (excerpt(x, at), excerpt(y, at));
+            Some(format!("{}, from character {at}: recorded {x}, got {y}", where_(path)))
         }
+        (x, y) if x != y => Some(format!("{}: recorded {}, got {}", where_(path), shown(x), shown(y))),
         _ => None,
     }
+}
+
+fn where_(path: &str) -> &str {
+    if path.is_empty() { "the request" } else { path }
+}
+
+/// Up to 40 characters before and 80 after character `at` of `text`, JSON-quoted.
+fn excerpt(text: &str, at: usize) -> String {
+    let start = at.saturating_sub(40);
+    let total = text.chars().count();
+    let piece: String = text.chars().skip(start).take(at - start + 80).collect();
+    let quoted = serde_json::to_string(&piece).unwrap_or_default();
+    let before = if start > 0 { "..." } else { "" };
+    let after = if start + piece.chars().count() < total { "..." } else { "" };
+    format!("{before}{quoted}{after}")
 }
 
 fn shown(value: &Json) -> String {
@@ -200,5 +218,18 @@ mod tests {
         b.messages[1] = Message::user("y");
         assert_eq!(first_difference(&a, &b).unwrap(), "messages: recorded 2 item(s), got 3");
         assert_eq!(first_difference(&a, &a), None);
+    }
+
+    #[test]
+    fn long_texts_are_shown_where_they_part() {
+        let prompt = "x".repeat(500);
+        let a = LlmRequest { system: format!("{prompt} alpha tail"), ..Default::default() };
+        let b = LlmRequest { system: format!("{prompt} beta tail"), ..Default::default() };
+        let drift = first_difference(&a, &b).unwrap();
+        let xs = "x".repeat(39);
+        assert_eq!(
+            drift,
+            format!(r#"system, from character 501: recorded ..."{xs} alpha tail", got ..."{xs} beta tail""#)
+        );
     }
 }

@@ -340,11 +340,9 @@ fn build_http(resolved: &Resolved, env: &Env) -> Result<Arc<dyn Llm>, LlmError> 
         Some(var) => match env.get(var) {
             Some(key) => Some(ApiKey::new(key.trim())),
             None => {
-                return Err(config_error(format!(
-                    "missing API key: set {var} to use `{}` ({})",
-                    resolved.spec,
-                    resolved.label()
-                )));
+                let label = resolved.label();
+                let also = if label == resolved.spec { String::new() } else { format!(" ({label})") };
+                return Err(config_error(format!("missing API key: set {var} to use `{}`{also}", resolved.spec)));
             }
         },
         None => None,

@@ -13,6 +13,7 @@ use ptc_lisp_eval::{Limits, RunOptions};
 mod envelope;
 mod limit_flags;
 mod mcp_cmd;
+mod models_cmd;
 mod repl;
 mod run_cmd;
 mod signature_cmd;
@@ -35,6 +36,8 @@ enum Command {
     Mcp(mcp_cmd::McpArgs),
     /// Run a mission: a model writes PTC-Lisp turn after turn until it returns an answer.
     Run(Box<run_cmd::RunArgs>),
+    /// Show what a model spec (or each registry alias) resolves to, without calling it.
+    Models(models_cmd::ModelsArgs),
     /// Work with signatures (type contracts).
     #[command(subcommand)]
     Signature(SignatureCmd),
@@ -142,6 +145,7 @@ fn main() -> ExitCode {
         Command::Signature(SignatureCmd::Check { signature }) => signature_cmd::check(&signature).map_err(UsageError),
         Command::Mcp(args) => mcp_cmd::run(args).map_err(UsageError),
         Command::Run(args) => run_cmd::run(*args).map_err(UsageError),
+        Command::Models(args) => models_cmd::run(args).map_err(UsageError),
     };
     match result {
         Ok(code) => code,

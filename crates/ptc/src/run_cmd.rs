@@ -42,9 +42,19 @@ pub struct RunArgs {
     /// Tools file (JSON): {"tools": {"NAME": {"signature", "description", "command": [...] | "result": ...}}}.
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
-    /// The model: script:FILE answers each request with the next JSON line of FILE.
+    /// The model: VENDOR:MODEL (openai, anthropic, gemini, ollama, openrouter), a registry
+    /// alias, replay:FILE (a --record file), or script:FILE (the next JSON line of FILE per request).
     #[arg(long, value_name = "SPEC")]
     llm: String,
+    /// LLM registry file for aliases [default: $PTC_LLM_CONFIG, ./ptc-llms.json, $XDG_CONFIG_HOME/ptc/llms.json].
+    #[arg(long, value_name = "FILE")]
+    llm_config: Option<PathBuf>,
+    /// Record every model request and answer as JSON lines (play back with --llm replay:FILE).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Print what --llm resolves to (vendor, model, base URL, key variable) and call nothing.
+    #[arg(long)]
+    dry_run: bool,
     /// Work turns.
     #[arg(long, default_value_t = 5, value_name = "N")]
     max_turns: u32,
@@ -78,6 +88,10 @@ const DEFAULT_PROGRAM_TIMEOUT: Duration = Duration::from_millis(5_000);
 
 /// Runs the mission. `Err` is a usage or configuration error (exit 2).
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    if args.dry_run {
+        print!("{}", crate::models_cmd::describe(&args.llm, args.llm_config.as_deref())?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
         (None, Some(f)) => {
@@ -91,7 +105,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(path) => load_tools(path, Duration::from_millis(args.tool_timeout_ms))?,
         None => Vec::new(),
     };
-    let llm = llm_from_spec(&args.llm)?;
+    let llm = llm_from_spec(&args.llm, args.llm_config.as_deref(), args.record.as_deref())?;
     if args.llm_retries == 0 {
         bail!("--llm-retries counts attempts and must be at least 1");
     }
@@ -145,20 +159,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// `--llm SPEC` to a model. `script:FILE` is built in; real providers and replays plug
-/// in here (`openai:MODEL`, `replay:FILE`, ...).
-fn llm_from_spec(spec: &str) -> Result<Arc<dyn Llm>> {
-    match spec.split_once(':') {
+/// `--llm SPEC` to a model. `script:FILE` is built in; everything else goes to
+/// `ptc-providers` (`openai:MODEL`, an alias, `replay:FILE`, ...). `--record` wraps either.
+fn llm_from_spec(spec: &str, llm_config: Option<&Path>, record: Option<&Path>) -> Result<Arc<dyn Llm>> {
+    let llm: Arc<dyn Llm> = match spec.split_once(':') {
         Some(("script", path)) if !path.is_empty() => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("--llm {spec}: cannot read the script file"))?;
-            let llm = ScriptedLlm::from_jsonl(&text).map_err(|e| anyhow!("--llm {spec}: {e}"))?;
-            Ok(Arc::new(llm))
+            Arc::new(ScriptedLlm::from_jsonl(&text).map_err(|e| anyhow!("--llm {spec}: {e}"))?)
         }
-        _ => bail!(
-            "--llm {spec:?} is not available in this build; use script:FILE (JSON lines: {{\"content\": \"...\"}} per model answer)"
-        ),
-    }
+        _ => crate::models_cmd::provider_llm(spec, llm_config)?,
+    };
+    crate::models_cmd::with_recording(llm, record)
 }
 
 #[derive(Deserialize)]
