@@ -173,7 +173,7 @@ impl<'a> Mission<'a> {
         let cfg = self.agent.config.clone();
         emit(self.observer.as_deref(), || Event::RunStart { agent: cfg.name.clone(), max_turns: cfg.max_turns });
         let outcome = loop {
-            if self.budget.work_left == 0 && !(self.budget.in_retry && self.budget.retry_left > 0) {
+            if !self.has_turns_left() {
                 break self.out_of_turns();
             }
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -201,6 +201,11 @@ impl<'a> Mission<'a> {
             }
         };
         self.finish(outcome)
+    }
+
+    /// Work turns left, or retry turns once a return value failed validation.
+    fn has_turns_left(&self) -> bool {
+        self.budget.work_left > 0 || (self.budget.in_retry && self.budget.retry_left > 0)
     }
 
     /// One turn. Records it, and answers whether the mission goes on.
@@ -266,7 +271,10 @@ impl<'a> Mission<'a> {
                 self.judge(kind, outcome, &mut turn)
             }
         };
-        if let Next::Continue(feedback) = &next {
+        // feedback is recorded only when another turn will read it
+        if let Next::Continue(feedback) = &next
+            && self.has_turns_left()
+        {
             turn.feedback = Some(feedback.clone());
         }
         turn.duration_ms = turn_started.elapsed().as_millis() as u64;

@@ -180,6 +180,9 @@ fn the_last_turns_are_announced_and_max_turns_ends_the_mission() {
     );
     let kinds: Vec<TurnKind> = step.turns.iter().map(|t| t.kind).collect();
     assert_eq!(kinds, [TurnKind::Normal, TurnKind::Normal, TurnKind::MustReturn]);
+    // the last turn's feedback was never sent, so none is recorded
+    assert!(step.turns[1].feedback.is_some());
+    assert_eq!(step.turns[2].feedback, None);
 }
 
 #[test]
