@@ -23,6 +23,8 @@ pub struct FormatOptions {
     pub history_max_bytes: usize,
     /// Characters per `println` call (2000).
     pub max_print_length: usize,
+    /// Turn info as one short line, only when the end is near (false).
+    pub minimal_turn_info: bool,
 }
 
 impl Default for FormatOptions {
@@ -33,6 +35,7 @@ impl Default for FormatOptions {
             result_limit: 50,
             history_max_bytes: 1024,
             max_print_length: 2000,
+            minimal_turn_info: false,
         }
     }
 }
@@ -49,6 +52,7 @@ pub(crate) struct Budget {
     pub(crate) retry_turns: u32,
     pub(crate) work_left: u32,
     pub(crate) retry_left: u32,
+    pub(crate) minimal: bool,
 }
 
 /// `<untrusted_ptc_output source="...">` around `content`, whose own closing tags are
@@ -189,6 +193,13 @@ pub(crate) fn turn_info(b: &Budget) -> String {
         return String::new();
     }
     let next = b.turn + 1;
+    if b.minimal {
+        return match (b.work_left, b.retry_left) {
+            (0, r) => format!("\n\n;; {r} retry turns remaining — call (return value) now"),
+            (w, _) if w <= 2 => format!("\n\n;; {w} turns remaining — call (return value) soon"),
+            _ => String::new(),
+        };
+    }
     if b.work_left == 0 {
         let current = b.retry_turns.saturating_sub(b.retry_left) + 1;
         return if b.retry_left == 1 {
@@ -255,7 +266,7 @@ mod tests {
     use super::*;
 
     fn budget(turn: u32, max: u32, retries: u32, work_left: u32, retry_left: u32) -> Budget {
-        Budget { turn, max_turns: max, retry_turns: retries, work_left, retry_left }
+        Budget { turn, max_turns: max, retry_turns: retries, work_left, retry_left, minimal: false }
     }
 
     #[test]
@@ -277,6 +288,14 @@ mod tests {
         assert_eq!(turn_info(&budget(3, 3, 2, 0, 2)), "\n\nTurn 4 retry 1/2; 2 left.");
         assert!(turn_info(&budget(4, 3, 2, 0, 1)).starts_with("\n\n⚠️ FINAL RETRY 2/2:"));
         assert_eq!(turn_info(&budget(1, 1, 0, 0, 0)), "");
+    }
+
+    #[test]
+    fn minimal_turn_lines() {
+        let b = |work_left, retry_left| Budget { minimal: true, ..budget(1, 5, 1, work_left, retry_left) };
+        assert_eq!(turn_info(&b(4, 1)), "");
+        assert_eq!(turn_info(&b(2, 1)), "\n\n;; 2 turns remaining — call (return value) soon");
+        assert_eq!(turn_info(&b(0, 1)), "\n\n;; 1 retry turns remaining — call (return value) now");
     }
 
     #[test]

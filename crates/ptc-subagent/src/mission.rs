@@ -312,6 +312,7 @@ impl<'a> Mission<'a> {
             retry_turns: cfg.retry_turns,
             work_left: self.budget.work_left,
             retry_left: if self.budget.work_left == 0 && !self.budget.in_retry { 0 } else { self.budget.retry_left },
+            minimal: cfg.format.minimal_turn_info,
         })
     }
 

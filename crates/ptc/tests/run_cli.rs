@@ -307,3 +307,43 @@ fn the_program_timeout_also_bounds_a_command_tool() {
     let step = json_out(&o);
     assert!(step["turns"][0]["error"].as_str().unwrap().starts_with("timeout:"), "{}", step["turns"][0]);
 }
+
+#[test]
+fn text_output_shows_errors_and_the_failure() {
+    let dir = scratch();
+    let llm = script(&dir, &["(+ 1 nope)", "(fail {:reason :gave_up :message \"too hard\"})"]);
+    let o = ptc(&["run", "--prompt", "Try", "--llm", &llm]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = out(&o);
+    assert!(text.contains("── turn 1 ──\n(+ 1 nope)\n✗ unbound_var: "), "{text}");
+    assert!(text.contains("── failed ── (2 turn(s), 2 LLM request(s)"), "{text}");
+    assert!(err(&o).contains("Failed (gave_up): too hard"), "{}", err(&o));
+}
+
+#[test]
+fn placeholders_are_filled_from_inline_context() {
+    let dir = scratch();
+    let trace = dir.join("t.jsonl");
+    let trace_s = trace.to_string_lossy().to_string();
+    let llm = script(&dir, &["(return (count data/xs))"]);
+    let o = ptc(&[
+        "run",
+        "--prompt",
+        "Count the {{what}}",
+        "--context-json",
+        r#"{"what": "items", "xs": [1, 2, 3]}"#,
+        "--signature",
+        ":int",
+        "--llm",
+        &llm,
+        "--trace",
+        &trace_s,
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(json_out(&o)["return"], 3);
+    let first: Value = serde_json::from_str(std::fs::read_to_string(&trace).unwrap().lines().nth(1).unwrap()).unwrap();
+    assert_eq!(first["event"], "llm_request");
+    assert!(first["messages"][0]["content"].as_str().unwrap().ends_with("<mission>\nCount the items\n</mission>"));
+}
