@@ -131,6 +131,7 @@ async fn errors_are_classified_with_retry_after_and_the_vendor_message() {
         Reply::json(429, google_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."))
             .with_header("retry-after", "30"),
         Reply::json(503, google_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")),
+        Reply::json(500, google_error(500, "INTERNAL", "An internal error has occurred.")),
         Reply::json(
             400,
             google_error(
@@ -147,6 +148,9 @@ async fn errors_are_classified_with_retry_after_and_the_vendor_message() {
     assert!(e.message.contains("Resource has been exhausted"), "{}", e.message);
     let e = llm.complete(&hello()).await.unwrap_err();
     assert_eq!((e.kind, e.status), (LlmErrorKind::ServerError, Some(503)));
+    let e = llm.complete(&hello()).await.unwrap_err();
+    assert_eq!((e.kind, e.status), (LlmErrorKind::ServerError, Some(500)));
+    assert!(e.message.contains("An internal error has occurred."), "{}", e.message);
     let e = llm.complete(&hello()).await.unwrap_err();
     assert_eq!((e.kind, e.status), (LlmErrorKind::ClientError, Some(400)));
     assert!(e.message.contains("missing a thought_signature"), "{}", e.message);

@@ -160,3 +160,27 @@ fn the_registry_search_order_is_explicit_then_variable_then_local_then_xdg() {
     assert!(e.message.contains("/nonexistent/llms.json") && e.message.contains("PTC_LLM_CONFIG"), "{}", e.message);
     assert!(Registry::discover_in(Some(Path::new("/nonexistent/x.json")), &all, &cwd).is_err());
 }
+
+#[cfg(not(all(feature = "openai", feature = "anthropic", feature = "gemini")))]
+#[test]
+fn a_vendor_left_out_of_the_build_is_a_config_error_naming_its_feature() {
+    let env = Env::from_pairs([
+        ("OPENAI_API_KEY", "k-0123456789"),
+        ("ANTHROPIC_API_KEY", "k-0123456789"),
+        ("GEMINI_API_KEY", "k-0123456789"),
+    ]);
+    for (spec, feature, built) in [
+        ("openai:m", "openai", cfg!(feature = "openai")),
+        ("anthropic:m", "anthropic", cfg!(feature = "anthropic")),
+        ("gemini:m", "gemini", cfg!(feature = "gemini")),
+    ] {
+        let resolved = resolve_with(spec, None, &env).unwrap();
+        assert_eq!(resolved.available(), built);
+        if !built {
+            let e = ptc_providers::from_resolved(&resolved, &env).err().unwrap();
+            assert_eq!(e.kind, LlmErrorKind::ConfigError);
+            assert!(e.message.contains(&format!("`{feature}` feature")), "{}", e.message);
+            assert!(resolved.to_string().contains("this build lacks"), "{resolved}");
+        }
+    }
+}
