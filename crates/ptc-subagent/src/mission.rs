@@ -182,7 +182,7 @@ impl<'a> Mission<'a> {
             let number = self.turns.len() as u32 + 1;
             let kind = if self.budget.work_left == 0 {
                 TurnKind::Retry
-            } else if self.budget.work_left == 1 && cfg.max_turns > 1 {
+            } else if self.budget.work_left == 1 {
                 TurnKind::MustReturn
             } else {
                 TurnKind::Normal
@@ -465,7 +465,7 @@ impl<'a> Mission<'a> {
             }
             RunResult::Value(v) => {
                 turn.result = Some(outcome.printed.clone());
-                let size = memory_size(&outcome.memory, cfg.memory_limit);
+                let size = memory_size(&outcome.memory);
                 if size > cfg.memory_limit {
                     let text = format!("Memory limit exceeded ({size} bytes > {} bytes).", cfg.memory_limit);
                     match cfg.memory_strategy {
@@ -669,18 +669,13 @@ fn round_floats(v: &Value, digits: u32) -> Value {
     }
 }
 
-/// Printed bytes of all definitions (stops counting just past `limit`).
-fn memory_size(memory: &Globals, limit: u64) -> u64 {
-    let mut total: u64 = 0;
-    for (name, v) in &memory.values {
-        let budget = (limit.saturating_sub(total) as usize).saturating_add(1);
-        let (text, _) = to_clojure_with(v, &PrintOptions { limit: None, printable_limit: None, max_bytes: budget });
-        total += (name.len() + text.len()) as u64;
-        if total > limit {
-            break;
-        }
-    }
-    total
+/// Printed bytes of all definitions (names included).
+fn memory_size(memory: &Globals) -> u64 {
+    memory
+        .values
+        .iter()
+        .map(|(name, v)| (name.len() + to_clojure_with(v, &PrintOptions::default()).0.len()) as u64)
+        .sum()
 }
 
 fn memory_json(memory: &Globals) -> BTreeMap<String, Json> {

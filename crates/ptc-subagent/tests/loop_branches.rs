@@ -466,3 +466,12 @@ fn thinking_preambles_are_not_kept_in_the_conversation() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn explicit_completion_applies_to_a_single_turn_too() {
+    let agent = SubAgent::builder("Answer").max_turns(1).completion_mode(CompletionMode::Explicit).build().unwrap();
+    let llm = ScriptedLlm::texts([clj("(+ 1 1)")]);
+    let step = run(&agent, &llm);
+    assert_eq!(step.fail.unwrap().reason, "must_return_missing");
+    assert_eq!(step.turns[0].kind, TurnKind::MustReturn);
+}
