@@ -317,7 +317,16 @@ impl SubAgentBuilder {
         self
     }
 
-    /// Checks every option and builds the agent.
+    /// Checks every option and builds the agent. A bad option is an error naming it:
+    ///
+    /// ```
+    /// use ptc_subagent::{SubAgent, Tool};
+    /// use serde_json::json;
+    /// let err = SubAgent::builder("Summarise {{topic}}").build().unwrap_err();
+    /// assert_eq!(err.option, "prompt");
+    /// let err = SubAgent::builder("x").tool(Tool::fixed("return", json!(1))).build().unwrap_err();
+    /// assert_eq!(err.to_string(), "tools: tool name \"return\" is reserved by the agent loop — choose a different name");
+    /// ```
     pub fn build(self) -> Result<SubAgent, ConfigError> {
         if self.prompt.trim().is_empty() {
             return Err(ConfigError::new("prompt", "the mission prompt is empty; say what the agent should do"));
