@@ -19,6 +19,9 @@ use crate::value::{PMap, PSet, Value};
 
 type R<T> = Result<T, EvalError>;
 
+/// Deepest expression nesting a program may have after macro expansion.
+pub(crate) const MAX_NODE_DEPTH: u32 = 1_000;
+
 /// What the analyzer needs to know about the world.
 #[derive(Debug, Default, Clone)]
 pub struct AnalyzeEnv {
@@ -72,6 +75,8 @@ struct Analyzer<'e> {
     unknown_tools: BTreeSet<String>,
     symbols: HashSet<String>,
     gensym: u32,
+    /// Current expression depth (see `MAX_NODE_DEPTH`).
+    depth: u32,
 }
 
 /// Analyzes a whole program.
@@ -90,6 +95,7 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         unknown_tools: BTreeSet::new(),
         symbols: HashSet::new(),
         gensym: 0,
+        depth: 0,
     };
     let mut nodes = Vec::with_capacity(forms.len());
     let mut first_err = None;
@@ -288,6 +294,24 @@ impl Analyzer<'_> {
     }
 
     fn form(&mut self, f: &Form, tail: bool) -> R<Node> {
+        // macros (threading, cond) can nest far deeper than the reader allows; the
+        // evaluator recurses over this depth, so it is capped here, before anything runs
+        if self.depth >= MAX_NODE_DEPTH {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!(
+                    "the program nests more than {MAX_NODE_DEPTH} levels deep once threading and cond forms are expanded; split long pipelines with let or def"
+                ),
+            )
+            .at(f.span));
+        }
+        self.depth += 1;
+        let node = self.form_inner(f, tail);
+        self.depth -= 1;
+        node
+    }
+
+    fn form_inner(&mut self, f: &Form, tail: bool) -> R<Node> {
         let span = f.span;
         match &f.kind {
             FormKind::Nil => Ok(Node::Const(Value::Nil)),

@@ -53,7 +53,22 @@ fn thread_step(x: Form, step: &Form, last: bool) -> R<Form> {
 }
 
 /// `(-> x f (g a))` and `(->> x f (g a))`.
+/// Most steps a threading or cond form may have (each step nests one level deeper).
+const MAX_STEPS: usize = 512;
+
+fn check_steps(name: &str, steps: usize, span: Span) -> R<()> {
+    if steps > MAX_STEPS {
+        return Err(EvalError::new(
+            ErrorKind::InvalidForm,
+            format!("{name} has {steps} steps, more than {MAX_STEPS}; split it with let or def into shorter pipelines"),
+        )
+        .at(span));
+    }
+    Ok(())
+}
+
 pub fn thread(args: &[Form], last: bool, span: Span) -> R<Form> {
+    check_steps(if last { "->>" } else { "->" }, args.len(), span)?;
     let Some((first, steps)) = args.split_first() else {
         return Err(invalid(
             format!(
@@ -73,6 +88,7 @@ pub fn thread(args: &[Form], last: bool, span: Span) -> R<Form> {
 
 /// `(as-> x name f1 f2)` -> `(let [name x name f1 name f2] name)`.
 pub fn as_thread(args: &[Form], span: Span) -> R<Form> {
+    check_steps("as->", args.len(), span)?;
     if args.len() < 2 {
         return Err(invalid("as-> needs a value and a name: (as-> x v (f v) (g v))", span));
     }
@@ -90,6 +106,7 @@ pub fn as_thread(args: &[Form], span: Span) -> R<Form> {
 
 /// `(cond-> x test step ...)` / `cond->>`: steps applied when their test is truthy.
 pub fn cond_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+    check_steps(if last { "cond->>" } else { "cond->" }, args.len() / 2, span)?;
     let name = if last { "cond->>" } else { "cond->" };
     let Some((first, pairs)) = args.split_first() else {
         return Err(invalid(format!("{name} needs an initial value: ({name} x test (f) ...)"), span));
@@ -113,6 +130,7 @@ pub fn cond_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut
 
 /// `(some-> x f g)`: stops at the first nil.
 pub fn some_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+    check_steps(if last { "some->>" } else { "some->" }, args.len(), span)?;
     let name = if last { "some->>" } else { "some->" };
     let Some((first, steps)) = args.split_first() else {
         return Err(invalid(format!("{name} needs an initial value: ({name} x (f) ...)"), span));
@@ -147,6 +165,7 @@ pub fn some_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut
 
 /// `(cond t1 e1 t2 e2 ...)` -> nested ifs.
 pub fn cond(args: &[Form], span: Span) -> R<Form> {
+    check_steps("cond", args.len() / 2, span)?;
     if !args.len().is_multiple_of(2) {
         return Err(EvalError::new(
             ErrorKind::InvalidForm,
@@ -163,6 +182,7 @@ pub fn cond(args: &[Form], span: Span) -> R<Form> {
 
 /// `(condp pred expr t1 r1 ... default?)`.
 pub fn condp(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+    check_steps("condp", args.len() / 2, span)?;
     if args.len() < 2 {
         return Err(invalid("condp needs a predicate and an expression: (condp = x 1 :one 2 :two :default)", span));
     }

@@ -30,10 +30,14 @@ use crate::error::{ErrorKind, EvalError, Flow};
 use crate::host::{Host, ToolSpec};
 use crate::interp::{Globals, Interp};
 use crate::limits::{Limits, SharedBudget};
+use crate::meter;
 use crate::printer::{PrintOptions, to_clojure_with};
 use crate::run::{Outcome, RunResult, Usage, nesting_exceeds};
 use crate::stack;
 use crate::value::{PMap, Value};
+
+/// Longest error message a run returns (longer ones are clipped).
+pub const MAX_MESSAGE_BYTES: usize = 4096;
 
 /// Deepest collection nesting a result or definition may have.
 pub const MAX_VALUE_NESTING: usize = 1_000;
@@ -179,7 +183,7 @@ impl Engine {
             };
             analyze::analyze_program(&forms, &aenv).map(|p| Program { inner: Arc::new(p) })
         })
-        .unwrap_or_else(|| Err(internal_error()))
+        .unwrap_or_else(|f| Err(internal_error(f)))
     }
 
     /// Runs a compiled program. Never panics; every failure is an [`Outcome`] error.
@@ -188,7 +192,7 @@ impl Engine {
         let fallback_memory = input.memory.clone();
         let limits = &self.limits;
         let mut out = stack::on_eval_stack(|| execute(limits, &program.inner, input, host, cancel))
-            .unwrap_or_else(|| Outcome::failure(internal_error(), fallback_memory));
+            .unwrap_or_else(|f| Outcome::failure(internal_error(f), fallback_memory));
         out.usage.duration = started.elapsed();
         out
     }
@@ -211,10 +215,17 @@ impl Engine {
     }
 }
 
-fn internal_error() -> EvalError {
+fn internal_error(f: stack::Failure) -> EvalError {
     EvalError::new(
         ErrorKind::RuntimeError,
-        "internal error: the evaluation thread could not be started or stopped unexpectedly; please report this program",
+        match f {
+            stack::Failure::NoThread => {
+                "internal error: the system refused a thread for the program (resources exhausted); retry later"
+            }
+            stack::Failure::Panicked => {
+                "internal error: the interpreter failed on this program (a bug in ptc, not in the program); please report it — rewriting the step that failed usually avoids it"
+            }
+        },
     )
 }
 
@@ -227,6 +238,7 @@ fn execute(
     cancel: &Cancel,
 ) -> Outcome {
     let budget = Arc::new(SharedBudget::new(limits, cancel.clone()));
+    let _meter = meter::install(budget.clone());
     let memory_before = input.memory.clone();
     // a run whose handle is already cancelled or past its deadline does not start
     if let Err(Flow::Error(e)) = budget.check_time() {
@@ -272,6 +284,20 @@ fn execute(
         } else {
             printed = text;
         }
+    }
+    // no message leaves the engine larger than this, whatever a builtin put in it
+    if let RunResult::Error(e) = &mut result
+        && e.message.len() > MAX_MESSAGE_BYTES
+    {
+        e.message = crate::printer::clip(&e.message, MAX_MESSAGE_BYTES / 4).into_owned();
+    }
+    // a walk that stopped early (deadline, cancellation, stack) may have given a wrong
+    // answer: the run ends in that error whatever it computed
+    if let Err(Flow::Error(e)) = budget.check_time()
+        && !matches!(result, RunResult::Error(_))
+    {
+        result = RunResult::Error(*e);
+        printed.clear();
     }
     let ok = matches!(result, RunResult::Value(_) | RunResult::Returned(_));
     Outcome {

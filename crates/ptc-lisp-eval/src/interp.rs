@@ -57,6 +57,8 @@ pub struct Interp<'h> {
     pub budget: Arc<SharedBudget>,
     /// Captured `println` lines.
     pub prints: Vec<String>,
+    /// Bytes in `prints` (capped by `max_print_bytes`).
+    print_bytes: usize,
     /// Tool call ledger.
     pub tool_calls: Vec<ToolCallRecord>,
     /// True inside pmap/pcalls branches (`return` is not allowed there).
@@ -95,6 +97,7 @@ impl<'h> Interp<'h> {
             limits,
             budget,
             prints: Vec::new(),
+            print_bytes: 0,
             tool_calls: Vec::new(),
             in_parallel: false,
             stack_base,
@@ -108,7 +111,7 @@ impl<'h> Interp<'h> {
     }
 
     #[inline]
-    fn check_stack(&self) -> Result<(), Flow> {
+    pub(crate) fn check_stack(&self) -> Result<(), Flow> {
         let used = self.stack_base.saturating_sub(stack::here());
         if used > self.stack_budget {
             return err(
@@ -144,9 +147,9 @@ impl<'h> Interp<'h> {
     /// Burns `n` fuel units; checks the deadline every 1024 units.
     #[inline]
     pub fn tick(&mut self, n: u64) -> Result<(), Flow> {
-        self.fuel += n;
+        self.fuel = self.fuel.saturating_add(n);
         if self.fuel >= self.next_check {
-            self.next_check = self.fuel + CHECK_EVERY;
+            self.next_check = self.fuel.saturating_add(CHECK_EVERY);
             self.budget.check_time()?;
         }
         Ok(())
@@ -327,7 +330,7 @@ impl<'h> Interp<'h> {
                 for n in items {
                     v.push_back(self.eval(n)?);
                 }
-                self.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+                self.charge(cost::items(items.len() as u64))?;
                 Ok(Value::from_pvec(v))
             }
             Node::Map(entries) => {
@@ -337,7 +340,7 @@ impl<'h> Interp<'h> {
                     let v = self.eval(v)?;
                     m.insert(k, v);
                 }
-                self.charge(cost::HEADER + cost::ENTRY * entries.len() as u64)?;
+                self.charge(cost::entries(entries.len() as u64))?;
                 Ok(Value::Map(Arc::new(m)))
             }
             Node::Set(items) => {
@@ -345,7 +348,7 @@ impl<'h> Interp<'h> {
                 for n in items {
                     s.insert(self.eval(n)?);
                 }
-                self.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+                self.charge(cost::items(items.len() as u64))?;
                 Ok(Value::Set(Arc::new(s)))
             }
             Node::Loop(l) => {
@@ -388,7 +391,7 @@ impl<'h> Interp<'h> {
                         CaptureFrom::SelfFn => self.current_fn()?,
                     });
                 }
-                self.charge(cost::HEADER + cost::ELEM * caps.len() as u64)?;
+                self.charge(cost::items(caps.len() as u64))?;
                 Ok(Value::Func(Arc::new(Function::Closure(Closure { lambda: lambda.clone(), captures: caps }))))
             }
             Node::ToolCall(name, args, span) => {
@@ -730,7 +733,7 @@ impl<'h> Interp<'h> {
         if f.discard {
             return Ok(Value::Nil);
         }
-        self.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+        self.charge(cost::items(out.len() as u64))?;
         Ok(Value::from_pvec(out))
     }
 
@@ -777,6 +780,40 @@ impl<'h> Interp<'h> {
                 }
             }
         }
+    }
+
+    /// The printed form of `v`, built within the memory budget (and charged to it): a
+    /// value whose printed form is huge (shared structure nested sixty times) fails with
+    /// `memory_exceeded` instead of building gigabytes.
+    pub fn print_value(&mut self, v: &Value, max_bytes: usize) -> EvalResult<String> {
+        let used = self.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed);
+        let left = usize::try_from(self.budget.heap_limit.saturating_sub(used)).unwrap_or(usize::MAX);
+        let cap = left.min(max_bytes);
+        let opts = crate::printer::PrintOptions { max_bytes: cap.saturating_add(1), ..Default::default() };
+        let (text, truncated) = crate::printer::to_clojure_with(v, &opts);
+        self.budget.check_time()?;
+        if truncated && text.len() > cap && cap == left {
+            self.charge(left as u64 + 1)?;
+        }
+        self.charge(text.len() as u64)?;
+        Ok(text)
+    }
+
+    /// Records one printed line; past `max_print_bytes` in total, lines are dropped and one
+    /// marker line says so.
+    pub fn print_line(&mut self, line: String) {
+        let max = self.limits.max_print_bytes;
+        if self.print_bytes > max {
+            return;
+        }
+        self.print_bytes += line.len();
+        if self.print_bytes > max {
+            self.prints.push(format!(
+                "... (further output dropped: more than {max} bytes printed in this run; print less, e.g. counts or the first few items)"
+            ));
+            return;
+        }
+        self.prints.push(line);
     }
 
     /// Asks the host a discovery question. `None`: the host does not know the name.

@@ -35,6 +35,7 @@ mod host;
 mod interp;
 pub mod json;
 mod limits;
+mod meter;
 mod node;
 pub mod printer;
 mod regex_value;

@@ -23,6 +23,8 @@ pub struct Limits {
     pub max_symbols: usize,
     /// Characters per `println` call; longer lines are truncated.
     pub max_print_length: usize,
+    /// Bytes of all `println` output of a run; later lines are dropped (with one marker).
+    pub max_print_bytes: usize,
     /// Bytes of the printed result; a larger result is an `output_too_large` error.
     pub max_result_bytes: usize,
     /// Tool calls per run (`None` = unlimited).
@@ -43,6 +45,7 @@ impl Default for Limits {
             max_program_bytes: 1_000_000,
             max_symbols: 10_000,
             max_print_length: 2_000,
+            max_print_bytes: 1_000_000,
             max_result_bytes: 1_000_000,
             max_tool_calls: None,
             max_parallel_workers: 8,
@@ -139,7 +142,9 @@ impl SharedBudget {
     /// Charges `bytes` of memory; fails with `memory_exceeded` past the limit.
     #[inline]
     pub fn charge(&self, bytes: u64) -> Result<(), Flow> {
-        let used = self.heap_used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        // saturating: a charge computed from a program's count can be near u64::MAX
+        let before = self.heap_used.fetch_add(bytes.min(self.heap_limit.saturating_add(1)), Ordering::Relaxed);
+        let used = before.saturating_add(bytes);
         if used > self.heap_limit {
             return Err(EvalError::new(
                 ErrorKind::MemoryExceeded,
@@ -155,6 +160,9 @@ impl SharedBudget {
 
     /// Checks the deadline and cancellation.
     pub fn check_time(&self) -> Result<(), Flow> {
+        if let Some(kind) = crate::meter::take_abort() {
+            return Err(self.walk_error(kind).into());
+        }
         if self.cancel.is_cancelled() {
             return Err(EvalError::new(ErrorKind::Cancelled, "the run was cancelled by the host").into());
         }
@@ -162,6 +170,18 @@ impl SharedBudget {
             return Err(self.timeout_error().into());
         }
         Ok(())
+    }
+
+    /// The error of a run whose value walk (`=`, hashing, printing, JSON) stopped early.
+    pub fn walk_error(&self, kind: ErrorKind) -> EvalError {
+        match kind {
+            ErrorKind::Timeout => self.timeout_error(),
+            ErrorKind::Cancelled => EvalError::new(ErrorKind::Cancelled, "the run was cancelled by the host"),
+            other => EvalError::new(
+                other,
+                "a value is nested too deeply to compare, hash, print or convert (the evaluation stack ran out); build flatter data",
+            ),
+        }
     }
 
     /// The error of a run that reached its deadline.
@@ -186,4 +206,16 @@ pub mod cost {
     pub const ENTRY: u64 = 64;
     /// Fixed collection header.
     pub const HEADER: u64 = 48;
+
+    /// A collection of `n` elements (saturating: a count from a program cannot wrap).
+    #[inline]
+    pub fn items(n: u64) -> u64 {
+        HEADER.saturating_add(ELEM.saturating_mul(n))
+    }
+
+    /// A map of `n` entries (saturating).
+    #[inline]
+    pub fn entries(n: u64) -> u64 {
+        HEADER.saturating_add(ENTRY.saturating_mul(n))
+    }
 }

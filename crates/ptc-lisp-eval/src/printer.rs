@@ -39,6 +39,15 @@ pub fn to_clojure_with(v: &Value, opts: &PrintOptions) -> (String, bool) {
     (p.out, p.truncated)
 }
 
+/// The first `max_chars` characters of `s`, with `...` when it was longer (for messages
+/// that quote program input: an error never echoes megabytes).
+pub fn clip(s: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max_chars) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((i, _)) => std::borrow::Cow::Owned(format!("{}... ({} chars)", &s[..i], s.chars().count())),
+    }
+}
+
 /// The REPL preview used in feedback: `user=> <value>` with at most `max_chars` characters.
 /// Returns `None` for nil and var results (they produce no preview line).
 pub fn repl_preview(v: &Value, max_chars: usize) -> Option<String> {
@@ -109,7 +118,9 @@ impl Printer<'_> {
         if self.full() {
             return;
         }
-        if self.depth > 1_000 {
+        if self.depth > 1_000
+            || (matches!(v, Value::Vector(_) | Value::Map(_) | Value::Set(_)) && !crate::meter::step())
+        {
             self.out.push_str("...");
             self.truncated = true;
             return;
@@ -173,9 +184,19 @@ impl Printer<'_> {
                 self.truncated = true;
             }
             _ => {
-                let mut q = String::with_capacity(s.len() + 2);
-                quote_str(s, &mut q);
+                // never quote more than the byte budget has room for
+                let room = self.opts.max_bytes.saturating_sub(self.out.len());
+                let mut cut = s.len().min(room);
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let mut q = String::with_capacity(cut + 2);
+                quote_str(&s[..cut], &mut q);
                 self.out.push_str(&q);
+                if cut < s.len() {
+                    self.truncated = true;
+                    self.out.push_str("...");
+                }
             }
         }
     }

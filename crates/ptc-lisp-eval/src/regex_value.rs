@@ -11,6 +11,10 @@ pub struct RegexValue {
     anchored: OnceLock<Option<regex::Regex>>,
 }
 
+/// Longest pattern a program may compile (parsing a pattern costs memory before the
+/// compiled-size limits can apply).
+pub const MAX_PATTERN_BYTES: usize = 16 * 1024;
+
 impl RegexValue {
     /// Compiles a pattern written in Java/Clojure style.
     ///
@@ -18,12 +22,17 @@ impl RegexValue {
     /// literal; lookaround and backreferences are rejected with a message naming the
     /// construct (the `regex` crate guarantees linear time, which a sandbox needs).
     pub fn compile(source: &str) -> Result<RegexValue, String> {
+        if source.len() > MAX_PATTERN_BYTES {
+            return Err(format!(
+                "regex pattern is {} bytes, more than the {MAX_PATTERN_BYTES}-byte limit; match with a shorter pattern or split the work",
+                source.len()
+            ));
+        }
         let translated = translate(source)?;
-        let regex = regex::RegexBuilder::new(&translated)
-            .size_limit(1 << 20)
-            .dfa_size_limit(1 << 21)
-            .build()
-            .map_err(|e| format!("invalid regex #\"{source}\": {}", first_line(&e.to_string())))?;
+        let regex =
+            regex::RegexBuilder::new(&translated).size_limit(1 << 20).dfa_size_limit(1 << 21).build().map_err(|e| {
+                format!("invalid regex #\"{}\": {}", crate::printer::clip(source, 80), first_line(&e.to_string()))
+            })?;
         Ok(RegexValue { source: source.to_string(), regex, anchored: OnceLock::new() })
     }
 

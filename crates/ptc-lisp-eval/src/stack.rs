@@ -49,19 +49,27 @@ pub(crate) fn budget_here() -> (usize, usize) {
     }
 }
 
-/// Runs `f` where the interpreter's stack budget is real. `None` when no thread could be
-/// started (the OS refused one) or `f` panicked; callers turn that into an error outcome.
-pub(crate) fn on_eval_stack<R: Send>(f: impl FnOnce() -> R + Send) -> Option<R> {
+/// Why an evaluation could not produce its own outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The OS refused a thread.
+    NoThread,
+    /// The interpreter panicked (a bug); the panic was contained.
+    Panicked,
+}
+
+/// Runs `f` where the interpreter's stack budget is real; callers turn a [`Failure`] into
+/// an error outcome.
+pub(crate) fn on_eval_stack<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, Failure> {
     let (_, left) = budget_here();
     if EVAL_THREAD.with(Cell::get).is_some() && left >= NESTED_MIN_BYTES {
-        return Some(f());
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
     }
     on_fresh_thread(EVAL_STACK_BYTES, f)
 }
 
 /// Runs `f` on a new scoped thread with `stack` bytes, marked as an evaluation thread.
-/// `None` when the thread could not be started or `f` panicked.
-pub(crate) fn on_fresh_thread<R: Send>(stack: usize, f: impl FnOnce() -> R + Send) -> Option<R> {
+pub(crate) fn on_fresh_thread<R: Send>(stack: usize, f: impl FnOnce() -> R + Send) -> Result<R, Failure> {
     std::thread::scope(|s| {
         let handle = std::thread::Builder::new()
             .name("ptc-eval".into())
@@ -70,8 +78,8 @@ pub(crate) fn on_fresh_thread<R: Send>(stack: usize, f: impl FnOnce() -> R + Sen
                 mark_eval_thread(stack);
                 f()
             })
-            .ok()?;
-        handle.join().ok()
+            .map_err(|_| Failure::NoThread)?;
+        handle.join().map_err(|_| Failure::Panicked)
     })
 }
 

@@ -13,6 +13,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::function::Function;
+use crate::meter;
 use crate::regex_value::RegexValue;
 
 /// A persistent vector (RRB tree with structural sharing).
@@ -139,18 +140,20 @@ impl Value {
                 (*a as f64) == *b && b.fract() == 0.0 && (*b as i64) == *a
             }
             (Value::Vector(a), Value::Vector(b)) => {
-                Arc::ptr_eq(a, b) || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y)))
+                Arc::ptr_eq(a, b)
+                    || (a.len() == b.len() && meter::step() && a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y)))
             }
             (Value::Map(a), Value::Map(b)) => {
                 Arc::ptr_eq(a, b)
                     || (a.len() == b.len()
+                        && meter::step()
                         && a.iter().all(|(k, v)| match b.get(k) {
                             Some(w) => v.equiv(w),
                             None => false,
                         }))
             }
             (Value::Set(a), Value::Set(b)) => {
-                Arc::ptr_eq(a, b) || (a.len() == b.len() && a.iter().all(|x| b.contains(x)))
+                Arc::ptr_eq(a, b) || (a.len() == b.len() && meter::step() && a.iter().all(|x| b.contains(x)))
             }
             (Value::Func(a), Value::Func(b)) => Arc::ptr_eq(a, b),
             _ => self == other,
@@ -214,19 +217,19 @@ impl Ord for Value {
             (Value::Symbol(a), Value::Symbol(b)) => a.cmp(b),
             (Value::Var(a), Value::Var(b)) => a.cmp(b),
             (Value::Vector(a), Value::Vector(b)) => {
-                if Arc::ptr_eq(a, b) {
+                if Arc::ptr_eq(a, b) || !meter::step() {
                     return Ordering::Equal;
                 }
                 a.iter().cmp(b.iter())
             }
             (Value::Map(a), Value::Map(b)) => {
-                if Arc::ptr_eq(a, b) {
+                if Arc::ptr_eq(a, b) || !meter::step() {
                     return Ordering::Equal;
                 }
                 a.len().cmp(&b.len()).then_with(|| a.iter().cmp(b.iter()))
             }
             (Value::Set(a), Value::Set(b)) => {
-                if Arc::ptr_eq(a, b) {
+                if Arc::ptr_eq(a, b) || !meter::step() {
                     return Ordering::Equal;
                 }
                 a.len().cmp(&b.len()).then_with(|| a.iter().cmp(b.iter()))
@@ -251,12 +254,18 @@ impl Hash for Value {
             Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) | Value::Var(s) => s.hash(state),
             Value::Vector(v) => {
                 v.len().hash(state);
+                if !meter::step() {
+                    return;
+                }
                 for x in v.iter() {
                     x.hash(state);
                 }
             }
             Value::Map(m) => {
                 m.len().hash(state);
+                if !meter::step() {
+                    return;
+                }
                 for (k, v) in m.iter() {
                     k.hash(state);
                     v.hash(state);
@@ -264,6 +273,9 @@ impl Hash for Value {
             }
             Value::Set(s) => {
                 s.len().hash(state);
+                if !meter::step() {
+                    return;
+                }
                 for x in s.iter() {
                     x.hash(state);
                 }
@@ -322,6 +334,18 @@ impl PMap {
             m.insert(k, v);
         }
         m
+    }
+
+    /// Builds a map from entries already sorted by key with no duplicates (JSON objects
+    /// after sorting); small maps get exactly the room they need.
+    pub(crate) fn from_sorted_unique(entries: Vec<(Value, Value)>) -> Self {
+        if entries.len() <= SMALL_MAP {
+            let mut small = SmallEntries::with_capacity(entries.len());
+            small.extend(entries);
+            PMap { repr: MapRepr::Small(small) }
+        } else {
+            PMap { repr: MapRepr::Large(entries.into_iter().collect()) }
+        }
     }
 
     /// Number of entries.

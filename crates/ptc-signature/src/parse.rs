@@ -20,7 +20,7 @@ pub struct SignatureError {
 /// assert!(ptc_signature::parse("[]").is_err());
 /// ```
 pub fn parse(text: &str) -> Result<Signature, SignatureError> {
-    let mut p = Parser { chars: text.chars().collect(), pos: 0 };
+    let mut p = Parser { chars: text.chars().collect(), pos: 0, depth: 0 };
     p.ws();
     if p.at_end() {
         return Err(p.error(
@@ -48,7 +48,7 @@ pub fn parse(text: &str) -> Result<Signature, SignatureError> {
 
 /// Parses a single type (`{id :int}`, `[:string]`, `:any`).
 pub fn parse_type(text: &str) -> Result<Type, SignatureError> {
-    let mut p = Parser { chars: text.chars().collect(), pos: 0 };
+    let mut p = Parser { chars: text.chars().collect(), pos: 0, depth: 0 };
     p.ws();
     let t = p.ty()?;
     p.ws();
@@ -61,7 +61,11 @@ pub fn parse_type(text: &str) -> Result<Type, SignatureError> {
 struct Parser {
     chars: Vec<char>,
     pos: usize,
+    depth: usize,
 }
+
+/// Deepest type nesting a signature may have (real signatures use three or four levels).
+pub const MAX_TYPE_DEPTH: usize = 64;
 
 impl Parser {
     fn peek(&self) -> Option<char> {
@@ -137,6 +141,15 @@ impl Parser {
         }
     }
     fn ty(&mut self) -> Result<Type, SignatureError> {
+        if self.depth >= MAX_TYPE_DEPTH {
+            return Err(self.error(format!("types nest more than {MAX_TYPE_DEPTH} levels deep; flatten the signature")));
+        }
+        self.depth += 1;
+        let t = self.ty_inner();
+        self.depth -= 1;
+        t
+    }
+    fn ty_inner(&mut self) -> Result<Type, SignatureError> {
         self.ws();
         let base = match self.peek() {
             Some(':') => self.primitive()?,

@@ -35,6 +35,9 @@ pub struct LimitArgs {
     /// Characters per println line [default: 2000].
     #[arg(long, env = "PTC_MAX_PRINT_LENGTH", value_name = "N")]
     pub max_print_length: Option<usize>,
+    /// Bytes of all println output of a program; later lines are dropped [default: 1000000].
+    #[arg(long, env = "PTC_MAX_PRINT_BYTES", value_name = "BYTES")]
+    pub max_print_bytes: Option<usize>,
     /// Bytes of the printed result [default: 1000000].
     #[arg(long, env = "PTC_MAX_RESULT_BYTES", value_name = "BYTES")]
     pub max_result_bytes: Option<usize>,
@@ -76,6 +79,9 @@ impl LimitArgs {
         }
         if let Some(v) = self.max_print_length {
             l.max_print_length = v;
+        }
+        if let Some(v) = self.max_print_bytes {
+            l.max_print_bytes = v;
         }
         if let Some(v) = self.max_result_bytes {
             l.max_result_bytes = v;

@@ -6,8 +6,11 @@
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::sync::Arc;
+
+use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{Limits, RunOptions};
 
 mod envelope;
@@ -90,6 +93,9 @@ struct ContextArgs {
     /// The same, inline.
     #[arg(long = "context-json", value_name = "JSON", conflicts_with = "context_file")]
     context_json: Option<String>,
+    /// Bytes the loaded context may occupy (values as the memory limit counts them).
+    #[arg(long, value_name = "BYTES", default_value_t = 512 * 1024 * 1024)]
+    max_context_bytes: u64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -101,36 +107,37 @@ enum Output {
 }
 
 impl ContextArgs {
-    fn load(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
-        let text = match (&self.context_file, &self.context_json) {
-            (Some(path), _) => {
-                std::fs::read_to_string(path).with_context(|| format!("cannot read context file {}", path.display()))?
-            }
-            (None, Some(json)) => json.clone(),
-            (None, None) => return Ok(serde_json::Map::new()),
-        };
-        parse_context(&text)
+    fn text(&self) -> Result<Option<String>> {
+        Ok(match (&self.context_file, &self.context_json) {
+            (Some(path), _) => Some(
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read context file {}", path.display()))?,
+            ),
+            (None, Some(json)) => Some(json.clone()),
+            (None, None) => None,
+        })
     }
-}
 
-fn parse_context(text: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(m)) => Ok(m),
-        Ok(other) => {
-            bail!("the context must be a JSON object whose keys become data/<key>; got a JSON {}", json_type(&other))
+    /// The context as values, loaded straight from the JSON text under `--max-context-bytes`.
+    fn load_values(&self) -> Result<Arc<PMap>> {
+        match self.text()? {
+            Some(text) => ptc_lisp_eval::json::parse_context(&text, self.max_context_bytes)
+                .map(Arc::new)
+                .map_err(anyhow::Error::msg),
+            None => Ok(Arc::new(PMap::new())),
         }
-        Err(e) => bail!("the context is not valid JSON: {e}"),
     }
-}
 
-fn json_type(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "boolean",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
+    /// The context as a JSON object (for the agent loop, which renders it in prompts).
+    #[allow(dead_code)]
+    fn load(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
+        let Some(text) = self.text()? else { return Ok(serde_json::Map::new()) };
+        // the same checks and messages as load_values
+        ptc_lisp_eval::json::parse_context(&text, self.max_context_bytes).map_err(anyhow::Error::msg)?;
+        match serde_json::from_str(&text) {
+            Ok(serde_json::Value::Object(m)) => Ok(m),
+            _ => anyhow::bail!("the context must be a JSON object whose keys become data/<key>"),
+        }
     }
 }
 
@@ -158,7 +165,7 @@ fn main() -> ExitCode {
 
 fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
-    let context = args.data.load().map_err(UsageError)?;
+    let context = args.data.load_values().map_err(UsageError)?;
     let signature = match &args.signature {
         Some(text) => Some(ptc_signature::parse(text).map_err(|e| UsageError(anyhow::anyhow!("--signature: {e}")))?),
         None => None,
@@ -185,7 +192,7 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
             )));
         }
     };
-    let opts = RunOptions { limits, ..RunOptions::default() }.with_json_context(&context);
+    let opts = RunOptions { limits, context, ..RunOptions::default() };
     let mut outcome = ptc_lisp_eval::run(&source, opts);
     if let Some(sig) = &signature {
         signature_cmd::check_result(&mut outcome, sig);
@@ -194,7 +201,8 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     match args.output {
         Output::Json => {
             let env = envelope::envelope(&outcome);
-            println!("{env}");
+            // a closed stdout (ptc eval ... | head) is not an error of the program
+            let _ = writeln!(std::io::stdout(), "{env}");
         }
         Output::Text => {
             let stdout = std::io::stdout();
@@ -220,11 +228,7 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn jsonl(
-    limits: &Limits,
-    base_context: &serde_json::Map<String, serde_json::Value>,
-    signature: Option<&ptc_signature::Signature>,
-) -> Result<ExitCode> {
+fn jsonl(limits: &Limits, base_context: &Arc<PMap>, signature: Option<&ptc_signature::Signature>) -> Result<ExitCode> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -239,7 +243,12 @@ fn jsonl(
                 Some(src) => {
                     let mut ctx = base_context.clone();
                     match obj.get("ctx") {
-                        Some(serde_json::Value::Object(c)) => ctx.extend(c.clone()),
+                        Some(serde_json::Value::Object(c)) => {
+                            let merged = Arc::make_mut(&mut ctx);
+                            for (k, v) in ptc_lisp_eval::json::map_from_json(c).iter() {
+                                merged.insert(k.clone(), v.clone());
+                            }
+                        }
                         None | Some(serde_json::Value::Null) => {}
                         Some(_) => {
                             writeln!(out, "{}", envelope::usage_error("\"ctx\" must be a JSON object"))?;
@@ -262,11 +271,11 @@ fn jsonl(
 
 fn run_one(
     src: &str,
-    ctx: serde_json::Map<String, serde_json::Value>,
+    ctx: Arc<PMap>,
     limits: &Limits,
     signature: Option<&ptc_signature::Signature>,
 ) -> serde_json::Value {
-    let opts = RunOptions { limits: limits.clone(), ..RunOptions::default() }.with_json_context(&ctx);
+    let opts = RunOptions { limits: limits.clone(), context: ctx, ..RunOptions::default() };
     let mut outcome = ptc_lisp_eval::run(src, opts);
     if let Some(sig) = signature {
         signature_cmd::check_result(&mut outcome, sig);
@@ -276,7 +285,7 @@ fn run_one(
 
 fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
     let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
-    let context = args.data.load().map_err(UsageError)?;
+    let context = args.data.load_values().map_err(UsageError)?;
     repl::run(limits, context).map_err(UsageError)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,9 @@
 //! `ptc repl`: line editing, persistent definitions, `*1 *2 *3`.
 
+use std::sync::Arc;
+
 use anyhow::Result;
+use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{Globals, Limits, RunOptions, RunResult};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
@@ -8,11 +11,11 @@ use rustyline::error::ReadlineError;
 const HELP: &str = "PTC-Lisp REPL. Definitions persist; *1 *2 *3 are the last results.\n  :help  this text\n  :quit  leave (or Ctrl-D)";
 
 /// Runs the REPL until EOF or `:quit`.
-pub fn run(limits: Limits, context: serde_json::Map<String, serde_json::Value>) -> Result<()> {
+pub fn run(limits: Limits, context: Arc<PMap>) -> Result<()> {
     let mut editor = DefaultEditor::new()?;
     let mut memory = Globals::default();
     let mut history: Vec<ptc_lisp_eval::Value> = Vec::new();
-    let base = RunOptions { limits, ..RunOptions::default() }.with_json_context(&context);
+    let base = RunOptions { limits, context, ..RunOptions::default() };
     println!("{HELP}");
     let mut pending = String::new();
     loop {

@@ -9,8 +9,16 @@ use ptc_signature::{KeyStyle, Signature};
 /// Prints the normalised signature and its schemas; an invalid signature is a usage error.
 pub fn check(text: &str) -> Result<ExitCode> {
     let sig = ptc_signature::parse(text).map_err(|e| {
-        let caret = format!("{}^", " ".repeat(e.column.saturating_sub(1)));
-        anyhow::anyhow!("{e}\n  {text}\n  {caret}")
+        // show at most 60 characters on each side of the error
+        let chars: Vec<char> = text.chars().collect();
+        let at = e.column.saturating_sub(1).min(chars.len());
+        let from = at.saturating_sub(60);
+        let to = (at + 60).min(chars.len());
+        let shown: String = chars[from..to].iter().collect();
+        let prefix = if from > 0 { "..." } else { "" };
+        let suffix = if to < chars.len() { "..." } else { "" };
+        let caret = format!("{}^", " ".repeat(at - from + prefix.len()));
+        anyhow::anyhow!("{e}\n  {prefix}{shown}{suffix}\n  {caret}")
     })?;
     println!("{}", ptc_signature::render(&sig));
     println!("lisp:   {}", ptc_signature::render::render(&sig, KeyStyle::Lisp));

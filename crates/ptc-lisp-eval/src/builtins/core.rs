@@ -356,7 +356,10 @@ pub fn str_of(v: &Value, out: &mut String) {
 fn str_fn(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut out = String::new();
     for a in args.iter() {
-        str_of(a, &mut out);
+        match a {
+            Value::Vector(_) | Value::Map(_) | Value::Set(_) => out.push_str(&interp.print_value(a, usize::MAX)?),
+            other => str_of(other, &mut out),
+        }
     }
     interp.charge(out.len() as u64 + 16)?;
     Ok(Value::str(out))
@@ -371,7 +374,11 @@ fn println(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         match a {
             Value::Str(s) => line.push_str(s),
             Value::Float(f) => line.push_str(&format_float(*f)),
-            other => line.push_str(&to_clojure(other)),
+            // the line is cut at max_print_length characters anyway: print no more than that
+            other => {
+                let room = interp.limits.max_print_length.saturating_mul(4).saturating_add(64);
+                line.push_str(&interp.print_value(other, room)?)
+            }
         }
     }
     let max = interp.limits.max_print_length;
@@ -381,6 +388,6 @@ fn println(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         line = format!("{head}... ({max}/{total} chars)");
     }
     interp.charge(line.len() as u64)?;
-    interp.prints.push(line);
+    interp.print_line(line);
     Ok(Value::Nil)
 }

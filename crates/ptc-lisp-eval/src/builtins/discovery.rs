@@ -120,7 +120,7 @@ fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             None => format!("no documentation for {name}; try (apropos \"{name}\")"),
         }
     };
-    interp.prints.push(text);
+    interp.print_line(text);
     Ok(Value::Nil)
 }
 

@@ -306,7 +306,7 @@ fn items(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
 
 fn vec_out(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalResult {
     let v: PVector = items.into_iter().collect();
-    interp.charge(cost::HEADER + cost::ELEM * v.len() as u64)?;
+    interp.charge(cost::items(v.len() as u64))?;
     Ok(Value::from_pvec(v))
 }
 
@@ -374,7 +374,7 @@ fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             other => out.extend(seq_iter("concat", other)?),
         }
     }
-    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }
 fn reverse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -535,7 +535,7 @@ fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         let k = interp.apply(&f, &mut [item.clone()])?;
         groups.entry(k).or_default().push_back(item);
     }
-    interp.charge(cost::HEADER + cost::ENTRY * groups.len() as u64)?;
+    interp.charge(cost::entries(groups.len() as u64))?;
     Ok(Value::map(groups.into_iter().map(|(k, v)| (k, Value::from_pvec(v)))))
 }
 
@@ -545,7 +545,7 @@ fn frequencies(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         interp.tick(1)?;
         *counts.entry(item).or_insert(0) += 1;
     }
-    interp.charge(cost::HEADER + cost::ENTRY * counts.len() as u64)?;
+    interp.charge(cost::entries(counts.len() as u64))?;
     Ok(Value::map(counts.into_iter().map(|(k, n)| (k, Value::Int(n)))))
 }
 
@@ -690,7 +690,7 @@ fn select_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             }
         }
     }
-    interp.charge(cost::HEADER + cost::ENTRY * out.len() as u64)?;
+    interp.charge(cost::entries(out.len() as u64))?;
     Ok(Value::Map(Arc::new(out)))
 }
 fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -706,7 +706,7 @@ fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn zipmap(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let ks = items("zipmap", &a[0])?;
     let vs = items("zipmap", &a[1])?;
-    interp.charge(cost::HEADER + cost::ENTRY * ks.len().min(vs.len()) as u64)?;
+    interp.charge(cost::entries(ks.len().min(vs.len()) as u64))?;
     Ok(Value::map(ks.into_iter().zip(vs)))
 }
 fn path(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
@@ -745,11 +745,11 @@ fn update_in(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = PSet::from_items(seq_iter("set", &a[0])?);
-    interp.charge(cost::HEADER + cost::ELEM * s.len() as u64)?;
+    interp.charge(cost::items(s.len() as u64))?;
     Ok(Value::Set(Arc::new(s)))
 }
 fn hash_set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    interp.charge(cost::HEADER + cost::ELEM * a.len() as u64)?;
+    interp.charge(cost::items(a.len() as u64))?;
     Ok(Value::set(a.iter_mut().map(std::mem::take)))
 }
 fn disj(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -963,7 +963,7 @@ fn update_vals(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             out.insert(k.clone(), interp.apply(&f, &mut [v.clone()])?);
         }
     }
-    interp.charge(cost::HEADER + cost::ENTRY * out.len() as u64)?;
+    interp.charge(cost::entries(out.len() as u64))?;
     Ok(Value::Map(Arc::new(out)))
 }
 fn update_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -975,7 +975,7 @@ fn update_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             out.insert(interp.apply(&f, &mut [k.clone()])?, v.clone());
         }
     }
-    interp.charge(cost::HEADER + cost::ENTRY * out.len() as u64)?;
+    interp.charge(cost::entries(out.len() as u64))?;
     Ok(Value::Map(Arc::new(out)))
 }
 fn sorted_map(interp: &mut Interp, a: &mut [Value]) -> EvalResult {

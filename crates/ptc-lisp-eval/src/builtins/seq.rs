@@ -196,7 +196,7 @@ fn rest(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         }
         other => {
             let items: PVector = seq_iter("rest", other)?.skip(1).collect();
-            interp.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+            interp.charge(cost::items(items.len() as u64))?;
             Ok(Value::from_pvec(items))
         }
     }
@@ -219,7 +219,7 @@ fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         let coll = std::mem::take(&mut args[1]);
         let mut out = PVector::new();
         let n = seq_len(&coll).unwrap_or(0) as u64;
-        interp.charge(cost::HEADER + cost::ELEM * n)?;
+        interp.charge(cost::items(n))?;
         // (map :key coll): look up by reference, no call
         if let (Value::Keyword(_), Value::Vector(items)) = (&f, &coll) {
             for item in items.iter() {
@@ -246,7 +246,7 @@ fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             match it.next() {
                 Some(v) => call.push(v),
                 None => {
-                    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+                    interp.charge(cost::items(out.len() as u64))?;
                     return Ok(Value::from_pvec(out));
                 }
             }
@@ -276,7 +276,7 @@ fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) 
             }
         }
     }
-    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }
 
@@ -343,7 +343,7 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         } else {
             0
         };
-        interp.charge(cost::HEADER + cost::ELEM.saturating_mul(n))?;
+        interp.charge(cost::items(n))?;
         let mut out = PVector::new();
         let mut x = start as i128;
         for _ in 0..n {
@@ -365,7 +365,7 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
     let n = ((end - start) / step).ceil();
     let n = if n.is_finite() && n > 0.0 { n as u64 } else { 0 };
-    interp.charge(cost::HEADER + cost::ELEM.saturating_mul(n))?;
+    interp.charge(cost::items(n))?;
     let first_int = matches!(args.first(), Some(Value::Int(_))) && args.len() > 1;
     let mut out = PVector::new();
     for i in 0..n {
@@ -380,7 +380,7 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 }
 
 fn vector(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
-    interp.charge(cost::HEADER + cost::ELEM * args.len() as u64)?;
+    interp.charge(cost::items(args.len() as u64))?;
     Ok(Value::vector(args.iter_mut().map(std::mem::take)))
 }
 
@@ -389,7 +389,7 @@ fn vec(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         return Ok(std::mem::take(&mut args[0]));
     }
     let items: PVector = seq_iter("vec", &args[0])?.collect();
-    interp.charge(cost::HEADER + cost::ELEM * items.len() as u64)?;
+    interp.charge(cost::items(items.len() as u64))?;
     Ok(Value::from_pvec(items))
 }
 
@@ -401,7 +401,7 @@ fn hash_map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     for pair in args.chunks_mut(2) {
         m.insert(std::mem::take(&mut pair[0]), std::mem::take(&mut pair[1]));
     }
-    interp.charge(cost::HEADER + cost::ENTRY * m.len() as u64)?;
+    interp.charge(cost::entries(m.len() as u64))?;
     Ok(Value::Map(Arc::new(m)))
 }
 
@@ -499,6 +499,7 @@ fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'st
             let h = std::thread::Builder::new().stack_size(stack::BRANCH_STACK_BYTES).spawn_scoped(s, move || {
                 stack::mark_eval_thread(stack::BRANCH_STACK_BYTES);
                 b.reset_stack();
+                let _meter = crate::meter::install(b.budget.clone());
                 let mut out = Vec::new();
                 loop {
                     let next = match calls.lock() {
@@ -507,7 +508,7 @@ fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'st
                     };
                     let Some((i, (f, mut a))) = next else { break };
                     let before = b.prints.len();
-                    let r = b.apply(&f, &mut a);
+                    let r = b.apply(&f, &mut a).and_then(|v| b.budget.check_time().map(|()| v));
                     let prints = b.prints.split_off(before);
                     let failed = r.is_err();
                     out.push((i, r, prints));
@@ -570,7 +571,7 @@ fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'st
             None => continue,
         }
     }
-    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }
 
@@ -649,7 +650,7 @@ fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         interp.tick(1)?;
         out.push_back(interp.apply(&f, &mut [Value::Int(i as i64), item])?);
     }
-    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }
 

@@ -228,7 +228,7 @@ pub static BUILTINS: &[Builtin] = &[
 
 fn out_vec(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalResult {
     let v: PVector = items.into_iter().collect();
-    interp.charge(cost::HEADER + cost::ELEM * v.len() as u64)?;
+    interp.charge(cost::items(v.len() as u64))?;
     Ok(Value::from_pvec(v))
 }
 fn all(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
@@ -471,6 +471,7 @@ fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         interp.tick(1)?;
         match v {
             Value::Vector(items) => {
+                interp.check_stack()?;
                 for x in items.iter() {
                     go(interp, x, out)?;
                 }
@@ -572,14 +573,14 @@ fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         return Ok(Value::vector([]));
     }
     let k = k as usize;
-    let mut out = Vec::new();
-    let mut idx: Vec<usize> = (0..k).collect();
     if k > items.len() {
         return Ok(Value::vector([]));
     }
+    let mut out = Vec::new();
+    let mut idx: Vec<usize> = (0..k).collect();
     loop {
         interp.tick(1)?;
-        interp.charge(cost::ELEM * k as u64 + cost::HEADER)?;
+        interp.charge(cost::items(k as u64))?;
         out.push(Value::vector(idx.iter().map(|&i| items[i].clone())));
         // advance the rightmost index that can move
         let mut i = k;
@@ -600,7 +601,7 @@ fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let n = int_arg("repeat", &a[0])?.max(0) as u64;
-    interp.charge(cost::HEADER + cost::ELEM.saturating_mul(n))?;
+    interp.charge(cost::items(n))?;
     interp.tick(n)?;
     Ok(Value::vector((0..n).map(|_| a[1].clone())))
 }
@@ -662,7 +663,7 @@ fn union(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             out.insert(x.clone());
         }
     }
-    interp.charge(cost::HEADER + cost::ELEM * out.len() as u64)?;
+    interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::Set(Arc::new(out)))
 }
 fn intersection(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -754,6 +755,16 @@ fn set_index(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn rebuild(interp: &mut Interp, form: &Value, inner: &mut dyn FnMut(&mut Interp, Value) -> EvalResult) -> EvalResult {
     interp.tick(1)?;
+    if let Value::Vector(c) = form {
+        interp.check_stack()?;
+        interp.charge(cost::items(c.len() as u64))?;
+    } else if let Value::Set(c) = form {
+        interp.check_stack()?;
+        interp.charge(cost::items(c.len() as u64))?;
+    } else if let Value::Map(c) = form {
+        interp.check_stack()?;
+        interp.charge(cost::entries(c.len() as u64))?;
+    }
     Ok(match form {
         Value::Vector(items) => {
             let mut out = PVector::new();

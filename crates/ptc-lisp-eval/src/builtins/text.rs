@@ -264,7 +264,7 @@ pub fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     let parts = java_regex::split(re, s, limit);
     interp.tick(parts.len() as u64)?;
-    interp.charge(cost::HEADER + cost::ELEM * parts.len() as u64 + s.len() as u64)?;
+    interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
     Ok(Value::vector(parts.into_iter().map(Value::str)))
 }
 fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -277,7 +277,7 @@ fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     }
     interp.tick(lines.len() as u64)?;
-    interp.charge(cost::HEADER + cost::ELEM * lines.len() as u64 + s.len() as u64)?;
+    interp.charge(cost::items(lines.len() as u64) + s.len() as u64)?;
     Ok(Value::vector(lines.into_iter().map(Value::str)))
 }
 fn triml(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -510,7 +510,7 @@ fn re_split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("re-split", &a[1])?;
     let parts = java_regex::split(re.regex(), s, -1);
     interp.tick(parts.len() as u64)?;
-    interp.charge(cost::HEADER + cost::ELEM * parts.len() as u64 + s.len() as u64)?;
+    interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
     Ok(Value::vector(parts.into_iter().map(Value::str)))
 }
 fn extract_group(interp: &mut Interp, a: &[Value], fname: &str) -> EvalResult<Option<String>> {
@@ -569,10 +569,28 @@ fn rekey(interp: &mut Interp, v: Value, key_fn: &Value) -> EvalResult {
         other => other,
     })
 }
+/// Parses JSON text under the run's memory budget and deadline; invalid JSON is nil.
+fn parse_json_metered(interp: &mut Interp, text: &str) -> EvalResult {
+    let left =
+        interp.budget.heap_limit.saturating_sub(interp.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed));
+    let mut pb = crate::json::ParseBudget { bytes_left: left, budget: Some(&interp.budget), nodes: 0, failure: None };
+    let parsed = crate::json::parse_with(text, &mut pb);
+    interp.charge(left - pb.bytes_left)?;
+    match parsed {
+        Ok(v) => Ok(v),
+        Err(crate::json::ParseError::Syntax(_)) => Ok(Value::Nil),
+        Err(crate::json::ParseError::TooLarge) => {
+            // charge past the limit so the error names it
+            interp.charge(left.saturating_add(1)).map(|()| Value::Nil)
+        }
+        Err(crate::json::ParseError::OutOfTime) => interp.budget.check_time().map(|()| Value::Nil),
+    }
+}
+
 fn json_parse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let Value::Str(s) = &a[0] else { return Ok(Value::Nil) };
-    interp.charge(s.len() as u64 * 2 + cost::HEADER)?;
-    let parsed = serde_json::from_str::<serde_json::Value>(s).map_or(Value::Nil, |j| crate::json::from_json(&j));
+    let s = s.clone();
+    let parsed = parse_json_metered(interp, &s)?;
     match a.get(1) {
         Some(k @ (Value::Bool(true) | Value::Func(_))) => {
             let k = k.clone();
@@ -583,22 +601,27 @@ fn json_parse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 fn json_generate(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    match crate::json::to_json(&a[0]) {
-        Ok(j) => {
-            let s = j.to_string();
+    let left =
+        interp.budget.heap_limit.saturating_sub(interp.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed));
+    let cap = usize::try_from(left).unwrap_or(usize::MAX);
+    match crate::json::generate_bounded(&a[0], cap) {
+        Ok(s) => {
             interp.charge(s.len() as u64 + cost::HEADER)?;
             Ok(Value::str(s))
         }
-        Err(_) => Ok(Value::Nil),
+        Err(e) if e.0.contains("larger than") => interp.charge(left.saturating_add(1)).map(|()| Value::Nil),
+        // no JSON form (a function, NaN...) is nil; a walk stopped by the deadline raises
+        Err(_) => interp.budget.check_time().map(|()| Value::Nil),
     }
 }
 fn json_parse_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let s = str_arg("json/parse-lines", &a[0])?;
-    interp.charge(s.len() as u64 * 2 + cost::HEADER)?;
+    let s = str_arg("json/parse-lines", &a[0])?.to_string();
+    interp.charge(cost::HEADER)?;
     let mut out = Vec::new();
     for line in s.lines().filter(|l| !l.trim().is_empty()) {
         interp.tick(1)?;
-        out.push(serde_json::from_str::<serde_json::Value>(line).map_or(Value::Nil, |j| crate::json::from_json(&j)));
+        interp.charge(cost::ELEM)?;
+        out.push(parse_json_metered(interp, line)?);
     }
     Ok(Value::vector(out))
 }

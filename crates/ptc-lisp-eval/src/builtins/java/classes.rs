@@ -10,7 +10,7 @@ use crate::value::Value;
 
 fn number_format<T>(fname: &str, v: &Value, what: &str) -> EvalResult<T> {
     let shown = match v {
-        Value::Str(s) => format!("{s:?}"),
+        Value::Str(s) => format!("{:?}", crate::printer::clip(s, 60)),
         other => crate::builtins::brief(other),
     };
     err(

@@ -145,7 +145,10 @@ fn text_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<&'a str> {
     }
 }
 fn bad_date<T>(fname: &str, s: &str, want: &str) -> EvalResult<T> {
-    err(ErrorKind::RuntimeError, format!("{fname}: cannot parse {s:?} (DateTimeParseException); write {want}"))
+    err(
+        ErrorKind::RuntimeError,
+        format!("{fname}: cannot parse {:?} (DateTimeParseException); write {want}", crate::printer::clip(s, 60)),
+    )
 }
 const DATE_FORM: &str = "a date as \"YYYY-MM-DD\"";
 const INSTANT_FORM: &str = "an instant as \"YYYY-MM-DDThh:mm:ssZ\" (or with an offset such as +01:00)";

@@ -1,0 +1,103 @@
+//! Metering for walks over values that happen outside the interpreter's reach.
+//!
+//! `=`, `compare`, hashing (sets, map keys, `group-by`...), printing and JSON conversion
+//! walk values inside trait methods (`Eq`, `Ord`, `Hash`) that cannot return an error. A
+//! value that shares structure (a vector holding itself twice, sixty levels deep) makes such
+//! a walk exponential, and a value nested a million levels deep makes it recurse that deep.
+//! So every collection node a walk visits calls [`step`]: on an evaluation thread it
+//! counts, checks the run's deadline and cancellation every few thousand nodes, and checks
+//! the stack; when one of them runs out it records why and answers `false`, and the walk
+//! stops early with an arbitrary answer. The interpreter turns the recorded reason into the
+//! run's error at its next check ([`take_abort`]), before any tool call and at the end of
+//! the run, so an aborted walk's answer is never trusted.
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::error::ErrorKind;
+use crate::limits::SharedBudget;
+use crate::stack;
+
+/// Nodes between deadline checks.
+const CHECK_EVERY: u32 = 4096;
+
+struct State {
+    budget: std::cell::RefCell<Option<Arc<SharedBudget>>>,
+    /// Lowest stack address a walk may reach (0: no meter installed).
+    stack_floor: Cell<usize>,
+    count: Cell<u32>,
+    abort: Cell<Option<ErrorKind>>,
+}
+
+thread_local! {
+    static STATE: State = const {
+        State {
+            budget: std::cell::RefCell::new(None),
+            stack_floor: Cell::new(0),
+            count: Cell::new(0),
+            abort: Cell::new(None),
+        }
+    };
+}
+
+/// Meters walks on this thread against `budget` until the returned guard drops.
+pub(crate) fn install(budget: Arc<SharedBudget>) -> Installed {
+    let (base, usable) = stack::budget_here();
+    STATE.with(|s| {
+        *s.budget.borrow_mut() = Some(budget);
+        s.stack_floor.set(base.saturating_sub(usable));
+        s.count.set(0);
+        s.abort.set(None);
+    });
+    Installed(())
+}
+
+/// Uninstalls the meter when dropped.
+pub(crate) struct Installed(());
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        STATE.with(|s| {
+            *s.budget.borrow_mut() = None;
+            s.stack_floor.set(0);
+        });
+    }
+}
+
+/// One collection node visited. `false`: stop walking (the reason is recorded).
+#[inline]
+pub(crate) fn step() -> bool {
+    STATE.with(|s| {
+        if s.abort.get().is_some() {
+            return false;
+        }
+        if stack::here() < s.stack_floor.get() {
+            s.abort.set(Some(ErrorKind::RecursionLimitExceeded));
+            return false;
+        }
+        let n = s.count.get().wrapping_add(1);
+        s.count.set(n);
+        if n.is_multiple_of(CHECK_EVERY) {
+            let stop = s.budget.borrow().as_ref().and_then(|b| {
+                if b.cancel.is_cancelled() {
+                    Some(ErrorKind::Cancelled)
+                } else if Instant::now() >= b.deadline {
+                    Some(ErrorKind::Timeout)
+                } else {
+                    None
+                }
+            });
+            if let Some(kind) = stop {
+                s.abort.set(Some(kind));
+                return false;
+            }
+        }
+        true
+    })
+}
+
+/// The reason a walk stopped early on this thread, if one did (cleared by reading it).
+pub(crate) fn take_abort() -> Option<ErrorKind> {
+    STATE.with(|s| s.abort.take())
+}

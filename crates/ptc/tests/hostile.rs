@@ -1,0 +1,205 @@
+//! Hostile programs over `ptc eval` and `ptc mcp`: each ends in a clean error within its
+//! deadline, with bounded peak memory, and the MCP server answers the next call.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Peak resident memory of a running process, from /proc (kB).
+fn peak_rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// A value that shares structure: 60 levels of [a a], 2^60 leaves, 60 distinct nodes.
+const DAG: &str = "(def d (reduce (fn [acc _] [acc acc]) [1 2] (range 60))) (def d2 (reduce (fn [acc _] [acc acc]) [1 2] (range 60)))";
+
+/// (program, reasons it may end with). Every program runs under the default limits
+/// (1 s, 64 MiB).
+fn cases() -> Vec<(String, &'static [&'static str])> {
+    let deep = |n: usize| format!("(reduce (fn [a _] [a]) [] (range {n}))");
+    vec![
+        (format!("{DAG} (= d d2)"), &["timeout"]),
+        (format!("{DAG} (compare d d2)"), &["timeout"]),
+        (format!("{DAG} (count (frequencies [d d2]))"), &["timeout"]),
+        (format!("{DAG} (count (group-by identity [d d2]))"), &["timeout"]),
+        (format!("{DAG} (count (distinct [d d2]))"), &["timeout"]),
+        (format!("{DAG} (count (str d))"), &["timeout", "memory_exceeded"]),
+        (format!("{DAG} (count (pr-str d))"), &["timeout", "memory_exceeded"]),
+        (format!("{DAG} (count (json/generate-string d))"), &["timeout", "memory_exceeded"]),
+        (format!("{DAG} (count (clojure.walk/postwalk identity d))"), &["timeout", "memory_exceeded"]),
+        (format!("{DAG} d"), &["output_too_large", "timeout"]),
+        ("(count (repeat 9223372036854775807 1))".into(), &["memory_exceeded"]),
+        ("(count (range 576460752303423488))".into(), &["memory_exceeded"]),
+        ("(count (range 0 9223372036854775807 1))".into(), &["memory_exceeded"]),
+        ("(count (combinations [1 2 3] 100000000000))".into(), &["ok"]),
+        (
+            format!("(def x {}) (count (clojure.walk/keywordize-keys x))", deep(250_000)),
+            &["output_too_large", "recursion_limit_exceeded", "timeout"],
+        ),
+        (
+            format!("(let [a {} b {}] (= a b))", deep(200_000), deep(200_000)),
+            &["ok", "recursion_limit_exceeded", "timeout"],
+        ),
+        (format!("(count (flatten {}))", deep(250_000)), &["ok", "recursion_limit_exceeded", "timeout"]),
+        ("(re-pattern (apply str (repeat 100000 \"a\")))".into(), &["runtime_error", "type_error"]),
+        ("(Long/parseLong (apply str (repeat 1000000 \"x\")))".into(), &["runtime_error"]),
+        (
+            "(count (json/parse-string (str \"[\" (apply str (repeat 1000000 \"[1,2,3],\")) \"1]\")))".into(),
+            &["memory_exceeded", "timeout"],
+        ),
+        (format!("(some-> 1 {})", "inc ".repeat(100_000)), &["invalid_form"]),
+        (format!("(cond-> 1 {})", "true inc ".repeat(50_000)), &["invalid_form"]),
+        ("(loop [i 0] (recur (inc i)))".into(), &["loop_limit_exceeded"]),
+        (
+            "(doseq [i (range 1000000)] (println (apply str (repeat 100 \"x\"))))".into(),
+            &["ok", "timeout", "memory_exceeded"],
+        ),
+        ("(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 1000000)".into(), &["recursion_limit_exceeded"]),
+    ]
+}
+
+fn reason_of_envelope(env: &Value) -> String {
+    match env["status"].as_str() {
+        Some("ok") => "ok".into(),
+        _ => env["reason"].as_str().unwrap_or("?").to_string(),
+    }
+}
+
+/// Deadline for a whole `ptc eval` of a hostile case: the 1 s limit, process start and
+/// the work between checks, with generous margins for a loaded CI machine.
+const WALL: Duration = Duration::from_secs(15);
+/// Peak RSS allowed for one hostile case (64 MiB heap limit + stack + fixed overhead).
+const MAX_RSS_KB: u64 = 600 * 1024;
+
+#[test]
+fn hostile_programs_over_eval_end_cleanly_with_bounded_memory() {
+    for (program, allowed) in cases() {
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .args(["eval", "--output", "json", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(program.as_bytes()).unwrap();
+        // drain the pipes while the child runs, so a large envelope cannot block it
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+            s
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let pid = child.id();
+        let mut peak = 0;
+        let status = loop {
+            if let Some(kb) = peak_rss_kb(pid) {
+                peak = peak.max(kb);
+            }
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if started.elapsed() > WALL {
+                let _ = child.kill();
+                panic!("{}: still running after {WALL:?}", short(&program));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let text = reader.join().unwrap();
+        let env: Value = serde_json::from_str(text.trim())
+            .unwrap_or_else(|e| panic!("{}: no JSON envelope ({e}): {text:?} {status:?}", short(&program)));
+        let reason = reason_of_envelope(&env);
+        assert!(allowed.contains(&reason.as_str()), "{}: reason {reason}, allowed {allowed:?}: {env}", short(&program));
+        assert!(peak < MAX_RSS_KB, "{}: peak RSS {peak} kB", short(&program));
+        let message = env["message"].as_str().unwrap_or_default();
+        assert!(message.len() <= 4096, "{}: a {}-byte message", short(&program), message.len());
+    }
+}
+
+fn short(p: &str) -> String {
+    p.chars().take(90).collect()
+}
+
+struct Server {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .args(["mcp", "--log-level", "error", "--max-program-bytes", "4000000"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Server { child, stdin, stdout };
+        s.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+        s
+    }
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
+        self.stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+    fn call(&mut self, id: i64, program: &str) -> String {
+        let r = self.request(id, "tools/call", json!({"name": "lisp_eval", "arguments": {"program": program}}));
+        r["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn hostile_programs_over_mcp_end_cleanly_and_the_server_keeps_serving() {
+    let mut s = Server::start();
+    let pid = s.child.id();
+    let baseline = peak_rss_kb(pid).unwrap_or(0);
+    for (i, (program, allowed)) in cases().into_iter().enumerate() {
+        let started = Instant::now();
+        let text = s.call(10 + 2 * i as i64, &program);
+        assert!(started.elapsed() < WALL, "{}: took {:?}", short(&program), started.elapsed());
+        let reason = if text.starts_with("user=>") || text.starts_with("<prints>") || text.is_empty() {
+            "ok".to_string()
+        } else {
+            text.split(':').next().unwrap_or_default().to_string()
+        };
+        assert!(allowed.contains(&reason.as_str()), "{}: {text:.300}", short(&program));
+        assert!(text.len() < 64 * 1024, "{}: a {}-byte answer", short(&program), text.len());
+        let next = s.call(11 + 2 * i as i64, "(+ 1 2)");
+        assert_eq!(next, "user=> 3", "after {}", short(&program));
+    }
+    // one server, every case: the peak stays bounded (calls run one at a time)
+    let peak = peak_rss_kb(pid).unwrap_or(0);
+    assert!(peak < baseline + MAX_RSS_KB, "server peak RSS {peak} kB (baseline {baseline} kB)");
+}
