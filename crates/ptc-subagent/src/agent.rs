@@ -9,8 +9,11 @@ use ptc_lisp_eval::{Limits, Value};
 use ptc_signature::{Field, Signature, Template, Type};
 use serde_json::Value as Json;
 
+use crate::compaction::Compaction;
+use crate::compress::HistoryOptions;
 use crate::exec::{PreparedTool, Toolbox};
 use crate::feedback::FormatOptions;
+use crate::mode::{Expose, Mode, NativeResult};
 use crate::retry::LlmRetry;
 use crate::tool::{CatalogEntry, Tool};
 
@@ -78,6 +81,9 @@ pub(crate) struct Config {
     pub(crate) name: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) limits: Limits,
+    pub(crate) mode: Mode,
+    pub(crate) compress_history: Option<HistoryOptions>,
+    pub(crate) compaction: Option<Compaction>,
 }
 
 /// An agent: a mission, a contract, tools and limits. Build one with
@@ -156,6 +162,9 @@ pub struct SubAgentBuilder {
     name: Option<String>,
     description: Option<String>,
     limits: Limits,
+    mode: Mode,
+    compress_history: Option<HistoryOptions>,
+    compaction: Option<Compaction>,
 }
 
 impl SubAgentBuilder {
@@ -183,7 +192,30 @@ impl SubAgentBuilder {
             name: None,
             description: None,
             limits: Limits::default(),
+            mode: Mode::Lisp,
+            compress_history: None,
+            compaction: None,
         }
+    }
+
+    /// The output mode and transport (default [`Mode::Lisp`], programs in fenced blocks).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Replaces old turns by a summary inside one user message (the `lisp` mode only;
+    /// off by default).
+    pub fn compress_history(mut self, options: HistoryOptions) -> Self {
+        self.compress_history = Some(options);
+        self
+    }
+
+    /// Trims the middle of long conversations (multi-turn PTC-Lisp modes only; off by
+    /// default).
+    pub fn compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = Some(compaction);
+        self
     }
 
     /// The contract, e.g. `(topic :string) -> {count :int, names [:string]}` or just the
@@ -338,7 +370,8 @@ impl SubAgentBuilder {
         };
         check_placeholders(&prompt, signature.as_ref(), &self.context)?;
         check_numbers(&self)?;
-        let tools = prepare_tools(&self.tools, &self.context)?;
+        check_mode(&self)?;
+        let tools = prepare_tools(&self.tools, &self.context, self.mode)?;
         check_catalog(&self.catalog, &tools)?;
         let context_types = match &self.context_signature {
             Some(text) => Some(context_fields(text, &self.context)?),
@@ -387,6 +420,9 @@ impl SubAgentBuilder {
             name: self.name,
             description: self.description,
             limits,
+            mode: self.mode,
+            compress_history: self.compress_history,
+            compaction: self.compaction,
         };
         Ok(SubAgent { config: Arc::new(config), tools: Arc::new(tools) })
     }
@@ -464,7 +500,35 @@ fn valid_tool_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-fn prepare_tools(tools: &[Tool], context: &serde_json::Map<String, Json>) -> Result<Toolbox, ConfigError> {
+/// The combinations of mode, history compression and compaction that make sense.
+fn check_mode(b: &SubAgentBuilder) -> Result<(), ConfigError> {
+    if let Some(h) = &b.compress_history {
+        if b.mode != Mode::Lisp {
+            return Err(ConfigError::new(
+                "compress_history",
+                format!("works with the lisp mode (programs in fenced blocks), not with {}", b.mode),
+            ));
+        }
+        if h.println_limit == 0 || h.tool_call_limit == 0 {
+            return Err(ConfigError::new("compress_history", "println_limit and tool_call_limit must be at least 1"));
+        }
+    }
+    if let Some(c) = &b.compaction {
+        if b.mode.is_text() {
+            return Err(ConfigError::new("compaction", format!("is not available in {} mode", b.mode)));
+        }
+        if b.max_turns <= 1 {
+            return Err(ConfigError::new("compaction", "needs a multi-turn agent (max_turns > 1)"));
+        }
+        c.check().map_err(|m| ConfigError::new("compaction", m))?;
+        if b.compress_history.is_some() {
+            return Err(ConfigError::new("compaction", "choose compress_history or compaction, not both"));
+        }
+    }
+    Ok(())
+}
+
+fn prepare_tools(tools: &[Tool], context: &serde_json::Map<String, Json>, mode: Mode) -> Result<Toolbox, ConfigError> {
     let mut out = Toolbox::new();
     for t in tools {
         let name = t.name.as_str();
@@ -494,7 +558,43 @@ fn prepare_tools(tools: &[Tool], context: &serde_json::Map<String, Json>) -> Res
             }
             None => None,
         };
-        out.insert(name.to_string(), PreparedTool { tool: t.clone(), inputs });
+        let expose = t.expose.unwrap_or(mode.default_expose());
+        match mode {
+            Mode::Lisp | Mode::LispTool if expose == Expose::Native => {
+                return Err(ConfigError::new(
+                    "tools",
+                    format!(
+                        "tool {name:?} is exposed natively, but in {mode} mode the model only writes programs; expose it to ptc_lisp (or use combined mode)"
+                    ),
+                ));
+            }
+            Mode::Text if expose != Expose::Native => {
+                return Err(ConfigError::new(
+                    "tools",
+                    format!(
+                        "tool {name:?} is exposed to programs, but text mode runs no programs; use combined mode or expose it natively"
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        if t.native_result.is_some() {
+            if expose != Expose::Both || !t.cache {
+                return Err(ConfigError::new(
+                    "tools",
+                    format!(
+                        "tool {name:?}: native_result needs expose both and cache true (the preview stands for a cached result programs can read)"
+                    ),
+                ));
+            }
+            if let Some(NativeResult::Rows { limit: 0 }) = &t.native_result {
+                return Err(ConfigError::new(
+                    "tools",
+                    format!("tool {name:?}: native_result rows limit must be at least 1"),
+                ));
+            }
+        }
+        out.insert(name.to_string(), PreparedTool { tool: t.clone(), inputs, expose });
     }
     Ok(out)
 }

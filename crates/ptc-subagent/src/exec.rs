@@ -11,24 +11,31 @@ use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, Engine, Exposure, Globals, Host, Outcome, RunInput, ToolCall, ToolError as EvalToolError,
-    ToolErrorKind, ToolSpec, Value,
+    CallCx, Cancel, CompileEnv, Engine, Exposure, Globals, Host, Outcome, RunInput, ToolCall,
+    ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
 };
 use ptc_signature::Type;
 use serde_json::Value as Json;
 
+use crate::cache_key::{canonical_cache_key, key_hash};
+use crate::mode::Expose;
 use crate::observe::{Event, Observer, emit};
 use crate::tool::{Tool, ToolContext};
 
-/// A tool ready to call: the tool and its parsed input type.
+/// A tool ready to call: the tool, its parsed input type and the layers that may call it.
 pub(crate) struct PreparedTool {
     pub(crate) tool: Tool,
     /// The object type of the signature's inputs (for argument coercion).
     pub(crate) inputs: Option<Type>,
+    /// Who may call it (the tool's own setting, or the mode's default).
+    pub(crate) expose: Expose,
 }
 
 /// The callable tools of an agent, by name.
 pub(crate) type Toolbox = BTreeMap<String, PreparedTool>;
+
+/// The run's tool cache: full results by canonical cache key, shared by both layers.
+pub(crate) type ToolCache = Arc<Mutex<HashMap<String, Json>>>;
 
 /// One program run.
 pub(crate) struct ExecRequest {
@@ -38,21 +45,35 @@ pub(crate) struct ExecRequest {
     pub(crate) turn_history: Vec<Value>,
     pub(crate) turn: u32,
     pub(crate) tools: Arc<Toolbox>,
-    pub(crate) cache: Arc<Mutex<HashMap<String, Json>>>,
+    pub(crate) cache: ToolCache,
     pub(crate) observer: Option<Arc<dyn Observer>>,
     pub(crate) cancel: Cancel,
     pub(crate) span: tracing::Span,
 }
 
+/// What a program run produced, with the names it defines at top level in source order.
+pub(crate) struct Executed {
+    pub(crate) outcome: Outcome,
+    pub(crate) defined: Vec<String>,
+}
+
 /// Runs the program (blocking: call it from a blocking thread).
-pub(crate) fn execute(engine: &Engine, req: ExecRequest) -> Outcome {
+pub(crate) fn execute(engine: &Engine, req: ExecRequest) -> Executed {
     let host = AgentHost { tools: req.tools, cache: req.cache, observer: req.observer, turn: req.turn, span: req.span };
     let input =
         RunInput { context: req.context, memory: req.memory, turn_history: req.turn_history, strict_data: false };
-    engine.eval(&req.source, input, &host, &req.cancel)
+    let env = CompileEnv::for_run(&input, &host);
+    match engine.compile(&req.source, &env) {
+        Ok(program) => {
+            let defined = program.defined_names().to_vec();
+            Executed { outcome: engine.run(&program, input, &host, &req.cancel), defined }
+        }
+        Err(e) => Executed { outcome: Outcome::failure(e, input.memory), defined: Vec::new() },
+    }
 }
 
-/// The `tools()` view of a toolbox (what programs are compiled against).
+/// The `tools()` view of a toolbox (what programs are compiled against): tools exposed
+/// natively only are listed as such, so a program calling one is rejected before it runs.
 pub(crate) fn tool_specs(tools: &Toolbox) -> Vec<ToolSpec> {
     tools
         .values()
@@ -60,15 +81,145 @@ pub(crate) fn tool_specs(tools: &Toolbox) -> Vec<ToolSpec> {
             name: p.tool.name.clone(),
             signature: p.tool.signature.clone(),
             description: p.tool.description.clone(),
-            exposure: Exposure::Program,
+            exposure: match p.expose {
+                Expose::Native => Exposure::Native,
+                Expose::PtcLisp => Exposure::Program,
+                Expose::Both => Exposure::Both,
+            },
         })
         .collect()
+}
+
+/// Which layer made a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layer {
+    /// The model, through native tool calling.
+    Native,
+    /// A program, through `(tool/name ...)`.
+    PtcLisp,
+}
+
+impl Layer {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Layer::Native => "native",
+            Layer::PtcLisp => "ptc_lisp",
+        }
+    }
+}
+
+/// One tool call's outcome, whichever layer made it.
+pub(crate) struct Invocation {
+    /// The arguments as the tool received them.
+    pub(crate) args: Json,
+    pub(crate) result: Result<Json, EvalToolError>,
+    /// True when the result came from the cache (the tool did not run).
+    pub(crate) cached: bool,
+    /// The hash of the canonical cache key, for cached tools.
+    pub(crate) key_hash: Option<String>,
+    pub(crate) duration_ms: u64,
+}
+
+/// Calls a tool: coerces the arguments to its signature, serves it from the cache when
+/// the tool is cached and the canonical key is known, runs it otherwise (bounded by
+/// `deadline`), and reports the call to the observer.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn invoke(
+    tools: &Toolbox,
+    cache: &ToolCache,
+    observer: Option<&dyn Observer>,
+    layer: Layer,
+    turn: u32,
+    name: &str,
+    args: &Value,
+    deadline: Instant,
+    cancel: &Cancel,
+) -> Invocation {
+    let started = Instant::now();
+    let mut inv = invoke_inner(tools, cache, name, args, deadline, cancel, turn);
+    inv.duration_ms = started.elapsed().as_millis() as u64;
+    match &inv.result {
+        Ok(_) => {
+            tracing::debug!(tool_name = name, duration_ms = inv.duration_ms, cached = inv.cached, "tool call finished")
+        }
+        Err(e) => {
+            tracing::debug!(tool_name = name, duration_ms = inv.duration_ms, error = %e.message, "tool call failed")
+        }
+    }
+    emit(observer, || Event::ToolCall {
+        turn,
+        name: name.to_string(),
+        args: inv.args.clone(),
+        exposure_layer: layer.as_str().to_string(),
+        cached: inv.cached,
+        cache_key_hash: inv.key_hash.clone(),
+        result: inv.result.as_ref().ok().cloned(),
+        error: inv.result.as_ref().err().map(|e| e.message.clone()),
+        duration_ms: inv.duration_ms,
+    });
+    inv
+}
+
+fn invoke_inner(
+    tools: &Toolbox,
+    cache: &ToolCache,
+    name: &str,
+    args: &Value,
+    deadline: Instant,
+    cancel: &Cancel,
+    turn: u32,
+) -> Invocation {
+    let fail = |args: Json, e: EvalToolError| Invocation {
+        args,
+        result: Err(e),
+        cached: false,
+        key_hash: None,
+        duration_ms: 0,
+    };
+    let Some(prepared) = tools.get(name) else {
+        let known: Vec<&str> = tools.keys().map(String::as_str).collect();
+        let message = format!("Unknown tool: {name}. Available: {}", known.join(", "));
+        return fail(Json::Null, EvalToolError { kind: ToolErrorKind::UnknownTool, message });
+    };
+    let args = match &prepared.inputs {
+        Some(ty) => {
+            let (coerced, report) = ptc_signature::coerce(args, ty);
+            if !report.is_ok() {
+                let json = ptc_lisp_eval::json::to_json(args).unwrap_or(Json::Null);
+                let msg = format!("invalid arguments for tool/{name}:\n{}", report.render_errors());
+                return fail(json, EvalToolError::invalid_args(msg));
+            }
+            coerced
+        }
+        None => args.clone(),
+    };
+    let args_json = match ptc_lisp_eval::json::to_json(&args) {
+        Ok(j) => j,
+        Err(e) => {
+            let msg = format!("arguments cannot be sent to a tool: {e}");
+            return fail(Json::Null, EvalToolError::invalid_args(msg));
+        }
+    };
+    let key = prepared.tool.cache.then(|| canonical_cache_key(name, &args_json));
+    let key_hash = key.as_deref().map(key_hash);
+    if let Some(k) = &key
+        && let Some(hit) = cache.lock().ok().and_then(|c| c.get(k).cloned())
+    {
+        return Invocation { args: args_json, result: Ok(hit), cached: true, key_hash, duration_ms: 0 };
+    }
+    let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, turn);
+    if let (Some(k), Ok(v)) = (key, &result)
+        && let Ok(mut c) = cache.lock()
+    {
+        c.insert(k, v.clone());
+    }
+    Invocation { args: args_json, result, cached: false, key_hash, duration_ms: 0 }
 }
 
 /// The evaluator's view of the agent's tools.
 struct AgentHost {
     tools: Arc<Toolbox>,
-    cache: Arc<Mutex<HashMap<String, Json>>>,
+    cache: ToolCache,
     observer: Option<Arc<dyn Observer>>,
     turn: u32,
     span: tracing::Span,
@@ -81,79 +232,41 @@ impl Host for AgentHost {
 
     fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, EvalToolError> {
         let name = call.name.as_str();
-        let started = Instant::now();
         let span =
             tracing::info_span!(parent: &self.span, "tool", tool_name = name, duration_ms = tracing::field::Empty);
         let _enter = span.enter();
-        let (args_json, outcome) = self.call_inner(call, cx);
-        let duration_ms = started.elapsed().as_millis() as u64;
-        span.record("duration_ms", duration_ms);
-        match &outcome {
-            Ok(_) => tracing::debug!(tool_name = name, duration_ms, "tool call finished"),
-            Err(e) => tracing::debug!(tool_name = name, duration_ms, error = %e.message, "tool call failed"),
-        }
-        emit(self.observer.as_deref(), || Event::ToolCall {
-            turn: self.turn,
-            name: name.to_string(),
-            args: args_json.clone(),
-            result: outcome.as_ref().ok().cloned(),
-            error: outcome.as_ref().err().map(|e| e.message.clone()),
-            duration_ms,
-        });
-        outcome.map(|j| ptc_lisp_eval::json::from_json(&j))
-    }
-}
-
-impl AgentHost {
-    fn call_inner(&self, call: &ToolCall, cx: &CallCx<'_>) -> (Json, Result<Json, EvalToolError>) {
-        let name = call.name.as_str();
-        let Some(prepared) = self.tools.get(name) else {
-            let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
-            let message = format!("Unknown tool: {name}. Available: {}", known.join(", "));
-            return (Json::Null, Err(EvalToolError { kind: ToolErrorKind::UnknownTool, message }));
-        };
-        let args = match &prepared.inputs {
-            Some(ty) => {
-                let (coerced, report) = ptc_signature::coerce(&call.args, ty);
-                if !report.is_ok() {
-                    let json = ptc_lisp_eval::json::to_json(&call.args).unwrap_or(Json::Null);
-                    let msg = format!("invalid arguments for tool/{name}:\n{}", report.render_errors());
-                    return (json, Err(EvalToolError::invalid_args(msg)));
-                }
-                coerced
-            }
-            None => call.args.clone(),
-        };
-        let args_json = match ptc_lisp_eval::json::to_json(&args) {
-            Ok(j) => j,
-            Err(e) => {
-                let msg = format!("arguments cannot be sent to a tool: {e}");
-                return (Json::Null, Err(EvalToolError::invalid_args(msg)));
-            }
-        };
-        let key = prepared.tool.cache.then(|| format!("{name}\u{0}{args_json}"));
-        if let Some(k) = &key
-            && let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(k).cloned())
-        {
-            return (args_json, Ok(hit));
-        }
-        let result = call_with_deadline(&prepared.tool, name, args_json.clone(), cx, self.turn);
-        if let (Some(k), Ok(v)) = (key, &result)
-            && let Ok(mut c) = self.cache.lock()
-        {
-            c.insert(k, v.clone());
-        }
-        (args_json, result)
+        let inv = invoke(
+            &self.tools,
+            &self.cache,
+            self.observer.as_deref(),
+            Layer::PtcLisp,
+            self.turn,
+            name,
+            &call.args,
+            cx.deadline,
+            cx.cancel,
+        );
+        span.record("duration_ms", inv.duration_ms);
+        cx.record("exposure_layer", Json::from(Layer::PtcLisp.as_str()));
+        cx.record("cached", Json::from(inv.cached));
+        inv.result.map(|j| ptc_lisp_eval::json::from_json(&j))
     }
 }
 
 /// Runs the tool function on its own thread so that neither a slow tool nor a panicking
 /// one can hold or break the program: past the deadline the program gets a `timeout`
 /// and the tool's late answer is dropped; a panic becomes a `tool_error`.
-fn call_with_deadline(tool: &Tool, name: &str, args: Json, cx: &CallCx<'_>, turn: u32) -> Result<Json, EvalToolError> {
+fn call_with_deadline(
+    tool: &Tool,
+    name: &str,
+    args: Json,
+    deadline: Instant,
+    cancel: &Cancel,
+    turn: u32,
+) -> Result<Json, EvalToolError> {
     let (tx, rx) = mpsc::channel();
     let func = tool.func.clone();
-    let tcx = ToolContext { deadline: cx.deadline, turn };
+    let tcx = ToolContext { deadline, turn };
     let spawned = std::thread::Builder::new().name(format!("ptc-tool-{name}")).spawn(move || {
         let result = match catch_unwind(AssertUnwindSafe(|| func(args, &tcx))) {
             Ok(Ok(v)) => Ok(v),
@@ -166,17 +279,17 @@ fn call_with_deadline(tool: &Tool, name: &str, args: Json, cx: &CallCx<'_>, turn
         return Err(EvalToolError::failed(format!("cannot start the tool: {e}")));
     }
     loop {
-        let wait = cx.remaining().min(std::time::Duration::from_millis(50));
+        let wait = deadline.saturating_duration_since(Instant::now()).min(std::time::Duration::from_millis(50));
         match rx.recv_timeout(wait) {
             Ok(result) => return result,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Err(EvalToolError::failed("the tool stopped without an answer"));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if cx.cancel.is_cancelled() {
+                if cancel.is_cancelled() {
                     return Err(EvalToolError::cancelled(name));
                 }
-                if Instant::now() >= cx.deadline {
+                if Instant::now() >= deadline {
                     return Err(EvalToolError::timeout(name));
                 }
             }
@@ -203,7 +316,7 @@ mod tests {
     use super::*;
 
     fn prepared(tool: Tool) -> (String, PreparedTool) {
-        (tool.name.clone(), PreparedTool { tool, inputs: None })
+        (tool.name.clone(), PreparedTool { tool, inputs: None, expose: Expose::PtcLisp })
     }
 
     #[test]

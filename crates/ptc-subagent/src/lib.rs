@@ -40,24 +40,36 @@
 //! ```
 
 mod agent;
+pub mod cache_key;
+mod chat;
+pub mod compaction;
+pub mod compress;
 mod exec;
 pub mod extract;
 pub mod feedback;
 pub mod llm;
 mod mission;
+pub mod mode;
 pub mod observe;
+mod preview;
 pub mod prompt;
+pub mod protocol;
 pub mod retry;
 pub mod scripted;
 pub mod step;
 pub mod tool;
+mod tool_turn;
 
 pub use agent::{CompletionMode, ConfigError, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent, SubAgentBuilder};
+pub use chat::ChatReply;
+pub use compaction::{Compaction, CompactionStats};
+pub use compress::HistoryOptions;
 pub use feedback::FormatOptions;
 pub use llm::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
     ToolSchema,
 };
+pub use mode::{Expose, Mode, NativeResult};
 pub use observe::{Event, Observer};
 pub use retry::{Backoff, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};

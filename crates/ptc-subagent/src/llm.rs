@@ -74,9 +74,12 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<NativeToolCall>,
     },
-    /// The result of one native tool call, paired with it by `call_id`.
+    /// The result of one native tool call, paired with it by `call_id`. Serialised as
+    /// `{"role": "tool", "tool_call_id": ..., "name": ..., "content": ...}`.
+    #[serde(rename = "tool", alias = "tool_result")]
     ToolResult {
         /// The id of the call this answers.
+        #[serde(rename = "tool_call_id", alias = "call_id")]
         call_id: String,
         /// The tool's name.
         name: String,

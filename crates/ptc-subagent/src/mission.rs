@@ -12,12 +12,16 @@ use serde_json::Value as Json;
 use tracing::Instrument;
 
 use crate::agent::{CompletionMode, MemoryStrategy, SubAgent};
-use crate::exec::{self, ExecRequest};
+use crate::compaction::{self, CompactionStats};
+use crate::compress::{self, Summary, TurnRecord};
+use crate::exec::{self, ExecRequest, Executed, PreparedTool, ToolCache};
 use crate::extract::{self, Extracted};
 use crate::feedback::{self, Budget};
-use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message, TokenUsage};
+use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message, TokenUsage, ToolSchema};
+use crate::mode::Mode;
 use crate::observe::{Event, Observer, emit};
 use crate::prompt::{self, MissionView, ToolLine};
+use crate::protocol;
 use crate::step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 
 impl SubAgent {
@@ -55,21 +59,56 @@ impl SubAgent {
 
     /// The system prompt the model gets.
     pub fn system_prompt(&self) -> String {
-        prompt::system_prompt(self.config.max_turns)
+        let cfg = &self.config;
+        match cfg.mode {
+            Mode::Lisp => {
+                let base = prompt::system_prompt(cfg.max_turns, false);
+                if cfg.compress_history.is_some() {
+                    // the USER message keeps the seed's shape: the inventory moves here
+                    self.with_view(|view| format!("{base}\n\n{}", prompt::inventory(view)))
+                } else {
+                    base
+                }
+            }
+            Mode::LispTool => prompt::system_prompt(cfg.max_turns, true),
+            Mode::Text => prompt::text_system_prompt(None),
+            Mode::Combined => self.with_view(|view| prompt::text_system_prompt(Some(&view.tools))),
+        }
     }
 
-    /// The first user message: tools and data inventory, expected output, mission.
+    /// The first user message: tools and data inventory, expected output, mission (with
+    /// history compression: the mission and `Turns left: N`).
     pub fn first_user_message(&self) -> String {
         let cfg = &self.config;
+        match (cfg.mode, &cfg.compress_history) {
+            (Mode::Lisp, Some(opts)) => {
+                compress::user_message(&self.mission_text(), &compress::Summary::default(), opts, cfg.max_turns)
+            }
+            (Mode::Lisp | Mode::LispTool, _) => self.with_view(prompt::first_user_message),
+            (Mode::Text | Mode::Combined, _) => {
+                self.with_view(|view| prompt::text_user_message(view, cfg.mode == Mode::Combined))
+            }
+        }
+    }
+
+    /// The mission as the user gave it, placeholders filled.
+    pub(crate) fn mission_text(&self) -> String {
+        let cfg = &self.config;
+        cfg.prompt.render(&Value::Map(cfg.context.clone()))
+    }
+
+    /// Calls `f` with the prompt's view of this agent (tools programs may call, data,
+    /// expected output, mission).
+    fn with_view<R>(&self, f: impl FnOnce(&MissionView<'_>) -> R) -> R {
+        let cfg = &self.config;
         // tool signatures were checked at build time; parsing them again is cheap
-        let parsed: Vec<Option<ptc_signature::Signature>> = self
-            .tools
-            .values()
+        let program_tools: Vec<&PreparedTool> = self.tools.values().filter(|p| p.expose.programs()).collect();
+        let parsed: Vec<Option<ptc_signature::Signature>> = program_tools
+            .iter()
             .map(|p| p.tool.signature.as_deref().and_then(|s| ptc_signature::parse(s).ok()))
             .collect();
-        let tools = self
-            .tools
-            .values()
+        let tools = program_tools
+            .iter()
             .zip(parsed.iter())
             .map(|(p, sig)| ToolLine { name: &p.tool.name, signature: sig.as_ref(), description: &p.tool.description })
             .collect();
@@ -82,9 +121,45 @@ impl SubAgent {
             signature: cfg.signature.as_ref(),
             field_descriptions: &cfg.field_descriptions,
             max_tool_calls: cfg.max_tool_calls,
-            mission: cfg.prompt.render(&Value::Map(cfg.context.clone())),
+            mission: self.mission_text(),
         };
-        prompt::first_user_message(&view)
+        f(&view)
+    }
+
+    /// The tools offered natively: none (lisp mode), `lisp_eval` alone (lisp-tool), the
+    /// natively exposed tools (text), both (combined).
+    pub fn native_tools(&self) -> Vec<ToolSchema> {
+        let mode = self.config.mode;
+        let mut out = Vec::new();
+        if mode.is_text() {
+            for p in self.tools.values().filter(|p| p.expose.native()) {
+                let parameters = p
+                    .tool
+                    .signature
+                    .as_deref()
+                    .and_then(|s| ptc_signature::parse(s).ok())
+                    .map(|sig| ptc_signature::schema::input_schema(&sig))
+                    .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+                out.push(ToolSchema { name: p.tool.name.clone(), description: p.tool.description.clone(), parameters });
+            }
+        }
+        match mode {
+            Mode::LispTool => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_WITH_APP_TOOLS)),
+            Mode::Combined => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_TEXT_MODE)),
+            Mode::Lisp | Mode::Text => {}
+        }
+        out
+    }
+
+    /// Request options: in the text modes with a structured signature, the JSON Schema of
+    /// the answer.
+    pub(crate) fn llm_options(&self) -> LlmOptions {
+        let cfg = &self.config;
+        let response_schema = match (cfg.mode.is_text(), &cfg.signature) {
+            (true, Some(sig)) => prompt::json_answer_schema(&sig.output),
+            _ => None,
+        };
+        LlmOptions { response_schema, ..LlmOptions::default() }
     }
 
     /// The first request the model would receive (for previews and tests).
@@ -93,55 +168,78 @@ impl SubAgent {
             system: self.system_prompt(),
             messages: vec![Message::user(self.first_user_message())],
             turn: 1,
-            tools: Vec::new(),
-            options: LlmOptions::default(),
+            tools: self.native_tools(),
+            options: self.llm_options(),
         }
     }
 }
 
 /// Turns the loop still has.
 #[derive(Debug, Clone, Copy)]
-struct Turns {
-    work_left: u32,
-    retry_left: u32,
-    in_retry: bool,
+pub(crate) struct Turns {
+    pub(crate) work_left: u32,
+    pub(crate) retry_left: u32,
+    pub(crate) in_retry: bool,
 }
 
 /// How the last turn ended (for the end-of-turns decision).
-enum LastTurn {
+pub(crate) enum LastTurn {
     None,
     Value(Value),
     Error { reason: String, message: String },
     Other,
 }
 
-struct Mission<'a> {
-    agent: &'a SubAgent,
+pub(crate) struct Mission<'a> {
+    pub(crate) agent: &'a SubAgent,
     llm: &'a dyn Llm,
-    observer: Option<Arc<dyn Observer>>,
+    pub(crate) observer: Option<Arc<dyn Observer>>,
     started: Instant,
     deadline: Option<Instant>,
-    cancel: Cancel,
+    pub(crate) cancel: Cancel,
     engine: Engine,
-    system: String,
-    messages: Vec<Message>,
-    memory: Globals,
-    history: Vec<Value>,
-    turns: Vec<Turn>,
-    usage: StepUsage,
-    cache: Arc<Mutex<HashMap<String, Json>>>,
-    budget: Turns,
-    last: LastTurn,
+    pub(crate) system: String,
+    /// The whole conversation after the system prompt, oldest first.
+    pub(crate) messages: Vec<Message>,
+    pub(crate) memory: Globals,
+    pub(crate) history: Vec<Value>,
+    pub(crate) turns: Vec<Turn>,
+    pub(crate) usage: StepUsage,
+    pub(crate) cache: ToolCache,
+    pub(crate) budget: Turns,
+    pub(crate) last: LastTurn,
+    /// History compression: the summary of the successful turns so far...
+    summary: Summary,
+    /// ... `Turns left` as of the summary's last successful turn ...
+    summary_turns_left: u32,
+    /// ... the failed turns, as full assistant/user pairs ...
+    failed_pairs: Vec<Message>,
+    /// ... and what the turn that just ended left behind, when it succeeded.
+    last_success: Option<Success>,
+    /// Native app-tool calls so far (text modes; `lisp_eval` does not count).
+    pub(crate) native_calls: u32,
+    /// Tools offered natively.
+    pub(crate) offered: Vec<ToolSchema>,
+    options: LlmOptions,
 }
 
-/// A turn's result: keep going (with feedback) or stop with a step outcome.
-enum Next {
+/// A successful turn, for the history summary.
+struct Success {
+    tool_calls: Vec<ptc_lisp_eval::ToolCallRecord>,
+    prints: Vec<String>,
+    defined: Vec<String>,
+}
+
+/// A turn's result: keep going (with feedback), keep going (the turn already answered
+/// every tool call), or stop with a step outcome.
+pub(crate) enum Next {
     Continue(String),
+    Proceed,
     Done(Result<Json, Fail>),
 }
 
 impl<'a> Mission<'a> {
-    fn new(agent: &'a SubAgent, llm: &'a dyn Llm, observer: Option<Arc<dyn Observer>>) -> Self {
+    pub(crate) fn new(agent: &'a SubAgent, llm: &'a dyn Llm, observer: Option<Arc<dyn Observer>>) -> Self {
         let cfg = &agent.config;
         let started = Instant::now();
         let deadline = cfg.mission_timeout.map(|t| started + t);
@@ -162,14 +260,128 @@ impl<'a> Mission<'a> {
             memory: Globals::default(),
             history: Vec::new(),
             turns: Vec::new(),
-            usage: StepUsage::default(),
+            usage: StepUsage {
+                compaction: cfg.compaction.map(|_| CompactionStats {
+                    enabled: true,
+                    strategy: "trim".into(),
+                    ..CompactionStats::default()
+                }),
+                ..StepUsage::default()
+            },
             cache: Arc::new(Mutex::new(HashMap::new())),
             budget: Turns { work_left: cfg.max_turns, retry_left: cfg.retry_turns, in_retry: false },
             last: LastTurn::None,
+            summary: Summary::default(),
+            summary_turns_left: cfg.max_turns,
+            failed_pairs: Vec::new(),
+            last_success: None,
+            native_calls: 0,
+            offered: agent.native_tools(),
+            options: agent.llm_options(),
         }
     }
 
-    async fn run(&mut self) -> Step {
+    /// Starts a mission over an existing conversation (`chat`): `messages` replace the
+    /// first user message.
+    pub(crate) fn with_messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = messages;
+        self
+    }
+
+    /// The messages of the next request: the conversation, or with history compression
+    /// the single USER message and the failed turns, or with compaction the trimmed
+    /// conversation.
+    pub(crate) fn request_messages(&mut self, turn: u32) -> Vec<Message> {
+        let cfg = self.agent.config.clone();
+        if let Some(opts) = &cfg.compress_history {
+            let first =
+                compress::user_message(&self.agent.mission_text(), &self.summary, opts, self.summary_turns_left);
+            let mut out = vec![Message::user(first)];
+            out.extend(self.failed_pairs.iter().cloned());
+            return out;
+        }
+        if let Some(c) = &cfg.compaction {
+            let (out, stats) = compaction::apply(c, &self.messages, turn);
+            if let Some(stats) = stats.filter(|s| s.triggered) {
+                self.usage.compaction = Some(stats);
+            }
+            return out;
+        }
+        self.messages.clone()
+    }
+
+    /// A new request for turn `number`.
+    pub(crate) fn request(&mut self, number: u32) -> LlmRequest {
+        LlmRequest {
+            system: self.system.clone(),
+            messages: self.request_messages(number),
+            turn: number,
+            tools: self.offered.clone(),
+            options: self.options.clone(),
+        }
+    }
+
+    /// Feedback for the next turn; with history compression, a successful turn goes
+    /// into the summary and a failed one stays as an assistant/user pair.
+    fn push_feedback(&mut self, feedback: String) {
+        if self.agent.config.compress_history.is_some() {
+            match self.last_success.take() {
+                Some(ok) => {
+                    self.summary.add(&TurnRecord {
+                        tool_calls: &ok.tool_calls,
+                        prints: &ok.prints,
+                        defined: &ok.defined,
+                        memory: &self.memory,
+                    });
+                    self.summary_turns_left = self.turns_left();
+                }
+                None => {
+                    if let Some(assistant) = self.messages.last().cloned() {
+                        self.failed_pairs.push(assistant);
+                    }
+                    self.failed_pairs.push(Message::user(feedback.clone()));
+                }
+            }
+        }
+        self.messages.push(Message::user(feedback));
+    }
+
+    /// `max_turns` minus the turns used so far.
+    fn turns_left(&self) -> u32 {
+        self.agent.config.max_turns.saturating_sub(self.turns.len() as u32)
+    }
+
+    /// Counts a turn against the work budget, or the retry budget once it is spent.
+    pub(crate) fn consume_turn(&mut self) {
+        if self.budget.work_left > 0 {
+            self.budget.work_left -= 1;
+        } else {
+            self.budget.retry_left = self.budget.retry_left.saturating_sub(1);
+        }
+    }
+
+    /// Records a finished turn (feedback only when another turn reads it) and reports it.
+    pub(crate) fn end_turn(&mut self, mut turn: Turn, next: &Next, started: Instant, span: &tracing::Span) {
+        if let Next::Continue(feedback) = next
+            && self.has_turns_left()
+        {
+            turn.feedback = Some(feedback.clone());
+        }
+        turn.duration_ms = started.elapsed().as_millis() as u64;
+        span.record("duration_ms", turn.duration_ms);
+        tracing::info!(
+            turn = turn.number,
+            program = turn.program.as_deref().unwrap_or(""),
+            result = turn.result.as_deref().unwrap_or(""),
+            prints = turn.prints.len(),
+            "turn finished"
+        );
+        let record = turn.clone();
+        emit(self.observer.as_deref(), move || Event::TurnEnd { turn: record });
+        self.turns.push(turn);
+    }
+
+    pub(crate) async fn run(&mut self) -> Step {
         let cfg = self.agent.config.clone();
         emit(self.observer.as_deref(), || Event::RunStart { agent: cfg.name.clone(), max_turns: cfg.max_turns });
         let outcome = loop {
@@ -195,8 +407,14 @@ impl<'a> Mission<'a> {
                 output_tokens = tracing::field::Empty,
                 duration_ms = tracing::field::Empty,
             );
-            match self.turn(number, kind, span.clone()).instrument(span).await {
-                Next::Continue(feedback) => self.messages.push(Message::user(feedback)),
+            let next = if cfg.mode == Mode::Lisp {
+                self.turn(number, kind, span.clone()).instrument(span).await
+            } else {
+                self.tool_turn(number, kind, span.clone()).instrument(span).await
+            };
+            match next {
+                Next::Continue(feedback) => self.push_feedback(feedback),
+                Next::Proceed => {}
                 Next::Done(result) => break result,
             }
         };
@@ -204,38 +422,19 @@ impl<'a> Mission<'a> {
     }
 
     /// Work turns left, or retry turns once a return value failed validation.
-    fn has_turns_left(&self) -> bool {
+    pub(crate) fn has_turns_left(&self) -> bool {
         self.budget.work_left > 0 || (self.budget.in_retry && self.budget.retry_left > 0)
     }
 
     /// One turn. Records it, and answers whether the mission goes on.
     async fn turn(&mut self, number: u32, kind: TurnKind, span: tracing::Span) -> Next {
         let turn_started = Instant::now();
-        let request = LlmRequest {
-            system: self.system.clone(),
-            messages: self.messages.clone(),
-            turn: number,
-            tools: Vec::new(),
-            options: LlmOptions::default(),
-        };
+        let request = self.request(number);
         let mut tokens = TokenUsage::default();
         let response = self.ask(&request, &mut tokens).await;
         span.record("input_tokens", tokens.input);
         span.record("output_tokens", tokens.output);
-        let mut turn = Turn {
-            number,
-            kind,
-            raw_response: String::new(),
-            program: None,
-            result: None,
-            error: None,
-            prints: Vec::new(),
-            tool_calls: Vec::new(),
-            feedback: None,
-            input_tokens: tokens.input,
-            output_tokens: tokens.output,
-            duration_ms: 0,
-        };
+        let mut turn = Turn::start(number, kind, &tokens);
         let response = match response {
             Ok(r) => r,
             Err(fail) => {
@@ -243,11 +442,7 @@ impl<'a> Mission<'a> {
                 return Next::Done(Err(fail));
             }
         };
-        if self.budget.work_left > 0 {
-            self.budget.work_left -= 1;
-        } else {
-            self.budget.retry_left = self.budget.retry_left.saturating_sub(1);
-        }
+        self.consume_turn();
         turn.raw_response = response.content.clone();
         self.messages.push(Message::assistant(extract::strip_thinking(&response.content)));
         let next = match extract::extract_code(&response.content) {
@@ -267,33 +462,16 @@ impl<'a> Mission<'a> {
             }
             Extracted::Code(source) => {
                 turn.program = Some(source.clone());
-                let outcome = self.execute(number, source, span.clone()).await;
-                self.judge(kind, outcome, &mut turn)
+                let executed = self.execute(number, source, span.clone()).await;
+                self.judge(kind, executed, &mut turn)
             }
         };
-        // feedback is recorded only when another turn will read it
-        if let Next::Continue(feedback) = &next
-            && self.has_turns_left()
-        {
-            turn.feedback = Some(feedback.clone());
-        }
-        turn.duration_ms = turn_started.elapsed().as_millis() as u64;
-        span.record("duration_ms", turn.duration_ms);
-        tracing::info!(
-            turn = number,
-            program = turn.program.as_deref().unwrap_or(""),
-            result = turn.result.as_deref().unwrap_or(""),
-            prints = turn.prints.len(),
-            "turn finished"
-        );
-        let record = turn.clone();
-        emit(self.observer.as_deref(), move || Event::TurnEnd { turn: record });
-        self.turns.push(turn);
+        self.end_turn(turn, &next, turn_started, &span);
         next
     }
 
     /// Feedback (or the end) after a turn that did not return.
-    fn after_non_return(&mut self, kind: TurnKind, message: String) -> Next {
+    pub(crate) fn after_non_return(&mut self, kind: TurnKind, message: String) -> Next {
         let explicit = self.agent.config.completion_mode == CompletionMode::Explicit;
         if explicit && matches!(kind, TurnKind::MustReturn | TurnKind::Retry) {
             return Next::Done(Err(Fail::new(
@@ -304,8 +482,12 @@ impl<'a> Mission<'a> {
         Next::Continue(format!("{message}{}", self.turn_info()))
     }
 
-    fn turn_info(&self) -> String {
+    pub(crate) fn turn_info(&self) -> String {
         let cfg = &self.agent.config;
+        if cfg.compress_history.is_some() {
+            let left = cfg.max_turns.saturating_sub(self.turns.len() as u32 + 1);
+            return format!("\n\nTurns left: {left}");
+        }
         feedback::turn_info(&Budget {
             turn: self.turns.len() as u32 + 1,
             max_turns: cfg.max_turns,
@@ -317,7 +499,7 @@ impl<'a> Mission<'a> {
     }
 
     /// Sends `request`, retrying as the policy says, within the mission deadline.
-    async fn ask(&mut self, request: &LlmRequest, tokens: &mut TokenUsage) -> Result<LlmResponse, Fail> {
+    pub(crate) async fn ask(&mut self, request: &LlmRequest, tokens: &mut TokenUsage) -> Result<LlmResponse, Fail> {
         let policy = self.agent.config.llm_retry.clone();
         let mut attempt = 0;
         loop {
@@ -328,6 +510,7 @@ impl<'a> Mission<'a> {
                 attempt,
                 system: request.system.clone(),
                 messages: request.messages.clone(),
+                tools: request.tools.clone(),
             });
             let span = tracing::info_span!(
                 "llm",
@@ -401,7 +584,7 @@ impl<'a> Mission<'a> {
         self.usage.total_tokens = self.usage.input_tokens + self.usage.output_tokens;
     }
 
-    async fn execute(&self, turn: u32, source: String, span: tracing::Span) -> Outcome {
+    pub(crate) async fn execute(&self, turn: u32, source: String, span: tracing::Span) -> Executed {
         let req = ExecRequest {
             source,
             context: self.agent.config.context.clone(),
@@ -417,20 +600,24 @@ impl<'a> Mission<'a> {
         let engine = self.engine.clone();
         let fallback = self.memory.clone();
         match tokio::task::spawn_blocking(move || exec::execute(&engine, req)).await {
-            Ok(outcome) => outcome,
-            Err(e) => Outcome::failure(
-                EvalError::new(
-                    ptc_lisp_eval::ErrorKind::RuntimeError,
-                    format!("internal error: the program's thread failed: {e}"),
+            Ok(executed) => executed,
+            Err(e) => Executed {
+                outcome: Outcome::failure(
+                    EvalError::new(
+                        ptc_lisp_eval::ErrorKind::RuntimeError,
+                        format!("internal error: the program's thread failed: {e}"),
+                    ),
+                    fallback,
                 ),
-                fallback,
-            ),
+                defined: Vec::new(),
+            },
         }
     }
 
     /// Decides what a program's outcome means for the mission.
-    fn judge(&mut self, kind: TurnKind, outcome: Outcome, turn: &mut Turn) -> Next {
+    fn judge(&mut self, kind: TurnKind, executed: Executed, turn: &mut Turn) -> Next {
         let cfg = self.agent.config.clone();
+        let Executed { outcome, defined } = executed;
         turn.prints = outcome.prints.clone();
         turn.tool_calls = outcome.tool_calls.iter().map(trace_call).collect();
         match &outcome.result {
@@ -465,24 +652,10 @@ impl<'a> Mission<'a> {
             }
             RunResult::Value(v) => {
                 turn.result = Some(outcome.printed.clone());
-                let size = memory_size(&outcome.memory);
-                if size > cfg.memory_limit {
-                    let text = format!("Memory limit exceeded ({size} bytes > {} bytes).", cfg.memory_limit);
-                    match cfg.memory_strategy {
-                        MemoryStrategy::Strict => {
-                            return Next::Done(Err(Fail::new(
-                                "memory_limit_exceeded",
-                                format!("{text} The definitions outgrew memory_limit."),
-                            )));
-                        }
-                        MemoryStrategy::Rollback => {
-                            self.last = LastTurn::Other;
-                            let msg = format!(
-                                "{text} Your last turn's memory changes have been rolled back. Try a different strategy: keep only the fields you need, or store counts and summaries instead of whole results."
-                            );
-                            return self.after_non_return(kind, msg);
-                        }
-                    }
+                match self.check_memory(&outcome.memory) {
+                    Ok(()) => {}
+                    Err(Next::Continue(msg)) => return self.after_non_return(kind, msg),
+                    Err(other) => return other,
                 }
                 let multi = cfg.max_turns > 1 || cfg.retry_turns > 0;
                 let fb = feedback::execution_feedback(
@@ -493,6 +666,8 @@ impl<'a> Mission<'a> {
                     multi,
                     &cfg.format,
                 );
+                self.last_success =
+                    Some(Success { tool_calls: outcome.tool_calls.clone(), prints: outcome.prints.clone(), defined });
                 self.memory = outcome.memory;
                 self.history.push(feedback::truncate_for_history(v, cfg.format.history_max_bytes));
                 if self.history.len() > 3 {
@@ -504,8 +679,31 @@ impl<'a> Mission<'a> {
         }
     }
 
+    /// The memory limit after a successful program: `Err(Done)` when the mission ends
+    /// (strict), `Err(Continue(message))` when the changes are rolled back.
+    pub(crate) fn check_memory(&mut self, memory: &Globals) -> Result<(), Next> {
+        let cfg = self.agent.config.clone();
+        let size = memory_size(memory);
+        if size <= cfg.memory_limit {
+            return Ok(());
+        }
+        let text = format!("Memory limit exceeded ({size} bytes > {} bytes).", cfg.memory_limit);
+        match cfg.memory_strategy {
+            MemoryStrategy::Strict => Err(Next::Done(Err(Fail::new(
+                "memory_limit_exceeded",
+                format!("{text} The definitions outgrew memory_limit."),
+            )))),
+            MemoryStrategy::Rollback => {
+                self.last = LastTurn::Other;
+                Err(Next::Continue(format!(
+                    "{text} Your last turn's memory changes have been rolled back. Try a different strategy: keep only the fields you need, or store counts and summaries instead of whole results."
+                )))
+            }
+        }
+    }
+
     /// Normalises, rounds and validates a returned value: its JSON, or the feedback.
-    fn accept(&self, v: &Value) -> Result<Json, String> {
+    pub(crate) fn accept(&self, v: &Value) -> Result<Json, String> {
         let cfg = &self.agent.config;
         let mut value = normalize_keys(v);
         if let Some(p) = cfg.float_precision {
@@ -583,7 +781,7 @@ impl<'a> Mission<'a> {
     }
 }
 
-fn trace_call(r: &ptc_lisp_eval::ToolCallRecord) -> ToolCallTrace {
+pub(crate) fn trace_call(r: &ptc_lisp_eval::ToolCallRecord) -> ToolCallTrace {
     ToolCallTrace {
         name: r.name.clone(),
         args: ptc_lisp_eval::json::to_json(&r.args).unwrap_or(Json::Null),
@@ -593,11 +791,13 @@ fn trace_call(r: &ptc_lisp_eval::ToolCallRecord) -> ToolCallTrace {
             .map(|v| ptc_lisp_eval::json::to_json(v).unwrap_or_else(|_| Json::String(to_clojure(v)))),
         error: r.error.as_ref().map(|e| e.message.clone()),
         duration_ms: r.duration.as_millis() as u64,
+        exposure_layer: r.meta.get("exposure_layer").and_then(Json::as_str).unwrap_or("ptc_lisp").to_string(),
+        cached: r.meta.get("cached").and_then(Json::as_bool).unwrap_or(false),
     }
 }
 
 /// `kind: message`, with the location when known.
-fn error_text(e: &EvalError) -> String {
+pub(crate) fn error_text(e: &EvalError) -> String {
     match e.span {
         Some(s) => format!("{}: {} (line {}, column {})", e.kind.as_str(), e.message, s.line, s.column),
         None => format!("{}: {}", e.kind.as_str(), e.message),
@@ -605,7 +805,7 @@ fn error_text(e: &EvalError) -> String {
 }
 
 /// `(fail v)` as a [`Fail`]: `{:reason :x :message "..." :op "..." :details {...}}`.
-fn user_fail(v: &Value) -> Fail {
+pub(crate) fn user_fail(v: &Value) -> Fail {
     let Value::Map(m) = v else {
         return Fail::new(
             "failed",

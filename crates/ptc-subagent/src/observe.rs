@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::llm::{Message, NativeToolCall, TokenUsage};
+use crate::llm::{Message, NativeToolCall, TokenUsage, ToolSchema};
 use crate::step::{Fail, Status, StepUsage, Turn};
 
 /// Receives the events of a mission, in order, on the thread that produced them (tool
@@ -42,6 +42,9 @@ pub enum Event {
         system: String,
         /// The conversation.
         messages: Vec<Message>,
+        /// Tools offered natively.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<ToolSchema>,
     },
     /// The model answered.
     LlmResponse {
@@ -72,7 +75,7 @@ pub enum Event {
         /// The wait before the next attempt, when there is one.
         retry_in_ms: Option<u64>,
     },
-    /// A program called a tool.
+    /// A program or the model called a tool.
     ToolCall {
         /// Turn number.
         turn: u32,
@@ -80,6 +83,13 @@ pub enum Event {
         name: String,
         /// Arguments.
         args: Json,
+        /// `native` (the model called it) or `ptc_lisp` (a program did).
+        exposure_layer: String,
+        /// True when the result came from the run's cache (the tool did not run).
+        cached: bool,
+        /// Hash of the canonical cache key, for cached tools.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_key_hash: Option<String>,
         /// Result on success.
         #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<Json>,

@@ -21,6 +21,9 @@ const SINGLE_SHOT: &str = include_str!("../../../prompts/behavior-single-shot.md
 const MULTI_TURN: &str = include_str!("../../../prompts/behavior-multi-turn.md");
 const RETURN_EXPLICIT: &str = include_str!("../../../prompts/behavior-return-explicit.md");
 const OUTPUT_FORMAT: &str = include_str!("../../../prompts/output-format.md");
+const OUTPUT_FORMAT_TOOL_CALL: &str = include_str!("../../../prompts/output-format-tool-call.md");
+const TEXT_MODE: &str = include_str!("../../../prompts/text-mode.md");
+const COMPACT_REFERENCE: &str = include_str!("../../../prompts/text-mode-compact-reference.md");
 
 /// A prompt card: its name, byte budget and text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,15 +63,28 @@ impl PromptCard {
 
 /// The agent prompt cards compiled into this crate.
 pub fn cards() -> Vec<PromptCard> {
-    [REFERENCE, SINGLE_SHOT, MULTI_TURN, RETURN_EXPLICIT, OUTPUT_FORMAT].into_iter().map(PromptCard::parse).collect()
+    [
+        REFERENCE,
+        SINGLE_SHOT,
+        MULTI_TURN,
+        RETURN_EXPLICIT,
+        OUTPUT_FORMAT,
+        OUTPUT_FORMAT_TOOL_CALL,
+        TEXT_MODE,
+        COMPACT_REFERENCE,
+    ]
+    .into_iter()
+    .map(PromptCard::parse)
+    .collect()
 }
 
 fn body(raw: &str) -> String {
     PromptCard::parse(raw).body
 }
 
-/// The system prompt: language reference and behaviour, then the output format.
-pub(crate) fn system_prompt(max_turns: u32) -> String {
+/// The system prompt: language reference and behaviour, then the output format (fenced
+/// blocks, or the `lisp_eval` tool when `tool_call`).
+pub(crate) fn system_prompt(max_turns: u32, tool_call: bool) -> String {
     let mut parts = vec![body(REFERENCE)];
     if max_turns <= 1 {
         parts.push(body(SINGLE_SHOT));
@@ -76,8 +92,81 @@ pub(crate) fn system_prompt(max_turns: u32) -> String {
         parts.push(body(MULTI_TURN));
         parts.push(body(RETURN_EXPLICIT));
     }
-    parts.push(body(OUTPUT_FORMAT));
+    parts.push(body(if tool_call { OUTPUT_FORMAT_TOOL_CALL } else { OUTPUT_FORMAT }));
     parts.join("\n\n")
+}
+
+/// The text-mode system prompt; in combined mode followed by the compact PTC-Lisp card
+/// and the inventory of tools programs may call.
+pub(crate) fn text_system_prompt(combined: Option<&[ToolLine<'_>]>) -> String {
+    let mut parts = vec![body(TEXT_MODE)];
+    if let Some(tools) = combined {
+        parts.push(body(COMPACT_REFERENCE));
+        parts.push(program_tools_inventory(tools));
+    }
+    parts.join("\n\n")
+}
+
+/// `;; Program-callable tools` and one line per tool (or that there are none).
+fn program_tools_inventory(tools: &[ToolLine<'_>]) -> String {
+    let mut lines = vec![";; Program-callable tools (inside lisp_eval):".to_string()];
+    if tools.is_empty() {
+        lines.push(";; none - lisp_eval works on data/ and on values you pass in".into());
+    }
+    for t in tools {
+        let head = match t.signature {
+            Some(sig) => format!("tool/{}{}", t.name, plain_signature(sig)),
+            None => format!("tool/{}", t.name),
+        };
+        lines.push(if t.description.is_empty() { head } else { format!("{head}  ; {}", t.description) });
+    }
+    lines.join("\n")
+}
+
+/// The first user message of a text agent: the data inventory (combined mode), the
+/// expected output as JSON (structured signatures), the mission.
+pub(crate) fn text_user_message(view: &MissionView<'_>, combined: bool) -> String {
+    let mut sections = Vec::new();
+    if combined && !view.context.is_empty() {
+        let data_only = MissionView {
+            tools: Vec::new(),
+            catalog: &[],
+            context: view.context,
+            context_types: view.context_types,
+            context_descriptions: view.context_descriptions,
+            signature: None,
+            field_descriptions: view.field_descriptions,
+            max_tool_calls: None,
+            mission: String::new(),
+        };
+        let inv = namespace(&data_only);
+        if let Some(i) = inv.find(";; === data/ ===") {
+            sections.push(inv[i..].to_string());
+        }
+    }
+    if let Some(sig) = view.signature
+        && let Some(schema) = json_answer_schema(&sig.output)
+    {
+        let mut s = format!(
+            "# Expected Output\n\nAnswer with JSON only, matching `{}`.\nJSON Schema: {schema}",
+            render_type(&sig.output, KeyStyle::AsWritten)
+        );
+        for (field, d) in view.field_descriptions {
+            s.push_str(&format!("\n  - `{field}`: {d}"));
+        }
+        sections.push(s);
+    }
+    sections.push(view.mission.clone());
+    sections.join("\n\n")
+}
+
+/// The JSON Schema a structured answer follows (`None` for text and scalar answers);
+/// lists are wrapped as `{"items": [...]}` because structured output must be an object.
+pub(crate) fn json_answer_schema(t: &Type) -> Option<serde_json::Value> {
+    match t.required() {
+        Type::Object { .. } | Type::Map | Type::List(_) => Some(ptc_signature::schema::output_schema(t)),
+        _ => None,
+    }
 }
 
 /// What the first user message is built from.
@@ -94,6 +183,7 @@ pub(crate) struct MissionView<'a> {
 }
 
 /// One callable tool as the prompt shows it.
+#[derive(Clone, Copy)]
 pub(crate) struct ToolLine<'a> {
     pub(crate) name: &'a str,
     pub(crate) signature: Option<&'a Signature>,
@@ -101,6 +191,15 @@ pub(crate) struct ToolLine<'a> {
 }
 
 pub(crate) fn first_user_message(view: &MissionView<'_>) -> String {
+    let mut sections = vec![inventory(view)];
+    sections.push(format!("<mission>\n{}\n</mission>", view.mission));
+    sections.join("\n\n")
+}
+
+/// The tool and data inventory, the expected output and the tool-call constraint (the
+/// first user message without its mission; with history compression, part of the
+/// system prompt).
+pub(crate) fn inventory(view: &MissionView<'_>) -> String {
     let mut sections = vec![namespace(view)];
     if let Some(sig) = view.signature {
         sections.push(expected_output(sig, view.field_descriptions));
@@ -108,7 +207,6 @@ pub(crate) fn first_user_message(view: &MissionView<'_>) -> String {
     if let Some(n) = view.max_tool_calls {
         sections.push(format!("Constraint: maximum {n} tool calls per turn. Plan efficiently."));
     }
-    sections.push(format!("<mission>\n{}\n</mission>", view.mission));
     sections.join("\n\n")
 }
 
@@ -243,7 +341,7 @@ mod tests {
     #[test]
     fn cards_parse_with_their_budgets() {
         let cards = cards();
-        assert_eq!(cards.len(), 5);
+        assert_eq!(cards.len(), 8);
         for c in &cards {
             assert!(!c.name.is_empty(), "a card without a name");
             assert!(c.budget_bytes > 0, "{} has no budget", c.name);
@@ -254,9 +352,9 @@ mod tests {
 
     #[test]
     fn system_prompt_profiles() {
-        let single = system_prompt(1);
+        let single = system_prompt(1, false);
         assert!(single.contains("<single_shot>") && !single.contains("<multi_turn_rules>"));
-        let multi = system_prompt(5);
+        let multi = system_prompt(5, false);
         assert!(multi.contains("<multi_turn_rules>") && multi.contains("<return_rules>"));
         assert!(multi.ends_with("</output_format>"));
     }

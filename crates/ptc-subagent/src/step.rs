@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use crate::compaction::CompactionStats;
+
 /// How a mission ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -57,6 +59,9 @@ pub struct StepUsage {
     pub total_tokens: u64,
     /// Wall-clock time of the whole mission.
     pub duration_ms: u64,
+    /// What compaction did (when it is configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionStats>,
 }
 
 /// What kind of turn it was.
@@ -86,6 +91,16 @@ pub struct ToolCallTrace {
     pub error: Option<String>,
     /// How long the call took.
     pub duration_ms: u64,
+    /// `native` (the model called it) or `ptc_lisp` (a program did).
+    #[serde(default = "default_layer")]
+    pub exposure_layer: String,
+    /// True when the result came from the run's cache.
+    #[serde(default)]
+    pub cached: bool,
+}
+
+fn default_layer() -> String {
+    "ptc_lisp".into()
 }
 
 /// One turn of the loop: what the model said, what ran, what we answered.
@@ -117,6 +132,26 @@ pub struct Turn {
     pub output_tokens: u64,
     /// Wall-clock time of the turn (model and program).
     pub duration_ms: u64,
+}
+
+impl Turn {
+    /// A turn whose model answer just arrived.
+    pub(crate) fn start(number: u32, kind: TurnKind, tokens: &crate::llm::TokenUsage) -> Self {
+        Turn {
+            number,
+            kind,
+            raw_response: String::new(),
+            program: None,
+            result: None,
+            error: None,
+            prints: Vec::new(),
+            tool_calls: Vec::new(),
+            feedback: None,
+            input_tokens: tokens.input,
+            output_tokens: tokens.output,
+            duration_ms: 0,
+        }
+    }
 }
 
 /// The outcome of a mission.

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
+use crate::mode::{Expose, NativeResult};
+
 /// What a tool function gets besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -66,6 +68,8 @@ pub struct Tool {
     pub(crate) signature: Option<String>,
     pub(crate) description: String,
     pub(crate) cache: bool,
+    pub(crate) expose: Option<Expose>,
+    pub(crate) native_result: Option<NativeResult>,
     pub(crate) func: ToolFn,
 }
 
@@ -76,6 +80,8 @@ impl fmt::Debug for Tool {
             .field("signature", &self.signature)
             .field("description", &self.description)
             .field("cache", &self.cache)
+            .field("expose", &self.expose)
+            .field("native_result", &self.native_result)
             .finish_non_exhaustive()
     }
 }
@@ -103,7 +109,15 @@ impl Tool {
     where
         F: Fn(Json, &ToolContext) -> Result<Json, ToolError> + Send + Sync + 'static,
     {
-        Tool { name: name.into(), signature: None, description: String::new(), cache: false, func: Arc::new(f) }
+        Tool {
+            name: name.into(),
+            signature: None,
+            description: String::new(),
+            cache: false,
+            expose: None,
+            native_result: None,
+            func: Arc::new(f),
+        }
     }
 
     /// A tool that always answers `value` (demos, tests).
@@ -127,6 +141,20 @@ impl Tool {
     /// Caches results for identical arguments within one run.
     pub fn cache(mut self, cache: bool) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// Which layer may call the tool: the model natively, programs, or both. Unset, the
+    /// mode decides (programs in the PTC-Lisp modes, native in the text modes).
+    pub fn expose(mut self, expose: Expose) -> Self {
+        self.expose = Some(expose);
+        self
+    }
+
+    /// The preview the model gets when it calls this tool natively (combined mode; the
+    /// tool must be `expose: both` with `cache: true`, checked at build).
+    pub fn native_result(mut self, preview: NativeResult) -> Self {
+        self.native_result = Some(preview);
         self
     }
 
