@@ -147,6 +147,32 @@ pub(crate) fn user_message(mission: &str, summary: &Summary, opts: &HistoryOptio
     }
 }
 
+/// The names a program defines (`def`, `defn`, `defn-`, `defonce`), in source order.
+pub(crate) fn definition_order(source: &str) -> Vec<String> {
+    let Ok(forms) = ptc_lisp_syntax::parse_program(source) else { return Vec::new() };
+    let mut out = Vec::new();
+    // depth-first, left to right, without recursion
+    let mut stack: Vec<&ptc_lisp_syntax::Form> = forms.iter().rev().collect();
+    while let Some(f) = stack.pop() {
+        use ptc_lisp_syntax::FormKind;
+        let items = match &f.kind {
+            FormKind::List(items) => {
+                if let (Some(head), Some(name)) = (items.first(), items.get(1))
+                    && let (Some(h), Some(n)) = (head.as_plain_symbol(), name.as_plain_symbol())
+                    && matches!(h, "def" | "defn" | "defn-" | "defonce")
+                {
+                    out.push(n.to_string());
+                }
+                items
+            }
+            FormKind::Vector(items) | FormKind::Map(items) | FormKind::Set(items) | FormKind::ShortFn(items) => items,
+            _ => continue,
+        };
+        stack.extend(items.iter().rev());
+    }
+    out
+}
+
 /// `name(args)`: the arguments in PTC-Lisp syntax, keys as programs write them.
 fn tool_call_line(call: &ToolCallRecord) -> String {
     let args = match &call.args {
@@ -188,7 +214,8 @@ fn sample(v: &Value) -> Option<String> {
         Value::Map(m) if m.is_empty() => return None,
         other => other.clone(),
     };
-    Some(to_clojure_with(&shown, &SAMPLE).0)
+    // keyword keys, as programs read them (context data arrives with string keys)
+    Some(to_clojure_with(&ptc_signature::keys::to_lisp_keys(&shown), &SAMPLE).0)
 }
 
 #[cfg(test)]
@@ -234,6 +261,12 @@ mod tests {
             s.render(&HistoryOptions::default()),
             "; No tool calls made\n; Defined: x - \"first second\" = integer, sample: 2"
         );
+    }
+
+    #[test]
+    fn definitions_come_in_source_order() {
+        assert_eq!(definition_order("(def z 1) (defn a [] (def m 2)) (def z 3)"), ["z", "a", "m", "z"]);
+        assert!(definition_order("(def").is_empty());
     }
 
     #[test]

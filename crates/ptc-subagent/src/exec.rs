@@ -65,7 +65,9 @@ pub(crate) fn execute(engine: &Engine, req: ExecRequest) -> Executed {
     let env = CompileEnv::for_run(&input, &host);
     match engine.compile(&req.source, &env) {
         Ok(program) => {
-            let defined = program.defined_names().to_vec();
+            let known = program.defined_names();
+            let defined =
+                crate::compress::definition_order(&req.source).into_iter().filter(|n| known.contains(n)).collect();
             Executed { outcome: engine.run(&program, input, &host, &req.cancel), defined }
         }
         Err(e) => Executed { outcome: Outcome::failure(e, input.memory), defined: Vec::new() },
