@@ -16,7 +16,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use ptc_lisp_eval::Limits;
-use ptc_subagent::{Event, Llm, LlmRetry, Observer, ScriptedLlm, Step, SubAgent, Tool, ToolError, Turn};
+use ptc_subagent::{
+    Event, Expose, HistoryOptions, Llm, LlmRetry, Mode, NativeResult, Observer, ScriptedLlm, Step, SubAgent, Tool,
+    ToolError, Turn,
+};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
@@ -79,8 +82,41 @@ pub struct RunArgs {
     /// Write every event (requests exactly as sent, responses, tool calls, turns) as JSON lines.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// lisp: programs in fenced blocks; lisp-tool: programs through a native lisp_eval tool;
+    /// text: text/JSON answers with native tools; combined: text plus lisp_eval.
+    #[arg(long, value_enum, default_value_t = ModeArg::Lisp)]
+    mode: ModeArg,
+    /// Summarise old turns in one user message instead of re-sending them (lisp mode).
+    #[arg(long)]
+    compress_history: bool,
+    /// With --compress-history: most recent println calls shown.
+    #[arg(long, default_value_t = 15, value_name = "N", requires = "compress_history")]
+    println_limit: usize,
+    /// With --compress-history: most recent tool calls shown.
+    #[arg(long, default_value_t = 20, value_name = "N", requires = "compress_history")]
+    tool_call_limit: usize,
     #[command(flatten)]
     limits: LimitArgs,
+}
+
+/// `--mode`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ModeArg {
+    Lisp,
+    LispTool,
+    Text,
+    Combined,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Lisp => Mode::Lisp,
+            ModeArg::LispTool => Mode::LispTool,
+            ModeArg::Text => Mode::Text,
+            ModeArg::Combined => Mode::Combined,
+        }
+    }
 }
 
 /// Per-program time limit when `--timeout-ms` is not given (the agent default).
@@ -111,6 +147,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
 
     let mut builder = SubAgent::builder(prompt)
+        .mode(args.mode.into())
         .context(context)
         .max_turns(args.max_turns)
         .retry_turns(args.retry_turns)
@@ -130,6 +167,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     builder = builder.limits(limits);
     if let Some(sig) = &args.signature {
         builder = builder.signature(sig.clone());
+    }
+    if args.compress_history {
+        builder = builder.compress_history(HistoryOptions {
+            println_limit: args.println_limit,
+            tool_call_limit: args.tool_call_limit,
+        });
     }
     if let Some(ms) = args.mission_timeout_ms {
         builder = builder.mission_timeout(Duration::from_millis(ms));
@@ -155,7 +198,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let step = runtime.block_on(agent.run_observed(llm.as_ref(), Some(observer)));
-    report(&step, args.output);
+    report(&step, args.output, args.mode);
     Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -192,6 +235,18 @@ struct ToolDef {
     result: Option<Json>,
     #[serde(default)]
     cache: bool,
+    #[serde(default)]
+    expose: Option<String>,
+    #[serde(default)]
+    native_result: Option<NativeResultDef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NativeResultDef {
+    preview: String,
+    #[serde(default)]
+    limit: Option<usize>,
 }
 
 /// Reads a tools file; every problem names the tool.
@@ -226,6 +281,30 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
             ),
         };
         let mut tool = tool.cache(def.cache);
+        if let Some(e) = def.expose.as_deref() {
+            tool = tool.expose(match e {
+                "native" => Expose::Native,
+                "ptc_lisp" => Expose::PtcLisp,
+                "both" => Expose::Both,
+                other => bail!(
+                    "tools file {}: tool {name:?}: \"expose\" is {other:?}; use \"native\", \"ptc_lisp\" or \"both\"",
+                    path.display()
+                ),
+            });
+        }
+        if let Some(n) = def.native_result {
+            tool = tool.native_result(match (n.preview.as_str(), n.limit) {
+                ("metadata", None) => NativeResult::Metadata,
+                ("rows", limit) => NativeResult::Rows { limit: limit.unwrap_or(20) },
+                ("metadata", Some(_)) => {
+                    bail!("tools file {}: tool {name:?}: \"limit\" goes with the \"rows\" preview", path.display())
+                }
+                (other, _) => bail!(
+                    "tools file {}: tool {name:?}: native_result preview {other:?}; use \"metadata\" or \"rows\"",
+                    path.display()
+                ),
+            });
+        }
         if let Some(sig) = def.signature {
             ptc_signature::parse(&sig)
                 .map_err(|e| anyhow!("tools file {}: tool {name:?}: bad signature: {e}", path.display()))?;
@@ -240,7 +319,7 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
 }
 
 /// Prints the outcome: the Step as JSON, or the answer (stdout) / failure (stderr).
-fn report(step: &Step, output: Output) {
+fn report(step: &Step, output: Output, mode: ModeArg) {
     match output {
         Output::Json => match serde_json::to_string(step) {
             Ok(s) => println!("{s}"),
@@ -253,6 +332,10 @@ fn report(step: &Step, output: Output) {
                 usage.turns, usage.llm_requests, usage.input_tokens, usage.output_tokens, usage.duration_ms
             );
             match (&step.return_value, &step.fail) {
+                (Some(Json::String(text)), _) if matches!(mode, ModeArg::Text | ModeArg::Combined) => {
+                    println!("── answer ── ({tally})");
+                    println!("{text}");
+                }
                 (Some(v), _) => {
                     println!("── answer ── ({tally})");
                     println!("{}", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
@@ -316,9 +399,13 @@ fn print_turn(turn: &Turn) {
         Some(p) => {
             let _ = writeln!(out, "{p}");
         }
-        None => {
+        None if !turn.raw_response.trim().is_empty() => {
+            let _ = writeln!(out, "{}", brief(turn.raw_response.trim(), 600));
+        }
+        None if turn.tool_calls.is_empty() => {
             let _ = writeln!(out, "(no program in the answer)");
         }
+        None => {}
     }
     for call in &turn.tool_calls {
         let outcome = match (&call.result, &call.error) {
@@ -326,7 +413,9 @@ fn print_turn(turn: &Turn) {
             (Some(r), None) => brief(&r.to_string(), 120),
             (None, None) => "nil".into(),
         };
-        let _ = writeln!(out, "  tool/{} {} -> {} ({} ms)", call.name, call.args, outcome, call.duration_ms);
+        let how = if call.exposure_layer == "native" { "native " } else { "tool/" };
+        let cached = if call.cached { ", cached" } else { "" };
+        let _ = writeln!(out, "  {how}{} {} -> {} ({} ms{cached})", call.name, call.args, outcome, call.duration_ms);
     }
     for line in &turn.prints {
         let _ = writeln!(out, "  | {line}");
@@ -335,7 +424,7 @@ fn print_turn(turn: &Turn) {
         (Some(e), _) => {
             let _ = writeln!(out, "✗ {e}");
         }
-        (None, Some(r)) if r != "nil" || turn.prints.is_empty() => {
+        (None, Some(r)) if turn.program.is_some() && (r != "nil" || turn.prints.is_empty()) => {
             let _ = writeln!(out, "=> {}", brief(r, 300));
         }
         (None, Some(_)) => {}

@@ -347,3 +347,175 @@ fn placeholders_are_filled_from_inline_context() {
     assert_eq!(first["event"], "llm_request");
     assert!(first["messages"][0]["content"].as_str().unwrap().ends_with("<mission>\nCount the items\n</mission>"));
 }
+
+// ---------- issue 13: modes, compression, tools-file exposure ----------
+
+const COMBINED_DEMO: [&str; 9] = [
+    "run",
+    "--mode",
+    "combined",
+    "--prompt-file",
+    "fixtures/missions/support-logs/prompt.txt",
+    "--tools",
+    "fixtures/missions/support-logs/tools.json",
+    "--llm",
+    "script:fixtures/missions/support-logs/script.jsonl",
+];
+
+fn trace_events(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn the_combined_demo_answers_in_text_and_reuses_the_cached_result() {
+    let o = ptc(&COMBINED_DEMO);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("  native search_logs {\"query\":\"error\"} -> "), "{text}");
+    assert!(text.contains("ms, cached)"), "{text}");
+    let answer = text.find("── answer ── (3 turn(s), 3 LLM request(s), 2403 input + 95 output tokens").unwrap();
+    assert!(text[answer..].ends_with(" ms)\n614 of the 1842 errors in the last hour have code 42.\n"), "{text}");
+
+    let dir = scratch();
+    let trace = dir.join("trace.jsonl");
+    let trace_s = trace.to_string_lossy().to_string();
+    let mut args = COMBINED_DEMO.to_vec();
+    args.extend(["--output", "json", "--trace", &trace_s]);
+    let o = ptc(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(json_out(&o)["return"], json!("614 of the 1842 errors in the last hour have code 42."));
+    let events = trace_events(&trace);
+    let tools: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool_call").collect();
+    assert_eq!(tools.len(), 2);
+    assert_eq!((tools[0]["exposure_layer"].clone(), tools[0]["cached"].clone()), (json!("native"), json!(false)));
+    assert_eq!((tools[1]["exposure_layer"].clone(), tools[1]["cached"].clone()), (json!("ptc_lisp"), json!(true)));
+    assert_eq!(tools[0]["args"], json!({"query": "error"}));
+    let requests: Vec<&Value> = events.iter().filter(|e| e["event"] == "llm_request").collect();
+    let offered: Vec<&str> =
+        requests[0]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(offered, ["on_call", "search_logs", "lisp_eval"]);
+    let msgs = requests[2]["messages"].as_array().unwrap();
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert_eq!(msgs[1]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(msgs[2]["role"], "tool");
+    assert_eq!(msgs[2]["tool_call_id"], "call_1");
+    let preview: Value = serde_json::from_str(msgs[2]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(preview["result_count"], 1842);
+    assert_eq!(preview["full_result_cached"], true);
+    let program: Value = serde_json::from_str(msgs[4]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(program["result"], "user=> {:code-42 614 :total 1842}");
+}
+
+#[test]
+fn lisp_tool_mode_runs_programs_from_scripted_tool_calls() {
+    let dir = scratch();
+    let script = write(
+        &dir,
+        "s.jsonl",
+        &[
+            json!({"tool_calls": [{"id": "c1", "name": "lisp_eval", "args": {"program": "(def n 41)"}}]}).to_string(),
+            json!({"tool_calls": [{"id": "c2", "name": "lisp_eval", "args": {"program": "(return {:n (inc n)})"}}]})
+                .to_string(),
+        ]
+        .join("\n"),
+    );
+    let llm = format!("script:{script}");
+    let o = ptc(&[
+        "run",
+        "--mode",
+        "lisp-tool",
+        "--prompt",
+        "x",
+        "--signature",
+        "{n :int}",
+        "--llm",
+        &llm,
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(json_out(&o)["return"], json!({"n": 42}));
+}
+
+#[test]
+fn text_mode_validates_json_answers_with_a_retry() {
+    let dir = scratch();
+    let script = write(
+        &dir,
+        "s.jsonl",
+        &[json!({"content": "five"}).to_string(), json!({"content": "{\"count\": 5}"}).to_string()].join("\n"),
+    );
+    let llm = format!("script:{script}");
+    let o = ptc(&[
+        "run",
+        "--mode",
+        "text",
+        "--prompt",
+        "Count",
+        "--signature",
+        "{count :int}",
+        "--llm",
+        &llm,
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let step = json_out(&o);
+    assert_eq!(step["return"], json!({"count": 5}));
+    assert!(step["turns"][0]["feedback"].as_str().unwrap().starts_with("<error_feedback>"));
+}
+
+#[test]
+fn compress_history_sends_one_user_message() {
+    let dir = scratch();
+    let trace = dir.join("t.jsonl");
+    let trace_s = trace.to_string_lossy().to_string();
+    let llm = script(&dir, &["(def xs [1 2 3])\n(println \"a\")\n(println \"b\")", "(return (count xs))"]);
+    let o = ptc(&[
+        "run",
+        "--prompt",
+        "Count xs",
+        "--compress-history",
+        "--println-limit",
+        "1",
+        "--llm",
+        &llm,
+        "--trace",
+        &trace_s,
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let events = trace_events(&trace);
+    let requests: Vec<&Value> = events.iter().filter(|e| e["event"] == "llm_request").collect();
+    assert_eq!(
+        requests[1]["messages"],
+        json!([{"role": "user", "content": "Count xs\n\n; No tool calls made\n; Defined: xs = list[3]\n; Output:\nb\n\nTurns left: 4"}])
+    );
+    // the full programs stay in the step
+    assert!(json_out(&o)["turns"][0]["program"].as_str().unwrap().contains("(def xs [1 2 3])"));
+    let o = ptc(&["run", "--prompt", "x", "--println-limit", "3", "--llm", &llm]);
+    assert_eq!(o.status.code(), Some(2), "--println-limit needs --compress-history");
+}
+
+#[test]
+fn tools_file_exposure_is_checked() {
+    let dir = scratch();
+    let llm = script(&dir, &["(return 1)"]);
+    for (tool, needle) in [
+        (json!({"result": 1, "expose": "everywhere"}), "\"expose\" is \"everywhere\""),
+        (
+            json!({"result": 1, "expose": "both", "native_result": {"preview": "rows"}}),
+            "native_result needs expose both and cache true",
+        ),
+        (
+            json!({"result": 1, "expose": "both", "cache": true, "native_result": {"preview": "table"}}),
+            "native_result preview \"table\"",
+        ),
+    ] {
+        let tools = write(&dir, "tools.json", &json!({"tools": {"t": tool}}).to_string());
+        let o = ptc(&["run", "--mode", "combined", "--prompt", "x", "--tools", &tools, "--llm", &llm]);
+        assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+        assert!(err(&o).contains(needle), "{}", err(&o));
+    }
+}
