@@ -303,6 +303,13 @@ impl<'a> Mission<'a> {
         if let Some(c) = &cfg.compaction {
             let (out, stats) = compaction::apply(c, &self.messages, turn);
             if let Some(stats) = stats.filter(|s| s.triggered) {
+                tracing::info!(
+                    turn,
+                    reason = stats.reason.as_deref().unwrap_or(""),
+                    messages_before = stats.messages_before,
+                    messages_after = stats.messages_after,
+                    "compaction triggered"
+                );
                 self.usage.compaction = Some(stats);
             }
             return out;

@@ -142,6 +142,19 @@ fn lisp_tool_protocol_errors_are_paired_and_the_run_goes_on() {
 }
 
 #[test]
+fn lisp_tool_tools_default_to_programs() {
+    let agent = SubAgent::builder("x").mode(Mode::LispTool).tool(Tool::fixed("rate", json!(2))).build().unwrap();
+    assert_eq!(agent.first_request().tools.len(), 1, "app tools are not offered natively");
+    let llm = ScriptedLlm::new([lisp("c1", "(return (* 21 (tool/rate {})))")]);
+    let (step, events) = run_observed(&agent, &llm);
+    assert_eq!(step.return_value, Some(json!(42)));
+    assert_eq!(step.turns[0].tool_calls[0].exposure_layer, "ptc_lisp");
+    let ev = events.iter().find(|e| matches!(e, Event::ToolCall { .. })).unwrap();
+    assert_eq!(serde_json::to_value(ev).unwrap()["exposure_layer"], json!("ptc_lisp"));
+    assert_paired(&llm.requests()[0].messages);
+}
+
+#[test]
 fn lisp_tool_calls_app_tools_from_programs_only() {
     let agent = SubAgent::builder("x")
         .mode(Mode::LispTool)
