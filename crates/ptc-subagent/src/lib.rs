@@ -54,6 +54,7 @@ pub mod observe;
 mod preview;
 pub mod prompt;
 pub mod protocol;
+mod request;
 pub mod retry;
 pub mod scripted;
 pub mod step;

@@ -1,0 +1,130 @@
+//! What the model is sent: the system prompt, the first user message, the native tools
+//! and the request options, for each mode (and with history compression).
+
+use ptc_lisp_eval::Value;
+
+use crate::agent::SubAgent;
+use crate::compress;
+use crate::exec::PreparedTool;
+use crate::llm::{LlmOptions, LlmRequest, Message, ToolSchema};
+use crate::mode::Mode;
+use crate::prompt::{self, MissionView, ToolLine};
+use crate::protocol;
+
+impl SubAgent {
+    /// The system prompt the model gets.
+    pub fn system_prompt(&self) -> String {
+        let cfg = &self.config;
+        match cfg.mode {
+            Mode::Lisp => {
+                let base = prompt::system_prompt(cfg.max_turns, false);
+                if cfg.compress_history.is_some() {
+                    // the USER message keeps the seed's shape: the inventory moves here
+                    self.with_view(|view| format!("{base}\n\n{}", prompt::inventory(view)))
+                } else {
+                    base
+                }
+            }
+            Mode::LispTool => prompt::system_prompt(cfg.max_turns, true),
+            Mode::Text => prompt::text_system_prompt(None),
+            Mode::Combined => self.with_view(|view| prompt::text_system_prompt(Some(&view.tools))),
+        }
+    }
+
+    /// The first user message: tools and data inventory, expected output, mission (with
+    /// history compression: the mission and `Turns left: N`).
+    pub fn first_user_message(&self) -> String {
+        let cfg = &self.config;
+        match (cfg.mode, &cfg.compress_history) {
+            (Mode::Lisp, Some(opts)) => {
+                compress::user_message(&self.mission_text(), &compress::Summary::default(), opts, cfg.max_turns)
+            }
+            (Mode::Lisp | Mode::LispTool, _) => self.with_view(prompt::first_user_message),
+            (Mode::Text | Mode::Combined, _) => {
+                self.with_view(|view| prompt::text_user_message(view, cfg.mode == Mode::Combined))
+            }
+        }
+    }
+
+    /// The mission as the user gave it, placeholders filled.
+    pub(crate) fn mission_text(&self) -> String {
+        let cfg = &self.config;
+        cfg.prompt.render(&Value::Map(cfg.context.clone()))
+    }
+
+    /// Calls `f` with the prompt's view of this agent (tools programs may call, data,
+    /// expected output, mission).
+    fn with_view<R>(&self, f: impl FnOnce(&MissionView<'_>) -> R) -> R {
+        let cfg = &self.config;
+        // tool signatures were checked at build time; parsing them again is cheap
+        let program_tools: Vec<&PreparedTool> = self.tools.values().filter(|p| p.expose.programs()).collect();
+        let parsed: Vec<Option<ptc_signature::Signature>> = program_tools
+            .iter()
+            .map(|p| p.tool.signature.as_deref().and_then(|s| ptc_signature::parse(s).ok()))
+            .collect();
+        let tools = program_tools
+            .iter()
+            .zip(parsed.iter())
+            .map(|(p, sig)| ToolLine { name: &p.tool.name, signature: sig.as_ref(), description: &p.tool.description })
+            .collect();
+        let view = MissionView {
+            tools,
+            catalog: &cfg.catalog,
+            context: &cfg.context,
+            context_types: cfg.context_types.as_deref(),
+            context_descriptions: &cfg.context_descriptions,
+            signature: cfg.signature.as_ref(),
+            field_descriptions: &cfg.field_descriptions,
+            max_tool_calls: cfg.max_tool_calls,
+            mission: self.mission_text(),
+        };
+        f(&view)
+    }
+
+    /// The tools offered natively: none (lisp mode), `lisp_eval` alone (lisp-tool), the
+    /// natively exposed tools (text), both (combined).
+    pub fn native_tools(&self) -> Vec<ToolSchema> {
+        let mode = self.config.mode;
+        let mut out = Vec::new();
+        if mode.is_text() {
+            for p in self.tools.values().filter(|p| p.expose.native()) {
+                let parameters = p
+                    .tool
+                    .signature
+                    .as_deref()
+                    .and_then(|s| ptc_signature::parse(s).ok())
+                    .map(|sig| ptc_signature::schema::input_schema(&sig))
+                    .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+                out.push(ToolSchema { name: p.tool.name.clone(), description: p.tool.description.clone(), parameters });
+            }
+        }
+        match mode {
+            Mode::LispTool => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_WITH_APP_TOOLS)),
+            Mode::Combined => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_TEXT_MODE)),
+            Mode::Lisp | Mode::Text => {}
+        }
+        out
+    }
+
+    /// Request options: in the text modes with a structured signature, the JSON Schema of
+    /// the answer.
+    pub(crate) fn llm_options(&self) -> LlmOptions {
+        let cfg = &self.config;
+        let response_schema = match (cfg.mode.is_text(), &cfg.signature) {
+            (true, Some(sig)) => prompt::json_answer_schema(&sig.output),
+            _ => None,
+        };
+        LlmOptions { response_schema, ..LlmOptions::default() }
+    }
+
+    /// The first request the model would receive (for previews and tests).
+    pub fn first_request(&self) -> LlmRequest {
+        LlmRequest {
+            system: self.system_prompt(),
+            messages: vec![Message::user(self.first_user_message())],
+            turn: 1,
+            tools: self.native_tools(),
+            options: self.llm_options(),
+        }
+    }
+}
