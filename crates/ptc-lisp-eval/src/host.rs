@@ -165,6 +165,11 @@ impl ToolError {
         ToolError { kind: ToolErrorKind::InvalidArgs, message: message.into() }
     }
 
+    /// No such tool (`unknown_tool`).
+    pub fn unknown_tool(name: &str) -> Self {
+        ToolError { kind: ToolErrorKind::UnknownTool, message: format!("Unknown tool: {name}") }
+    }
+
     /// A world fault the program receives as data.
     pub fn data(reason: impl Into<String>, message: impl Into<String>) -> Self {
         ToolError { kind: ToolErrorKind::Data { reason: reason.into() }, message: message.into() }

@@ -14,7 +14,7 @@ use ptc_lisp_eval::Limits;
 /// Every sandbox limit, as flags.
 #[derive(Args, Debug, Default, Clone)]
 pub struct LimitArgs {
-    /// Wall-clock limit per program, in milliseconds [default: 1000].
+    /// Wall-clock limit per program, in milliseconds [default: 1000; `ptc run`: 5000].
     #[arg(long, env = "PTC_TIMEOUT_MS", visible_alias = "program-timeout-ms", value_name = "MS")]
     pub timeout_ms: Option<u64>,
     /// Bytes a program may build (strings, collections; context data is free) [default: 67108864].
