@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod conformance;
 mod docs;
+mod fuzz;
 mod interop;
 mod prompts;
 mod providers;
@@ -19,6 +20,7 @@ commands:
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
+  fuzz          cargo-fuzz targets (parse, eval, json_context) for --minutes N each (nightly)
   interop       ptc mcp against the Python MCP SDK client and the official conformance suite
   prompts       each prompt card's size against its byte budget (fails over budget)
 ";
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(),
         Some("docs") => docs::run(&root()),
         Some("interop") => interop::run(&root()),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("prompts") => prompts::run(&root()),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
