@@ -1027,6 +1027,13 @@ impl Analyzer<'_> {
 
     fn for_form(&mut self, which: &str, args: &[Form], span: Span) -> R<Node> {
         let (bindings, body) = self.binding_vector(args, which, span)?;
+        if which == "for" && body.is_empty() {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "for needs a body that gives each element: (for [x coll] (f x)); use doseq to only run effects",
+            )
+            .at(span));
+        }
         if bindings.is_empty() || bindings.len() % 2 != 0 {
             return Err(EvalError::new(
                 ErrorKind::InvalidForm,
@@ -1096,6 +1103,15 @@ impl Analyzer<'_> {
                         };
                         rest = Some(Box::new(self.pattern(r)?));
                         i += 2;
+                        if let Some(extra) = items.get(i)
+                            && !matches!(&extra.kind, FormKind::Keyword(k) if k == "as")
+                        {
+                            return Err(EvalError::new(
+                                ErrorKind::InvalidForm,
+                                "only one name may follow & in a vector pattern (then :as all): [x & more :as all]",
+                            )
+                            .at(extra.span));
+                        }
                         continue;
                     }
                     if matches!(&it.kind, FormKind::Keyword(k) if k == "as") {
@@ -1315,21 +1331,27 @@ fn unsupported_method(name: &str, span: Span) -> EvalError {
 }
 
 fn unknown_ns_member(ns: &str, name: &str, span: Span) -> EvalError {
-    let family = match ns {
-        "clojure.string" | "str" | "string" => Some(builtins::Category::String),
-        "clojure.set" | "set" => Some(builtins::Category::Set),
-        "clojure.walk" | "walk" => Some(builtins::Category::Walk),
-        "Math" | "java.lang.Math" => Some(builtins::Category::Math),
-        _ => None,
-    };
-    let msg = match family {
-        Some(cat) => {
-            let mut names: Vec<&str> = builtins::all().filter(|b| b.category == cat).map(|b| b.name).collect();
+    let msg = match builtins::Library::of_alias(ns) {
+        Some(lib) => {
+            let elsewhere: Vec<String> = builtins::libraries_with(name)
+                .into_iter()
+                .map(|l| if l == builtins::Library::Core { name.to_string() } else { format!("{}/{name}", l.alias()) })
+                .collect();
+            let mut m = format!("{ns}/{name} is not a function of {}", lib.ns_name());
+            if !elsewhere.is_empty() {
+                m.push_str(&format!("; did you mean {}?", elsewhere.join(" or ")));
+            } else if lib != builtins::Library::Core {
+                m.push_str(&format!(". Its functions: {}", lib.names().join(", ")));
+            }
+            m
+        }
+        None if matches!(ns, "Math" | "java.lang.Math") => {
+            let mut names: Vec<&str> =
+                builtins::all().filter(|b| b.category == builtins::Category::Math).map(|b| b.name).collect();
             names.sort_unstable();
             names.truncate(40);
             format!("{ns}/{name} is not available. Functions in this family: {}", names.join(", "))
         }
-        None if builtins::CLOJURE_ALIASES.contains(&ns) => format!("{ns}/{name} is not available"),
         None => format!(
             "unknown namespace {ns} in {ns}/{name}; available namespaces: data/, tool/, str/, set/, walk/, json/, Math/, and the Java classes of the interop subset"
         ),
