@@ -188,7 +188,6 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "sequences are eager and finite: use range, (repeat n x), for or loop/recur"
         }
         "dotimes" | "while" => "use doseq over (range n), or loop/recur",
-        "letfn" => "define helpers with defn or (let [f (fn ...)] ...)",
         "ns" | "require" | "import" | "use" | "in-ns" => {
             "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
         }
@@ -376,20 +375,8 @@ impl Analyzer<'_> {
     }
 
     fn quote(&mut self, inner: &Form, span: Span) -> R<Node> {
-        match &inner.kind {
-            FormKind::Symbol { ns, name } => Ok(Node::Const(Value::Symbol(Arc::from(match ns {
-                Some(ns) => format!("{ns}/{name}"),
-                None => name.clone(),
-            })))),
-            FormKind::Nil | FormKind::Bool(_) | FormKind::Int(_) | FormKind::Float(_) | FormKind::Str(_) | FormKind::Keyword(_) | FormKind::Char(_) => {
-                self.form(inner, false)
-            }
-            _ => Err(EvalError::new(
-                ErrorKind::InvalidForm,
-                "quoted collections are not supported; only quoted symbols like 'github are allowed; write a vector literal [1 2 3] instead",
-            )
-            .at(span)),
-        }
+        let _ = span;
+        Ok(Node::Const(quoted(inner)?))
     }
 
     fn symbol(&mut self, ns: Option<&str>, name: &str, span: Span) -> R<Node> {
@@ -705,6 +692,14 @@ impl Analyzer<'_> {
                 )
                 .at(span));
             }
+            SF::Letfn => {
+                let f = self.with_gensym(|g| desugar::letfn(args, span, g))?;
+                self.form(&f, tail)?
+            }
+            SF::ArityError => match args {
+                [Form { kind: FormKind::Str(m), .. }] => Node::Raise(ErrorKind::ArityError, Arc::from(m.as_str())),
+                _ => return Err(EvalError::new(ErrorKind::InvalidForm, "internal error: arity-error form")),
+            },
             SF::Unsupported => {
                 let hint = hint_for(name).unwrap_or("this form is outside the PTC-Lisp subset");
                 return Err(EvalError::new(
@@ -786,11 +781,10 @@ impl Analyzer<'_> {
         };
         match rest.split_first() {
             Some((Form { kind: FormKind::Vector(params), .. }, body)) => self.lambda(name, params, body, None),
-            Some((Form { kind: FormKind::List(_), .. }, _)) => Err(EvalError::new(
-                ErrorKind::InvalidForm,
-                "multi-arity fn is not supported; define one arity, e.g. (fn [x & more] ...), or separate functions",
-            )
-            .at(span)),
+            Some((Form { kind: FormKind::List(_), .. }, _)) => {
+                let (params, body) = self.with_gensym(|g| desugar::multi_arity(name.unwrap_or("fn"), rest, span, g))?;
+                self.lambda(name, &params, std::slice::from_ref(&body), None)
+            }
             _ => {
                 Err(EvalError::new(ErrorKind::InvalidForm, "fn needs a parameter vector: (fn [x y] body...)").at(span))
             }
@@ -904,6 +898,15 @@ impl Analyzer<'_> {
         if let Some((Form { kind: FormKind::Map(_), .. }, r)) = rest.split_first() {
             rest = r;
         }
+        let multi;
+        let rest = match rest.first() {
+            Some(Form { kind: FormKind::List(_), .. }) => {
+                let (params, body) = self.with_gensym(|g| desugar::multi_arity(name, rest, span, g))?;
+                multi = [desugar::vector(params, span), body];
+                &multi[..]
+            }
+            _ => rest,
+        };
         let node = match rest.split_first() {
             Some((Form { kind: FormKind::Vector(params), .. }, body)) => {
                 // self-recursion goes through the user definition, so no self name here
@@ -921,13 +924,6 @@ impl Analyzer<'_> {
                     }
                     other => other,
                 }
-            }
-            Some((Form { kind: FormKind::List(_), .. }, _)) => {
-                return Err(EvalError::new(
-                    ErrorKind::InvalidForm,
-                    "multi-arity defn is not supported; define one arity, e.g. (defn f [x & more] ...)",
-                )
-                .at(span));
             }
             _ => {
                 return Err(EvalError::new(
@@ -1210,12 +1206,11 @@ impl Analyzer<'_> {
                 _ => {
                     // rename: {local-pattern key}
                     let key = match &v.kind {
-                        FormKind::Keyword(x) => Value::kw(x.as_str()),
-                        FormKind::Str(x) => Value::str(x.as_str()),
-                        FormKind::Int(i) => Value::Int(*i),
-                        _ => {
-                            return Err(EvalError::new(ErrorKind::InvalidForm, "map pattern entries look like {name :key}; the key must be a keyword, string or integer").at(v.span));
+                        FormKind::Symbol { .. } | FormKind::List(_) | FormKind::ShortFn(_) => {
+                            return Err(EvalError::new(ErrorKind::InvalidForm, "map pattern entries look like {name :key}; the key must be a literal (keyword, string, number, boolean, nil or a quoted value)").at(v.span));
                         }
+                        FormKind::Quote(inner) => quoted(inner)?,
+                        _ => quoted(v)?,
                     };
                     let default = match k.as_plain_symbol().and_then(|n| defaults.iter().find(|(d, _)| d == n)) {
                         Some((_, f)) => Some(self.form(f, false)?),
@@ -1245,6 +1240,8 @@ fn cmp_op(name: &str) -> Option<CmpOp> {
 
 fn param_name(f: &Form) -> String {
     match f.as_plain_symbol() {
+        // a generated name (multi-arity dispatch) prints as args
+        Some(n) if n.contains(' ') => "args".to_string(),
         Some(n) => n.to_string(),
         None => "_".to_string(),
     }
@@ -1278,6 +1275,47 @@ fn all_const(nodes: &[Node]) -> Option<Vec<Value>> {
             _ => None,
         })
         .collect()
+}
+
+/// The value of a quoted form: symbols stay symbols, lists become vectors (PTC-Lisp has
+/// no lists), collections are quoted member by member.
+fn quoted(f: &Form) -> R<Value> {
+    Ok(match &f.kind {
+        FormKind::Nil => Value::Nil,
+        FormKind::Bool(b) => Value::Bool(*b),
+        FormKind::Int(i) => Value::Int(*i),
+        FormKind::Float(x) => Value::Float(*x),
+        FormKind::Str(s) => Value::str(s.as_str()),
+        FormKind::Char(c) => Value::str(c.to_string()),
+        FormKind::Keyword(k) => Value::kw(k.as_str()),
+        FormKind::Symbol { ns, name } => Value::Symbol(Arc::from(match ns {
+            Some(ns) => format!("{ns}/{name}"),
+            None => name.clone(),
+        })),
+        FormKind::List(items) | FormKind::Vector(items) => {
+            Value::vector(items.iter().map(quoted).collect::<R<Vec<_>>>()?)
+        }
+        FormKind::Set(items) => Value::set(items.iter().map(quoted).collect::<R<Vec<_>>>()?),
+        FormKind::Map(items) => {
+            let vals = items.iter().map(quoted).collect::<R<Vec<_>>>()?;
+            Value::map(vals.chunks(2).filter_map(|c| match c {
+                [k, v] => Some((k.clone(), v.clone())),
+                _ => None,
+            }))
+        }
+        FormKind::Quote(inner) => Value::vector([Value::Symbol(Arc::from("quote")), quoted(inner)?]),
+        FormKind::Regex(src) => match RegexValue::compile(src) {
+            Ok(r) => Value::Regex(Arc::new(r)),
+            Err(m) => return Err(EvalError::new(ErrorKind::InvalidForm, m).at(f.span)),
+        },
+        _ => {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "this form cannot be quoted; quote symbols, literals and collections of them",
+            )
+            .at(f.span));
+        }
+    })
 }
 
 fn case_const(f: &Form) -> R<Value> {

@@ -437,6 +437,7 @@ impl<'h> Interp<'h> {
                 Err(Flow::Fail(v))
             }
             Node::Spanned(n, span) => self.eval(n).map_err(|e| with_span(e, *span)),
+            Node::Raise(kind, msg) => err(*kind, msg.to_string()),
             _ => internal("hot node reached the cold path"),
         }
     }
