@@ -19,6 +19,11 @@
 //! Results are compared structurally: Clojure's printed result is read back with our
 //! reader (lists and vectors are both vectors, characters are 1-char strings, map and set
 //! order does not matter). When Clojure throws, PTC-Lisp must fail too.
+//!
+//! Our own output of every case is recorded beside it (`<category>.out`: the program, then
+//! `=> printed result` or `=> !error reason`), refreshed by `cargo xtask conformance --record`
+//! (no JVM needed) and checked by `cargo test -p xtask`, so a change of behaviour shows up
+//! without Clojure installed.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -223,13 +228,56 @@ fn keywordized(j: &serde_json::Value) -> Value {
     }
 }
 
-fn judge(case: &Case, oracle: &serde_json::Value) -> Verdict {
+fn run_case(case: &Case) -> ptc_lisp_eval::Outcome {
     let mut opts = RunOptions::default();
     if let Some(ctx) = &case.ctx {
         opts.memory.values.insert(Arc::from("ctx"), keywordized(ctx));
     }
-    let program = case.src.clone();
-    let out = ptc_lisp_eval::run(&program, opts);
+    ptc_lisp_eval::run(&case.src, opts)
+}
+
+/// Our result of a case as recorded: the printed value, or `!error reason`.
+fn recorded(case: &Case) -> String {
+    let out = run_case(case);
+    match &out.result {
+        RunResult::Value(_) | RunResult::Returned(_) => out.printed.replace('\n', "\\n"),
+        RunResult::Failed(v) => format!("!fail {}", ptc_lisp_eval::to_clojure(v)),
+        RunResult::Error(e) => format!("!error {}", e.kind),
+    }
+}
+
+fn recording(cases: &[&Case]) -> String {
+    let mut text = String::new();
+    for c in cases {
+        text.push_str(&c.src);
+        text.push_str("\n=> ");
+        text.push_str(&recorded(c));
+        text.push('\n');
+    }
+    text
+}
+
+fn by_category(cases: &[Case]) -> BTreeMap<&str, Vec<&Case>> {
+    let mut out: BTreeMap<&str, Vec<&Case>> = BTreeMap::new();
+    for c in cases {
+        out.entry(c.category.as_str()).or_default().push(c);
+    }
+    out
+}
+
+/// Writes `<category>.out` beside each case file with our current output.
+pub fn record(root: &Path) -> Result<()> {
+    let dir = root.join("fixtures/conformance");
+    let cases = load_cases(&dir)?;
+    for (category, cs) in by_category(&cases) {
+        std::fs::write(dir.join(format!("{category}.out")), recording(&cs))?;
+    }
+    eprintln!("recorded our output of {} cases", cases.len());
+    Ok(())
+}
+
+fn judge(case: &Case, oracle: &serde_json::Value) -> Verdict {
+    let out = run_case(case);
     let ours = match &out.result {
         RunResult::Value(v) | RunResult::Returned(v) => Ok(v.clone()),
         RunResult::Failed(v) => Err(format!("fail {}", ptc_lisp_eval::to_clojure(v))),
@@ -324,6 +372,39 @@ pub fn run(root: &Path) -> Result<()> {
         bail!("{} conformance cases disagree with Clojure", failures.len());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every case's output matches the recording, without a JVM.
+    #[test]
+    fn recorded_output_matches() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let dir = root.join("fixtures/conformance");
+        let cases = load_cases(&dir).unwrap();
+        let mut failures = Vec::new();
+        for (category, cs) in by_category(&cases) {
+            let file = dir.join(format!("{category}.out"));
+            let want = std::fs::read_to_string(&file).unwrap_or_default();
+            let got = recording(&cs);
+            if want != got {
+                let first = want
+                    .lines()
+                    .zip(got.lines())
+                    .find(|(w, g)| w != g)
+                    .map(|(w, g)| format!("recorded {w}\n    now      {g}"))
+                    .unwrap_or_else(|| "the number of cases changed".to_string());
+                failures.push(format!("{category}.out: {first}"));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "our output differs from the recording; check the change, then run cargo xtask conformance --record\n{}",
+            failures.join("\n")
+        );
+    }
 }
 
 /// Writes `docs/divergences.md` from the `@div` cases: each intentional divergence with

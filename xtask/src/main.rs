@@ -18,6 +18,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   ci            fmt --check, clippy -D warnings, tests, conformance against real Clojure
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
+                (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
   fuzz          cargo-fuzz targets (parse, eval, json_context) for --minutes N each (nightly)
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("conformance") if args.get(1).map(String::as_str) == Some("--record") => conformance::record(&root()),
         Some("conformance") => conformance::run(&root()),
         Some("bench") => bench::run(),
         Some("docs") => docs::run(&root()),

@@ -194,7 +194,6 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "sequences are eager and finite: use range, (repeat n x), for or loop/recur"
         }
         "dotimes" | "while" => "use doseq over (range n), or loop/recur",
-        "letfn" => "define helpers with defn or (let [f (fn ...)] ...)",
         "ns" | "require" | "import" | "use" | "in-ns" => {
             "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
         }
@@ -400,20 +399,8 @@ impl Analyzer<'_> {
     }
 
     fn quote(&mut self, inner: &Form, span: Span) -> R<Node> {
-        match &inner.kind {
-            FormKind::Symbol { ns, name } => Ok(Node::Const(Value::Symbol(Arc::from(match ns {
-                Some(ns) => format!("{ns}/{name}"),
-                None => name.clone(),
-            })))),
-            FormKind::Nil | FormKind::Bool(_) | FormKind::Int(_) | FormKind::Float(_) | FormKind::Str(_) | FormKind::Keyword(_) | FormKind::Char(_) => {
-                self.form(inner, false)
-            }
-            _ => Err(EvalError::new(
-                ErrorKind::InvalidForm,
-                "quoted collections are not supported; only quoted symbols like 'github are allowed; write a vector literal [1 2 3] instead",
-            )
-            .at(span)),
-        }
+        let _ = span;
+        Ok(Node::Const(quoted(inner)?))
     }
 
     fn symbol(&mut self, ns: Option<&str>, name: &str, span: Span) -> R<Node> {
@@ -729,6 +716,14 @@ impl Analyzer<'_> {
                 )
                 .at(span));
             }
+            SF::Letfn => {
+                let f = self.with_gensym(|g| desugar::letfn(args, span, g))?;
+                self.form(&f, tail)?
+            }
+            SF::ArityError => match args {
+                [Form { kind: FormKind::Str(m), .. }] => Node::Raise(ErrorKind::ArityError, Arc::from(m.as_str())),
+                _ => return Err(EvalError::new(ErrorKind::InvalidForm, "internal error: arity-error form")),
+            },
             SF::Unsupported => {
                 let hint = hint_for(name).unwrap_or("this form is outside the PTC-Lisp subset");
                 return Err(EvalError::new(
@@ -810,11 +805,10 @@ impl Analyzer<'_> {
         };
         match rest.split_first() {
             Some((Form { kind: FormKind::Vector(params), .. }, body)) => self.lambda(name, params, body, None),
-            Some((Form { kind: FormKind::List(_), .. }, _)) => Err(EvalError::new(
-                ErrorKind::InvalidForm,
-                "multi-arity fn is not supported; define one arity, e.g. (fn [x & more] ...), or separate functions",
-            )
-            .at(span)),
+            Some((Form { kind: FormKind::List(_), .. }, _)) => {
+                let (params, body) = self.with_gensym(|g| desugar::multi_arity(name.unwrap_or("fn"), rest, span, g))?;
+                self.lambda(name, &params, std::slice::from_ref(&body), None)
+            }
             _ => {
                 Err(EvalError::new(ErrorKind::InvalidForm, "fn needs a parameter vector: (fn [x y] body...)").at(span))
             }
@@ -928,6 +922,15 @@ impl Analyzer<'_> {
         if let Some((Form { kind: FormKind::Map(_), .. }, r)) = rest.split_first() {
             rest = r;
         }
+        let multi;
+        let rest = match rest.first() {
+            Some(Form { kind: FormKind::List(_), .. }) => {
+                let (params, body) = self.with_gensym(|g| desugar::multi_arity(name, rest, span, g))?;
+                multi = [desugar::vector(params, span), body];
+                &multi[..]
+            }
+            _ => rest,
+        };
         let node = match rest.split_first() {
             Some((Form { kind: FormKind::Vector(params), .. }, body)) => {
                 // self-recursion goes through the user definition, so no self name here
@@ -945,13 +948,6 @@ impl Analyzer<'_> {
                     }
                     other => other,
                 }
-            }
-            Some((Form { kind: FormKind::List(_), .. }, _)) => {
-                return Err(EvalError::new(
-                    ErrorKind::InvalidForm,
-                    "multi-arity defn is not supported; define one arity, e.g. (defn f [x & more] ...)",
-                )
-                .at(span));
             }
             _ => {
                 return Err(EvalError::new(
@@ -1051,6 +1047,13 @@ impl Analyzer<'_> {
 
     fn for_form(&mut self, which: &str, args: &[Form], span: Span) -> R<Node> {
         let (bindings, body) = self.binding_vector(args, which, span)?;
+        if which == "for" && body.is_empty() {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "for needs a body that gives each element: (for [x coll] (f x)); use doseq to only run effects",
+            )
+            .at(span));
+        }
         if bindings.is_empty() || bindings.len() % 2 != 0 {
             return Err(EvalError::new(
                 ErrorKind::InvalidForm,
@@ -1120,6 +1123,15 @@ impl Analyzer<'_> {
                         };
                         rest = Some(Box::new(self.pattern(r)?));
                         i += 2;
+                        if let Some(extra) = items.get(i)
+                            && !matches!(&extra.kind, FormKind::Keyword(k) if k == "as")
+                        {
+                            return Err(EvalError::new(
+                                ErrorKind::InvalidForm,
+                                "only one name may follow & in a vector pattern (then :as all): [x & more :as all]",
+                            )
+                            .at(extra.span));
+                        }
                         continue;
                     }
                     if matches!(&it.kind, FormKind::Keyword(k) if k == "as") {
@@ -1218,12 +1230,11 @@ impl Analyzer<'_> {
                 _ => {
                     // rename: {local-pattern key}
                     let key = match &v.kind {
-                        FormKind::Keyword(x) => Value::kw(x.as_str()),
-                        FormKind::Str(x) => Value::str(x.as_str()),
-                        FormKind::Int(i) => Value::Int(*i),
-                        _ => {
-                            return Err(EvalError::new(ErrorKind::InvalidForm, "map pattern entries look like {name :key}; the key must be a keyword, string or integer").at(v.span));
+                        FormKind::Symbol { .. } | FormKind::List(_) | FormKind::ShortFn(_) => {
+                            return Err(EvalError::new(ErrorKind::InvalidForm, "map pattern entries look like {name :key}; the key must be a literal (keyword, string, number, boolean, nil or a quoted value)").at(v.span));
                         }
+                        FormKind::Quote(inner) => quoted(inner)?,
+                        _ => quoted(v)?,
                     };
                     let default = match k.as_plain_symbol().and_then(|n| defaults.iter().find(|(d, _)| d == n)) {
                         Some((_, f)) => Some(self.form(f, false)?),
@@ -1253,6 +1264,8 @@ fn cmp_op(name: &str) -> Option<CmpOp> {
 
 fn param_name(f: &Form) -> String {
     match f.as_plain_symbol() {
+        // a generated name (multi-arity dispatch) prints as args
+        Some(n) if n.contains(' ') => "args".to_string(),
         Some(n) => n.to_string(),
         None => "_".to_string(),
     }
@@ -1286,6 +1299,47 @@ fn all_const(nodes: &[Node]) -> Option<Vec<Value>> {
             _ => None,
         })
         .collect()
+}
+
+/// The value of a quoted form: symbols stay symbols, lists become vectors (PTC-Lisp has
+/// no lists), collections are quoted member by member.
+fn quoted(f: &Form) -> R<Value> {
+    Ok(match &f.kind {
+        FormKind::Nil => Value::Nil,
+        FormKind::Bool(b) => Value::Bool(*b),
+        FormKind::Int(i) => Value::Int(*i),
+        FormKind::Float(x) => Value::Float(*x),
+        FormKind::Str(s) => Value::str(s.as_str()),
+        FormKind::Char(c) => Value::str(c.to_string()),
+        FormKind::Keyword(k) => Value::kw(k.as_str()),
+        FormKind::Symbol { ns, name } => Value::Symbol(Arc::from(match ns {
+            Some(ns) => format!("{ns}/{name}"),
+            None => name.clone(),
+        })),
+        FormKind::List(items) | FormKind::Vector(items) => {
+            Value::vector(items.iter().map(quoted).collect::<R<Vec<_>>>()?)
+        }
+        FormKind::Set(items) => Value::set(items.iter().map(quoted).collect::<R<Vec<_>>>()?),
+        FormKind::Map(items) => {
+            let vals = items.iter().map(quoted).collect::<R<Vec<_>>>()?;
+            Value::map(vals.chunks(2).filter_map(|c| match c {
+                [k, v] => Some((k.clone(), v.clone())),
+                _ => None,
+            }))
+        }
+        FormKind::Quote(inner) => Value::vector([Value::Symbol(Arc::from("quote")), quoted(inner)?]),
+        FormKind::Regex(src) => match RegexValue::compile(src) {
+            Ok(r) => Value::Regex(Arc::new(r)),
+            Err(m) => return Err(EvalError::new(ErrorKind::InvalidForm, m).at(f.span)),
+        },
+        _ => {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                "this form cannot be quoted; quote symbols, literals and collections of them",
+            )
+            .at(f.span));
+        }
+    })
 }
 
 fn case_const(f: &Form) -> R<Value> {
@@ -1339,21 +1393,27 @@ fn unsupported_method(name: &str, span: Span) -> EvalError {
 }
 
 fn unknown_ns_member(ns: &str, name: &str, span: Span) -> EvalError {
-    let family = match ns {
-        "clojure.string" | "str" | "string" => Some(builtins::Category::String),
-        "clojure.set" | "set" => Some(builtins::Category::Set),
-        "clojure.walk" | "walk" => Some(builtins::Category::Walk),
-        "Math" | "java.lang.Math" => Some(builtins::Category::Math),
-        _ => None,
-    };
-    let msg = match family {
-        Some(cat) => {
-            let mut names: Vec<&str> = builtins::all().filter(|b| b.category == cat).map(|b| b.name).collect();
+    let msg = match builtins::Library::of_alias(ns) {
+        Some(lib) => {
+            let elsewhere: Vec<String> = builtins::libraries_with(name)
+                .into_iter()
+                .map(|l| if l == builtins::Library::Core { name.to_string() } else { format!("{}/{name}", l.alias()) })
+                .collect();
+            let mut m = format!("{ns}/{name} is not a function of {}", lib.ns_name());
+            if !elsewhere.is_empty() {
+                m.push_str(&format!("; did you mean {}?", elsewhere.join(" or ")));
+            } else if lib != builtins::Library::Core {
+                m.push_str(&format!(". Its functions: {}", lib.names().join(", ")));
+            }
+            m
+        }
+        None if matches!(ns, "Math" | "java.lang.Math") => {
+            let mut names: Vec<&str> =
+                builtins::all().filter(|b| b.category == builtins::Category::Math).map(|b| b.name).collect();
             names.sort_unstable();
             names.truncate(40);
             format!("{ns}/{name} is not available. Functions in this family: {}", names.join(", "))
         }
-        None if builtins::CLOJURE_ALIASES.contains(&ns) => format!("{ns}/{name} is not available"),
         None => format!(
             "unknown namespace {ns} in {ns}/{name}; available namespaces: data/, tool/, str/, set/, walk/, json/, Math/, and the Java classes of the interop subset"
         ),

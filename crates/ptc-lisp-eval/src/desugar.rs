@@ -204,3 +204,184 @@ pub fn condp(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R
         span,
     ))
 }
+
+/// The name of the hidden form that raises an arity error (it contains a space, so no
+/// program can write it).
+pub const ARITY_ERROR_FORM: &str = " arity-error";
+
+fn int(i: usize, span: Span) -> Form {
+    Form::new(FormKind::Int(i as i64), span)
+}
+
+/// Multi-arity `(fn name? ([x] a) ([x y] b) ([x & more] c))`, as the parameter vector and
+/// body of one variadic function that dispatches on its argument count. Each body runs in
+/// a `loop` over its own parameters, so `recur` keeps the arity of its clause.
+pub fn multi_arity(
+    label: &str,
+    clauses: &[Form],
+    span: Span,
+    gensym: &mut dyn FnMut() -> String,
+) -> R<(Vec<Form>, Form)> {
+    struct Clause<'f> {
+        fixed: usize,
+        variadic: bool,
+        params: &'f [Form],
+        body: &'f [Form],
+        span: Span,
+    }
+    let mut parsed = Vec::new();
+    for c in clauses {
+        let (FormKind::List(items), span) = (&c.kind, c.span) else {
+            return Err(invalid(
+                format!("each arity of {label} is a list ([params] body...), e.g. ([x] ...) ([x y] ...)"),
+                c.span,
+            ));
+        };
+        let Some((Form { kind: FormKind::Vector(params), .. }, body)) = items.split_first() else {
+            return Err(invalid(
+                format!("each arity of {label} starts with a parameter vector: ([x y] body...)"),
+                span,
+            ));
+        };
+        let amp = params.iter().position(|p| p.as_plain_symbol() == Some("&"));
+        let fixed = amp.unwrap_or(params.len());
+        parsed.push(Clause { fixed, variadic: amp.is_some(), params, body, span });
+    }
+    let variadic: Vec<&Clause> = parsed.iter().filter(|c| c.variadic).collect();
+    if variadic.len() > 1 {
+        return Err(invalid(format!("{label} can have only one variadic arity (with &)"), variadic[1].span));
+    }
+    for (i, c) in parsed.iter().enumerate() {
+        if !c.variadic && parsed[..i].iter().any(|d| !d.variadic && d.fixed == c.fixed) {
+            return Err(invalid(format!("{label} has two arities with {} parameters", c.fixed), c.span));
+        }
+        if let Some(v) = variadic.first()
+            && !c.variadic
+            && c.fixed > v.fixed
+        {
+            return Err(invalid(
+                format!("{label}: a fixed arity cannot have more parameters than the variadic one"),
+                c.span,
+            ));
+        }
+    }
+    let args = gensym();
+    let n = gensym();
+    let mut counts: Vec<String> = parsed.iter().filter(|c| !c.variadic).map(|c| c.fixed.to_string()).collect();
+    if let Some(v) = variadic.first() {
+        counts.push(format!("at least {}", v.fixed));
+    }
+    let message = format!("wrong number of arguments to {label}: it takes {}", counts.join(" or "));
+    let mut acc = list(vec![sym(ARITY_ERROR_FORM, span), Form::new(FormKind::Str(message), span)], span);
+    // fixed arities are tried first, the variadic one last
+    let order = parsed.iter().filter(|c| c.variadic).chain(parsed.iter().filter(|c| !c.variadic));
+    for c in order {
+        let mut pattern = Vec::new();
+        let mut loop_bindings = Vec::new();
+        for p in c.params {
+            if p.as_plain_symbol() == Some("&") {
+                pattern.push(p.clone());
+                continue;
+            }
+            let g = sym(&gensym(), p.span);
+            pattern.push(g.clone());
+            loop_bindings.push(p.clone());
+            loop_bindings.push(g);
+        }
+        let mut lp = vec![sym("loop", c.span), vector(loop_bindings, c.span)];
+        lp.extend(c.body.iter().cloned());
+        let branch = list(
+            vec![
+                sym("let", c.span),
+                vector(vec![vector(pattern, c.span), sym(&args, c.span)], c.span),
+                list(lp, c.span),
+            ],
+            c.span,
+        );
+        let test =
+            list(vec![sym(if c.variadic { ">=" } else { "=" }, c.span), sym(&n, c.span), int(c.fixed, c.span)], c.span);
+        acc = list(vec![sym("if", c.span), test, branch, acc], c.span);
+    }
+    let body = list(
+        vec![
+            sym("let", span),
+            vector(vec![sym(&n, span), list(vec![sym("count", span), sym(&args, span)], span)], span),
+            acc,
+        ],
+        span,
+    );
+    Ok((vec![sym("&", span), sym(&args, span)], body))
+}
+
+/// `(letfn [(f [x] ...) (g [y] ...)] body...)`: the functions live in one bundle function
+/// that hands out each of them by index; every function body first binds the others, so
+/// they can call each other (mutual recursion) with closures that capture by value.
+pub fn letfn(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+    let Some((Form { kind: FormKind::Vector(specs), .. }, body)) = args.split_first() else {
+        return Err(invalid(
+            "letfn needs a vector of function specs: (letfn [(f [x] body) (g [y] body)] body...)",
+            span,
+        ));
+    };
+    let mut names = Vec::new();
+    for s in specs {
+        match &s.kind {
+            FormKind::List(items) if items.len() >= 2 && items[0].as_plain_symbol().is_some() => {
+                names.push(items[0].as_plain_symbol().unwrap_or_default().to_string());
+            }
+            _ => {
+                return Err(invalid(
+                    "each letfn spec looks like (name [params] body...) or (name ([x] ...) ([x y] ...))",
+                    s.span,
+                ));
+            }
+        }
+    }
+    let bundle = gensym();
+    let index = gensym();
+    let mut cases = vec![sym("case", span), sym(&index, span)];
+    for (i, s) in specs.iter().enumerate() {
+        let FormKind::List(items) = &s.kind else { continue };
+        let mut others = Vec::new();
+        for (j, other) in names.iter().enumerate() {
+            if j != i {
+                others.push(sym(other, s.span));
+                others.push(list(vec![sym(&bundle, s.span), int(j, s.span)], s.span));
+            }
+        }
+        let wrap = |body: &[Form]| -> Form {
+            let mut l = vec![sym("let", s.span), vector(others.clone(), s.span)];
+            l.extend(body.iter().cloned());
+            list(l, s.span)
+        };
+        let mut f = vec![sym("fn", s.span), items[0].clone()];
+        match &items[1].kind {
+            FormKind::Vector(_) => {
+                f.push(items[1].clone());
+                f.push(wrap(&items[2..]));
+            }
+            _ => {
+                for clause in &items[1..] {
+                    match &clause.kind {
+                        FormKind::List(c) if !c.is_empty() => {
+                            f.push(list(vec![c[0].clone(), wrap(&c[1..])], clause.span));
+                        }
+                        _ => f.push(clause.clone()),
+                    }
+                }
+            }
+        }
+        cases.push(int(i, s.span));
+        cases.push(list(f, s.span));
+    }
+    let bundle_fn =
+        list(vec![sym("fn", span), sym(&bundle, span), vector(vec![sym(&index, span)], span), list(cases, span)], span);
+    let mut bindings = vec![sym(&bundle, span), bundle_fn];
+    for (i, n) in names.iter().enumerate() {
+        bindings.push(sym(n, span));
+        bindings.push(list(vec![sym(&bundle, span), int(i, span)], span));
+    }
+    let mut out = vec![sym("let", span), vector(bindings, span)];
+    out.extend(body.iter().cloned());
+    Ok(list(out, span))
+}

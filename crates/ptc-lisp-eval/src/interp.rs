@@ -7,7 +7,7 @@ use std::time::Instant;
 use smallvec::SmallVec;
 
 use crate::builtins::brief;
-use crate::builtins::compare_loose;
+use crate::builtins::compare_values;
 use crate::error::{ErrorKind, EvalError, EvalResult, Flow, err};
 use crate::function::{Closure, Function};
 use crate::host::{CallCx, Discovery, Host, ToolCall, ToolCallRecord, ToolErrorKind};
@@ -271,11 +271,11 @@ impl<'h> Interp<'h> {
             Node::Compare(op, operands) => {
                 let (a, b) = &**operands;
                 let result = match (self.peek(a), self.peek(b)) {
-                    (Some(x), Some(y)) => compare(*op, x, y),
+                    (Some(x), Some(y)) => compare(*op, x, y)?,
                     _ => {
                         let x = self.eval(a)?;
                         let y = self.eval(b)?;
-                        compare(*op, &x, &y)
+                        compare(*op, &x, &y)?
                     }
                 };
                 Ok(Value::Bool(result))
@@ -440,6 +440,7 @@ impl<'h> Interp<'h> {
                 Err(Flow::Fail(v))
             }
             Node::Spanned(n, span) => self.eval(n).map_err(|e| with_span(e, *span)),
+            Node::Raise(kind, msg) => err(*kind, msg.to_string()),
             _ => internal("hot node reached the cold path"),
         }
     }
@@ -657,11 +658,11 @@ impl<'h> Interp<'h> {
             }
             Pattern::Ignore => Ok(()),
             Pattern::Seq { items, rest, as_slot } => {
-                if !matches!(v, Value::Nil | Value::Vector(_) | Value::Str(_) | Value::Set(_) | Value::Map(_)) {
+                if !matches!(v, Value::Nil | Value::Vector(_) | Value::Str(_)) {
                     return err(
                         ErrorKind::DestructureError,
                         format!(
-                            "cannot destructure {} {} with a vector pattern; it needs a vector or nil",
+                            "cannot destructure {} {} with a vector pattern; it needs a vector, string or nil (for a map write {{:keys [a b]}}, or (seq m) for its entries)",
                             v.type_name(),
                             brief(&v)
                         ),
@@ -953,16 +954,17 @@ pub fn get_in_value(coll: &Value, key: &Value) -> Option<Value> {
     }
 }
 
-fn compare(op: CmpOp, a: &Value, b: &Value) -> bool {
+#[inline]
+fn compare(op: CmpOp, a: &Value, b: &Value) -> EvalResult<bool> {
     use std::cmp::Ordering::{Greater, Less};
-    match op {
+    Ok(match op {
         CmpOp::Eq => a.equiv(b),
         CmpOp::NotEq => !a.equiv(b),
-        CmpOp::Lt => compare_loose(a, b) == Some(Less),
-        CmpOp::Gt => compare_loose(a, b) == Some(Greater),
-        CmpOp::Le => matches!(compare_loose(a, b), Some(o) if o != Greater),
-        CmpOp::Ge => matches!(compare_loose(a, b), Some(o) if o != Less),
-    }
+        CmpOp::Lt => compare_values(a, b)? == Some(Less),
+        CmpOp::Gt => compare_values(a, b)? == Some(Greater),
+        CmpOp::Le => matches!(compare_values(a, b)?, Some(o) if o != Greater),
+        CmpOp::Ge => matches!(compare_values(a, b)?, Some(o) if o != Less),
+    })
 }
 
 fn fn_label(l: &Lambda) -> String {

@@ -81,6 +81,8 @@ pub enum Node {
     Return(Box<Node>),
     /// `(fail v)`.
     Fail(Box<Node>),
+    /// Raises an error (a call of a multi-arity function that has no matching arity).
+    Raise(crate::error::ErrorKind, Arc<str>),
     /// A node whose evaluation errors are tagged with a span.
     Spanned(Box<Node>, Span),
 }

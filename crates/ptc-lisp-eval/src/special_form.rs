@@ -41,6 +41,10 @@ pub(crate) enum SpecialForm {
     Return,
     Fail,
     Dot,
+    /// `letfn`: local functions that may call each other.
+    Letfn,
+    /// The hidden form multi-arity functions use to report a missing arity.
+    ArityError,
     /// A Clojure form outside the subset (`try`, `letfn`, `ns`...): rejected with a hint.
     Unsupported,
 }
@@ -83,12 +87,13 @@ const TABLE: &[(&str, SpecialForm)] = &[
     ("return", SpecialForm::Return),
     ("fail", SpecialForm::Fail),
     (".", SpecialForm::Dot),
+    ("letfn", SpecialForm::Letfn),
+    (crate::desugar::ARITY_ERROR_FORM, SpecialForm::ArityError),
     ("try", SpecialForm::Unsupported),
     ("catch", SpecialForm::Unsupported),
     ("throw", SpecialForm::Unsupported),
     ("finally", SpecialForm::Unsupported),
     ("defmacro", SpecialForm::Unsupported),
-    ("letfn", SpecialForm::Unsupported),
     ("binding", SpecialForm::Unsupported),
     ("ns", SpecialForm::Unsupported),
     ("require", SpecialForm::Unsupported),

@@ -94,7 +94,7 @@ fn undefined_names_are_reported_before_running() {
         ("(foo 1)", "unbound_var", "Undefined variable: foo"),
         ("(+ a b)", "unbound_var", "Undefined variables: a, b"),
         ("(swap! x inc)", "unbound_var", "no mutable state"),
-        ("(str/capitalize-all \"x\")", "unbound_var", "not available"),
+        ("(str/capitalize-all \"x\")", "unbound_var", "not a function of clojure.string"),
         ("(bogus.ns/f 1)", "unbound_var", "unknown namespace"),
         ("(.fooBar \"s\")", "unsupported_method", "Unsupported method '.fooBar'"),
     ]);

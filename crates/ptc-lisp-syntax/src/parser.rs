@@ -57,6 +57,8 @@ struct Open {
     delim: Delim,
     span: Span,
     items: Vec<Form>,
+    /// The `'` before it: the finished collection is quoted.
+    quote: Option<Span>,
 }
 
 /// Reads all top-level forms of `src`.
@@ -74,7 +76,7 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
             Token::CloseParen => close(&mut stack, ')', span)?,
             Token::CloseBracket => close(&mut stack, ']', span)?,
             Token::CloseBrace => close(&mut stack, '}', span)?,
-            Token::Quote => Some(quoted(&mut tokens, span)?),
+            Token::Quote => quoted(&mut tokens, &mut stack, span, opts)?,
             Token::VarQuote => Some(var(&mut tokens, span)?),
             Token::Nil => Some(Form::new(FormKind::Nil, span)),
             Token::Bool(b) => Some(Form::new(FormKind::Bool(b), span)),
@@ -133,7 +135,7 @@ fn open(stack: &mut Vec<Open>, delim: Delim, span: Span, opts: &ParseOptions) ->
             ),
         ));
     }
-    stack.push(Open { delim, span, items: Vec::new() });
+    stack.push(Open { delim, span, items: Vec::new(), quote: None });
     Ok(None)
 }
 
@@ -189,7 +191,11 @@ fn close(stack: &mut Vec<Open>, closer: char, span: Span) -> Result<Option<Form>
         }
         Delim::Map => FormKind::Map(items),
     };
-    Ok(Some(Form::new(kind, whole)))
+    let form = Form::new(kind, whole);
+    Ok(Some(match open.quote {
+        Some(q) => Form::new(FormKind::Quote(Box::new(form)), joined(q, span)),
+        None => form,
+    }))
 }
 
 /// The error for collections still open at the end of input. It points at the innermost
@@ -223,21 +229,37 @@ fn unclosed(innermost: &Open, stack: &[Open]) -> ParseError {
     ParseError::at(innermost.span, message)
 }
 
-/// After `'`: only a symbol may follow.
-fn quoted(tokens: &mut Tokens<'_>, quote: Span) -> Result<Form, ParseError> {
+/// After `'`: a symbol, or a collection (quoted when it closes).
+fn quoted(
+    tokens: &mut Tokens<'_>,
+    stack: &mut Vec<Open>,
+    quote: Span,
+    opts: &ParseOptions,
+) -> Result<Option<Form>, ParseError> {
     let next = tokens.next_token()?;
+    let delim = match &next {
+        Some(Spanned { token: Token::OpenList, .. }) => Some(Delim::List),
+        Some(Spanned { token: Token::OpenVector, .. }) => Some(Delim::Vector),
+        Some(Spanned { token: Token::OpenMap, .. }) => Some(Delim::Map),
+        Some(Spanned { token: Token::OpenSet, .. }) => Some(Delim::Set),
+        _ => None,
+    };
+    if let (Some(delim), Some(Spanned { span, .. })) = (delim, &next) {
+        open(stack, delim, *span, opts)?;
+        if let Some(o) = stack.last_mut() {
+            o.quote = Some(quote);
+        }
+        return Ok(None);
+    }
     match next {
         Some(Spanned { token: Token::Symbol((ns, name)), span }) => {
             let symbol = Form::new(FormKind::Symbol { ns, name }, span);
-            Ok(Form::new(FormKind::Quote(Box::new(symbol)), joined(quote, span)))
+            Ok(Some(Form::new(FormKind::Quote(Box::new(symbol)), joined(quote, span))))
         }
-        Some(Spanned {
-            token: Token::OpenList | Token::OpenVector | Token::OpenMap | Token::OpenSet | Token::OpenShortFn,
-            ..
-        }) => Err(ParseError::at(
+        Some(Spanned { token: Token::OpenShortFn, .. }) => Err(ParseError::at(
             quote,
             format!(
-                "quoted collections are not supported; only quoted symbols like 'github are allowed; write a vector literal [1 2 3] instead (line {}, column {})",
+                "a #() function cannot be quoted; write the function without the ' (line {}, column {})",
                 quote.line, quote.column
             ),
         )),
@@ -379,6 +401,19 @@ mod tests {
     }
 
     #[test]
+    fn quoted_collections() {
+        let q = |k: FormKind| FormKind::Quote(Box::new(f(k)));
+        assert_eq!(kinds("'(1 a)"), vec![q(FormKind::List(vec![f(FormKind::Int(1)), sym("a")]))]);
+        assert_eq!(kinds("'[a]"), vec![q(FormKind::Vector(vec![sym("a")]))]);
+        assert_eq!(
+            kinds("'{:a 1}"),
+            vec![q(FormKind::Map(vec![f(FormKind::Keyword("a".into())), f(FormKind::Int(1))]))]
+        );
+        assert_eq!(kinds("'#{}"), vec![q(FormKind::Set(vec![]))]);
+        assert_eq!(kinds("['(1)]"), vec![FormKind::Vector(vec![f(q(FormKind::List(vec![f(FormKind::Int(1))])))])]);
+    }
+
+    #[test]
     fn quote_and_var() {
         assert_eq!(kinds("'github"), vec![FormKind::Quote(Box::new(sym("github")))]);
         assert_eq!(
@@ -393,9 +428,7 @@ mod tests {
 
     #[test]
     fn quote_errors() {
-        for src in ["'(1)", "'[1]", "'{:a 1}", "'#{1}", "'#(x)"] {
-            assert!(message(src).starts_with("quoted collections are not supported"), "{src}");
-        }
+        assert!(message("'#(x)").starts_with("a #() function cannot be quoted"));
         assert!(message("'42").contains("42 needs no quote"));
         assert!(message("':k").contains(":k needs no quote"));
         assert!(message("'").contains("must be followed by a symbol"));

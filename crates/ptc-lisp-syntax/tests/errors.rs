@@ -101,10 +101,7 @@ error_snapshots! {
     unexpected_character: "(+ 1 $x)";
 
     // Quoting.
-    quoted_list: "'(1 2 3)";
-    quoted_vector: "'[1 2]";
-    quoted_map: "'{:a 1}";
-    quoted_set: "'#{1}";
+    quoted_short_fn: "'#(inc %)";
     quoted_value: "(= x '42)";
     quote_without_symbol: "(list ')";
     var_quote_without_symbol: "#'42";

@@ -105,3 +105,12 @@ pub fn seq_len(v: &Value) -> Option<usize> {
 pub fn printed(v: &Value) -> String {
     to_clojure(v)
 }
+
+/// The key function of the `*-by` family: a string names a key, looked up flexibly like a
+/// keyword (`(sum-by "amount" rows)` is `(sum-by :amount rows)`, which also finds `"amount"`).
+pub fn by_key(f: &Value) -> Value {
+    match f {
+        Value::Str(s) => Value::Keyword(s.clone()),
+        other => other.clone(),
+    }
+}

@@ -38,7 +38,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("True when not all arguments are equal.")
         .ex(&[("(not= 1 2)", "true")]),
     Builtin::new("<", AtLeast(1), Core, lt)
-        .doc("Strictly increasing? Numbers by value; other values by a total order, never an error.")
+        .doc("Strictly increasing in the order of compare? Numbers by value, strings and keywords by text, nil first; values of different kinds are an error.")
         .ex(&[("(< 1 2 3)", "true")]),
     Builtin::new(">", AtLeast(1), Core, gt).doc("Strictly decreasing?").ex(&[("(> 3 2 1)", "true")]),
     Builtin::new("<=", AtLeast(1), Core, le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
@@ -65,10 +65,10 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("True for ##NaN.")
         .ex(&[("(NaN? ##NaN)", "true"), ("(NaN? 1)", "false")]),
     Builtin::new("max", AtLeast(1), Core, max)
-        .doc("The largest number; the winning value keeps its type.")
+        .doc("The largest argument in the order of compare (nil is smallest); the winning value keeps its type.")
         .ex(&[("(max 1 5 3)", "5"), ("(max 1 2.0)", "2.0")]),
     Builtin::new("min", AtLeast(1), Core, min)
-        .doc("The smallest number; the winning value keeps its type.")
+        .doc("The smallest argument in the order of compare (nil is smallest); the winning value keeps its type.")
         .ex(&[("(min 4 2 8)", "2")]),
     Builtin::new("str", AtLeast(0), Category::String, str_fn)
         .doc("Concatenates the printed forms; nil is empty, strings raw.")
@@ -228,20 +228,62 @@ fn not_eq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(!args.windows(2).all(|w| w[0].equiv(&w[1]))))
 }
 
-/// Ordering for `<`, `>`...: numbers by value (None when NaN is involved), other values
-/// by the total value order.
-pub fn compare_loose(a: &Value, b: &Value) -> Option<Ordering> {
+/// The one order of PTC-Lisp — Clojure's `compare` — used by `< > <= >= compare sort
+/// sort-by min max min-key max-key min-by max-by`: nil before anything; numbers by value
+/// across int and float (NaN is unordered: `None`); strings, keywords and symbols by text;
+/// false before true; vectors shorter first, then item by item. Values of different kinds,
+/// maps, sets and functions have no order: a type error naming both.
+#[inline]
+pub fn compare_values(a: &Value, b: &Value) -> EvalResult<Option<Ordering>> {
     match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::Int(y)) => Ok(Some(x.cmp(y))),
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            a.as_f64().unwrap_or(f64::NAN).partial_cmp(&b.as_f64().unwrap_or(f64::NAN))
+            Ok(a.as_f64().unwrap_or(f64::NAN).partial_cmp(&b.as_f64().unwrap_or(f64::NAN)))
         }
-        _ => Some(a.cmp(b)),
+        (Value::Nil, Value::Nil) => Ok(Some(Ordering::Equal)),
+        (Value::Nil, _) => Ok(Some(Ordering::Less)),
+        (_, Value::Nil) => Ok(Some(Ordering::Greater)),
+        (Value::Str(_), Value::Str(_))
+        | (Value::Keyword(_), Value::Keyword(_))
+        | (Value::Symbol(_), Value::Symbol(_))
+        | (Value::Bool(_), Value::Bool(_)) => Ok(Some(a.cmp(b))),
+        (Value::Vector(x), Value::Vector(y)) => {
+            if x.len() != y.len() {
+                return Ok(Some(x.len().cmp(&y.len())));
+            }
+            for (p, q) in x.iter().zip(y.iter()) {
+                match compare_values(p, q)? {
+                    Some(Ordering::Equal) => {}
+                    other => return Ok(other),
+                }
+            }
+            Ok(Some(Ordering::Equal))
+        }
+        _ => incomparable(a, b),
     }
 }
 
+#[cold]
+fn incomparable<T>(a: &Value, b: &Value) -> EvalResult<T> {
+    err(
+        ErrorKind::TypeError,
+        format!(
+            "cannot compare {} {} with {} {}: only two numbers, two strings, two keywords, two booleans or two vectors have an order (nil sorts first); convert first, e.g. (str x) or (parse-long s)",
+            a.type_name(),
+            super::brief(a),
+            b.type_name(),
+            super::brief(b)
+        ),
+    )
+}
+
 fn chain(args: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
-    Ok(Value::Bool(args.windows(2).all(|w| compare_loose(&w[0], &w[1]).is_some_and(ok))))
+    for w in args.windows(2) {
+        if !compare_values(&w[0], &w[1])?.is_some_and(ok) {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
 }
 
 fn lt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
@@ -294,30 +336,27 @@ fn is_nan(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(matches!(args[0], Value::Float(f) if f.is_nan())))
 }
 
-fn extreme(fname: &str, args: &mut [Value], want: Ordering) -> EvalResult {
-    let mut best = num(fname, &args[0])?;
-    for a in args[1..].iter() {
-        if best.as_f64().is_some_and(f64::is_nan) {
-            // NaN wins, as in Clojure; the rest still has to be numbers
-            num(fname, a)?;
+fn extreme(args: &mut [Value], want: Ordering) -> EvalResult {
+    let is_nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+    let mut best = std::mem::take(&mut args[0]);
+    for a in args[1..].iter_mut() {
+        let o = compare_values(&best, a)?;
+        if is_nan(&best) {
+            // NaN wins, as in Clojure; the rest still has to be comparable
             continue;
         }
-        let a = num(fname, a)?;
-        if a.as_f64().is_some_and(f64::is_nan) {
-            return Ok(a);
-        }
         // as in Clojure, a tie goes to the later argument: (max 1 1.0) is 1.0
-        if compare_loose(&best, &a) != Some(want) {
-            best = a;
+        if is_nan(a) || o != Some(want) {
+            best = std::mem::take(a);
         }
     }
     Ok(best)
 }
 fn max(_: &mut Interp, args: &mut [Value]) -> EvalResult {
-    extreme("max", args, Ordering::Greater)
+    extreme(args, Ordering::Greater)
 }
 fn min(_: &mut Interp, args: &mut [Value]) -> EvalResult {
-    extreme("min", args, Ordering::Less)
+    extreme(args, Ordering::Less)
 }
 
 /// Java's `Double.toString` style used by `str`: `1.0`, `0.1`, `1.0E20`, `1.0E-4`.

@@ -29,19 +29,13 @@ pub static BUILTINS: &[Builtin] = &[
 fn ns_of(b: &Builtin) -> &'static str {
     if let Some((ns, _)) = b.name.split_once('/')
         && !ns.is_empty()
+        && !matches!(ns, "set" | "str")
     {
-        return match ns {
-            "set" => "clojure.set",
-            "str" => "clojure.string",
-            other => other,
-        };
+        return ns;
     }
-    match b.category {
-        Category::String | Category::Regex => "clojure.string",
-        Category::Set => "clojure.set",
-        Category::Walk => "clojure.walk",
-        Category::Interop => "java.lang.String",
-        _ => "clojure.core",
+    match (b.category, super::home_library(b)) {
+        (Category::Interop, super::Library::Core) => "java.lang.String",
+        (_, lib) => lib.ns_name(),
     }
 }
 
@@ -128,7 +122,10 @@ fn names_in(interp: &Interp, ns: &str) -> Vec<String> {
     let mut names: Vec<String> = if ns == "user" {
         interp.globals.values.keys().map(|k| k.to_string()).collect()
     } else {
-        super::all().filter(|b| ns_of(b) == ns).map(|b| b.name.to_string()).collect()
+        super::all()
+            .filter(|b| ns_of(b) == ns)
+            .map(|b| b.name.strip_prefix("str/").or_else(|| b.name.strip_prefix("set/")).unwrap_or(b.name).to_string())
+            .collect()
     };
     names.sort();
     names.dedup();

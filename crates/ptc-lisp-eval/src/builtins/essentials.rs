@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::{Arity, Builtin, Category, compare_loose, expected, int_arg, seq_iter, seq_len, str_arg};
+use super::{Arity, Builtin, Category, compare_values, expected, int_arg, seq_iter, seq_len, str_arg};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::Function;
 use crate::interp::{Interp, get_in_value};
@@ -70,6 +70,9 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("reverse", Exact(1), Sequence, reverse)
         .doc("Items in reverse order.")
         .ex(&[("(reverse [1 2 3])", "[3 2 1]")]),
+    Builtin::new("replace", Range(2, 3), Sequence, replace)
+        .doc("(replace smap coll): each item that is a key of smap (a map, or a vector by index) becomes its value. (replace s match replacement) is str/replace (PTC extension).")
+        .ex(&[("(replace {:a 1} [:a :b])", "[1 :b]"), ("(replace [:x :y] [0 1 5])", "[:x :y 5]")]),
     Builtin::new("sort", Range(1, 2), Sequence, sort)
         .doc("Sorted items (numbers, strings or keywords; optional comparator fn, :asc or :desc).")
         .ex(&[("(sort [3 1 2])", "[1 2 3]"), ("(sort > [3 1 2])", "[3 2 1]")]),
@@ -103,9 +106,9 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("mapcat", AtLeast(2), Sequence, mapcat)
         .doc("Concatenation of (f item) for each item.")
         .ex(&[("(mapcat (fn [x] [x x]) [1 2])", "[1 1 2 2]")]),
-    Builtin::new("partition", Range(2, 3), Sequence, partition)
-        .doc("Groups of n items (step optional); an incomplete last group is dropped.")
-        .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]")]),
+    Builtin::new("partition", Range(2, 4), Sequence, partition)
+        .doc("Groups of n items (step optional); an incomplete last group is dropped, or filled from a pad collection: (partition n step pad coll).")
+        .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"), ("(partition 2 2 [0] [1 2 3])", "[[1 2] [3 0]]")]),
     Builtin::new("partition-all", Range(2, 3), Sequence, partition_all)
         .doc("Groups of n items; the last group may be shorter.")
         .ex(&[("(partition-all 2 [1 2 3])", "[[1 2] [3]]")]),
@@ -300,6 +303,29 @@ fn identity(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(std::mem::take(&mut a[0]))
 }
 
+fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if a.len() == 3 {
+        return super::text::replace(interp, a);
+    }
+    let smap = std::mem::take(&mut a[0]);
+    if !matches!(smap, Value::Map(_) | Value::Vector(_) | Value::Nil) {
+        return expected("replace", "a map or vector of replacements", &smap);
+    }
+    let lookup = |x: &Value| -> Option<Value> {
+        match (&smap, x) {
+            (Value::Map(m), k) => m.get(k).cloned(),
+            (Value::Vector(v), Value::Int(i)) if *i >= 0 => v.get(*i as usize).cloned(),
+            _ => None,
+        }
+    };
+    let mut out = PVector::new();
+    for x in seq_iter("replace", &a[1])? {
+        interp.tick(1)?;
+        out.push_back(lookup(&x).unwrap_or(x));
+    }
+    vec_out(interp, out)
+}
+
 fn items(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
     Ok(seq_iter(fname, v)?.collect())
 }
@@ -448,7 +474,7 @@ fn sort_pairs(interp: &mut Interp, mut pairs: Vec<(Value, Value)>, order: &Order
             let desc = matches!(order, Order::Desc);
             interp.tick(pairs.len() as u64)?;
             pairs.sort_by(|(a, _), (b, _)| {
-                let o = compare_loose(a, b).unwrap_or_else(|| a.cmp(b));
+                let o = compare_values(a, b).ok().flatten().unwrap_or_else(|| a.cmp(b));
                 if desc { o.reverse() } else { o }
             });
             Ok(pairs)
@@ -507,7 +533,7 @@ fn sort(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let keyfn = std::mem::take(&mut a[0]);
+    let keyfn = super::by_key(&a[0]);
     let (order, coll) = if a.len() == 3 {
         (order_arg(std::mem::take(&mut a[1])), std::mem::take(&mut a[2]))
     } else {
@@ -528,7 +554,7 @@ fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let f = std::mem::take(&mut a[0]);
+    let f = super::by_key(&a[0]);
     let mut groups: HashMap<Value, PVector> = HashMap::new();
     for item in items("group-by", &a[1])? {
         interp.tick(1)?;
@@ -605,7 +631,12 @@ fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
     let n = int_arg(fname, &a[0])?;
-    let (step, coll) = if a.len() == 3 { (int_arg(fname, &a[1])?, &a[2]) } else { (n, &a[1]) };
+    let (step, pad, coll) = match a {
+        [_, coll] => (n, None, &*coll),
+        [_, step, coll] => (int_arg(fname, step)?, None, &*coll),
+        [_, step, pad, coll] => (int_arg(fname, step)?, Some(items(fname, pad)?), &*coll),
+        _ => return err(ErrorKind::ArityError, format!("{fname}: expected (partition n step? pad? coll)")),
+    };
     if n <= 0 || step <= 0 {
         return err(ErrorKind::RuntimeError, format!("{fname}: size and step must be positive, got {n} and {step}"));
     }
@@ -616,6 +647,11 @@ fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool)
         interp.tick(1)?;
         let end = (i + n as usize).min(all.len());
         if end - i < n as usize && !keep_partial {
+            // as in Clojure, a pad fills the first incomplete group, and that group ends it
+            if let Some(pad) = &pad {
+                let missing = n as usize - (end - i);
+                out.push(Value::vector(all[i..end].iter().chain(pad.iter().take(missing)).cloned()));
+            }
             break;
         }
         out.push(Value::vector(all[i..end].iter().cloned()));
@@ -695,7 +731,7 @@ fn select_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(match &a[0] {
-        Value::Map(m) => m.contains_key(&a[1]),
+        Value::Map(m) => crate::interp::flex_get(m, &a[1]).is_some(),
         Value::Set(s) => s.contains(&a[1]),
         Value::Vector(v) => v.iter().any(|x| x.equiv(&a[1])),
         Value::Str(s) => matches!(&a[1], Value::Str(sub) if s.contains(&**sub)),
@@ -798,17 +834,17 @@ fn avg(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(mean(&nums))
 }
 fn sum_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let f = a[0].clone();
+    let f = super::by_key(&a[0]);
     let nums = numbers_of(interp, "sum-by", Some(&f), &a[1])?;
     nums.iter().try_fold(Value::Int(0), |acc, x| super::core::add2(&acc, x))
 }
 fn avg_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let f = a[0].clone();
+    let f = super::by_key(&a[0]);
     let nums = numbers_of(interp, "avg-by", Some(&f), &a[1])?;
     Ok(mean(&nums))
 }
 fn extreme_by(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering) -> EvalResult {
-    let f = a[0].clone();
+    let f = super::by_key(&a[0]);
     let mut best: Option<(Value, Value)> = None;
     for item in items(fname, &a[1])? {
         interp.tick(1)?;
@@ -818,7 +854,7 @@ fn extreme_by(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering)
         }
         let better = match &best {
             None => true,
-            Some((bk, _)) => compare_loose(&k, bk) == Some(want),
+            Some((bk, _)) => compare_values(&k, bk)? == Some(want),
         };
         if better {
             best = Some((k, item));
@@ -1018,18 +1054,15 @@ fn reduce_kv(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(acc)
 }
-fn extreme_key(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering) -> EvalResult {
+fn extreme_key(interp: &mut Interp, a: &mut [Value], want: Ordering) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     let mut best: Option<(Value, Value)> = None;
     for x in a[1..].iter_mut() {
         let x = std::mem::take(x);
         let k = interp.apply(&f, &mut [x.clone()])?;
-        if k.as_f64().is_none() {
-            return expected(fname, "a function returning numbers", &k);
-        }
         let better = match &best {
             None => true,
-            Some((bk, _)) => compare_loose(&k, bk) != Some(want.reverse()),
+            Some((bk, _)) => compare_values(&k, bk)? != Some(want.reverse()),
         };
         if better {
             best = Some((k, x));
@@ -1038,10 +1071,10 @@ fn extreme_key(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering
     Ok(best.map(|(_, v)| v).unwrap_or(Value::Nil))
 }
 fn max_key(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    extreme_key(interp, a, "max-key", Ordering::Greater)
+    extreme_key(interp, a, Ordering::Greater)
 }
 fn min_key(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    extreme_key(interp, a, "min-key", Ordering::Less)
+    extreme_key(interp, a, Ordering::Less)
 }
 
 fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {

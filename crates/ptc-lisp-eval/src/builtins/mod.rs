@@ -22,7 +22,7 @@ mod shapes;
 mod text;
 
 pub use args::*;
-pub use core::compare_loose;
+pub use core::compare_values;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;
@@ -200,30 +200,172 @@ pub fn lookup(name: &str) -> Option<&'static Builtin> {
     table().get(name).copied()
 }
 
-/// Namespaces that are aliases of the core library (`str/join` is `join`).
-pub const CLOJURE_ALIASES: &[&str] =
-    &["clojure.core", "core", "clojure.string", "str", "string", "clojure.set", "set", "clojure.walk", "walk", "regex"];
+/// The Clojure libraries PTC-Lisp offers, each with its own table of names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Library {
+    /// `clojure.core` (also every bare name).
+    Core,
+    /// `clojure.string`.
+    String,
+    /// `clojure.set`.
+    Set,
+    /// `clojure.walk`.
+    Walk,
+}
 
-/// Resolves `ns/name` to a builtin: Clojure aliases map to the plain name, other
+impl Library {
+    /// The library an alias names (`str`, `clojure.string`, `string` → `String`).
+    pub fn of_alias(ns: &str) -> Option<Library> {
+        Some(match ns {
+            "clojure.core" | "core" | "regex" => Library::Core,
+            "clojure.string" | "str" | "string" => Library::String,
+            "clojure.set" | "set" => Library::Set,
+            "clojure.walk" | "walk" => Library::Walk,
+            _ => return None,
+        })
+    }
+
+    /// The canonical namespace name.
+    pub fn ns_name(self) -> &'static str {
+        match self {
+            Library::Core => "clojure.core",
+            Library::String => "clojure.string",
+            Library::Set => "clojure.set",
+            Library::Walk => "clojure.walk",
+        }
+    }
+
+    /// The short alias programs write (`str/`, `set/`).
+    pub fn alias(self) -> &'static str {
+        match self {
+            Library::Core => "core",
+            Library::String => "str",
+            Library::Set => "set",
+            Library::Walk => "walk",
+        }
+    }
+
+    /// The short prefix PTC-Lisp registers library-only meanings under (`set/join`).
+    fn prefix(self) -> Option<&'static str> {
+        match self {
+            Library::String => Some("str"),
+            Library::Set => Some("set"),
+            _ => None,
+        }
+    }
+
+    /// The public names of the library, as Clojure 1.11 has them (core: every other name).
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            Library::Core => &[],
+            Library::String => STRING_NAMES,
+            Library::Set => SET_NAMES,
+            Library::Walk => WALK_NAMES,
+        }
+    }
+}
+
+/// `clojure.string`'s public names.
+const STRING_NAMES: &[&str] = &[
+    "blank?",
+    "capitalize",
+    "ends-with?",
+    "escape",
+    "includes?",
+    "index-of",
+    "join",
+    "last-index-of",
+    "lower-case",
+    "re-quote-replacement",
+    "replace",
+    "replace-first",
+    "reverse",
+    "split",
+    "split-lines",
+    "starts-with?",
+    "trim",
+    "trim-newline",
+    "triml",
+    "trimr",
+    "upper-case",
+];
+/// `clojure.set`'s public names.
+const SET_NAMES: &[&str] = &[
+    "difference",
+    "index",
+    "intersection",
+    "join",
+    "map-invert",
+    "project",
+    "rename",
+    "rename-keys",
+    "select",
+    "subset?",
+    "superset?",
+    "union",
+];
+/// `clojure.walk`'s public names.
+const WALK_NAMES: &[&str] =
+    &["keywordize-keys", "postwalk", "postwalk-replace", "prewalk", "prewalk-replace", "stringify-keys", "walk"];
+
+/// The library a registry entry belongs to (`str/reverse` and `upper-case` to
+/// clojure.string, `union` to clojure.set, `map` and the PTC extensions to core).
+pub fn home_library(b: &Builtin) -> Library {
+    let (prefix, short) = match b.name.split_once('/') {
+        Some((p, n)) if !p.is_empty() => (Some(p), n),
+        _ => (None, b.name),
+    };
+    match prefix {
+        Some("str") => return Library::String,
+        Some("set") => return Library::Set,
+        Some(_) => return Library::Core,
+        None => {}
+    }
+    let member = |lib: Library, cats: &[Category]| {
+        cats.contains(&b.category)
+            && (lib.names().contains(&short) || b.aliases.iter().any(|a| lib.names().contains(a)))
+    };
+    if member(Library::String, &[Category::String, Category::Regex]) {
+        Library::String
+    } else if member(Library::Set, &[Category::Set]) {
+        Library::Set
+    } else if member(Library::Walk, &[Category::Walk]) {
+        Library::Walk
+    } else {
+        Library::Core
+    }
+}
+
+/// Resolves `ns/name` to a builtin. Each Clojure library has its own table, so
+/// `set/join` is the relational join and `str/join` the string join, and a name from
+/// one library is not found under another (`str/union` is not a function). Other
 /// namespaces (`Math`, `json`, `Integer`...) are registered with their prefix.
 pub fn lookup_ns(ns: &str, name: &str) -> Option<&'static Builtin> {
-    // names whose clojure.set / clojure.string meaning differs from the core one
-    // (set/join, set/select, str/reverse...) are registered with the short prefix
-    let prefix = match ns {
-        "set" | "clojure.set" => Some("set"),
-        "str" | "string" | "clojure.string" => Some("str"),
-        _ => None,
-    };
-    if let Some(p) = prefix
-        && let Some(b) = lookup(&format!("{p}/{name}"))
-    {
-        return Some(b);
-    }
-    if CLOJURE_ALIASES.contains(&ns) {
-        return lookup(name);
+    if let Some(lib) = Library::of_alias(ns) {
+        if let Some(p) = lib.prefix()
+            && let Some(b) = lookup(&format!("{p}/{name}"))
+        {
+            return Some(b);
+        }
+        let b = lookup(name)?;
+        let home = home_library(b);
+        let found = match lib {
+            // core/ reaches every bare name except the other libraries' own functions
+            Library::Core => home == Library::Core,
+            other => home == other,
+        };
+        return found.then_some(b);
     }
     let ns = ns.strip_prefix("java.time.").or_else(|| ns.strip_prefix("java.lang.")).unwrap_or(ns);
     lookup(&format!("{ns}/{name}"))
+}
+
+/// The libraries that do have `name`, for "did you mean" hints (`str/union` → `set/union`).
+pub fn libraries_with(name: &str) -> Vec<Library> {
+    [Library::String, Library::Set, Library::Walk, Library::Core]
+        .into_iter()
+        .filter(|lib| lookup_ns(lib.alias(), name).is_some())
+        .collect()
 }
 
 /// Java's `Character.isWhitespace`: Unicode whitespace except the no-break spaces, which

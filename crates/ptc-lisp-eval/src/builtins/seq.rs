@@ -41,7 +41,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
     Builtin::new("keys", Exact(1), Collection, keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
     Builtin::new("vals", Exact(1), Collection, vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
-    Builtin::new("sum", Exact(1), Sequence, sum).ext().doc("Sum of a collection of numbers; 0 when empty.").ex(&[("(sum [1 2 3.5])", "6.5"), ("(sum [])", "0")]),
+    Builtin::new("sum", Exact(1), Sequence, sum).ext().doc("Sum of a collection of numbers, skipping nil; 0 when empty.").ex(&[("(sum [1 2 3.5])", "6.5"), ("(sum [])", "0")]),
     Builtin::new("apply", AtLeast(2), Functional, apply).doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
     Builtin::new("juxt", AtLeast(1), Functional, juxt).doc("A function returning a vector of each function applied to its argument.").ex(&[("((juxt :a :b) {:a 1 :b 2})", "[1 2]")]),
     Builtin::new("pmap", AtLeast(2), Functional, pmap).ext().doc("Like map, with the calls run in parallel (bounded workers, shared deadline); results in order.").ex(&[("(pmap inc [1 2 3])", "[2 3 4]")]),
@@ -427,7 +427,10 @@ fn sum(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut acc = Value::Int(0);
     for item in seq_iter("sum", &args[0])? {
         interp.tick(1)?;
-        acc = super::core::add2(&acc, &item)?;
+        // nil is skipped, as in sum-by and avg
+        if !item.is_nil() {
+            acc = super::core::add2(&acc, &item)?;
+        }
     }
     Ok(acc)
 }

@@ -199,6 +199,12 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("set/select", Exact(2), Set, set_select)
         .doc("Members of a set for which (pred x) holds.")
         .ex(&[("(set/select odd? #{1 2 3})", "#{1 3}")]),
+    Builtin::new("set/join", Range(2, 3), Set, set_join)
+        .doc("Relational join of two sets of maps on their shared keys (or on a {x-key y-key} map); no shared keys gives every pair merged.")
+        .ex(&[("(set/join #{{:id 1 :a 2}} #{{:id 1 :b 3}})", "#{{:a 2 :b 3 :id 1}}")]),
+    Builtin::new("set/rename", Exact(2), Set, set_rename)
+        .doc("A set of maps with keys renamed by a {old new} map.")
+        .ex(&[("(set/rename #{{:a 1}} {:a :b})", "#{{:b 1}}")]),
     Builtin::new("set/project", Exact(2), Set, set_project)
         .doc("A set of maps with only the given keys.")
         .ex(&[("(set/project #{{:a 1 :b 2}} [:a])", "#{{:a 1}}")]),
@@ -291,26 +297,7 @@ fn is_sorted(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Map(_) | Value::Set(_)))
 }
 fn compare(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let ok = |v: &Value| {
-        matches!(
-            v,
-            Value::Nil
-                | Value::Int(_)
-                | Value::Float(_)
-                | Value::Str(_)
-                | Value::Keyword(_)
-                | Value::Bool(_)
-                | Value::Vector(_)
-        )
-    };
-    let (x, y) = (&a[0], &a[1]);
-    let numeric = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_));
-    let same_kind = x.is_nil() || y.is_nil() || std::mem::discriminant(x) == std::mem::discriminant(y);
-    let comparable = same_kind || (numeric(x) && numeric(y));
-    if !ok(x) || !ok(y) || !comparable {
-        return err(ErrorKind::TypeError, format!("compare: cannot compare {} with {}", x.type_name(), y.type_name()));
-    }
-    let o = super::compare_loose(x, y).unwrap_or(std::cmp::Ordering::Equal);
+    let o = super::compare_values(&a[0], &a[1])?.unwrap_or(std::cmp::Ordering::Equal);
     Ok(Value::Int(o as i64))
 }
 fn is_distinct(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -497,7 +484,7 @@ fn dedupe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     out_vec(interp, out)
 }
 fn distinct_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let f = a[0].clone();
+    let f = super::by_key(&a[0]);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for item in all("distinct-by", &a[1])? {
@@ -509,7 +496,7 @@ fn distinct_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     out_vec(interp, out)
 }
 fn partition_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let f = a[0].clone();
+    let f = super::by_key(&a[0]);
     let mut out: Vec<Value> = Vec::new();
     let mut run: Vec<Value> = Vec::new();
     let mut last: Option<Value> = None;
@@ -638,15 +625,17 @@ fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn some_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
     Ok(Function::native("some-fn", move |interp, args| {
+        // like Clojure's (or (p1 x) (p1 y) (p2 x) ...): the first truthy result, else the last one
+        let mut last = Value::Nil;
         for p in &ps {
             for x in args.iter() {
-                let r = interp.apply(p, &mut [x.clone()])?;
-                if r.truthy() {
-                    return Ok(r);
+                last = interp.apply(p, &mut [x.clone()])?;
+                if last.truthy() {
+                    return Ok(last);
                 }
             }
         }
-        Ok(Value::Nil)
+        Ok(last)
     }))
 }
 fn set_arg(fname: &str, v: &Value) -> EvalResult<PSet> {
@@ -734,6 +723,53 @@ fn select_keys_of(m: &Value, ks: &[Value]) -> Value {
         Value::Map(m) => Value::map(ks.iter().filter_map(|k| m.get(k).map(|v| (k.clone(), v.clone())))),
         _ => Value::empty_map(),
     }
+}
+fn set_join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let xs = all("set/join", &a[0])?;
+    let ys = all("set/join", &a[1])?;
+    let mut out = PSet::new();
+    let (Some(x0), Some(y0)) = (xs.first(), ys.first()) else {
+        return Ok(Value::Set(Arc::new(out)));
+    };
+    // (key in x, key in y) pairs that must hold equal values
+    let pairs: Vec<(Value, Value)> = match a.get(2) {
+        Some(km) => match map_of("set/join", km)? {
+            Some(m) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            None => Vec::new(),
+        },
+        None => match (x0, y0) {
+            (Value::Map(x), Value::Map(y)) => {
+                x.keys().filter(|k| y.contains_key(k)).map(|k| (k.clone(), k.clone())).collect()
+            }
+            _ => Vec::new(),
+        },
+    };
+    // as in Clojure, the larger relation's values win when the merged maps share a key
+    let y_wins = xs.len() <= ys.len();
+    for x in &xs {
+        let Value::Map(xm) = x else { return expected("set/join", "a set of maps", x) };
+        for y in &ys {
+            interp.tick(1)?;
+            let Value::Map(ym) = y else { return expected("set/join", "a set of maps", y) };
+            if pairs.iter().all(|(kx, ky)| xm.get(kx) == ym.get(ky)) {
+                let (mut base, top) = if y_wins { ((**xm).clone(), ym) } else { ((**ym).clone(), xm) };
+                for (k, v) in top.iter() {
+                    base.insert(k.clone(), v.clone());
+                }
+                interp.charge(cost::HEADER + cost::ELEM * base.len() as u64)?;
+                out.insert(Value::Map(Arc::new(base)));
+            }
+        }
+    }
+    Ok(Value::Set(Arc::new(out)))
+}
+fn set_rename(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let kmap = a[1].clone();
+    let mut out = PSet::new();
+    for m in all("set/rename", &a[0])? {
+        out.insert(rename_keys(interp, &mut [m, kmap.clone()])?);
+    }
+    Ok(Value::Set(Arc::new(out)))
 }
 fn set_project(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let ks = all("set/project", &a[1])?;

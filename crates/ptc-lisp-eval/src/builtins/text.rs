@@ -28,9 +28,9 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("last-index-of", Range(2, 3), Str, last_index_of)
         .doc("Character index of the last occurrence, or nil.")
         .ex(&[("(last-index-of \"hello\" \"l\")", "3")]),
-    Builtin::new("replace", Exact(3), Str, replace)
-        .doc("Replaces every match: string for string (literally), or regex for a string ($1 / ${name} refer to groups, \\$ is a dollar) or for (fn [match]) — the fn gets the match, or [match g1 ...] when the regex has groups.")
-        .ex(&[("(replace \"a.b\" \".\" \"-\")", "\"a-b\""), ("(replace \"a1b22\" #\"\\d+\" \"#\")", "\"a#b#\"")]),
+    Builtin::new("str/replace", Exact(3), Str, replace)
+        .doc("clojure.string/replace: replaces every match: string for string (literally), or regex for a string ($1 / ${name} refer to groups, \\$ is a dollar) or for (fn [match]) — the fn gets the match, or [match g1 ...] when the regex has groups.")
+        .ex(&[("(str/replace \"a.b\" \".\" \"-\")", "\"a-b\""), ("(str/replace \"a1b22\" #\"\\d+\" \"#\")", "\"a#b#\"")]),
     Builtin::new("replace-first", Exact(3), Str, replace_first)
         .doc("Replaces the first match (same arguments as replace).")
         .ex(&[("(replace-first \"aaa\" \"a\" \"b\")", "\"baa\"")]),
@@ -227,7 +227,7 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
     interp.charge(out.len() as u64 + cost::HEADER)?;
     Ok(Value::str(out))
 }
-fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     replace_impl(interp, a, "replace", false)
 }
 fn replace_first(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
