@@ -257,6 +257,8 @@ fn discovery_falls_through_to_the_host_catalog() {
     assert_eq!(engine().eval_with("(dir 'store)", &Catalog).printed, "[\"store/fetch\"]");
     let out = engine().eval_with("(doc store/fetch)", &Catalog);
     assert_eq!(out.prints, ["store/fetch\n  fetches an item"]);
+    // a host's doc text is also the value, so programs can read it
+    assert_eq!(out.value(), Some(&Value::str("store/fetch\n  fetches an item")));
     assert_eq!(engine().eval_with("(:name (meta 'store/fetch))", &Catalog).printed, "\"store/fetch\"");
     assert_eq!(engine().eval_with("(first (apropos \"fetch\"))", &Catalog).printed, "\"store/fetch - fetches\"");
     // a core name still answers from the registry, and an unknown namespace still errors
