@@ -15,6 +15,7 @@ mod limit_flags;
 mod mcp_cmd;
 mod repl;
 mod signature_cmd;
+mod upstream_flags;
 
 /// Programmatic tool calling: run PTC-Lisp programs in a sandbox.
 #[derive(Parser, Debug)]
@@ -66,6 +67,8 @@ struct EvalArgs {
     signature: Option<String>,
     #[command(flatten)]
     limits: limit_flags::LimitArgs,
+    #[command(flatten)]
+    upstreams: upstream_flags::UpstreamArgs,
 }
 
 #[derive(Args, Debug)]
@@ -74,6 +77,8 @@ struct ReplArgs {
     data: ContextArgs,
     #[command(flatten)]
     limits: limit_flags::LimitArgs,
+    #[command(flatten)]
+    upstreams: upstream_flags::UpstreamArgs,
 }
 
 #[derive(Args, Debug)]
@@ -148,15 +153,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// The default limits, with 10 s per program when upstreams are configured.
+fn base_limits(upstreams: &upstream_flags::UpstreamArgs) -> Limits {
+    if upstreams.path().is_some() {
+        Limits { timeout: std::time::Duration::from_millis(10_000), ..Limits::default() }
+    } else {
+        Limits::default()
+    }
+}
+
 fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
-    let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
+    let limits = args.limits.to_limits(base_limits(&args.upstreams)).map_err(UsageError)?;
+    let upstreams = args.upstreams.start(ptc_mcp_aggregator::upstream::SnapshotMode::Live).map_err(UsageError)?;
     let context = args.data.load().map_err(UsageError)?;
     let signature = match &args.signature {
         Some(text) => Some(ptc_signature::parse(text).map_err(|e| UsageError(anyhow::anyhow!("--signature: {e}")))?),
         None => None,
     };
     if args.jsonl {
-        return jsonl(&limits, &context, signature.as_ref()).map_err(UsageError);
+        return jsonl(&limits, &context, signature.as_ref(), upstreams.as_ref()).map_err(UsageError);
     }
     let source = match (&args.program, &args.file) {
         (Some(p), None) if p == "-" => {
@@ -177,7 +192,8 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
             )));
         }
     };
-    let opts = RunOptions { limits, ..RunOptions::default() }.with_json_context(&context);
+    let opts =
+        RunOptions { limits, host: host_for(upstreams.as_ref()), ..RunOptions::default() }.with_json_context(&context);
     let mut outcome = ptc_lisp_eval::run(&source, opts);
     if let Some(sig) = &signature {
         signature_cmd::check_result(&mut outcome, sig);
@@ -185,7 +201,8 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     let ok = outcome.is_ok();
     match args.output {
         Output::Json => {
-            let env = envelope::envelope(&outcome);
+            let mut env = envelope::envelope(&outcome);
+            add_upstream_calls(&mut env, &outcome, upstreams.is_some());
             println!("{env}");
         }
         Output::Text => {
@@ -212,10 +229,29 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// A fresh program host (its own call budgets) when upstreams are configured.
+fn host_for(upstreams: Option<&ptc_mcp_aggregator::UpstreamRuntime>) -> std::sync::Arc<dyn ptc_lisp_eval::Host> {
+    match upstreams {
+        Some(rt) => std::sync::Arc::new(rt.program_host()),
+        None => std::sync::Arc::new(ptc_lisp_eval::NoTools),
+    }
+}
+
+/// `upstream_calls` in the JSON envelope of an aggregator run.
+fn add_upstream_calls(env: &mut serde_json::Value, outcome: &ptc_lisp_eval::Outcome, enabled: bool) {
+    if enabled && let serde_json::Value::Object(m) = env {
+        m.insert(
+            "upstream_calls".into(),
+            serde_json::Value::Array(ptc_mcp_aggregator::upstream::metrics::upstream_calls(outcome)),
+        );
+    }
+}
+
 fn jsonl(
     limits: &Limits,
     base_context: &serde_json::Map<String, serde_json::Value>,
     signature: Option<&ptc_signature::Signature>,
+    upstreams: Option<&ptc_mcp_aggregator::UpstreamRuntime>,
 ) -> Result<ExitCode> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
@@ -226,7 +262,7 @@ fn jsonl(
             continue;
         }
         let env = match serde_json::from_str::<serde_json::Value>(&line) {
-            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits, signature),
+            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits, signature, upstreams),
             Ok(serde_json::Value::Object(obj)) => match obj.get("src").and_then(|s| s.as_str()) {
                 Some(src) => {
                     let mut ctx = base_context.clone();
@@ -238,7 +274,7 @@ fn jsonl(
                             continue;
                         }
                     }
-                    run_one(src, ctx, limits, signature)
+                    run_one(src, ctx, limits, signature, upstreams)
                 }
                 None => envelope::usage_error("each line needs a \"src\" string: {\"src\": \"(+ 1 2)\", \"ctx\": {}}"),
             },
@@ -257,18 +293,23 @@ fn run_one(
     ctx: serde_json::Map<String, serde_json::Value>,
     limits: &Limits,
     signature: Option<&ptc_signature::Signature>,
+    upstreams: Option<&ptc_mcp_aggregator::UpstreamRuntime>,
 ) -> serde_json::Value {
-    let opts = RunOptions { limits: limits.clone(), ..RunOptions::default() }.with_json_context(&ctx);
+    let opts = RunOptions { limits: limits.clone(), host: host_for(upstreams), ..RunOptions::default() }
+        .with_json_context(&ctx);
     let mut outcome = ptc_lisp_eval::run(src, opts);
     if let Some(sig) = signature {
         signature_cmd::check_result(&mut outcome, sig);
     }
-    envelope::envelope(&outcome)
+    let mut env = envelope::envelope(&outcome);
+    add_upstream_calls(&mut env, &outcome, upstreams.is_some());
+    env
 }
 
 fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
-    let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
+    let limits = args.limits.to_limits(base_limits(&args.upstreams)).map_err(UsageError)?;
     let context = args.data.load().map_err(UsageError)?;
-    repl::run(limits, context).map_err(UsageError)?;
+    let upstreams = args.upstreams.start(ptc_mcp_aggregator::upstream::SnapshotMode::Live).map_err(UsageError)?;
+    repl::run(limits, context, upstreams).map_err(UsageError)?;
     Ok(ExitCode::SUCCESS)
 }
