@@ -288,3 +288,32 @@ fn frozen_start_fails_when_an_upstream_cannot_start() {
         engine().eval(r#"(:reason (tool/call {:server "gone" :tool "x"}))"#, RunInput::new(), &host, &Cancel::new());
     assert_eq!(out.printed, ":upstream_unavailable");
 }
+
+#[test]
+fn the_debug_profile_carries_upstream_calls_and_ptc_metrics() {
+    let s = setup();
+    let config = ptc_mcp_aggregator::McpConfig {
+        response_profile: ptc_mcp_aggregator::ResponseProfile::Debug,
+        limits: Limits { timeout: Duration::from_secs(20), ..Limits::mcp() },
+        ..ptc_mcp_aggregator::McpConfig::default()
+    };
+    let server = ptc_mcp_aggregator::PtcServer::new(config, Arc::new(s.rt.clone()));
+    assert!(server.lisp_eval_tool().description.unwrap_or_default().contains("(tool/servers)"));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let program = r#"(count (get (:value (tool/call {:server "fx" :tool "orders" :args {:n 40}})) "items"))"#;
+    let args = serde_json::json!({"program": program});
+    let payload =
+        runtime.block_on(server.call_lisp_eval(args.as_object().cloned(), tokio_util::sync::CancellationToken::new()));
+    let s = payload.structured.unwrap();
+    assert_eq!(s["status"], "ok", "{s}");
+    let calls = s["upstream_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["server"], "fx");
+    assert_eq!(calls[0]["status"], "ok");
+    let m = &s["ptc_metrics"];
+    assert_eq!(m["schema_version"], 1);
+    assert_eq!(m["final_result_bytes"], "user=> 40".len());
+    assert!(m["upstream_result_bytes"].as_u64().unwrap() > 1000, "{m}");
+    assert!(m["payload_reduction_ratio"].as_f64().unwrap() > 100.0, "{m}");
+    assert_eq!(m["token_estimate_method"], "utf8_bytes_div_4");
+}
