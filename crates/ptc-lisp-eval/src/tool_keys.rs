@@ -76,8 +76,35 @@ pub fn to_lisp_keys(v: &Value) -> Value {
     }
 }
 
+/// `(tool/call 'server/tool {...})` / `(tool/call "server/tool")`: the aggregator's
+/// reference shape, rewritten to `{:server "server" :tool "tool" :args {...}}`. Only a
+/// first argument naming `server/tool` qualifies, which no other shape accepts.
+fn upstream_ref_shape(args: &mut [Value]) -> Option<Value> {
+    let (reference, rest) = args.split_first_mut()?;
+    let (Value::Symbol(r) | Value::Str(r)) = reference else { return None };
+    let (server, tool) = r.split_once('/')?;
+    if server.is_empty() || tool.is_empty() {
+        return None;
+    }
+    let call_args = match rest {
+        [] => Value::empty_map(),
+        [m @ (Value::Map(_) | Value::Nil)] => std::mem::take(m),
+        _ => return None,
+    };
+    Some(Value::map([
+        (Value::kw("server"), Value::str(server)),
+        (Value::kw("tool"), Value::str(tool)),
+        (Value::kw("args"), call_args),
+    ]))
+}
+
 /// Converts call arguments to the single string-keyed map tools receive.
 pub(crate) fn tool_args(name: &str, args: &mut [Value]) -> EvalResult {
+    if name == "call"
+        && let Some(shape) = upstream_ref_shape(args)
+    {
+        return Ok(to_tool_keys(&shape));
+    }
     let map = match args {
         [] => Value::empty_map(),
         [m @ Value::Map(_)] => std::mem::take(m),

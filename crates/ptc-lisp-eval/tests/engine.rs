@@ -257,6 +257,8 @@ fn discovery_falls_through_to_the_host_catalog() {
     assert_eq!(engine().eval_with("(dir 'store)", &Catalog).printed, "[\"store/fetch\"]");
     let out = engine().eval_with("(doc store/fetch)", &Catalog);
     assert_eq!(out.prints, ["store/fetch\n  fetches an item"]);
+    // a host's doc text is also the value, so programs can read it
+    assert_eq!(out.value(), Some(&Value::str("store/fetch\n  fetches an item")));
     assert_eq!(engine().eval_with("(:name (meta 'store/fetch))", &Catalog).printed, "\"store/fetch\"");
     assert_eq!(engine().eval_with("(first (apropos \"fetch\"))", &Catalog).printed, "\"store/fetch - fetches\"");
     // a core name still answers from the registry, and an unknown namespace still errors
@@ -311,4 +313,22 @@ fn the_contract_catches_a_host_that_ignores_deadlines() {
     let failed: Vec<&str> = report.checks.iter().filter(|(_, r)| r.is_err()).map(|(n, _)| *n).collect();
     assert!(failed.contains(&"unknown tool is answered with UnknownTool"), "{report}");
     assert!(failed.contains(&"slow call stops on cancellation"), "{report}");
+}
+
+#[test]
+fn tool_call_accepts_a_server_tool_reference() {
+    let host = FnHost::new().with_tool("call", Ok).with_tool("other", Ok);
+    let e = engine();
+    assert_eq!(
+        e.eval_with("(tool/call 'fs/read-file {:max-lines 2})", &host).printed,
+        r#"{"args" {"max_lines" 2} "server" "fs" "tool" "read-file"}"#
+    );
+    assert_eq!(e.eval_with("(tool/call \"fs/list\")", &host).printed, r#"{"args" {} "server" "fs" "tool" "list"}"#);
+    // the map shape is unchanged, and other shapes keep the teaching message
+    assert_eq!(e.eval_with("(tool/call {:server \"a\"})", &host).printed, r#"{"server" "a"}"#);
+    for src in ["(tool/call 'nope)", "(tool/other 'fs/read {:a 1})", "(tool/call 'fs/read 1 2)"] {
+        let (kind, msg) = reason(src, &host, Limits::default());
+        assert_eq!(kind, "invalid_tool_args", "{src}");
+        assert!(msg.contains("named arguments"), "{src}: {msg}");
+    }
 }

@@ -12,6 +12,8 @@ pub mod config;
 pub mod envelope;
 pub mod http;
 pub mod server;
+pub mod upstream;
 
 pub use config::{McpConfig, ResponseProfile};
 pub use server::{NoUpstreams, PtcServer, ToolBackend, serve_stdio};
+pub use upstream::{UpstreamOptions, UpstreamRuntime};

@@ -34,6 +34,11 @@ pub trait ToolBackend: Send + Sync {
     fn catalog(&self) -> Option<String> {
         None
     }
+    /// Adds backend accounting to a finished call's payload (`debug`: true in the debug
+    /// profile). The default adds nothing.
+    fn finish(&self, outcome: &ptc_lisp_eval::Outcome, payload: &mut CallPayload, debug: bool) {
+        let _ = (outcome, payload, debug);
+    }
 }
 
 /// The backend without upstreams.
@@ -154,7 +159,9 @@ impl PtcServer {
         {
             validated = outcome.value().and_then(|v| ptc_lisp_eval::json::to_json(v).ok());
         }
-        envelope::from_outcome(&outcome, profile, validated)
+        let mut payload = envelope::from_outcome(&outcome, profile, validated);
+        self.backend.finish(&outcome, &mut payload, profile == crate::config::ResponseProfile::Debug);
+        payload
     }
 
     fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {

@@ -119,6 +119,8 @@ pub(crate) struct Invocation {
     pub(crate) cached: bool,
     /// The hash of the canonical cache key, for cached tools.
     pub(crate) key_hash: Option<String>,
+    /// JSON bytes stored in the cache by this call.
+    pub(crate) retained_bytes: Option<u64>,
     pub(crate) duration_ms: u64,
 }
 
@@ -155,6 +157,8 @@ pub(crate) fn invoke(
         exposure_layer: layer.as_str().to_string(),
         cached: inv.cached,
         cache_key_hash: inv.key_hash.clone(),
+        full_result_cached: inv.key_hash.is_some() && inv.result.is_ok(),
+        retained_bytes: inv.retained_bytes,
         result: inv.result.as_ref().ok().cloned(),
         error: inv.result.as_ref().err().map(|e| e.message.clone()),
         duration_ms: inv.duration_ms,
@@ -176,6 +180,7 @@ fn invoke_inner(
         result: Err(e),
         cached: false,
         key_hash: None,
+        retained_bytes: None,
         duration_ms: 0,
     };
     let Some(prepared) = tools.get(name) else {
@@ -207,15 +212,24 @@ fn invoke_inner(
     if let Some(k) = &key
         && let Some(hit) = cache.lock().ok().and_then(|c| c.get(k).cloned())
     {
-        return Invocation { args: args_json, result: Ok(hit), cached: true, key_hash, duration_ms: 0 };
+        return Invocation {
+            args: args_json,
+            result: Ok(hit),
+            cached: true,
+            key_hash,
+            retained_bytes: None,
+            duration_ms: 0,
+        };
     }
     let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, turn);
+    let mut retained_bytes = None;
     if let (Some(k), Ok(v)) = (key, &result)
         && let Ok(mut c) = cache.lock()
     {
+        retained_bytes = Some(v.to_string().len() as u64);
         c.insert(k, v.clone());
     }
-    Invocation { args: args_json, result, cached: false, key_hash, duration_ms: 0 }
+    Invocation { args: args_json, result, cached: false, key_hash, retained_bytes, duration_ms: 0 }
 }
 
 /// The evaluator's view of the agent's tools.

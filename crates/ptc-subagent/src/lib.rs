@@ -5,6 +5,14 @@
 //! This crate talks to models only through the [`Llm`] trait: it never speaks HTTP
 //! (`ptc-providers` does) and never speaks MCP (`ptc-mcp-aggregator` does).
 //!
+//! Four [`Mode`]s: programs in fenced blocks (the default), programs through one native
+//! `lisp_eval` tool, text answers with native tools, and combined mode (text plus
+//! `lisp_eval`, with tools exposed to the model, to programs or to both, sharing one
+//! cache per run under a [canonical key](cache_key)). Every native tool call gets exactly
+//! one tool result. Long missions can [compress](compress) old turns into one user message
+//! or [trim](compaction) the middle of the conversation; [`SubAgent::chat`] continues a
+//! conversation the caller keeps.
+//!
 //! An agent with two Rust closures as tools, answered by a scripted model:
 //!
 //! ```

@@ -90,6 +90,11 @@ pub enum Event {
         /// Hash of the canonical cache key, for cached tools.
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_key_hash: Option<String>,
+        /// True when the full result sits in the run's cache (a cached tool that answered).
+        full_result_cached: bool,
+        /// Bytes of JSON the cache holds for this call, when it stored a new result.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retained_bytes: Option<u64>,
         /// Result on success.
         #[serde(skip_serializing_if = "Option::is_none")]
         result: Option<Json>,

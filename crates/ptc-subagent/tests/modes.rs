@@ -330,6 +330,11 @@ fn the_cache_bridge_runs_a_both_tool_once_for_native_then_program() {
         })
         .collect();
     assert_eq!(layers, [("native".to_string(), false), ("ptc_lisp".to_string(), true)]);
+    let native = events.iter().find(|e| matches!(e, Event::ToolCall { .. })).unwrap();
+    let native = serde_json::to_value(native).unwrap();
+    assert_eq!(native["full_result_cached"], json!(true));
+    assert!(native["retained_bytes"].as_u64().unwrap() > 1842 * 40);
+    assert_eq!(native["cache_key_hash"].as_str().map(str::len), Some(16));
     assert!(step.turns[1].tool_calls[0].cached);
 }
 

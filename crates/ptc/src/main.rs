@@ -20,6 +20,7 @@ mod models_cmd;
 mod repl;
 mod run_cmd;
 mod signature_cmd;
+mod upstream_flags;
 
 /// Programmatic tool calling: run PTC-Lisp programs in a sandbox.
 #[derive(Parser, Debug)]
@@ -75,6 +76,8 @@ struct EvalArgs {
     signature: Option<String>,
     #[command(flatten)]
     limits: limit_flags::LimitArgs,
+    #[command(flatten)]
+    upstreams: upstream_flags::UpstreamArgs,
 }
 
 #[derive(Args, Debug)]
@@ -83,6 +86,8 @@ struct ReplArgs {
     data: ContextArgs,
     #[command(flatten)]
     limits: limit_flags::LimitArgs,
+    #[command(flatten)]
+    upstreams: upstream_flags::UpstreamArgs,
 }
 
 #[derive(Args, Debug)]
@@ -163,15 +168,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// The default limits, with 10 s per program when upstreams are configured.
+fn base_limits(upstreams: &upstream_flags::UpstreamArgs) -> Limits {
+    if upstreams.path().is_some() {
+        Limits { timeout: std::time::Duration::from_millis(10_000), ..Limits::default() }
+    } else {
+        Limits::default()
+    }
+}
+
 fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
-    let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
+    let limits = args.limits.to_limits(base_limits(&args.upstreams)).map_err(UsageError)?;
+    let upstreams = args.upstreams.start(ptc_mcp_aggregator::upstream::SnapshotMode::Live).map_err(UsageError)?;
     let context = args.data.load_values().map_err(UsageError)?;
     let signature = match &args.signature {
         Some(text) => Some(ptc_signature::parse(text).map_err(|e| UsageError(anyhow::anyhow!("--signature: {e}")))?),
         None => None,
     };
     if args.jsonl {
-        return jsonl(&limits, &context, signature.as_ref()).map_err(UsageError);
+        return jsonl(&limits, &context, signature.as_ref(), upstreams.as_ref()).map_err(UsageError);
     }
     let source = match (&args.program, &args.file) {
         (Some(p), None) if p == "-" => {
@@ -192,7 +207,7 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
             )));
         }
     };
-    let opts = RunOptions { limits, context, ..RunOptions::default() };
+    let opts = RunOptions { limits, context, host: host_for(upstreams.as_ref()), ..RunOptions::default() };
     let mut outcome = ptc_lisp_eval::run(&source, opts);
     if let Some(sig) = &signature {
         signature_cmd::check_result(&mut outcome, sig);
@@ -200,7 +215,8 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     let ok = outcome.is_ok();
     match args.output {
         Output::Json => {
-            let env = envelope::envelope(&outcome);
+            let mut env = envelope::envelope(&outcome);
+            add_upstream_calls(&mut env, &outcome, upstreams.is_some());
             // a closed stdout (ptc eval ... | head) is not an error of the program
             let _ = writeln!(std::io::stdout(), "{env}");
         }
@@ -228,7 +244,30 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn jsonl(limits: &Limits, base_context: &Arc<PMap>, signature: Option<&ptc_signature::Signature>) -> Result<ExitCode> {
+/// A fresh program host (its own call budgets) when upstreams are configured.
+fn host_for(upstreams: Option<&ptc_mcp_aggregator::UpstreamRuntime>) -> std::sync::Arc<dyn ptc_lisp_eval::Host> {
+    match upstreams {
+        Some(rt) => std::sync::Arc::new(rt.program_host()),
+        None => std::sync::Arc::new(ptc_lisp_eval::NoTools),
+    }
+}
+
+/// `upstream_calls` in the JSON envelope of an aggregator run.
+fn add_upstream_calls(env: &mut serde_json::Value, outcome: &ptc_lisp_eval::Outcome, enabled: bool) {
+    if enabled && let serde_json::Value::Object(m) = env {
+        m.insert(
+            "upstream_calls".into(),
+            serde_json::Value::Array(ptc_mcp_aggregator::upstream::metrics::upstream_calls(outcome)),
+        );
+    }
+}
+
+fn jsonl(
+    limits: &Limits,
+    base_context: &Arc<PMap>,
+    signature: Option<&ptc_signature::Signature>,
+    upstreams: Option<&ptc_mcp_aggregator::UpstreamRuntime>,
+) -> Result<ExitCode> {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -238,7 +277,7 @@ fn jsonl(limits: &Limits, base_context: &Arc<PMap>, signature: Option<&ptc_signa
             continue;
         }
         let env = match serde_json::from_str::<serde_json::Value>(&line) {
-            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits, signature),
+            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits, signature, upstreams),
             Ok(serde_json::Value::Object(obj)) => match obj.get("src").and_then(|s| s.as_str()) {
                 Some(src) => {
                     let mut ctx = base_context.clone();
@@ -255,7 +294,7 @@ fn jsonl(limits: &Limits, base_context: &Arc<PMap>, signature: Option<&ptc_signa
                             continue;
                         }
                     }
-                    run_one(src, ctx, limits, signature)
+                    run_one(src, ctx, limits, signature, upstreams)
                 }
                 None => envelope::usage_error("each line needs a \"src\" string: {\"src\": \"(+ 1 2)\", \"ctx\": {}}"),
             },
@@ -274,18 +313,22 @@ fn run_one(
     ctx: Arc<PMap>,
     limits: &Limits,
     signature: Option<&ptc_signature::Signature>,
+    upstreams: Option<&ptc_mcp_aggregator::UpstreamRuntime>,
 ) -> serde_json::Value {
-    let opts = RunOptions { limits: limits.clone(), context: ctx, ..RunOptions::default() };
+    let opts = RunOptions { limits: limits.clone(), context: ctx, host: host_for(upstreams), ..RunOptions::default() };
     let mut outcome = ptc_lisp_eval::run(src, opts);
     if let Some(sig) = signature {
         signature_cmd::check_result(&mut outcome, sig);
     }
-    envelope::envelope(&outcome)
+    let mut env = envelope::envelope(&outcome);
+    add_upstream_calls(&mut env, &outcome, upstreams.is_some());
+    env
 }
 
 fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
-    let limits = args.limits.to_limits(Limits::default()).map_err(UsageError)?;
+    let limits = args.limits.to_limits(base_limits(&args.upstreams)).map_err(UsageError)?;
     let context = args.data.load_values().map_err(UsageError)?;
-    repl::run(limits, context).map_err(UsageError)?;
+    let upstreams = args.upstreams.start(ptc_mcp_aggregator::upstream::SnapshotMode::Live).map_err(UsageError)?;
+    repl::run(limits, context, upstreams).map_err(UsageError)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 use ptc_lisp_eval::Limits;
-use ptc_mcp_aggregator::{McpConfig, NoUpstreams, PtcServer, ResponseProfile};
+use ptc_mcp_aggregator::upstream::SnapshotMode;
+use ptc_mcp_aggregator::{McpConfig, NoUpstreams, PtcServer, ResponseProfile, ToolBackend};
 
 use crate::limit_flags::LimitArgs;
+use crate::upstream_flags::UpstreamArgs;
 
 /// Flags of `ptc mcp`; each also reads a `PTC_MCP_*` environment variable (the flag wins).
 #[derive(Args, Debug)]
@@ -43,6 +45,8 @@ pub struct McpArgs {
     log_format: String,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    upstreams: UpstreamArgs,
 }
 
 impl McpArgs {
@@ -56,7 +60,13 @@ impl McpArgs {
             anyhow::ensure!(n >= 1, "--max-concurrent-calls must be at least 1");
             c.max_concurrent_calls = n;
         }
-        c.limits = self.limits.to_limits(Limits::mcp())?;
+        // aggregator programs wait on upstreams: 10 s unless --timeout-ms says otherwise
+        let base = if self.upstreams.path().is_some() {
+            Limits { timeout: std::time::Duration::from_millis(10_000), ..Limits::mcp() }
+        } else {
+            Limits::mcp()
+        };
+        c.limits = self.limits.to_limits(base)?;
         c.response_profile = self.response_profile.parse::<ResponseProfile>().map_err(anyhow::Error::msg)?;
         c.http_auth_token = self.http_auth_token.clone();
         c.http_allowed_origins = self.http_allowed_origins.clone();
@@ -81,7 +91,15 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
     init_logs(&args.log_level, &args.log_format)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
-    let server = PtcServer::new(config.clone(), Arc::new(NoUpstreams));
+    // frozen snapshot: every upstream is started and listed before serving, or start fails
+    let backend: Arc<dyn ToolBackend> = match args.upstreams.start(SnapshotMode::Frozen)? {
+        Some(rt) => {
+            tracing::info!(upstreams = ?rt.names(), "aggregator mode");
+            Arc::new(rt)
+        }
+        None => Arc::new(NoUpstreams),
+    };
+    let server = PtcServer::new(config.clone(), backend);
     runtime.block_on(async move {
         match args.http {
             None => {

@@ -11,7 +11,7 @@ use rustyline::error::ReadlineError;
 const HELP: &str = "PTC-Lisp REPL. Definitions persist; *1 *2 *3 are the last results.\n  :help  this text\n  :quit  leave (or Ctrl-D)";
 
 /// Runs the REPL until EOF or `:quit`.
-pub fn run(limits: Limits, context: Arc<PMap>) -> Result<()> {
+pub fn run(limits: Limits, context: Arc<PMap>, upstreams: Option<ptc_mcp_aggregator::UpstreamRuntime>) -> Result<()> {
     let mut editor = DefaultEditor::new()?;
     let mut memory = Globals::default();
     let mut history: Vec<ptc_lisp_eval::Value> = Vec::new();
@@ -50,14 +50,22 @@ pub fn run(limits: Limits, context: Arc<PMap>) -> Result<()> {
         }
         let source = std::mem::take(&mut pending);
         let _ = editor.add_history_entry(source.trim_end());
-        let opts = RunOptions { memory: memory.clone(), turn_history: history.clone(), ..base.clone() };
+        let mut opts = RunOptions { memory: memory.clone(), turn_history: history.clone(), ..base.clone() };
+        if let Some(rt) = &upstreams {
+            // a fresh host per entry: each entry has its own upstream call budget
+            opts.host = std::sync::Arc::new(rt.program_host());
+        }
         let outcome = ptc_lisp_eval::run(&source, opts);
         for p in &outcome.prints {
             println!("{p}");
         }
         match &outcome.result {
             RunResult::Value(v) | RunResult::Returned(v) => {
-                println!("{}", outcome.printed);
+                match v {
+                    // (doc "server/tool") printed its text above and returns it too
+                    ptc_lisp_eval::Value::Str(_) if source.trim_start().starts_with("(doc ") => {}
+                    _ => println!("{}", outcome.printed),
+                }
                 history.push(v.clone());
                 if history.len() > 3 {
                     history.remove(0);

@@ -108,7 +108,12 @@ fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         match interp.discover(&Ask::Doc { name: &name }) {
             Some(answer) => match answer? {
                 Value::Nil => format!("no documentation for {name}; try (apropos \"{name}\")"),
-                Value::Str(s) => s.to_string(),
+                // a host's documentation (an upstream tool) is printed and also returned
+                // as text, so a program can read it
+                Value::Str(s) => {
+                    interp.prints.push(s.to_string());
+                    return Ok(Value::Str(s));
+                }
                 other => crate::printer::to_clojure(&other),
             },
             None => format!("no documentation for {name}; try (apropos \"{name}\")"),

@@ -1,0 +1,287 @@
+//! Upstream MCP servers through rmcp's client: stdio children and Streamable HTTP.
+//!
+//! A stdio child runs in its own process group with a minimal environment (`PATH`,
+//! `HOME`, locale, plus its declared `env`), so credentials held in the server's own
+//! environment cannot reach it. Dropping a [`McpConn`] kills the whole group.
+
+use std::process::Stdio;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use serde_json::{Map, Value as Json};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::ToolInfo;
+use super::config::{HttpCommon, HttpConfig, StdioConfig};
+use super::fault::Fault;
+use super::secrets::{Redactor, Resolved};
+
+/// Environment variables a stdio child inherits from the server (besides its `env`).
+const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR", "USER"];
+
+/// A live connection to one MCP upstream.
+pub(crate) struct McpConn {
+    service: RunningService<RoleClient, ()>,
+    /// Cancelled when the child exited (stdio) — calls under way fail at once.
+    dead: CancellationToken,
+    /// Cancelled on drop: kills the child's process group.
+    kill: CancellationToken,
+}
+
+impl Drop for McpConn {
+    fn drop(&mut self) {
+        self.kill.cancel();
+    }
+}
+
+impl McpConn {
+    /// True once the stdio child has exited.
+    pub(crate) fn is_dead(&self) -> bool {
+        self.dead.is_cancelled() || self.service.is_closed()
+    }
+
+    /// Lists every tool (all pages).
+    pub(crate) async fn list_tools(&self, redactor: &Redactor) -> Result<Vec<ToolInfo>, Fault> {
+        let tools = tokio::select! {
+            r = self.service.peer().list_all_tools() => r.map_err(|e| service_fault(&e, "tools/list"))?,
+            _ = self.dead.cancelled() => return Err(Fault::unavailable("the upstream process exited")),
+        };
+        Ok(tools
+            .into_iter()
+            .map(|t| {
+                let mut input = Json::Object((*t.input_schema).clone());
+                let mut output = t.output_schema.map(|o| Json::Object((*o).clone())).unwrap_or(Json::Null);
+                let mut annotations = t.annotations.and_then(|a| serde_json::to_value(a).ok()).unwrap_or(Json::Null);
+                redactor.scrub_json(&mut input);
+                redactor.scrub_json(&mut output);
+                redactor.scrub_json(&mut annotations);
+                ToolInfo {
+                    name: redactor.scrub(&t.name),
+                    description: redactor.scrub(t.description.as_deref().unwrap_or("")),
+                    input_schema: input,
+                    output_schema: output,
+                    annotations,
+                    operation_id: None,
+                }
+            })
+            .collect())
+    }
+
+    /// One `tools/call`.
+    pub(crate) async fn call(&self, tool: &str, args: Map<String, Json>) -> Result<CallToolResult, Fault> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = Some(args);
+        tokio::select! {
+            r = self.service.peer().call_tool(params) => r.map_err(|e| service_fault(&e, "tools/call")),
+            _ = self.dead.cancelled() => Err(Fault::unavailable("the upstream process exited during the call")),
+        }
+    }
+}
+
+/// Maps an rmcp error to a world fault.
+fn service_fault(e: &ServiceError, what: &str) -> Fault {
+    match e {
+        ServiceError::McpError(err) => {
+            Fault::new("upstream_error", format!("{what} failed with JSON-RPC error {}: {}", err.code.0, err.message))
+        }
+        ServiceError::Timeout { .. } => Fault::new("timeout", format!("{what} timed out")),
+        other => transport_fault(&other.to_string(), what),
+    }
+}
+
+/// Classifies a transport error text (HTTP status, auth) into a reason.
+pub(crate) fn transport_fault(text: &str, what: &str) -> Fault {
+    let t = text.to_ascii_lowercase();
+    if t.contains("auth required")
+        || t.contains("insufficient scope")
+        || t.contains("http 401")
+        || t.contains("http 403")
+        || t.contains("401 unauthorized")
+        || t.contains("403 forbidden")
+    {
+        Fault::new("auth_failed", format!("{what}: the upstream refused the credentials (HTTP 401/403)"))
+    } else if t.contains("http 429") {
+        Fault::new("rate_limited", format!("{what}: the upstream is rate limiting (HTTP 429)"))
+    } else {
+        Fault::unavailable(format!("{what}: {text}"))
+    }
+}
+
+/// Starts a stdio child and completes the MCP handshake.
+pub(crate) async fn connect_stdio(cfg: &StdioConfig) -> Result<McpConn, Fault> {
+    let mut cmd = tokio::process::Command::new(&cfg.command);
+    cmd.args(&cfg.args).env_clear();
+    for k in INHERITED_ENV {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+    cmd.envs(&cfg.env);
+    if let Some(d) = &cfg.cwd {
+        cmd.current_dir(d);
+    }
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(|e| Fault::unavailable(format!("cannot start `{}`: {e}", cfg.command)))?;
+    let pid = child.id();
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(Fault::unavailable("the child's stdio could not be captured"));
+    };
+    if let Some(stderr) = child.stderr.take() {
+        let command = cfg.command.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            let mut n = 0u32;
+            while let Ok(Some(line)) = lines.next_line().await {
+                // bounded: a chatty child cannot flood the logs
+                if n < 200 {
+                    tracing::debug!(upstream = %command, "stderr: {}", line.chars().take(500).collect::<String>());
+                }
+                n = n.saturating_add(1);
+            }
+        });
+    }
+    let dead = CancellationToken::new();
+    let kill = CancellationToken::new();
+    {
+        let dead = dead.clone();
+        let kill = kill.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = child.wait() => {}
+                _ = kill.cancelled() => {
+                    let _ = child.start_kill();
+                    kill_group(pid);
+                    let _ = child.wait().await;
+                }
+            }
+            dead.cancel();
+            // grandchildren (npx → node) share the group
+            kill_group(pid);
+        });
+    }
+    let handshake = tokio::select! {
+        r = tokio::time::timeout(cfg.handshake_timeout, ().serve((stdout, stdin))) => r,
+        _ = dead.cancelled() => {
+            kill.cancel();
+            return Err(Fault::unavailable(format!("`{}` exited during the MCP handshake", cfg.command)));
+        }
+    };
+    match handshake {
+        Ok(Ok(service)) => Ok(McpConn { service, dead, kill }),
+        Ok(Err(e)) => {
+            kill.cancel();
+            Err(Fault::unavailable(format!("the MCP handshake with `{}` failed: {e}", cfg.command)))
+        }
+        Err(_) => {
+            kill.cancel();
+            Err(Fault::unavailable(format!(
+                "`{}` did not complete the MCP handshake within {} ms (handshake_timeout_ms)",
+                cfg.command,
+                cfg.handshake_timeout.as_millis()
+            )))
+        }
+    }
+}
+
+/// Kills a process group by its leader's pid (the child was started as a group leader).
+fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid {
+        // no libc/unsafe in this workspace: the kill(1) utility signals the group
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// Installs the ring crypto provider for rustls once (reqwest is built without one).
+pub(crate) fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+    });
+}
+
+/// The headers an HTTP upstream sends: static ones, then auth emitters.
+pub(crate) fn build_headers(common: &HttpCommon, secrets: &Resolved) -> Result<reqwest::header::HeaderMap, String> {
+    use base64::Engine as _;
+    use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+    let mut h = HeaderMap::new();
+    for (k, v) in &common.static_headers {
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("invalid header name {k}"))?;
+        let value = HeaderValue::from_str(v).map_err(|_| format!("invalid value for header {k}"))?;
+        h.insert(name, value);
+    }
+    for e in &common.auth {
+        let Some(secret) = secrets.get(&e.binding) else {
+            return Err(format!("credential '{}' is not resolved", e.binding));
+        };
+        let (name, value) = match &e.scheme {
+            super::config::AuthScheme::Bearer => (AUTHORIZATION, format!("Bearer {}", secret.expose())),
+            super::config::AuthScheme::Basic => {
+                let Some(pair) = super::secrets::basic_pair(secret.expose()) else {
+                    return Err(format!(
+                        "credential '{}' is not `user:pass` or {{\"user\": ..., \"pass\": ...}} as basic auth needs",
+                        e.binding
+                    ));
+                };
+                (AUTHORIZATION, format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair)))
+            }
+            super::config::AuthScheme::CustomHeader(hn) | super::config::AuthScheme::ApiKey(hn) => (
+                HeaderName::from_bytes(hn.as_bytes()).map_err(|_| format!("invalid header name {hn}"))?,
+                secret.expose().to_string(),
+            ),
+        };
+        let mut value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("credential '{}' holds characters a header cannot carry", e.binding))?;
+        value.set_sensitive(true);
+        h.insert(name, value);
+    }
+    Ok(h)
+}
+
+/// A reqwest client carrying the upstream's headers.
+pub(crate) fn http_client(common: &HttpCommon, secrets: &Resolved) -> Result<reqwest::Client, Fault> {
+    install_crypto_provider();
+    let headers = build_headers(common, secrets).map_err(Fault::unavailable)?;
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .connect_timeout(common.connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Fault::unavailable(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Connects to a Streamable HTTP MCP server and completes the handshake.
+pub(crate) async fn connect_http(cfg: &HttpConfig, secrets: &Resolved) -> Result<McpConn, Fault> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let client = http_client(&cfg.common, secrets)?;
+    let transport = StreamableHttpClientTransport::with_client(
+        client,
+        StreamableHttpClientTransportConfig::with_uri(cfg.url.clone()),
+    );
+    match tokio::time::timeout(cfg.handshake_timeout, ().serve(transport)).await {
+        Ok(Ok(service)) => Ok(McpConn { service, dead: CancellationToken::new(), kill: CancellationToken::new() }),
+        Ok(Err(e)) => Err(transport_fault(&e.to_string(), "the MCP handshake")),
+        Err(_) => Err(Fault::unavailable(format!(
+            "no MCP handshake within {} ms (handshake_timeout_ms)",
+            cfg.handshake_timeout.as_millis()
+        ))),
+    }
+}
+
+/// Size of a result as JSON, bytes (what `result_bytes` and the response cap measure).
+pub(crate) fn result_bytes(r: &CallToolResult) -> usize {
+    serde_json::to_vec(r).map(|v| v.len()).unwrap_or(0)
+}

@@ -1,0 +1,556 @@
+//! Aggregator mode (seed 002): upstream MCP servers and OpenAPI services behind
+//! `(tool/call {:server "s" :tool "t" :args {...}})`.
+//!
+//! [`UpstreamRuntime::start`] reads nothing itself: it takes a checked
+//! [`config::UpstreamsConfig`], resolves credentials once, and (in
+//! [`SnapshotMode::Frozen`]) starts and lists every upstream, failing if any cannot. It
+//! owns a small tokio runtime for the clients; programs reach it through
+//! [`UpstreamRuntime::program_host`], a [`Host`](ptc_lisp_eval::Host) with per-program call
+//! and discovery budgets. It also implements the server's [`ToolBackend`].
+//!
+//! Layout: `config.rs` (the file format and its errors), `secrets.rs` (credentials and
+//! the redactor), `mcp_client.rs` (rmcp clients), `openapi.rs` (GET operations as
+//! tools), `host.rs` (the program-facing `Host`), `catalog.rs` (description and
+//! discovery text), `metrics.rs` (`upstream_calls`, `ptc_metrics`).
+
+pub mod catalog;
+pub mod config;
+pub mod fault;
+pub mod host;
+mod mcp_client;
+pub mod metrics;
+pub mod openapi;
+pub mod secrets;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value as Json};
+use tokio::sync::Semaphore;
+
+use self::config::{Transport, UpstreamsConfig};
+use self::fault::Fault;
+use self::mcp_client::McpConn;
+use self::secrets::{Redactor, Resolved};
+use crate::server::ToolBackend;
+
+pub use self::config::ConfigError;
+pub use self::host::ProgramHost;
+
+/// When upstreams are started and listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SnapshotMode {
+    /// At start; any failure aborts start; the catalog never changes (`ptc mcp`).
+    #[default]
+    Frozen,
+    /// On first use (discovery or call); a dead child is restarted (`ptc repl`, `ptc eval`).
+    Live,
+}
+
+/// How much of the catalog the `lisp_eval` description carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CatalogMode {
+    /// Inline when small (≤ `inline_max_tools` tools and ≤ `inline_max_chars`), else lazy.
+    #[default]
+    Auto,
+    /// Every tool with a one-line description.
+    Inline,
+    /// Server names and discovery guidance only.
+    Lazy,
+}
+
+impl std::str::FromStr for CatalogMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(CatalogMode::Auto),
+            "inline" => Ok(CatalogMode::Inline),
+            "lazy" => Ok(CatalogMode::Lazy),
+            other => Err(format!("unknown catalog mode {other:?}; use auto, inline or lazy")),
+        }
+    }
+}
+
+/// Aggregator limits and modes (defaults from seed 002).
+#[derive(Debug, Clone)]
+pub struct UpstreamOptions {
+    /// Per-call timeout unless an upstream sets `request_timeout_ms` (5 s).
+    pub call_timeout: Duration,
+    /// `tool/call`s per program (50).
+    pub max_calls_per_program: u32,
+    /// Discovery operations per program (25), counted apart from calls.
+    pub max_catalog_ops_per_program: u32,
+    /// Largest discovery answer as JSON (256 KiB).
+    pub max_catalog_result_bytes: usize,
+    /// Calls in flight to one upstream (a `pmap` batch runs this many at once).
+    pub max_concurrent_calls_per_upstream: usize,
+    /// Frozen or live.
+    pub snapshot: SnapshotMode,
+    /// Catalog rendering in the tool description.
+    pub catalog_mode: CatalogMode,
+    /// Auto mode: most tools shown inline (8).
+    pub catalog_inline_max_tools: usize,
+    /// Auto mode: most characters of inline catalog (800).
+    pub catalog_inline_max_chars: usize,
+}
+
+impl Default for UpstreamOptions {
+    fn default() -> Self {
+        UpstreamOptions {
+            call_timeout: Duration::from_millis(5_000),
+            max_calls_per_program: 50,
+            max_catalog_ops_per_program: 25,
+            max_catalog_result_bytes: 256 * 1024,
+            max_concurrent_calls_per_upstream: 8,
+            snapshot: SnapshotMode::Frozen,
+            catalog_mode: CatalogMode::Auto,
+            catalog_inline_max_tools: 8,
+            catalog_inline_max_chars: 800,
+        }
+    }
+}
+
+/// One tool of an upstream's catalog (scrubbed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// The upstream's tool name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub input_schema: Json,
+    /// JSON Schema of its structured result (or null).
+    pub output_schema: Json,
+    /// MCP annotations (or null).
+    pub annotations: Json,
+    /// OpenAPI: the original operationId.
+    pub operation_id: Option<String>,
+}
+
+/// Why start failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The config (or a credential) is wrong.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// An upstream could not be started or listed (frozen mode).
+    #[error("upstream '{upstream}' could not start ({reason}): {message}")]
+    Upstream {
+        /// Its name.
+        upstream: String,
+        /// The fault's reason.
+        reason: String,
+        /// Detail (scrubbed).
+        message: String,
+    },
+    /// The async runtime could not be built.
+    #[error("cannot start the upstream runtime: {0}")]
+    Runtime(String),
+}
+
+pub(crate) enum Kind {
+    Stdio(config::StdioConfig),
+    Http(config::HttpConfig),
+    OpenApi(openapi::Service),
+}
+
+/// One configured upstream and its connection.
+pub(crate) struct Upstream {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) kind: Kind,
+    conn: tokio::sync::Mutex<Option<Arc<McpConn>>>,
+    catalog: RwLock<Option<Arc<Vec<ToolInfo>>>>,
+    permits: Arc<Semaphore>,
+    secrets: Arc<Resolved>,
+    redactor: Redactor,
+}
+
+/// What a successful upstream call brought back.
+pub(crate) struct Called {
+    /// The payload: `structuredContent`, parsed JSON text, text or nothing.
+    pub value: Json,
+    /// `json`, `text` or `none`.
+    pub kind: &'static str,
+    /// Size of the answer as received (JSON), bytes.
+    pub bytes: usize,
+    /// HTTP status (OpenAPI).
+    pub http_status: Option<u16>,
+}
+
+impl Upstream {
+    pub(crate) fn transport_name(&self) -> &'static str {
+        match self.kind {
+            Kind::Stdio(_) => "mcp_stdio",
+            Kind::Http(_) => "mcp_http",
+            Kind::OpenApi(_) => "openapi",
+        }
+    }
+
+    fn request_timeout(&self) -> Option<Duration> {
+        match &self.kind {
+            Kind::Stdio(c) => c.request_timeout,
+            Kind::Http(c) => c.common.request_timeout,
+            Kind::OpenApi(s) => s.request_timeout(),
+        }
+    }
+
+    fn max_response_bytes(&self) -> usize {
+        match &self.kind {
+            Kind::Stdio(c) => c.max_response_bytes,
+            Kind::Http(c) => c.common.max_response_bytes,
+            Kind::OpenApi(s) => s.max_response_bytes(),
+        }
+    }
+
+    /// The first auth emitter, for the ledger (`{scheme, binding}`; never the value).
+    pub(crate) fn auth_summary(&self) -> Option<Json> {
+        let auth = match &self.kind {
+            Kind::Http(c) => &c.common.auth,
+            Kind::OpenApi(s) => s.auth(),
+            Kind::Stdio(_) => return None,
+        };
+        auth.first().map(|a| serde_json::json!({"scheme": a.scheme.name(), "binding": a.binding}))
+    }
+
+    /// The loaded catalog, if any.
+    pub(crate) fn cached_tools(&self) -> Option<Arc<Vec<ToolInfo>>> {
+        self.catalog.read().ok().and_then(|c| c.clone())
+    }
+
+    /// A live connection (started on demand; a dead one is replaced).
+    async fn connection(&self) -> Result<Arc<McpConn>, Fault> {
+        let mut slot = self.conn.lock().await;
+        if let Some(c) = slot.as_ref()
+            && !c.is_dead()
+        {
+            return Ok(c.clone());
+        }
+        *slot = None;
+        let conn = match &self.kind {
+            Kind::Stdio(c) => mcp_client::connect_stdio(c).await?,
+            Kind::Http(c) => mcp_client::connect_http(c, &self.secrets).await?,
+            Kind::OpenApi(_) => return Err(Fault::unavailable("not an MCP upstream")),
+        };
+        let conn = Arc::new(conn);
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// Drops a connection that failed at the transport level (restarted on next use).
+    async fn forget(&self, conn: &Arc<McpConn>) {
+        let mut slot = self.conn.lock().await;
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            *slot = None;
+        }
+    }
+
+    /// The catalog, listing the upstream when it is not loaded yet.
+    pub(crate) async fn tools(&self) -> Result<Arc<Vec<ToolInfo>>, Fault> {
+        if let Some(t) = self.cached_tools() {
+            return Ok(t);
+        }
+        let tools = match &self.kind {
+            Kind::OpenApi(s) => s.tools(),
+            _ => {
+                let conn = self.connection().await?;
+                match conn.list_tools(&self.redactor).await {
+                    Ok(t) => t,
+                    Err(f) => {
+                        if f.reason == "upstream_unavailable" {
+                            self.forget(&conn).await;
+                        }
+                        return Err(f);
+                    }
+                }
+            }
+        };
+        let tools = Arc::new(tools);
+        if let Ok(mut c) = self.catalog.write() {
+            *c = Some(tools.clone());
+        }
+        Ok(tools)
+    }
+
+    /// One call, bounded by `timeout`, with the response cap applied.
+    pub(crate) async fn call(&self, tool: &str, args: Map<String, Json>, timeout: Duration) -> Result<Called, Fault> {
+        let Ok(_permit) = self.permits.clone().acquire_owned().await else {
+            return Err(Fault::unavailable("the upstream is shutting down"));
+        };
+        let cap = self.max_response_bytes();
+        let work = async {
+            match &self.kind {
+                Kind::OpenApi(s) => s.call(tool, args, cap).await,
+                _ => {
+                    let conn = self.connection().await?;
+                    let result = match conn.call(tool, args).await {
+                        Ok(r) => r,
+                        Err(f) => {
+                            if f.reason == "upstream_unavailable" {
+                                self.forget(&conn).await;
+                            }
+                            return Err(f);
+                        }
+                    };
+                    host::tag_mcp_result(result, cap)
+                }
+            }
+        };
+        match tokio::time::timeout(timeout, work).await {
+            Ok(r) => r,
+            Err(_) => Err(Fault::new(
+                "timeout",
+                format!(
+                    "upstream '{}' tool '{tool}' did not answer within {} ms (upstream call timeout)",
+                    self.name,
+                    timeout.as_millis()
+                ),
+            )),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: tokio::runtime::Handle,
+    pub(crate) upstreams: BTreeMap<String, Arc<Upstream>>,
+    pub(crate) redactor: Redactor,
+    pub(crate) options: UpstreamOptions,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // dropping a runtime inside another runtime's thread panics; this never does
+        if let Ok(mut rt) = self.runtime.lock()
+            && let Some(rt) = rt.take()
+        {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Why a blocking wait ended without an answer.
+pub(crate) enum Interrupted {
+    Deadline,
+    Cancelled,
+}
+
+impl Inner {
+    /// Runs `fut` on the upstream runtime and waits for it from a plain thread, giving up
+    /// at `deadline` or when `cancel` fires (the future is then aborted).
+    pub(crate) fn wait<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = T> + Send + 'static,
+        deadline: Instant,
+        cancel: &ptc_lisp_eval::Cancel,
+    ) -> Result<T, Interrupted> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let task = self.handle.spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        let poll = Duration::from_millis(10);
+        loop {
+            if cancel.is_cancelled() {
+                task.abort();
+                return Err(Interrupted::Cancelled);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                task.abort();
+                return Err(Interrupted::Deadline);
+            }
+            match rx.recv_timeout(left.min(poll)) {
+                Ok(v) => return Ok(v),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Interrupted::Cancelled);
+                }
+            }
+        }
+    }
+}
+
+/// The upstreams of one server or REPL: connections, catalogs, secrets, limits.
+#[derive(Clone)]
+pub struct UpstreamRuntime {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for UpstreamRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamRuntime").field("upstreams", &self.inner.upstreams.keys().collect::<Vec<_>>()).finish()
+    }
+}
+
+/// Paths a stdio `command` must not resolve to (this very binary).
+fn is_self(command: &str) -> bool {
+    let Ok(me) = std::env::current_exe().and_then(|p| p.canonicalize()) else {
+        return false;
+    };
+    let candidate = std::path::Path::new(command);
+    let resolved = if candidate.components().count() > 1 {
+        candidate.canonicalize().ok()
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(command))
+                .find(|p| p.is_file())
+                .and_then(|p| p.canonicalize().ok())
+        })
+    };
+    resolved.is_some_and(|r| r == me)
+}
+
+impl UpstreamRuntime {
+    /// Resolves credentials and prepares every upstream; in frozen mode also starts and
+    /// lists each MCP upstream (failing start if one cannot). OpenAPI documents are
+    /// loaded in both modes. `env` reads the server's environment (credentials).
+    pub fn start(
+        config: &UpstreamsConfig,
+        options: UpstreamOptions,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, StartError> {
+        let secrets = Arc::new(secrets::resolve(config, env)?);
+        let mut redactor = Redactor::new(secrets.values());
+        // stdio env values may carry secrets expanded from ${VAR}
+        let env_values: Vec<String> = config
+            .upstreams
+            .values()
+            .filter_map(|u| match &u.transport {
+                Transport::Stdio(s) => Some(s.env.values().cloned().collect::<Vec<_>>()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        redactor = redactor.with(env_values);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("ptc-upstream")
+            .enable_all()
+            .build()
+            .map_err(|e| StartError::Runtime(e.to_string()))?;
+        let handle = runtime.handle().clone();
+        let mut upstreams = BTreeMap::new();
+        for (name, u) in &config.upstreams {
+            let kind = match &u.transport {
+                Transport::Stdio(s) => {
+                    if is_self(&s.command) {
+                        return Err(StartError::Config(ConfigError {
+                            file: config.path.clone(),
+                            place: format!("upstream '{name}', field `command`"),
+                            message: "this is ptc itself; an aggregator cannot be its own upstream".into(),
+                        }));
+                    }
+                    Kind::Stdio(s.clone())
+                }
+                Transport::Http(h) => Kind::Http(h.clone()),
+                Transport::OpenApi(o) => {
+                    let svc = handle
+                        .block_on(openapi::Service::load(name, o, secrets.clone(), redactor.clone()))
+                        .map_err(|e| {
+                            StartError::Config(ConfigError {
+                                file: config.path.clone(),
+                                place: format!("upstream '{name}', field `{}`", e.field),
+                                message: e.message,
+                            })
+                        })?;
+                    Kind::OpenApi(svc)
+                }
+            };
+            upstreams.insert(
+                name.clone(),
+                Arc::new(Upstream {
+                    name: name.clone(),
+                    description: u.description.as_ref().map(|d| redactor.scrub(d)),
+                    kind,
+                    conn: tokio::sync::Mutex::new(None),
+                    catalog: RwLock::new(None),
+                    permits: Arc::new(Semaphore::new(options.max_concurrent_calls_per_upstream.max(1))),
+                    secrets: secrets.clone(),
+                    redactor: redactor.clone(),
+                }),
+            );
+        }
+        let frozen = options.snapshot == SnapshotMode::Frozen;
+        let inner = Arc::new(Inner {
+            runtime: Mutex::new(Some(runtime)),
+            handle: handle.clone(),
+            upstreams,
+            redactor,
+            options,
+        });
+        // OpenAPI catalogs are compiled already; load them into the cache in both modes
+        for u in inner.upstreams.values() {
+            if let Kind::OpenApi(_) = u.kind {
+                let u = u.clone();
+                let _ = handle.block_on(async move { u.tools().await });
+            }
+        }
+        if frozen {
+            let all: Vec<Arc<Upstream>> = inner.upstreams.values().cloned().collect();
+            let results = handle.block_on(async move {
+                let mut set = Vec::new();
+                for u in all {
+                    set.push(tokio::spawn(async move {
+                        let r = u.tools().await;
+                        (u.name.clone(), r)
+                    }));
+                }
+                let mut out = Vec::new();
+                for h in set {
+                    if let Ok(r) = h.await {
+                        out.push(r);
+                    }
+                }
+                out
+            });
+            for (name, r) in results {
+                if let Err(f) = r {
+                    return Err(StartError::Upstream {
+                        upstream: name,
+                        reason: f.reason.to_string(),
+                        message: inner.redactor.scrub(&f.message),
+                    });
+                }
+            }
+        }
+        Ok(UpstreamRuntime { inner })
+    }
+
+    /// A host for one program: fresh call and discovery budgets.
+    pub fn program_host(&self) -> ProgramHost {
+        ProgramHost::new(self.inner.clone())
+    }
+
+    /// Configured upstream names.
+    pub fn names(&self) -> Vec<String> {
+        self.inner.upstreams.keys().cloned().collect()
+    }
+
+    /// The redactor holding every resolved secret.
+    pub fn redactor(&self) -> &Redactor {
+        &self.inner.redactor
+    }
+
+    /// The text appended to the `lisp_eval` description.
+    pub fn catalog_text(&self) -> String {
+        catalog::description(&self.inner)
+    }
+}
+
+impl ToolBackend for UpstreamRuntime {
+    fn host(&self) -> Arc<dyn ptc_lisp_eval::Host> {
+        Arc::new(self.program_host())
+    }
+
+    fn catalog(&self) -> Option<String> {
+        Some(self.catalog_text())
+    }
+
+    fn finish(&self, outcome: &ptc_lisp_eval::Outcome, payload: &mut crate::envelope::CallPayload, debug: bool) {
+        if debug {
+            metrics::attach(outcome, payload);
+        }
+    }
+}
