@@ -223,6 +223,17 @@ impl<'a> Mission<'a> {
                         memory: &self.memory,
                     });
                     self.summary_turns_left = self.turns_left();
+                    // the turn's record shows what the model reads next: the new USER message
+                    if let (Some(opts), Some(last)) = (&self.agent.config.compress_history, self.turns.last_mut())
+                        && last.feedback.is_some()
+                    {
+                        last.feedback = Some(compress::user_message(
+                            &self.agent.mission_text(),
+                            &self.summary,
+                            opts,
+                            self.summary_turns_left,
+                        ));
+                    }
                 }
                 None => {
                     if let Some(assistant) = self.messages.last().cloned() {

@@ -65,6 +65,8 @@ fn successful_turn_3() {
     assert_eq!(llm.requests()[2].messages.len(), 1);
     assert!(!third.contains("(def "));
     assert!(step.turns[0].program.as_deref().unwrap().starts_with("(defn electronic?"));
+    let Message::User { content } = &llm.requests()[2].messages[0] else { panic!() };
+    assert_eq!(step.turns[1].feedback.as_ref(), Some(content), "the step records what the model read");
 }
 
 #[test]
