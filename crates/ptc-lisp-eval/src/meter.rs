@@ -101,3 +101,17 @@ pub(crate) fn step() -> bool {
 pub(crate) fn take_abort() -> Option<ErrorKind> {
     STATE.with(|s| s.abort.take())
 }
+
+/// The error for a walk that just stopped early, for walkers that can return one (the
+/// reason stays recorded, so the run's next check reports it the same way).
+pub(crate) fn stopped() -> crate::error::EvalError {
+    let kind = STATE.with(|s| s.abort.get()).unwrap_or(ErrorKind::Timeout);
+    let message = match kind {
+        ErrorKind::Cancelled => "the run was cancelled by the host",
+        ErrorKind::Timeout => {
+            "execution ran out of time while comparing values (timeout); compare smaller values or fewer of them"
+        }
+        _ => "a value is nested too deeply to compare (the evaluation stack ran out); build flatter data",
+    };
+    crate::error::EvalError::new(kind, message)
+}
