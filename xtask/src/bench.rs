@@ -1,292 +1,313 @@
 //! `cargo xtask bench`: benchmarks run side by side with their baselines, reported as
 //! ratios. Nothing here asserts a timing; the numbers are for people.
 //!
-//! The interpreter is measured through the release `ptc` binary (`--jsonl` reports each
-//! run's own duration, excluding JSON loading), so xtask itself can stay a debug build.
+//! The core is the agent-workload suite of issue 17: each workload is answered by a
+//! PTC-Lisp program and by a plain CPython 3 program over the same generated context file,
+//! both run as whole processes (`ptc eval --context FILE -f prog.clj` against
+//! `python3 prog.py FILE`), interleaved run by run so both sides see the same machine
+//! noise. Each side's answer must equal the other's, or the bench fails. The figures go to
+//! `docs/performance.md` and to stdout.
+//!
+//! `--quick` does one timed run of each and a shorter scaling series; `--runs N` sets the
+//! number of timed runs (default 5; the startup row does four times as many).
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Instant;
+mod data;
+mod latency;
+mod measure;
+mod report;
+mod workloads;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    if xs.is_empty() { f64::NAN } else { xs[xs.len() / 2] }
+use data::DataSet;
+use measure::{Figures, Run};
+use workloads::{PTC_LIMITS, Workload};
+
+/// What the command line asked for.
+struct Options {
+    runs: usize,
+    quick: bool,
 }
 
-fn write_orders(path: &Path, n: usize) -> Result<()> {
-    // deterministic pseudo-random data (LCG), no dependency on a random crate
-    let mut seed: u64 = 42;
-    let mut next = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (seed >> 33) as usize
-    };
-    let statuses = ["paid", "pending", "refunded", "paid", "failed"];
-    let orders: Vec<serde_json::Value> = (0..n)
-        .map(|i| {
-            json!({
-                "id": i,
-                "status": statuses[next() % statuses.len()],
-                "amount": (next() % 10_000) as i64,
-                "customer": format!("c{}", next() % 1000),
-            })
-        })
-        .collect();
-    std::fs::write(path, json!({ "orders": orders }).to_string())?;
-    Ok(())
-}
-
-/// Runs `programs` through `ptc eval --jsonl` and returns each run's duration in ms.
-fn ptc_durations(ptc: &Path, context: Option<&Path>, program: &str, runs: usize) -> Result<Vec<f64>> {
-    let mut cmd = Command::new(ptc);
-    cmd.args([
-        "eval",
-        "--jsonl",
-        "--timeout-ms",
-        "60000",
-        "--max-heap-bytes",
-        "4000000000",
-        "--max-result-bytes",
-        "100000000",
-    ]);
-    if let Some(c) = context {
-        cmd.arg("--context").arg(c);
-    }
-    // the batch comes from a file, so runs follow each other without waiting on a pipe
-    let batch = std::env::temp_dir().join(format!("ptc-bench-{}.jsonl", std::process::id()));
-    let line = json!({ "src": program }).to_string();
-    let mut text = String::with_capacity((line.len() + 1) * runs);
-    for _ in 0..runs {
-        text.push_str(&line);
-        text.push('\n');
-    }
-    std::fs::write(&batch, text)?;
-    let out = cmd.stdin(std::fs::File::open(&batch)?).stdout(Stdio::piped()).output().context("cannot start ptc")?;
-    let _ = std::fs::remove_file(&batch);
-    let mut ds = Vec::new();
-    for l in String::from_utf8_lossy(&out.stdout).lines() {
-        let v: serde_json::Value = serde_json::from_str(l)?;
-        if v["status"] != "ok" {
-            bail!("benchmark program failed: {v}");
+impl Options {
+    fn parse(args: &[String]) -> Result<Self> {
+        let mut opts = Options { runs: 5, quick: false };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--quick" => {
+                    opts.quick = true;
+                    opts.runs = 1;
+                }
+                "--runs" => {
+                    let n = it.next().context("--runs needs a number")?;
+                    opts.runs = n.parse().with_context(|| format!("--runs {n}: not a number"))?;
+                    if opts.runs == 0 {
+                        bail!("--runs must be at least 1");
+                    }
+                }
+                other => bail!("unknown bench option {other} (expected --quick or --runs N)"),
+            }
         }
-        ds.push(v["usage"]["duration_ms"].as_f64().unwrap_or(f64::NAN));
+        Ok(opts)
     }
-    Ok(ds)
 }
 
-fn python_orders_ms(data: &Path) -> Result<f64> {
-    let script = r#"
-import json, sys, time
-orders = json.load(open(sys.argv[1]))["orders"]
-ts = []
-for _ in range(21):
-    t = time.perf_counter()
-    total = sum(o["amount"] for o in orders if o["status"] == "paid")
-    ts.append((time.perf_counter() - t) * 1000)
-ts.sort()
-print(ts[len(ts)//2])
-"#;
-    let out = Command::new("python3").arg("-c").arg(script).arg(data).output().context("cannot run python3")?;
-    if !out.status.success() {
-        bail!("python3 failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().parse()?)
+/// One side-by-side row: a workload's figures for ptc and for its baseline.
+pub struct Row {
+    pub id: String,
+    pub title: String,
+    pub ptc: Figures,
+    pub base: Figures,
 }
 
-/// Runs every benchmark and prints a table.
+/// The `ptc` and `python3` commands of one workload, ready to run.
+struct Pair {
+    ptc: Vec<String>,
+    python: Vec<String>,
+}
+
+/// Runs every benchmark, prints the report and writes `docs/performance.md`.
 pub fn run() -> Result<()> {
+    // `cargo xtask bench [options]`: the options follow the command name
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let opts = Options::parse(&args)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     crate::step("build release ptc", &cargo, &["build", "--release", "-p", "ptc", "--quiet"])?;
     let ptc = crate::target_dir().join("release/ptc");
+    let python = python_interpreter()?;
     let dir = crate::target_dir().join("bench");
-    std::fs::create_dir_all(&dir)?;
-    let data = dir.join("orders-100k.json");
-    if !data.exists() {
-        write_orders(&data, 100_000)?;
+    std::fs::create_dir_all(dir.join("programs"))?;
+    let machine = report::Machine::probe();
+
+    eprintln!("==> whole process: ptc eval '(+ 1 2)' vs python3 -c 'print(1 + 2)'");
+    let startup_pair =
+        Pair { ptc: vec!["eval".into(), "(+ 1 2)".into()], python: vec!["-c".into(), "print(1 + 2)".into()] };
+    let startup = side_by_side(&ptc, &python, &startup_pair, opts.runs * 4, |out| Ok(plain_answer(out)))?;
+    let startup =
+        Row { id: "0".into(), title: "whole process `ptc eval '(+ 1 2)'`".into(), ptc: startup.0, base: startup.1 };
+
+    let mut rows = Vec::new();
+    for w in workloads::all() {
+        eprintln!("==> workload {}: {}", w.id, w.title);
+        rows.push(compare(&ptc, &python, &dir, &w, opts.runs)?);
     }
-    println!("benchmark                                   ours            baseline         ratio");
+    eprintln!("==> workload 8 floor: serde_json parse in a release Rust program");
+    let floor = json_floor(&python, &dir, opts.runs);
 
-    // 1. the 100k-orders pipeline vs CPython
-    let pipeline = r#"(->> data/orders (filter #(= "paid" (:status %))) (map :amount) (reduce +))"#;
-    let ours = median(ptc_durations(&ptc, Some(&data), pipeline, 21)?);
-    let py = python_orders_ms(&data)?;
-    println!("100k orders filter/map/reduce              {ours:8.2} ms     CPython {py:8.2} ms   {:.2}x", ours / py);
-
-    // 2. parse + analyze + eval of a tiny program (in one process)
-    let tiny = median(ptc_durations(&ptc, None, "(let [x 1 y 2] (+ x y))", 2001)?);
-    println!("tiny program parse+analyze+eval            {:8.1} us", tiny * 1000.0);
-
-    // 3. whole process `ptc eval '(+ 1 2)'`
-    let mut wall = Vec::new();
-    for _ in 0..30 {
-        let t = Instant::now();
-        let out = Command::new(&ptc).args(["eval", "(+ 1 2)"]).output()?;
-        wall.push(t.elapsed().as_secs_f64() * 1000.0);
-        if !out.status.success() {
-            bail!("ptc eval failed");
-        }
-    }
-    let startup = median(wall);
-    println!(
-        "process: ptc eval '(+ 1 2)'                {startup:8.2} ms     target   10.00 ms   {:.2}x",
-        startup / 10.0
-    );
-
-    // 4. MCP: stdio round trip, HTTP throughput, idle memory
-    mcp(&ptc)?;
-
-    // 5. persistent collections: building with assoc/conj in reduce must scale linearly
-    for (name, prog) in [
-        ("assoc", "(count (reduce (fn [m i] (assoc m i i)) {} (range N)))"),
-        ("conj", "(count (reduce (fn [v i] (conj v i)) [] (range N)))"),
+    let sizes: &[usize] = if opts.quick { &[10_000, 100_000] } else { &[10_000, 100_000, 1_000_000] };
+    let mut scaling = Vec::new();
+    for (make, scale) in [
+        (workloads::orders_pipeline as fn(usize) -> Workload, 1),
+        (workloads::numeric_loop, 10),
+        (workloads::assoc_update, 1),
     ] {
-        let small = median(ptc_durations(&ptc, None, &prog.replace('N', "10000"), 5)?);
-        let large = median(ptc_durations(&ptc, None, &prog.replace('N', "100000"), 5)?);
-        println!(
-            "reduce+{name:<6} 10k -> 100k items           {small:8.2} ms -> {large:8.2} ms   {:.1}x time for 10x items (quadratic would be 100x)",
-            large / small
-        );
+        for &n in sizes {
+            let w = make(n * scale);
+            eprintln!("==> scaling {} at {}", w.id, n * scale);
+            let mut row = compare(&ptc, &python, &dir, &w, opts.runs)?;
+            row.title = report::count(n * scale);
+            scaling.push(row);
+        }
     }
+
+    eprintln!("==> in-process and MCP latency");
+    let mut service = latency::in_process(&ptc, opts.runs)?;
+    service.extend(latency::mcp(&ptc, if opts.quick { 1 } else { 5 })?);
+
+    let text = report::render(&report::Report {
+        machine,
+        runs: opts.runs,
+        quick: opts.quick,
+        startup,
+        rows,
+        floor,
+        scaling,
+        service,
+    });
+    let doc = crate::root().join("docs/performance.md");
+    std::fs::write(&doc, &text).with_context(|| format!("cannot write {}", doc.display()))?;
+    println!("{text}");
+    eprintln!("==> wrote {}", doc.display());
     Ok(())
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-}
-
-/// `tools/call` of `(+ 1 2)` over stdio from this process: 1,000 sequential calls.
-fn mcp(ptc: &Path) -> Result<()> {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = Command::new(ptc)
-        .args(["mcp", "--log-level", "error"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("cannot start ptc mcp")?;
-    let mut stdin = child.stdin.take().context("stdin")?;
-    let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
-    let mut line = String::new();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
-    writeln!(stdin, "{init}")?;
-    stdout.read_line(&mut line)?;
-    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let idle = rss_kib(child.id());
-    let mut times = Vec::with_capacity(1000);
-    for id in 1..=1000 {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}});
-        let t = Instant::now();
-        writeln!(stdin, "{call}")?;
-        stdin.flush()?;
-        line.clear();
-        stdout.read_line(&mut line)?;
-        times.push(t.elapsed().as_secs_f64() * 1e6);
-        if !line.contains("user=> 3") {
-            bail!("unexpected MCP reply: {line}");
+/// Runs workload `w` on both sides, checks that the answers agree, and returns its figures.
+fn compare(ptc: &Path, python: &Path, dir: &Path, w: &Workload, runs: usize) -> Result<Row> {
+    let ctx = w.data.ensure(dir)?;
+    let programs = dir.join("programs");
+    let clj = programs.join(format!("{}.clj", w.id));
+    let py = programs.join(format!("{}.py", w.id));
+    std::fs::write(&clj, w.lisp)?;
+    std::fs::write(&py, w.python_file())?;
+    let mut ptc_args: Vec<String> = vec!["eval".into(), "--output".into(), "json".into()];
+    ptc_args.extend(PTC_LIMITS.iter().map(|s| s.to_string()));
+    ptc_args.extend(["--context".into(), path_arg(&ctx), "-f".into(), path_arg(&clj)]);
+    let pair = Pair { ptc: ptc_args, python: vec![path_arg(&py), path_arg(&ctx)] };
+    let (p, b) = side_by_side(ptc, python, &pair, runs, |out| {
+        let envelope: serde_json::Value = serde_json::from_str(out).context("ptc printed no JSON envelope")?;
+        if envelope["status"] != "ok" {
+            bail!("ptc did not answer: {envelope}");
         }
-    }
-    drop(stdin);
-    let _ = child.wait();
-    times.sort_by(|a, b| a.total_cmp(b));
-    println!(
-        "MCP stdio tools/call (+ 1 2), 1000 calls    p50 {:7.1} us  p99 {:7.1} us   target p50 100 us; upstream measured 197 us",
-        percentile(&times, 0.5),
-        percentile(&times, 0.99)
-    );
-    if let Some(kib) = idle {
-        println!("MCP server idle RSS                         {:7.1} MiB", kib as f64 / 1024.0);
-    }
-    http_load(ptc)
+        Ok(envelope["value"].clone())
+    })
+    .with_context(|| format!("workload {} ({})", w.id, w.title))?;
+    Ok(Row { id: w.id.into(), title: w.title.into(), ptc: p, base: b })
 }
 
-/// 8 concurrent clients for 5 seconds against `ptc mcp --http`, one session each.
-fn http_load(ptc: &Path) -> Result<()> {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::{TcpListener, TcpStream};
-    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let mut child = Command::new(ptc)
-        .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--max-concurrent-calls", "8"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let mut err = BufReader::new(child.stderr.take().context("stderr")?);
-    let mut l = String::new();
-    while err.read_line(&mut l)? > 0 && !l.contains("serving MCP") {
-        l.clear();
+/// One untimed warm-up run of each side (its answers are compared), then `runs` timed runs
+/// alternating ptc and CPython.
+fn side_by_side(
+    ptc: &Path,
+    python: &Path,
+    pair: &Pair,
+    runs: usize,
+    ptc_answer: impl Fn(&str) -> Result<serde_json::Value>,
+) -> Result<(Figures, Figures)> {
+    let ours = ptc_answer(&measure::run(ptc, &pair.ptc)?.stdout)?;
+    let theirs_out = measure::run(python, &pair.python)?.stdout;
+    let theirs = plain_answer(&theirs_out);
+    if !same_answer(&ours, &theirs) {
+        bail!("answers differ:\n  ptc:     {}\n  CPython: {}", clip(&ours), clip(&theirs));
     }
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    let post = move |session: Option<&str>, body: &str| -> Result<(String, String)> {
-        let mut s = TcpStream::connect(("127.0.0.1", port))?;
-        let mut req = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        if let Some(sid) = session {
-            req.push_str(&format!("Mcp-Session-Id: {sid}\r\n"));
+    let (mut a, mut b): (Vec<Run>, Vec<Run>) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        a.push(measure::run(ptc, &pair.ptc)?);
+        b.push(measure::run(python, &pair.python)?);
+    }
+    Ok((measure::figures(&a), measure::figures(&b)))
+}
+
+/// Workload 8's floor: a release Rust program that parses the same file with serde_json
+/// and answers the same question. `None` with the reason when it cannot be built here.
+fn json_floor(python: &Path, dir: &Path, runs: usize) -> Result<Figures, String> {
+    let build = || -> Result<PathBuf> {
+        let deps = crate::target_dir().join("release/deps");
+        let rlib = newest_rlib(&deps, "libserde_json-")?;
+        let src = dir.join("programs/json_floor.rs");
+        std::fs::write(&src, workloads::EVENTS_FLOOR_RS)?;
+        let exe = dir.join("programs/json-floor");
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+        let out = Command::new(rustc)
+            .args(["--edition", "2021", "-C", "opt-level=3", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .arg("--extern")
+            .arg(format!("serde_json={}", rlib.display()))
+            .arg("-L")
+            .arg(format!("dependency={}", deps.display()))
+            .output()
+            .context("cannot start rustc")?;
+        if !out.status.success() {
+            bail!("rustc failed: {}", String::from_utf8_lossy(&out.stderr));
         }
-        req.push_str("\r\n");
-        req.push_str(body);
-        s.write_all(req.as_bytes())?;
-        let mut raw = String::new();
-        s.read_to_string(&mut raw)?;
-        let sid = raw
-            .lines()
-            .find_map(|h| h.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| h[15..].trim().to_string()))
-            .unwrap_or_default();
-        Ok((sid, raw))
+        Ok(exe)
     };
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}}}).to_string();
-    let duration = std::time::Duration::from_secs(5);
-    let handles: Vec<_> = (0..8)
-        .map(|_| {
-            let init = init.clone();
-            std::thread::spawn(move || -> Result<Vec<f64>> {
-                let (sid, _) = post(None, &init)?;
-                post(Some(&sid), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())?;
-                let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}}).to_string();
-                let start = Instant::now();
-                let mut times = Vec::new();
-                while start.elapsed() < duration {
-                    let t = Instant::now();
-                    let (_, raw) = post(Some(&sid), &call)?;
-                    if !raw.contains("user=> 3") {
-                        bail!("unexpected HTTP reply: {raw}");
-                    }
-                    times.push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-                Ok(times)
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for h in handles {
-        match h.join() {
-            Ok(r) => all.extend(r?),
-            Err(_) => bail!("a load thread panicked"),
+    let measure_floor = || -> Result<Figures> {
+        let exe = build()?;
+        let ctx = DataSet::Events(50_000_000).ensure(dir)?;
+        let args = vec![path_arg(&ctx)];
+        let mut all = vec![measure::run(&exe, &args)?];
+        let answer: serde_json::Value = serde_json::from_str(all[0].stdout.trim())?;
+        let py = dir.join("programs/8.py");
+        let theirs: serde_json::Value =
+            serde_json::from_str(measure::run(python, &[path_arg(&py), path_arg(&ctx)])?.stdout.trim())?;
+        if !same_answer(&answer, &theirs) {
+            bail!("the serde_json floor's answer differs from CPython's: {answer} vs {theirs}");
+        }
+        all.clear();
+        for _ in 0..runs {
+            all.push(measure::run(&exe, &args)?);
+        }
+        Ok(measure::figures(&all))
+    };
+    measure_floor().map_err(|e| format!("{e:#}"))
+}
+
+/// The real CPython binary behind `python3`: a version manager's shim (pyenv's is a bash
+/// script) would add its own start-up to every CPython figure.
+fn python_interpreter() -> Result<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .context("cannot run python3 (CPython 3 is the baseline of the bench)")?;
+    let exe = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || exe.is_empty() {
+        bail!("python3 did not say where its interpreter is: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(PathBuf::from(exe))
+}
+
+fn newest_rlib(deps: &Path, prefix: &str) -> Result<PathBuf> {
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(deps).with_context(|| format!("cannot list {}", deps.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(prefix) && name.ends_with(".rlib") {
+            let modified = entry.metadata()?.modified()?;
+            if best.as_ref().is_none_or(|(t, _)| modified > *t) {
+                best = Some((modified, entry.path()));
+            }
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    all.sort_by(|a, b| a.total_cmp(b));
-    println!(
-        "MCP HTTP 8 clients x 5 s, (+ 1 2)           {:7.0} req/s  p99 {:6.2} ms (new TCP connection per request)",
-        all.len() as f64 / duration.as_secs_f64(),
-        percentile(&all, 0.99)
-    );
-    Ok(())
+    best.map(|(_, p)| p).with_context(|| format!("no {prefix}*.rlib in {}", deps.display()))
+}
+
+/// What a program printed, as JSON when it is JSON, else as a string.
+fn plain_answer(out: &str) -> serde_json::Value {
+    serde_json::from_str(out.trim()).unwrap_or_else(|_| serde_json::Value::String(out.trim().into()))
+}
+
+fn path_arg(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Equal answers: numbers within a relative 1e-9 (an average may print as 2.5 on one side
+/// and 2.5000000000000004 on the other; an integral float equals the integer), everything
+/// else structurally.
+fn same_answer(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (a, b) {
+        (J::Number(x), J::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+            _ => x == y,
+        },
+        (J::Array(xs), J::Array(ys)) => xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_answer(x, y)),
+        (J::Object(xs), J::Object(ys)) => {
+            xs.len() == ys.len() && xs.iter().all(|(k, x)| ys.get(k).is_some_and(|y| same_answer(x, y)))
+        }
+        _ => a == b,
+    }
+}
+
+fn clip(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    if s.len() > 400 { format!("{}…", s.chars().take(400).collect::<String>()) } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_compare_numbers_by_value_and_the_rest_by_structure() {
+        assert!(same_answer(&json!({"a": [1, 2.5]}), &json!({"a": [1.0, 2.5000000000000004]})));
+        assert!(!same_answer(&json!({"a": 1}), &json!({"a": 2})));
+        assert!(!same_answer(&json!({"a": 1}), &json!({"b": 1})));
+        assert!(!same_answer(&json!([1, 2]), &json!([2, 1])));
+        assert!(!same_answer(&json!("3"), &json!(3)));
+    }
+
+    #[test]
+    fn options_parse_quick_and_runs() {
+        let quick = Options::parse(&["--quick".into()]).unwrap();
+        assert!(quick.quick && quick.runs == 1);
+        assert_eq!(Options::parse(&["--runs".into(), "3".into()]).unwrap().runs, 3);
+        assert!(Options::parse(&["--runs".into(), "0".into()]).is_err());
+        assert!(Options::parse(&["--fast".into()]).is_err());
+    }
 }
