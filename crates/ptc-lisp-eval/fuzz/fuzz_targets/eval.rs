@@ -10,6 +10,7 @@ use ptc_lisp_eval::{Cancel, Engine, FnHost, Limits, RunInput, Value};
 
 /// A program built from a small grammar of PTC-Lisp: literals, collections, special forms
 /// and calls to real builtins, so most inputs get past the analyzer and run.
+#[derive(Debug)]
 struct Program(String);
 
 const SPECIAL: &[&str] = &["if", "when", "let", "fn", "do", "and", "or", "->>", "->", "loop", "for", "doseq", "cond"];
