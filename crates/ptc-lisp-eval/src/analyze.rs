@@ -184,8 +184,8 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "try/catch is not supported: errors end the program; check values first (if, some?, number?) or stop with (fail {:reason ...})"
         }
         "defmacro" | "eval" | "read-string" | "macroexpand" => "macros and eval are not supported",
-        "lazy-seq" | "iterate" | "cycle" | "repeatedly" => {
-            "sequences are eager and finite: use range, (repeat n x), for or loop/recur"
+        "lazy-seq" | "lazy-cat" => {
+            "lazy-seq is not supported: build infinite sequences with (range), iterate, repeat, cycle or repeatedly, and bound them with take"
         }
         "dotimes" | "while" => "use doseq over (range n), or loop/recur",
         "ns" | "require" | "import" | "use" | "in-ns" => {

@@ -549,6 +549,8 @@ impl<'h> Interp<'h> {
                 let name = name.clone();
                 self.call_tool(&name, args)
             }
+            Function::Lazy(l) => crate::lazy::unbounded("a call", l),
+            Function::Reduced(_) => err(ErrorKind::NotCallable, "a (reduced x) value cannot be called"),
         }
     }
 

@@ -34,6 +34,7 @@ mod function;
 mod host;
 mod interp;
 pub mod json;
+mod lazy;
 mod limits;
 mod node;
 pub mod printer;
@@ -59,6 +60,7 @@ pub use host::{
     ToolSpec,
 };
 pub use interp::Globals;
+pub use lazy::LazySeq;
 pub use limits::Limits;
 pub use printer::{repl_preview, to_clojure};
 pub use regex_value::RegexValue;

@@ -148,6 +148,12 @@ impl Printer<'_> {
                 Function::Builtin(_) => self.out.push_str("#<builtin>"),
                 Function::Native { .. } => self.out.push_str("#fn[...]"),
                 Function::Tool(_) => self.out.push_str("#<fn>"),
+                Function::Lazy(l) => {
+                    self.out.push_str("#<infinite ");
+                    self.out.push_str(&l.label);
+                    self.out.push('>');
+                }
+                Function::Reduced(_) => self.out.push_str("#<reduced>"),
             },
             Value::Vector(items) => {
                 self.seq("[", "]", items.len(), items.iter().map(Item::One));

@@ -115,7 +115,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("flatten", Exact(1), Sequence, flatten)
         .doc("Items of nested vectors in one flat vector (maps, sets, strings are kept whole).")
         .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
-    Builtin::new("dedupe", Exact(1), Sequence, dedupe)
+    Builtin::new("dedupe", Range(0, 1), Sequence, dedupe)
         .doc("Items without consecutive repeats.")
         .ex(&[("(dedupe [1 1 2 1])", "[1 2 1]")]),
     Builtin::new("distinct-by", Exact(2), Sequence, distinct_by)
@@ -143,8 +143,8 @@ pub static BUILTINS: &[Builtin] = &[
         .ext()
         .doc("All n-item combinations, in order.")
         .ex(&[("(combinations [1 2 3] 2)", "[[1 2] [1 3] [2 3]]")]),
-    Builtin::new("repeat", Exact(2), Sequence, repeat)
-        .doc("A vector of n copies of x (finite only).")
+    Builtin::new("repeat", Range(1, 2), Sequence, repeat)
+        .doc("(repeat n x): a vector of n copies of x; (repeat x) repeats forever, for take and friends.")
         .ex(&[("(repeat 3 :x)", "[:x :x :x]")]),
     Builtin::new("tree-seq", Exact(3), Sequence, tree_seq)
         .doc("Depth-first nodes of a tree: (tree-seq branch? children root).")
@@ -474,6 +474,9 @@ fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     out_vec(interp, out)
 }
 fn dedupe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if a.is_empty() {
+        return Ok(super::transducers::xf_dedupe());
+    }
     let mut out: Vec<Value> = Vec::new();
     for item in seq_iter("dedupe", &a[0])? {
         if out.last().is_none_or(|l| !l.equiv(&item)) {
@@ -586,6 +589,9 @@ fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let [x] = a {
+        return Ok(crate::lazy::repeat(std::mem::take(x)));
+    }
     let n = int_arg("repeat", &a[0])?.max(0) as u64;
     interp.charge(cost::HEADER + cost::ELEM.saturating_mul(n))?;
     interp.tick(n)?;
