@@ -2,7 +2,7 @@
 //! definition, builtin, tool, data key), checks special forms, places `recur` only in
 //! tail position, and reports undefined names and unknown tools before anything runs.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use ptc_lisp_syntax::{Form, FormKind, Span};
@@ -68,7 +68,8 @@ struct Analyzer<'e> {
     /// Arity of the innermost recur target (loop or fn), when in tail position.
     recur_arity: Option<usize>,
     in_short_fn: bool,
-    undefined: BTreeSet<String>,
+    /// Undefined names: where each is first used, and the closest names in scope there.
+    undefined: BTreeMap<String, (Span, Vec<String>)>,
     unknown_tools: BTreeSet<String>,
     symbols: HashSet<String>,
     gensym: u32,
@@ -86,7 +87,7 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         scopes: vec![FnScope::default()],
         recur_arity: None,
         in_short_fn: false,
-        undefined: BTreeSet::new(),
+        undefined: BTreeMap::new(),
         unknown_tools: BTreeSet::new(),
         symbols: HashSet::new(),
         gensym: 0,
@@ -127,21 +128,45 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         } else {
             format!("Available tools: {}", env.tools.iter().cloned().collect::<Vec<_>>().join(", "))
         };
-        return Err(EvalError::new(ErrorKind::UnknownTool, format!("Unknown tool: {}. {avail}", names.join(", "))));
+        let near: Vec<String> = names
+            .iter()
+            .flat_map(|n| crate::suggest::closest(n, env.tools.iter().map(String::as_str), 1))
+            .map(|t| format!("tool/{t}"))
+            .collect();
+        let hint = if near.is_empty() { String::new() } else { format!(" Did you mean {}?", near.join(" or ")) };
+        return Err(EvalError::new(
+            ErrorKind::UnknownTool,
+            format!("Unknown tool: {}.{hint} {avail}", names.join(", ")),
+        ));
     }
     if !a.undefined.is_empty() {
-        let names: Vec<&str> = a.undefined.iter().map(String::as_str).collect();
-        let mut msg = if names.len() == 1 {
-            format!("Undefined variable: {}", names[0])
+        let mut first: Option<Span> = None;
+        let described: Vec<String> = a
+            .undefined
+            .iter()
+            .map(|(n, (span, near))| {
+                if first.is_none_or(|f| (span.line, span.column) < (f.line, f.column)) {
+                    first = Some(*span);
+                }
+                let mut d = format!("{n} (line {}, column {})", span.line, span.column);
+                if let Some(h) = hint_for(n) {
+                    d.push_str(&format!(": {h}"));
+                } else if !near.is_empty() {
+                    d.push_str(&format!("; did you mean {}?", near.join(" or ")));
+                }
+                d
+            })
+            .collect();
+        let msg = if described.len() == 1 {
+            format!("Undefined variable: {}", described[0])
         } else {
-            format!("Undefined variables: {}", names.join(", "))
+            format!("Undefined variables: {}", described.join(", "))
         };
-        for n in &names {
-            if let Some(h) = hint_for(n) {
-                msg.push_str(&format!(". {h}"));
-            }
-        }
-        return Err(EvalError::new(ErrorKind::UnboundVar, msg));
+        let e = EvalError::new(ErrorKind::UnboundVar, msg);
+        return Err(match first {
+            Some(s) => e.at(s),
+            None => e,
+        });
     }
     if let Some(e) = first_err {
         return Err(e);
@@ -399,6 +424,23 @@ impl Analyzer<'_> {
         }
     }
 
+    /// The names in scope closest to a misspelled one: locals, definitions, builtins,
+    /// `data/` keys and tools.
+    fn names_near(&self, name: &str) -> Vec<String> {
+        let locals = self.scopes.iter().rev().flat_map(|s| s.locals.iter().map(|(n, _)| n.to_string()));
+        let mut user: Vec<String> = self.defined.iter().chain(self.env.user_names.iter()).cloned().collect();
+        user.sort();
+        let builtins = builtins::all()
+            .filter(|b| !b.name.contains('/') || b.name.starts_with("str/") || b.name.starts_with("set/"))
+            .flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied()))
+            .map(str::to_string);
+        let mut data: Vec<String> = self.env.data_keys.iter().map(|k| format!("data/{k}")).collect();
+        data.sort();
+        let tools = self.env.tools.iter().map(|t| format!("tool/{t}"));
+        let all: Vec<String> = locals.chain(user).chain(builtins).chain(data).chain(tools).collect();
+        crate::suggest::closest(name, all.iter().map(String::as_str), 2)
+    }
+
     fn tool_exists(&self, name: &str) -> bool {
         tool_keys::resolve_tool_name(name, &self.env.tools).is_some()
     }
@@ -454,7 +496,10 @@ impl Analyzer<'_> {
             (false, true) => Ok(Node::Data(Arc::from(name), span)),
             (false, false) => {
                 let _ = call_position;
-                self.undefined.insert(name.to_string());
+                if !self.undefined.contains_key(name) {
+                    let near = self.names_near(name);
+                    self.undefined.insert(name.to_string(), (span, near));
+                }
                 Ok(Node::Const(Value::Nil))
             }
         }

@@ -42,6 +42,7 @@ mod regex_value;
 mod run;
 mod special_form;
 mod stack;
+mod suggest;
 pub mod tool_keys;
 pub mod value;
 
