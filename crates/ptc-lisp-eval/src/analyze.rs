@@ -131,7 +131,7 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         let near: Vec<String> = names
             .iter()
             .flat_map(|n| crate::suggest::closest(n, env.tools.iter().map(String::as_str), 1))
-            .map(|t| format!("tool/{t}"))
+            .map(|t| format!("`tool/{t}`"))
             .collect();
         let hint = if near.is_empty() { String::new() } else { format!(" Did you mean {}?", near.join(" or ")) };
         return Err(EvalError::new(
@@ -152,6 +152,7 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
                 if let Some(h) = hint_for(n) {
                     d.push_str(&format!(": {h}"));
                 } else if !near.is_empty() {
+                    let near: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
                     d.push_str(&format!("; did you mean {}?", near.join(" or ")));
                 }
                 d

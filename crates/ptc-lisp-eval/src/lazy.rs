@@ -35,6 +35,10 @@ enum Source {
     MapIndexed { f: Value, src: Arc<LazySeq> },
     Drop { n: usize, src: Arc<LazySeq> },
     DropWhile { pred: Value, src: Arc<LazySeq> },
+    Concat { prefix: PVector, tail: Arc<LazySeq> },
+    Mapcat { f: Value, src: Arc<LazySeq> },
+    Interleave(Vec<Arc<LazySeq>>),
+    Partition { n: usize, step: usize, src: Arc<LazySeq> },
 }
 
 fn value(label: impl Into<Arc<str>>, source: Source) -> Value {
@@ -112,6 +116,24 @@ pub fn drop_while(pred: Value, src: &Arc<LazySeq>) -> Value {
     value(src.label.clone(), Source::DropWhile { pred, src: src.clone() })
 }
 
+/// `(concat c1 ... (range) ...)`: the finite items before the first infinite sequence, then it.
+pub fn concat(prefix: PVector, tail: &Arc<LazySeq>) -> Value {
+    value(tail.label.clone(), Source::Concat { prefix, tail: tail.clone() })
+}
+/// `(mapcat f s)`.
+pub fn mapcat(f: Value, src: &Arc<LazySeq>) -> Value {
+    value(src.label.clone(), Source::Mapcat { f, src: src.clone() })
+}
+/// `(interleave s1 s2 ...)` of infinite sequences.
+pub fn interleave(srcs: Vec<Arc<LazySeq>>) -> Value {
+    let label = srcs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(interleave ...)"));
+    value(label, Source::Interleave(srcs))
+}
+/// `(partition n step s)` (and `partition-all`) of an infinite sequence: vectors of n.
+pub fn partition(n: usize, step: usize, src: &Arc<LazySeq>) -> Value {
+    value(src.label.clone(), Source::Partition { n, step, src: src.clone() })
+}
+
 /// A position in a lazy sequence: each [`Cursor::next`] yields the next item.
 pub struct Cursor {
     state: State,
@@ -129,6 +151,10 @@ enum State {
     MapIndexed { f: Value, i: i64, src: Box<Cursor> },
     Drop { n: usize, src: Box<Cursor> },
     DropWhile { pred: Value, dropping: bool, src: Box<Cursor> },
+    Concat { prefix: PVector, i: usize, tail: Box<Cursor> },
+    Mapcat { f: Value, buf: std::collections::VecDeque<Value>, src: Box<Cursor> },
+    Interleave { srcs: Vec<Cursor>, i: usize },
+    Partition { n: usize, step: usize, window: std::collections::VecDeque<Value>, src: Box<Cursor> },
 }
 
 impl Cursor {
@@ -151,6 +177,16 @@ impl Cursor {
             Source::Drop { n, src } => State::Drop { n: *n, src: Box::new(Cursor::new(src)) },
             Source::DropWhile { pred, src } => {
                 State::DropWhile { pred: pred.clone(), dropping: true, src: Box::new(Cursor::new(src)) }
+            }
+            Source::Concat { prefix, tail } => {
+                State::Concat { prefix: prefix.clone(), i: 0, tail: Box::new(Cursor::new(tail)) }
+            }
+            Source::Mapcat { f, src } => {
+                State::Mapcat { f: f.clone(), buf: Default::default(), src: Box::new(Cursor::new(src)) }
+            }
+            Source::Interleave(srcs) => State::Interleave { srcs: srcs.iter().map(|s| Cursor::new(s)).collect(), i: 0 },
+            Source::Partition { n, step, src } => {
+                State::Partition { n: *n, step: *step, window: Default::default(), src: Box::new(Cursor::new(src)) }
             }
         };
         Cursor { state }
@@ -216,6 +252,43 @@ impl Cursor {
                     *n -= 1;
                 }
                 src.next(interp)
+            }
+            State::Concat { prefix, i, tail } => match prefix.get(*i) {
+                Some(x) => {
+                    *i += 1;
+                    Ok(x.clone())
+                }
+                None => tail.next(interp),
+            },
+            State::Mapcat { f, buf, src } => loop {
+                if let Some(x) = buf.pop_front() {
+                    return Ok(x);
+                }
+                let x = src.next(interp)?;
+                let ys = interp.apply(f, &mut [x])?;
+                buf.extend(crate::builtins::seq_iter("mapcat", &ys)?);
+            },
+            State::Interleave { srcs, i } => {
+                let n = srcs.len().max(1);
+                let k = *i % n;
+                *i = (*i + 1) % n;
+                match srcs.get_mut(k) {
+                    Some(c) => c.next(interp),
+                    None => Ok(Value::Nil),
+                }
+            }
+            State::Partition { n, step, window, src } => {
+                while window.len() < *n {
+                    window.push_back(src.next(interp)?);
+                }
+                let out = Value::vector(window.iter().cloned());
+                interp.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * *n as u64)?;
+                for _ in 0..*step {
+                    if window.pop_front().is_none() {
+                        src.next(interp)?;
+                    }
+                }
+                Ok(out)
             }
             State::DropWhile { pred, dropping, src } => loop {
                 let x = src.next(interp)?;

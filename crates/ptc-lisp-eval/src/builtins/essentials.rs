@@ -427,6 +427,16 @@ fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     vec_out(interp, all.into_iter().skip(start))
 }
 fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let Some(k) = a.iter().position(|c| crate::lazy::as_lazy(c).is_some()) {
+        let mut prefix = PVector::new();
+        for c in &a[..k] {
+            prefix.extend(seq_iter("concat", c)?);
+        }
+        interp.charge(cost::HEADER + cost::ELEM * prefix.len() as u64)?;
+        if let Some(l) = crate::lazy::as_lazy(&a[k]) {
+            return Ok(crate::lazy::concat(prefix, l));
+        }
+    }
     let mut out = PVector::new();
     for c in a.iter() {
         match c {
@@ -674,12 +684,27 @@ fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let [f] = a {
         return Ok(super::transducers::xf_mapcat(std::mem::take(f)));
     }
+    if let [f, coll] = a
+        && let Some(l) = crate::lazy::as_lazy(coll)
+    {
+        return Ok(crate::lazy::mapcat(f.clone(), l));
+    }
     let mapped = super::lookup("map").map(|b| b.call(interp, a)).unwrap_or_else(|| Ok(Value::Nil))?;
     let parts = items("mapcat", &mapped)?;
     concat(interp, &mut parts.into_iter().collect::<Vec<_>>())
 }
 fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
     let n = int_arg(fname, &a[0])?;
+    if let Some(l) = a.last().and_then(crate::lazy::as_lazy) {
+        let step = if a.len() >= 3 { int_arg(fname, &a[1])? } else { n };
+        if n <= 0 || step <= 0 {
+            return err(
+                ErrorKind::RuntimeError,
+                format!("{fname}: size and step must be positive, got {n} and {step}"),
+            );
+        }
+        return Ok(crate::lazy::partition(n as usize, step as usize, l));
+    }
     let (step, pad, coll) = match a {
         [_, coll] => (n, None, &*coll),
         [_, step, coll] => (int_arg(fname, step)?, None, &*coll),

@@ -433,7 +433,19 @@ fn split_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     out_vec(interp, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
 }
 fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let colls: Vec<Vec<Value>> = a.iter().map(|c| all("interleave", c)).collect::<EvalResult<_>>()?;
+    let lazies: Vec<_> = a.iter().filter_map(|c| crate::lazy::as_lazy(c).cloned()).collect();
+    if !lazies.is_empty() && lazies.len() == a.len() {
+        return Ok(crate::lazy::interleave(lazies));
+    }
+    // infinite sequences are bounded by the shortest finite collection
+    let n = a.iter().filter(|c| crate::lazy::as_lazy(c).is_none()).map(|c| seq_len(c).unwrap_or(0)).min().unwrap_or(0);
+    let colls: Vec<Vec<Value>> = a
+        .iter()
+        .map(|c| match crate::lazy::as_lazy(c) {
+            Some(l) => all("interleave", &crate::lazy::take(interp, n, l)?),
+            None => all("interleave", c),
+        })
+        .collect::<EvalResult<_>>()?;
     let n = colls.iter().map(Vec::len).min().unwrap_or(0);
     let mut out = Vec::new();
     for i in 0..n {
