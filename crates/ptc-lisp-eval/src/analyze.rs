@@ -213,7 +213,8 @@ fn hint_for(name: &str) -> Option<&'static str> {
         "lazy-seq" | "lazy-cat" => {
             "lazy-seq is not supported: build infinite sequences with (range), iterate, repeat, cycle or repeatedly, and bound them with take"
         }
-        "dotimes" | "while" => "use doseq over (range n), or loop/recur",
+        "while" => "while needs mutable state: use loop/recur, or doseq over (range n)",
+        "doto" => "doto is for mutable Java objects: use (do (f x) x), or thread the value with ->",
         "ns" | "require" | "import" | "use" | "in-ns" => {
             "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
         }
@@ -742,6 +743,16 @@ impl Analyzer<'_> {
                 let f = self.with_gensym(|g| desugar::letfn(args, span, g))?;
                 self.form(&f, tail)?
             }
+            SF::Dotimes => match args.split_first() {
+                Some((Form { kind: FormKind::Vector(b), span: bspan }, body)) if b.len() == 2 => {
+                    let range = desugar::list(vec![desugar::sym("range", *bspan), b[1].clone()], *bspan);
+                    let mut items =
+                        vec![desugar::sym("doseq", span), desugar::vector(vec![b[0].clone(), range], *bspan)];
+                    items.extend(body.iter().cloned());
+                    self.form(&desugar::list(items, span), tail)?
+                }
+                _ => return Err(arity_form("dotimes", "(dotimes [i n] body...)", span)),
+            },
             SF::ArityError => match args {
                 [Form { kind: FormKind::Str(m), .. }] => Node::Raise(ErrorKind::ArityError, Arc::from(m.as_str())),
                 _ => return Err(EvalError::new(ErrorKind::InvalidForm, "internal error: arity-error form")),

@@ -43,6 +43,8 @@ pub(crate) enum SpecialForm {
     Dot,
     /// `letfn`: local functions that may call each other.
     Letfn,
+    /// `(dotimes [i n] body...)`: `doseq` over `(range n)`.
+    Dotimes,
     /// The hidden form multi-arity functions use to report a missing arity.
     ArityError,
     /// A Clojure form outside the subset (`try`, `letfn`, `ns`...): rejected with a hint.
@@ -103,7 +105,7 @@ const TABLE: &[(&str, SpecialForm)] = &[
     ("defprotocol", SpecialForm::Unsupported),
     ("defrecord", SpecialForm::Unsupported),
     ("deftype", SpecialForm::Unsupported),
-    ("dotimes", SpecialForm::Unsupported),
+    ("dotimes", SpecialForm::Dotimes),
     ("while", SpecialForm::Unsupported),
     ("eval", SpecialForm::Unsupported),
 ];
