@@ -19,8 +19,14 @@ use crate::value::{PVector, Value};
 pub struct LazySeq {
     /// The producer as written (`(range)`, `(iterate f x)`), for error messages.
     pub label: Arc<str>,
+    /// How many lazy steps are stacked on the producer (pulling recurses through them).
+    depth: usize,
     source: Source,
 }
+
+/// The most lazy steps that may be stacked on one producer: pulling an item recurses
+/// through every step, so the chain is bounded like the call depth.
+pub const MAX_LAZY_DEPTH: usize = 1_000;
 
 #[derive(Debug)]
 enum Source {
@@ -42,7 +48,21 @@ enum Source {
 }
 
 fn value(label: impl Into<Arc<str>>, source: Source) -> Value {
-    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label: label.into(), source }))))
+    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, source }))))
+}
+
+/// A lazy step over `srcs`, refused when the chain gets too deep.
+fn step(label: Arc<str>, srcs: &[&Arc<LazySeq>], source: Source) -> EvalResult {
+    let depth = srcs.iter().map(|s| s.depth).max().unwrap_or(0) + 1;
+    if depth > MAX_LAZY_DEPTH {
+        return err(
+            ErrorKind::RecursionLimitExceeded,
+            format!(
+                "more than {MAX_LAZY_DEPTH} lazy steps (map, filter, drop...) are stacked on {label}; realise part of it with (vec (take n ...)) before adding more"
+            ),
+        );
+    }
+    Ok(Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label, depth, source })))))
 }
 
 /// The lazy sequence a value is, if it is one.
@@ -91,47 +111,49 @@ pub fn repeatedly(f: Value) -> Value {
     value("(repeatedly f)", Source::Repeatedly(f))
 }
 /// `(map f s1 s2 ...)` over infinite sequences only.
-pub fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> Value {
+pub fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> EvalResult {
     let label = inputs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(map ...)"));
-    value(label, Source::Map { f, inputs })
+    let srcs: Vec<&Arc<LazySeq>> = inputs.iter().collect();
+    step(label, &srcs, Source::Map { f, inputs: inputs.clone() })
 }
 /// `(filter pred s)` (`keep_truthy`) or `(remove pred s)`.
-pub fn filter(pred: Value, keep_truthy: bool, src: &Arc<LazySeq>) -> Value {
-    value(src.label.clone(), Source::Filter { pred, keep_truthy, src: src.clone() })
+pub fn filter(pred: Value, keep_truthy: bool, src: &Arc<LazySeq>) -> EvalResult {
+    step(src.label.clone(), &[src], Source::Filter { pred, keep_truthy, src: src.clone() })
 }
 /// `(keep f s)`.
-pub fn keep(f: Value, src: &Arc<LazySeq>) -> Value {
-    value(src.label.clone(), Source::Keep { f, src: src.clone() })
+pub fn keep(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+    step(src.label.clone(), &[src], Source::Keep { f, src: src.clone() })
 }
 /// `(map-indexed f s)`.
-pub fn map_indexed(f: Value, src: &Arc<LazySeq>) -> Value {
-    value(src.label.clone(), Source::MapIndexed { f, src: src.clone() })
+pub fn map_indexed(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+    step(src.label.clone(), &[src], Source::MapIndexed { f, src: src.clone() })
 }
 /// `(drop n s)`.
-pub fn drop(n: usize, src: &Arc<LazySeq>) -> Value {
-    value(src.label.clone(), Source::Drop { n, src: src.clone() })
+pub fn drop(n: usize, src: &Arc<LazySeq>) -> EvalResult {
+    step(src.label.clone(), &[src], Source::Drop { n, src: src.clone() })
 }
 /// `(drop-while pred s)`.
-pub fn drop_while(pred: Value, src: &Arc<LazySeq>) -> Value {
-    value(src.label.clone(), Source::DropWhile { pred, src: src.clone() })
+pub fn drop_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
+    step(src.label.clone(), &[src], Source::DropWhile { pred, src: src.clone() })
 }
 
 /// `(concat c1 ... (range) ...)`: the finite items before the first infinite sequence, then it.
-pub fn concat(prefix: PVector, tail: &Arc<LazySeq>) -> Value {
-    value(tail.label.clone(), Source::Concat { prefix, tail: tail.clone() })
+pub fn concat(prefix: PVector, tail: &Arc<LazySeq>) -> EvalResult {
+    step(tail.label.clone(), &[tail], Source::Concat { prefix, tail: tail.clone() })
 }
 /// `(mapcat f s)`.
-pub fn mapcat(f: Value, src: &Arc<LazySeq>) -> Value {
-    value(src.label.clone(), Source::Mapcat { f, src: src.clone() })
+pub fn mapcat(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+    step(src.label.clone(), &[src], Source::Mapcat { f, src: src.clone() })
 }
 /// `(interleave s1 s2 ...)` of infinite sequences.
-pub fn interleave(srcs: Vec<Arc<LazySeq>>) -> Value {
+pub fn interleave(srcs: Vec<Arc<LazySeq>>) -> EvalResult {
     let label = srcs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(interleave ...)"));
-    value(label, Source::Interleave(srcs))
+    let refs: Vec<&Arc<LazySeq>> = srcs.iter().collect();
+    step(label, &refs, Source::Interleave(srcs.clone()))
 }
 /// `(partition n step s)` (and `partition-all`) of an infinite sequence: vectors of n.
-pub fn partition(n: usize, step: usize, src: &Arc<LazySeq>) -> Value {
-    value(src.label.clone(), Source::Partition { n, step, src: src.clone() })
+pub fn partition(n: usize, every: usize, src: &Arc<LazySeq>) -> EvalResult {
+    step(src.label.clone(), &[src], Source::Partition { n, step: every, src: src.clone() })
 }
 
 /// A position in a lazy sequence: each [`Cursor::next`] yields the next item.
@@ -382,7 +404,7 @@ impl<'a> Items<'a> {
 pub fn map_mixed(interp: &mut Interp, f: Value, colls: &[Value]) -> EvalResult {
     let lazies: Vec<Arc<LazySeq>> = colls.iter().filter_map(|c| as_lazy(c).cloned()).collect();
     if lazies.len() == colls.len() {
-        return Ok(map(f, lazies));
+        return map(f, lazies);
     }
     let mut its = colls.iter().map(|c| Items::of("map", c)).collect::<EvalResult<Vec<_>>>()?;
     let mut out = PVector::new();

@@ -205,3 +205,12 @@ fn infinite_sequences_stay_metered() {
     let (kind, msg) = kind_of("(count (into [] (map inc) (range)))", with(limits));
     assert_eq!(kind, "memory_exceeded", "{msg}");
 }
+
+#[test]
+fn lazy_steps_stacked_on_one_producer_are_bounded() {
+    let (kind, msg) = kind_of("(first (reduce (fn [s _] (map inc s)) (range) (range 5000)))", RunOptions::default());
+    assert_eq!(kind, "recursion_limit_exceeded", "{msg}");
+    assert!(msg.contains("lazy steps"), "{msg}");
+    let (kind, out) = kind_of("(first (reduce (fn [s _] (map inc s)) (range) (range 500)))", RunOptions::default());
+    assert_eq!((kind.as_str(), out.as_str()), ("ok", "500"));
+}

@@ -384,7 +384,7 @@ fn drop(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         return Ok(super::transducers::xf_drop(n as i64));
     }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return Ok(crate::lazy::drop(n, l));
+        return crate::lazy::drop(n, l);
     }
     let out: Vec<Value> = seq_iter("drop", &a[1])?.skip(n).collect();
     vec_out(interp, out)
@@ -413,7 +413,7 @@ fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         return Ok(super::transducers::xf_drop_while(f));
     }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return Ok(crate::lazy::drop_while(f, l));
+        return crate::lazy::drop_while(f, l);
     }
     let all = items("drop-while", &a[1])?;
     let mut start = all.len();
@@ -434,7 +434,7 @@ fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         interp.charge(cost::HEADER + cost::ELEM * prefix.len() as u64)?;
         if let Some(l) = crate::lazy::as_lazy(&a[k]) {
-            return Ok(crate::lazy::concat(prefix, l));
+            return crate::lazy::concat(prefix, l);
         }
     }
     let mut out = PVector::new();
@@ -668,7 +668,7 @@ fn keep(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         return Ok(super::transducers::xf_keep(f));
     }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return Ok(crate::lazy::keep(f, l));
+        return crate::lazy::keep(f, l);
     }
     let mut out = Vec::new();
     for item in items("keep", &a[1])? {
@@ -687,7 +687,7 @@ fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let [f, coll] = a
         && let Some(l) = crate::lazy::as_lazy(coll)
     {
-        return Ok(crate::lazy::mapcat(f.clone(), l));
+        return crate::lazy::mapcat(f.clone(), l);
     }
     let mapped = super::lookup("map").map(|b| b.call(interp, a)).unwrap_or_else(|| Ok(Value::Nil))?;
     let parts = items("mapcat", &mapped)?;
@@ -703,7 +703,7 @@ fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool)
                 format!("{fname}: size and step must be positive, got {n} and {step}"),
             );
         }
-        return Ok(crate::lazy::partition(n as usize, step as usize, l));
+        return crate::lazy::partition(n as usize, step as usize, l);
     }
     let (step, pad, coll) = match a {
         [_, coll] => (n, None, &*coll),

@@ -270,7 +270,7 @@ fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) 
         return Ok(super::transducers::xf_filter(std::mem::take(pred), keep));
     }
     if let Some(l) = crate::lazy::as_lazy(&args[1]) {
-        return Ok(crate::lazy::filter(args[0].clone(), keep, l));
+        return crate::lazy::filter(args[0].clone(), keep, l);
     }
     let f = std::mem::take(&mut args[0]);
     let coll = std::mem::take(&mut args[1]);
@@ -688,7 +688,7 @@ fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         return Ok(super::transducers::xf_map_indexed(f));
     }
     if let Some(l) = crate::lazy::as_lazy(&args[1]) {
-        return Ok(crate::lazy::map_indexed(f, l));
+        return crate::lazy::map_indexed(f, l);
     }
     let coll = std::mem::take(&mut args[1]);
     let mut out = PVector::new();

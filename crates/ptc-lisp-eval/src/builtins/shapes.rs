@@ -435,7 +435,7 @@ fn split_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let lazies: Vec<_> = a.iter().filter_map(|c| crate::lazy::as_lazy(c).cloned()).collect();
     if !lazies.is_empty() && lazies.len() == a.len() {
-        return Ok(crate::lazy::interleave(lazies));
+        return crate::lazy::interleave(lazies);
     }
     // infinite sequences are bounded by the shortest finite collection
     let n = a.iter().filter(|c| crate::lazy::as_lazy(c).is_none()).map(|c| seq_len(c).unwrap_or(0)).min().unwrap_or(0);
