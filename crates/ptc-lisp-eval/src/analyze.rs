@@ -215,7 +215,7 @@ fn hint_for(name: &str) -> Option<&'static str> {
         }
         "while" => "while needs mutable state: use loop/recur, or doseq over (range n)",
         "doto" => "doto is for mutable Java objects: use (do (f x) x), or thread the value with ->",
-        "ns" | "require" | "import" | "use" | "in-ns" => {
+        "import" | "use" | "in-ns" => {
             "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
         }
         "print" | "prn" | "printf" | "pr" => "use println to print, or str/format to build text",
@@ -753,6 +753,10 @@ impl Analyzer<'_> {
                 }
                 _ => return Err(arity_form("dotimes", "(dotimes [i n] body...)", span)),
             },
+            SF::Require => {
+                check_requires(name, args, span)?;
+                Node::Const(Value::Nil)
+            }
             SF::ArityError => match args {
                 [Form { kind: FormKind::Str(m), .. }] => Node::Raise(ErrorKind::ArityError, Arc::from(m.as_str())),
                 _ => return Err(EvalError::new(ErrorKind::InvalidForm, "internal error: arity-error form")),
@@ -1394,6 +1398,59 @@ fn case_const(f: &Form) -> R<Value> {
             .at(f.span));
         }
     })
+}
+
+/// `(require '[clojure.string :as str])` and `(ns x (:require [clojure.set :as set]))` are
+/// accepted when they ask for a library PTC-Lisp has under the alias it already gives it.
+fn check_requires(which: &str, args: &[Form], span: Span) -> R<()> {
+    let specs: Vec<&Form> = if which == "ns" {
+        args.iter()
+            .filter_map(|f| match &f.kind {
+                FormKind::List(items) if matches!(items.first().map(|h| &h.kind), Some(FormKind::Keyword(k)) if k == "require") => {
+                    Some(&items[1..])
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    } else {
+        args.iter().collect()
+    };
+    for spec in specs {
+        let inner = match &spec.kind {
+            FormKind::Quote(q) => &**q,
+            _ => spec,
+        };
+        let (lib, alias) = match &inner.kind {
+            FormKind::Symbol { ns: None, name } => (name.as_str(), None),
+            FormKind::Vector(items) => {
+                let lib = items.first().and_then(|f| f.as_plain_symbol()).unwrap_or("");
+                let alias = items
+                    .windows(2)
+                    .find(|w| matches!(&w[0].kind, FormKind::Keyword(k) if k == "as"))
+                    .and_then(|w| w[1].as_plain_symbol());
+                (lib, alias)
+            }
+            _ => ("", None),
+        };
+        let known = builtins::Library::of_alias(lib).filter(|l| l.ns_name() == lib);
+        let alias_ok = match (known, alias) {
+            (Some(_), None) => true,
+            (Some(l), Some(a)) => builtins::Library::of_alias(a) == Some(l),
+            (None, _) => false,
+        };
+        if !alias_ok {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!(
+                    "{which}: {} cannot be loaded; clojure.string, clojure.set and clojure.walk are always available as str/, set/ and walk/ (no require needed), and namespaces cannot be created",
+                    ptc_lisp_syntax::print_form(inner)
+                ),
+            )
+            .at(span));
+        }
+    }
+    Ok(())
 }
 
 fn check_definable(name: &str, span: Span) -> R<()> {

@@ -45,6 +45,9 @@ pub(crate) enum SpecialForm {
     Letfn,
     /// `(dotimes [i n] body...)`: `doseq` over `(range n)`.
     Dotimes,
+    /// `require` / `ns` of the libraries PTC-Lisp already has (`clojure.string :as str`):
+    /// nothing to do, so nil; anything else is rejected with the available aliases.
+    Require,
     /// The hidden form multi-arity functions use to report a missing arity.
     ArityError,
     /// A Clojure form outside the subset (`try`, `letfn`, `ns`...): rejected with a hint.
@@ -97,8 +100,8 @@ const TABLE: &[(&str, SpecialForm)] = &[
     ("finally", SpecialForm::Unsupported),
     ("defmacro", SpecialForm::Unsupported),
     ("binding", SpecialForm::Unsupported),
-    ("ns", SpecialForm::Unsupported),
-    ("require", SpecialForm::Unsupported),
+    ("ns", SpecialForm::Require),
+    ("require", SpecialForm::Require),
     ("import", SpecialForm::Unsupported),
     ("defmulti", SpecialForm::Unsupported),
     ("defmethod", SpecialForm::Unsupported),
