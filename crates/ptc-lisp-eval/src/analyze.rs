@@ -1485,13 +1485,26 @@ fn unsupported_method(name: &str, span: Span) -> EvalError {
 fn unknown_ns_member(ns: &str, name: &str, span: Span) -> EvalError {
     let msg = match builtins::Library::of_alias(ns) {
         Some(lib) => {
-            let elsewhere: Vec<String> = builtins::libraries_with(name)
-                .into_iter()
-                .map(|l| if l == builtins::Library::Core { name.to_string() } else { format!("{}/{name}", l.alias()) })
-                .collect();
+            let elsewhere: Vec<String> =
+                builtins::libraries_with(name)
+                    .into_iter()
+                    .map(|l| {
+                        if l == builtins::Library::Core {
+                            format!("`{name}`")
+                        } else {
+                            format!("`{}/{name}`", l.alias())
+                        }
+                    })
+                    .collect();
             let mut m = format!("{ns}/{name} is not a function of {}", lib.ns_name());
+            let near: Vec<String> = crate::suggest::closest(name, lib.names().iter().copied(), 2)
+                .into_iter()
+                .map(|n| format!("`{ns}/{n}`"))
+                .collect();
             if !elsewhere.is_empty() {
                 m.push_str(&format!("; did you mean {}?", elsewhere.join(" or ")));
+            } else if !near.is_empty() {
+                m.push_str(&format!("; did you mean {}?", near.join(" or ")));
             } else if lib != builtins::Library::Core {
                 m.push_str(&format!(". Its functions: {}", lib.names().join(", ")));
             }

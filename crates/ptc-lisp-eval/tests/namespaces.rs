@@ -106,8 +106,9 @@ fn undefined_names_suggest_the_closest_names_in_scope() {
         ("(fitler odd? [1 2])", "unbound_var", "fitler (line 1, column 2); did you mean `filter`?"),
         ("(let [total 5] (+ totl 1))", "unbound_var", "did you mean `total`?"),
         ("(defn compute-total [x] x) (compute-totl 1)", "unbound_var", "did you mean `compute-total`?"),
-        ("(str/uper-case \"a\")", "unbound_var", "clojure.string"),
-        ("(set/uinon #{1} #{2})", "unbound_var", "clojure.set"),
+        ("(str/uper-case \"a\")", "unbound_var", "did you mean `str/upper-case`?"),
+        ("(set/uinon #{1} #{2})", "unbound_var", "did you mean `set/union`?"),
+        ("(str/union #{1} #{2})", "unbound_var", "did you mean `set/union`?"),
         ("(+ q 1)", "unbound_var", "Undefined variable: q (line 1, column 4)"),
     ]);
     let (opts, _) = with_tools(ctx(serde_json::json!({"user_id": 7})));
