@@ -49,7 +49,7 @@ pub mod value;
 /// The function registry, read-only: names, arities, categories, docs and examples of
 /// every builtin (what `doc`, `dir`, `apropos` and the generated reference show).
 pub mod registry {
-    pub use crate::builtins::{Arity, Builtin, Category, all, lookup, lookup_ns};
+    pub use crate::builtins::{Arity, Builtin, Category, Library, all, home_library, lookup, lookup_ns};
 }
 
 pub use cancel::Cancel;
