@@ -149,8 +149,13 @@ fn client(py: &Path, script: &Path, target: &[String], program: &str, mode: &str
         .args(target)
         .output()
         .context("cannot run the Python MCP client")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        bail!("python client failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!("python client failed: {stderr}");
+    }
+    // the SDK logs this when DELETE /mcp is not answered with 200 or 204
+    if stderr.contains("Session termination failed") {
+        bail!("the client could not end its session: {stderr}");
     }
     Ok(serde_json::from_slice(&out.stdout)?)
 }

@@ -32,7 +32,7 @@ Docs: README.md, docs/language.md, docs/mcp.md, docs/security.md.";
 /// Programmatic tool calling: run PTC-Lisp programs (a sandboxed Clojure subset) with
 /// limits on time, memory and size, from the command line or as an MCP server.
 #[derive(Parser, Debug)]
-#[command(name = "ptc", version, about, propagate_version = true, after_help = AFTER_HELP)]
+#[command(name = "ptc", version, propagate_version = true, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
