@@ -9,6 +9,7 @@ mod bench;
 mod conformance;
 mod docs;
 mod interop;
+mod load;
 mod providers;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -19,6 +20,7 @@ commands:
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
   interop       ptc mcp against the Python MCP SDK client and the official conformance suite
+  load          HTTP load test of ptc mcp on 127.0.0.1 [--clients 100] [--seconds 30] [--release]
 ";
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(),
         Some("docs") => docs::run(&root()),
         Some("interop") => interop::run(&root()),
+        Some("load") => load::run(&root(), &args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())
