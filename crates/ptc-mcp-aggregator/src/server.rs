@@ -383,7 +383,7 @@ impl ServerHandler for PtcServer {
 
 /// The one log line of a `tools/call`: method, tool, duration, status and reason.
 fn log_call(tool: &str, took: Duration, payload: &CallPayload) {
-    let duration_ms = took.as_secs_f64() * 1000.0;
+    let duration_ms = (took.as_secs_f64() * 1e6).round() / 1e3;
     let status = if payload.is_error { "error" } else { "ok" };
     let reason = payload.reason.as_deref().unwrap_or("");
     tracing::info!(method = "tools/call", tool, duration_ms, status, reason, "call");
