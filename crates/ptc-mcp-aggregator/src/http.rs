@@ -308,10 +308,18 @@ async fn frame_guard(
     if opens_session {
         st.sessions.make_room(&owner).await;
     }
+    let started = Instant::now();
     let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
     if opens_session && let Some(id) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
         st.sessions.register(id, &owner);
     }
+    tracing::debug!(
+        method = method.as_deref().unwrap_or("-"),
+        status = resp.status().as_u16(),
+        duration_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+        session = session.as_deref().map(short).unwrap_or("-"),
+        "POST /mcp"
+    );
     resp
 }
 

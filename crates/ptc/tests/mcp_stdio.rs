@@ -388,7 +388,7 @@ fn calls_queue_before_busy() {
         "--queue-timeout-ms",
         "30000",
         "--timeout-ms",
-        "400",
+        "1000",
         "--max-loop-iterations",
         "100000000000",
     ];
@@ -483,11 +483,12 @@ fn one_log_line_per_call() {
 /// SIGTERM drains like SIGINT: the running call finishes, then exit code 0.
 #[test]
 fn sigterm_drains_and_exits_zero() {
-    let mut s = Server::start(&["--timeout-ms", "700", "--max-loop-iterations", "100000000000"]);
+    let args = ["--timeout-ms", "700", "--max-loop-iterations", "100000000000"];
+    let mut s = Server::start_logging(&args, "debug", Stdio::piped());
+    let rx = stderr_lines(&mut s.child);
     s.send(&call_frame(2, "(loop [] (recur))"));
-    // the call is in flight once the server answers a ping sent after it
-    let r = s.request(3, "ping", json!({}));
-    assert_eq!(r["result"], json!({}));
+    // the call has its slot once its program is logged (the slot is taken right after)
+    wait_for_line(&rx, "tools/call program");
     let pid = s.child.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     let r = s.read();
