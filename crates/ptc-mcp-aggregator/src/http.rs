@@ -8,6 +8,8 @@
 //!   not a valid JSON-RPC message gets a JSON-RPC error (not rmcp's plain text);
 //! - session caps per owner and in total, evicting the least recently used session;
 //! - a header read timeout (slow clients cannot hold a connection open forever);
+//! - a request reusing the id of one still running in its session gets an error (rmcp
+//!   routes answers by id, so the first would never be answered);
 //! - `DELETE /mcp` answered with 200 (clients treat rmcp's 202 as a failed termination);
 //! - draining on shutdown: new calls get `shutting_down`, running ones may finish.
 
@@ -217,7 +219,53 @@ fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
 }
 
+/// Request ids in flight, per session: rmcp routes answers by id, so a second request
+/// with the id of a running one would leave the first without an answer.
+#[derive(Default)]
+struct InFlight(Mutex<std::collections::HashSet<String>>);
+
+/// Holds one (session, id) in flight until the response body ends or is dropped.
+struct InFlightTicket {
+    owner: Arc<GuardState>,
+    key: String,
+}
+
+impl Drop for InFlightTicket {
+    fn drop(&mut self) {
+        if let Ok(mut set) = self.owner.in_flight.0.lock() {
+            set.remove(&self.key);
+        }
+    }
+}
+
+/// A response body that releases its request id when it ends.
+struct TrackedBody {
+    inner: Body,
+    _ticket: InFlightTicket,
+}
+
+impl hyper::body::Body for TrackedBody {
+    type Data = hyper::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 struct GuardState {
+    in_flight: InFlight,
     sessions: Sessions,
     max_frame: usize,
     body_timeout: Duration,
@@ -288,7 +336,7 @@ async fn frame_guard(
         }
         Ok(Ok(b)) => b,
     };
-    let method = match frame::check(&bytes) {
+    let (method, id) = match frame::check(&bytes) {
         Verdict::Reject(r) => {
             let status = if r.code == frame::PARSE_ERROR || r.code == frame::INVALID_REQUEST {
                 StatusCode::BAD_REQUEST
@@ -301,7 +349,23 @@ async fn frame_guard(
             tracing::debug!(%why, "bad notification dropped");
             return StatusCode::ACCEPTED.into_response();
         }
-        Verdict::Pass { method, .. } => method,
+        Verdict::Pass { method, id } => (method, id),
+    };
+    let ticket = match (&session, &id) {
+        (Some(sid), Some(id)) => {
+            let key = format!("{sid} {id}");
+            let fresh = st.in_flight.0.lock().map(|mut set| set.insert(key.clone())).unwrap_or(true);
+            if !fresh {
+                let r = Rejection {
+                    id: id.clone(),
+                    code: frame::INVALID_REQUEST,
+                    message: format!("Invalid Request: a request with id {id} is still in flight in this session"),
+                };
+                return json_rpc_error(StatusCode::BAD_REQUEST, &r);
+            }
+            Some(InFlightTicket { owner: st.clone(), key })
+        }
+        _ => None,
     };
     let opens_session = session.is_none() && method.as_deref() == Some("initialize");
     let owner = if st.by_token { "token".to_string() } else { peer.ip().to_string() };
@@ -313,6 +377,10 @@ async fn frame_guard(
     if opens_session && let Some(id) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
         st.sessions.register(id, &owner);
     }
+    let resp = match ticket {
+        Some(ticket) => resp.map(|inner| Body::new(TrackedBody { inner, _ticket: ticket })),
+        None => resp,
+    };
     tracing::debug!(
         method = method.as_deref().unwrap_or("-"),
         status = resp.status().as_u16(),
@@ -406,6 +474,7 @@ pub async fn serve_http(
         failures: Mutex::new(HashMap::new()),
     });
     let guard_state = Arc::new(GuardState {
+        in_flight: InFlight::default(),
         sessions: Sessions {
             manager,
             table: Mutex::new(HashMap::new()),

@@ -359,3 +359,53 @@ fn sigterm_exits_zero() {
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     assert_eq!(s.child.wait().unwrap().code(), Some(0));
 }
+
+/// Within a session, a request reusing the id of one still running gets an error, and
+/// the running one still gets its answer (rmcp routes answers by id).
+#[test]
+fn duplicate_in_flight_id_over_http() {
+    // one slot and no queue: a probe with another id is `busy` exactly while the long call runs
+    let s = start(&[
+        "--timeout-ms",
+        "1500",
+        "--max-loop-iterations",
+        "100000000000",
+        "--max-concurrent-calls",
+        "1",
+        "--queue-timeout-ms",
+        "0",
+    ]);
+    let session = initialize(s.port, None);
+    let call = |id: i64, program: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": program}}})
+            .to_string()
+    };
+    let (port, sid, long) = (s.port, session.clone(), call(5, "(loop [] (recur))"));
+    // the long call may lose the slot to a probe: then it is sent again
+    let running = std::thread::spawn(move || {
+        loop {
+            let r = post(port, Some(&sid), &long);
+            if !r.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().starts_with("busy") {
+                return r;
+            }
+        }
+    });
+    let started = std::time::Instant::now();
+    loop {
+        let probe = post(s.port, Some(&session), &call(6, "(+ 1 2)"));
+        let text = probe.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        if text.starts_with("busy") {
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the long call never ran");
+    }
+    let dup = post(s.port, Some(&session), &call(5, "(+ 1 2)"));
+    assert_eq!(dup.status, 400, "{}", dup.body);
+    assert_eq!(dup.json()["error"]["code"], -32600, "{}", dup.body);
+    assert_eq!(dup.json()["id"], 5);
+    let long = running.join().unwrap();
+    assert_eq!(long.status, 200);
+    assert!(long.json()["result"]["content"][0]["text"].as_str().unwrap().starts_with("timeout"), "{}", long.body);
+    let again = post(s.port, Some(&session), &call(5, "(+ 1 2)"));
+    assert_eq!(again.json()["result"]["content"][0]["text"], "user=> 3", "the id is free again");
+}
