@@ -85,7 +85,11 @@ impl McpArgs {
         anyhow::ensure!(self.http_max_sessions_per_owner >= 1, "--http-max-sessions-per-owner must be at least 1");
         anyhow::ensure!(self.http_header_timeout_ms >= 1, "--http-header-timeout-ms must be at least 1");
         anyhow::ensure!(self.http_body_timeout_ms >= 1, "--http-body-timeout-ms must be at least 1");
-        anyhow::ensure!(self.max_frame_bytes >= 1024, "--max-frame-bytes must be at least 1024");
+        // rmcp's own line limit behind our reader is 16 MiB
+        anyhow::ensure!(
+            (1024..=16 * 1024 * 1024).contains(&self.max_frame_bytes),
+            "--max-frame-bytes must be between 1024 and 16777216"
+        );
         c.http_max_sessions = self.http_max_sessions;
         c.http_max_sessions_per_owner = self.http_max_sessions_per_owner;
         c.http_header_timeout = Duration::from_millis(self.http_header_timeout_ms);
