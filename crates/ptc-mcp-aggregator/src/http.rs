@@ -391,6 +391,14 @@ async fn frame_guard(
     resp
 }
 
+/// Polls `done` until it holds or `limit` passes (shutdown only).
+pub(crate) async fn wait_until(limit: Duration, done: impl Fn() -> bool) {
+    let until = Instant::now() + limit;
+    while !done() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// `scheme://host[:port]` with the scheme's default port made explicit, so that every
 /// allowed origin is matched with its port.
 pub fn origin_with_port(origin: &str) -> String {
@@ -485,6 +493,7 @@ pub async fn serve_http(
         body_timeout: config.http_body_timeout,
         by_token: config.http_auth_token.is_some(),
     });
+    let answering = guard_state.clone();
     let mcp = Router::new()
         .route_service("/mcp", service)
         .layer(middleware::from_fn_with_state(guard_state, frame_guard))
@@ -556,6 +565,8 @@ pub async fn serve_http(
     tracing::info!("shutting down: draining calls in flight");
     server.begin_shutdown();
     server.drain(DRAIN_GRACE).await;
+    // a finished program's answer is still on its way to the client: let it arrive
+    wait_until(Duration::from_secs(2), || answering.in_flight.0.lock().map(|s| s.is_empty()).unwrap_or(true)).await;
     rmcp_stop.cancel();
     stop_conns.cancel();
     drop(alive_tx);

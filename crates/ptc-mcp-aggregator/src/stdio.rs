@@ -222,6 +222,12 @@ where
                 tracing::info!("shutting down: draining calls in flight");
                 server.begin_shutdown();
                 server.drain(DRAIN_GRACE).await;
+                // a finished program's answer is still on its way to stdout: let it arrive
+                let answering = in_flight.clone();
+                crate::http::wait_until(Duration::from_secs(2), move || {
+                    answering.lock().map(|s| s.is_empty()).unwrap_or(true)
+                })
+                .await;
                 ct.cancel();
                 let _ = (&mut waiting).await;
                 break;

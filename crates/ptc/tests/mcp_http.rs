@@ -350,13 +350,44 @@ fn slow_clients_are_cut_off() {
     assert_eq!(http(s.port, "GET", "/health", &[], "").status, 200, "the server still serves");
 }
 
-/// SIGTERM drains and exits 0, as SIGINT does.
+/// SIGTERM drains and exits 0, as SIGINT does: the running call still gets its answer.
 #[test]
-fn sigterm_exits_zero() {
-    let mut s = start(&[]);
-    initialize(s.port, None);
+fn sigterm_drains_and_exits_zero() {
+    let mut s = start(&[
+        "--timeout-ms",
+        "1000",
+        "--max-loop-iterations",
+        "100000000000",
+        "--max-concurrent-calls",
+        "1",
+        "--queue-timeout-ms",
+        "0",
+    ]);
+    let session = initialize(s.port, None);
+    let call = |id: i64, program: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": program}}})
+            .to_string()
+    };
+    let (port, sid, long) = (s.port, session.clone(), call(5, "(loop [] (recur))"));
+    let running = std::thread::spawn(move || {
+        loop {
+            let r = post(port, Some(&sid), &long);
+            if !r.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().starts_with("busy") {
+                return r;
+            }
+        }
+    });
+    // the long call runs once a probe with another id is refused for want of a slot
+    while !post(s.port, Some(&session), &call(6, "1")).json()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("busy")
+    {}
     let pid = s.child.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let long = running.join().unwrap();
+    let text = long.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    assert!(text.starts_with("timeout"), "the running call was answered: {}", long.body);
     assert_eq!(s.child.wait().unwrap().code(), Some(0));
 }
 
