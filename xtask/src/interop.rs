@@ -13,6 +13,7 @@ use serde_json::Value;
 
 const PYTHON_MCP: &str = "mcp==2.3.0";
 const CONFORMANCE: &str = "@modelcontextprotocol/conformance@0.1.16";
+const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 /// The conformance scenarios allowed to fail, one per line (`server:` list, the suite's
 /// own baseline format). Each must belong to a capability `ptc mcp` does not advertise.
 const EXPECTED_FAILURES: &str = "xtask/interop/conformance-expected-failures.yml";
@@ -103,6 +104,41 @@ fn node(dir: &Path) -> Result<(PathBuf, PathBuf)> {
     }
     let bin = prefix.join("node_modules/.bin/conformance");
     Ok((node, bin))
+}
+
+/// The MCP Inspector's CLI (installed beside Node 22, which it needs).
+fn inspector(dir: &Path) -> Result<PathBuf> {
+    let prefix = dir.join("inspector");
+    let bin = prefix.join("node_modules/.bin/mcp-inspector");
+    if !bin.exists() {
+        eprintln!("interop: installing {INSPECTOR} from the npm registry");
+        run_quiet(
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+                .arg(&prefix)
+                .arg(INSPECTOR),
+            "npm install inspector",
+        )?;
+    }
+    Ok(bin)
+}
+
+/// One Inspector CLI run against `target` (a command line or a URL); returns its stdout.
+fn inspect(bin: &Path, path: &str, home: &Path, target: &[String], args: &[&str]) -> Result<Value> {
+    let out = Command::new(bin)
+        .arg("--cli")
+        .args(target)
+        .args(args)
+        .env("PATH", path)
+        .env("HOME", home)
+        .output()
+        .context("cannot run the MCP Inspector")?;
+    if !out.status.success() {
+        bail!("inspector failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json = text.find('{').map(|i| &text[i..]).unwrap_or("null");
+    serde_json::from_str(json).with_context(|| format!("inspector printed no JSON: {text}"))
 }
 
 struct HttpServer {
@@ -235,6 +271,36 @@ pub fn run(root: &Path) -> Result<()> {
     let (node_bin, conformance) = node(&dir)?;
     let node_dir = node_bin.parent().map(Path::to_path_buf).unwrap_or_default();
     let path = format!("{}:{}", node_dir.display(), std::env::var("PATH").unwrap_or_default());
+    // the MCP Inspector CLI, as the troubleshooting section of docs/mcp.md uses it
+    let insp = inspector(&dir)?;
+    let home = dir.join("inspector-home");
+    std::fs::create_dir_all(&home)?;
+    let http_server = start_http(&ptc, "slim")?;
+    let targets = [
+        ("stdio", vec![ptc.to_string_lossy().to_string(), "mcp".to_string()]),
+        ("http", vec![http_server.url.clone()]),
+    ];
+    for (transport, target) in &targets {
+        let r = inspect(&insp, &path, &home, target, &["--method", "tools/list"])
+            .and_then(|v| if v["tools"][0]["name"] == "lisp_eval" { Ok(()) } else { bail!("tools/list gave {v}") });
+        let call =
+            inspect(
+                &insp,
+                &path,
+                &home,
+                target,
+                &["--method", "tools/call", "--tool-name", "lisp_eval", "--tool-arg", "program=(+ 1 2)"],
+            )
+            .and_then(|v| if v["content"][0]["text"] == "user=> 3" { Ok(()) } else { bail!("tools/call gave {v}") });
+        for (what, r) in [("tools/list", r), ("tools/call", call)] {
+            match r {
+                Ok(()) => passed += 1,
+                Err(e) => failures.push(format!("inspector / {transport} / {what}: {e:#}")),
+            }
+        }
+    }
+    drop(http_server);
+
     let server = start_http(&ptc, "slim")?;
     let expected = expected_failures(root)?;
     let log = dir.join("conformance.log");
