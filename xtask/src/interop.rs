@@ -1,7 +1,8 @@
 //! `cargo xtask interop`: `ptc mcp` against real peers — the Python MCP SDK client over
-//! stdio and HTTP in every response profile, and the official conformance suite
-//! (`@modelcontextprotocol/conformance@0.1.16`, Node 22) in server mode. Everything it
-//! installs lives under `target/interop/`.
+//! stdio and HTTP in every response profile, the MCP Inspector CLI, and every scenario of
+//! the official conformance suite (`@modelcontextprotocol/conformance@0.1.16`, Node 22)
+//! in server mode against a baseline of expected failures. Everything it installs lives
+//! under `target/interop/`.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -283,15 +284,14 @@ pub fn run(root: &Path) -> Result<()> {
     for (transport, target) in &targets {
         let r = inspect(&insp, &path, &home, target, &["--method", "tools/list"])
             .and_then(|v| if v["tools"][0]["name"] == "lisp_eval" { Ok(()) } else { bail!("tools/list gave {v}") });
-        let call =
-            inspect(
-                &insp,
-                &path,
-                &home,
-                target,
-                &["--method", "tools/call", "--tool-name", "lisp_eval", "--tool-arg", "program=(+ 1 2)"],
-            )
-            .and_then(|v| if v["content"][0]["text"] == "user=> 3" { Ok(()) } else { bail!("tools/call gave {v}") });
+        let call = inspect(
+            &insp,
+            &path,
+            &home,
+            target,
+            &["--method", "tools/call", "--tool-name", "lisp_eval", "--tool-arg", "program=(+ 1 2)"],
+        )
+        .and_then(|v| if v["content"][0]["text"] == "user=> 3" { Ok(()) } else { bail!("tools/call gave {v}") });
         for (what, r) in [("tools/list", r), ("tools/call", call)] {
             match r {
                 Ok(()) => passed += 1,

@@ -19,7 +19,7 @@ commands:
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
-  interop       ptc mcp against the Python MCP SDK client and the official conformance suite
+  interop       ptc mcp against the Python MCP SDK, the MCP Inspector and the conformance suite
   load          HTTP load test of ptc mcp on 127.0.0.1 [--clients 100] [--seconds 30] [--release]
 ";
 
@@ -95,7 +95,7 @@ fn ci() -> Result<()> {
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
     if interop::available() {
-        eprintln!("==> MCP interop (Python SDK, conformance suite)");
+        eprintln!("==> MCP interop (Python SDK, Inspector, conformance suite)");
         interop::run(&root())?;
     } else {
         eprintln!("==> MCP interop skipped: python3 and npm are needed");
