@@ -9,6 +9,7 @@ mod bench;
 mod conformance;
 mod docs;
 mod interop;
+mod interop_upstreams;
 mod providers;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -18,7 +19,9 @@ commands:
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
-  interop       ptc mcp against the Python MCP SDK client and the official conformance suite
+  interop       ptc mcp against the Python MCP SDK client, the official conformance suite,
+                and (aggregator mode) real upstream MCP servers and an OpenAPI service
+  interop-upstreams  only the aggregator part of interop
 ";
 
 fn main() -> ExitCode {
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(),
         Some("docs") => docs::run(&root()),
         Some("interop") => interop::run(&root()),
+        Some("interop-upstreams") => interop::run_upstreams_only(&root()),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())

@@ -1,6 +1,7 @@
 //! HTTP upstreams on 127.0.0.1: this crate's own MCP server over Streamable HTTP (with
 //! bearer auth) as an `mcp_http` upstream, and a loopback JSON service as an `openapi`
 //! upstream with the committed schema `fixtures/upstreams/orders.openapi.json`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;

@@ -143,11 +143,7 @@ impl Redactor {
             return;
         }
         match v {
-            Json::String(s) => {
-                if self.needles.iter().any(|n| s.contains(n.expose())) {
-                    *s = self.scrub(s);
-                }
-            }
+            Json::String(s) if self.needles.iter().any(|n| s.contains(n.expose())) => *s = self.scrub(s),
             Json::Array(items) => items.iter_mut().for_each(|i| self.scrub_json(i)),
             Json::Object(m) => {
                 let dirty: Vec<String> =
