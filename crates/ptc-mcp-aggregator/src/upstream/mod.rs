@@ -279,35 +279,33 @@ impl Upstream {
             return Err(Fault::unavailable("the upstream is shutting down"));
         };
         let cap = self.max_response_bytes();
-        let work = async {
-            match &self.kind {
-                Kind::OpenApi(s) => s.call(tool, args, cap).await,
-                _ => {
-                    let conn = self.connection().await?;
-                    let result = match conn.call(tool, args).await {
-                        Ok(r) => r,
-                        Err(f) => {
-                            if f.reason == "upstream_unavailable" {
-                                self.forget(&conn).await;
-                            }
-                            return Err(f);
-                        }
-                    };
-                    host::tag_mcp_result(result, cap)
-                }
-            }
-        };
-        match tokio::time::timeout(timeout, work).await {
-            Ok(r) => r,
-            Err(_) => Err(Fault::new(
+        let timed_out = || {
+            Fault::new(
                 "timeout",
                 format!(
                     "upstream '{}' tool '{tool}' did not answer within {} ms (upstream call timeout)",
                     self.name,
                     timeout.as_millis()
                 ),
-            )),
+            )
+        };
+        if let Kind::OpenApi(s) = &self.kind {
+            return tokio::time::timeout(timeout, s.call(tool, args, cap)).await.unwrap_or_else(|_| Err(timed_out()));
         }
+        // starting a child (live mode) is bounded by its handshake timeout, not by the
+        // call's: a cold `npx` start is not a slow tool
+        let conn = self.connection().await?;
+        let result = match tokio::time::timeout(timeout, conn.call(tool, args)).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(f)) => {
+                if f.reason == "upstream_unavailable" {
+                    self.forget(&conn).await;
+                }
+                return Err(f);
+            }
+            Err(_) => return Err(timed_out()),
+        };
+        host::tag_mcp_result(result, cap)
     }
 }
 
