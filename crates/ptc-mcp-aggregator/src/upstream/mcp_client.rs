@@ -28,11 +28,18 @@ pub(crate) struct McpConn {
     dead: CancellationToken,
     /// Cancelled on drop: kills the child's process group.
     kill: CancellationToken,
+    /// The stdio child's pid (its process group id).
+    pid: Option<u32>,
 }
 
 impl Drop for McpConn {
     fn drop(&mut self) {
         self.kill.cancel();
+        // also here, not only in the watcher task: at shutdown the runtime may drop the
+        // task before it runs, and grandchildren (npx → node) share the group
+        if self.pid.is_some() && !self.dead.is_cancelled() {
+            kill_group(self.pid);
+        }
     }
 }
 
@@ -171,7 +178,7 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig) -> Result<McpConn, Fault> {
         }
     };
     match handshake {
-        Ok(Ok(service)) => Ok(McpConn { service, dead, kill }),
+        Ok(Ok(service)) => Ok(McpConn { service, dead, kill, pid }),
         Ok(Err(e)) => {
             kill.cancel();
             Err(Fault::unavailable(format!("the MCP handshake with `{}` failed: {e}", cfg.command)))
@@ -272,7 +279,9 @@ pub(crate) async fn connect_http(cfg: &HttpConfig, secrets: &Resolved) -> Result
         StreamableHttpClientTransportConfig::with_uri(cfg.url.clone()),
     );
     match tokio::time::timeout(cfg.handshake_timeout, ().serve(transport)).await {
-        Ok(Ok(service)) => Ok(McpConn { service, dead: CancellationToken::new(), kill: CancellationToken::new() }),
+        Ok(Ok(service)) => {
+            Ok(McpConn { service, dead: CancellationToken::new(), kill: CancellationToken::new(), pid: None })
+        }
         Ok(Err(e)) => Err(transport_fault(&e.to_string(), "the MCP handshake")),
         Err(_) => Err(Fault::unavailable(format!(
             "no MCP handshake within {} ms (handshake_timeout_ms)",

@@ -381,6 +381,24 @@ impl std::fmt::Debug for UpstreamRuntime {
     }
 }
 
+/// Runs `fut` to completion on `handle`; from inside another runtime (an async embedder)
+/// it waits on a scoped plain thread, since blocking a runtime thread would panic.
+fn block_on<F: std::future::Future + Send>(handle: &tokio::runtime::Handle, fut: F) -> F::Output
+where
+    F::Output: Send,
+{
+    if tokio::runtime::Handle::try_current().is_err() {
+        return handle.block_on(fut);
+    }
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| handle.block_on(fut));
+        match waiter.join() {
+            Ok(v) => v,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// Paths a stdio `command` must not resolve to (this very binary).
 fn is_self(command: &str) -> bool {
     let Ok(me) = std::env::current_exe().and_then(|p| p.canonicalize()) else {
@@ -444,8 +462,7 @@ impl UpstreamRuntime {
                 }
                 Transport::Http(h) => Kind::Http(h.clone()),
                 Transport::OpenApi(o) => {
-                    let svc = handle
-                        .block_on(openapi::Service::load(name, o, secrets.clone(), redactor.clone()))
+                    let svc = block_on(&handle, openapi::Service::load(name, o, secrets.clone(), redactor.clone()))
                         .map_err(|e| {
                             StartError::Config(ConfigError {
                                 file: config.path.clone(),
@@ -482,12 +499,12 @@ impl UpstreamRuntime {
         for u in inner.upstreams.values() {
             if let Kind::OpenApi(_) = u.kind {
                 let u = u.clone();
-                let _ = handle.block_on(async move { u.tools().await });
+                let _ = block_on(&handle, async move { u.tools().await });
             }
         }
         if frozen {
             let all: Vec<Arc<Upstream>> = inner.upstreams.values().cloned().collect();
-            let results = handle.block_on(async move {
+            let results = block_on(&handle, async move {
                 let mut set = Vec::new();
                 for u in all {
                     set.push(tokio::spawn(async move {
