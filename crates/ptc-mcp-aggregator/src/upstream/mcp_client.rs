@@ -294,3 +294,52 @@ pub(crate) async fn connect_http(cfg: &HttpConfig, secrets: &Resolved) -> Result
 pub(crate) fn result_bytes(r: &CallToolResult) -> usize {
     serde_json::to_vec(r).map(|v| v.len()).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::config::{AuthEmitter, AuthScheme, DEFAULT_CONNECT};
+    use crate::upstream::secrets::Secret;
+
+    fn common(auth: Vec<AuthEmitter>) -> HttpCommon {
+        HttpCommon {
+            auth,
+            static_headers: vec![("X-Tenant".into(), "acme".into())],
+            allow_insecure_http: false,
+            allow_insecure_auth: false,
+            request_timeout: None,
+            connect_timeout: DEFAULT_CONNECT,
+            max_response_bytes: 1,
+        }
+    }
+
+    fn secrets(pairs: &[(&str, &str)]) -> Resolved {
+        pairs.iter().map(|(k, v)| (k.to_string(), Secret::for_tests(v))).collect()
+    }
+
+    #[test]
+    fn auth_emitters_build_their_headers() {
+        let e = |scheme, binding: &str| AuthEmitter { scheme, binding: binding.into() };
+        let s = secrets(&[("tok", "abc123"), ("up", "{\"user\":\"u\",\"pass\":\"p\"}"), ("key", "k-1")]);
+        let h = build_headers(&common(vec![e(AuthScheme::Bearer, "tok")]), &s).unwrap();
+        assert_eq!(h["authorization"], "Bearer abc123");
+        assert!(h["authorization"].is_sensitive());
+        assert_eq!(h["x-tenant"], "acme");
+        let h = build_headers(&common(vec![e(AuthScheme::Basic, "up")]), &s).unwrap();
+        assert_eq!(h["authorization"], "Basic dTpw");
+        let h = build_headers(&common(vec![e(AuthScheme::ApiKey("X-Api-Key".into()), "key")]), &s).unwrap();
+        assert_eq!(h["x-api-key"], "k-1");
+        let h = build_headers(&common(vec![e(AuthScheme::CustomHeader("X-Token".into()), "key")]), &s).unwrap();
+        assert_eq!(h["x-token"], "k-1");
+        let err = build_headers(&common(vec![e(AuthScheme::Basic, "tok")]), &s).unwrap_err();
+        assert!(err.contains("basic auth needs") && !err.contains("abc123"), "{err}");
+    }
+
+    #[test]
+    fn transport_errors_are_classified() {
+        assert_eq!(transport_fault("Auth required", "x").reason, "auth_failed");
+        assert_eq!(transport_fault("unexpected server response: HTTP 403 Forbidden: no", "x").reason, "auth_failed");
+        assert_eq!(transport_fault("HTTP 429", "x").reason, "rate_limited");
+        assert_eq!(transport_fault("connection refused", "x").reason, "upstream_unavailable");
+    }
+}

@@ -26,6 +26,11 @@ const MIN_SCRUBBED_SECRET: usize = 4;
 pub struct Secret(String);
 
 impl Secret {
+    #[cfg(test)]
+    pub(crate) fn for_tests(v: &str) -> Self {
+        Secret(v.to_string())
+    }
+
     /// The value, for building a header. Keep the result out of logs and errors.
     pub fn expose(&self) -> &str {
         &self.0
