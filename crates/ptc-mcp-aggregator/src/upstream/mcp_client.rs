@@ -117,7 +117,7 @@ pub(crate) fn transport_fault(text: &str, what: &str) -> Fault {
 }
 
 /// Starts a stdio child and completes the MCP handshake.
-pub(crate) async fn connect_stdio(cfg: &StdioConfig) -> Result<McpConn, Fault> {
+pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Result<McpConn, Fault> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     cmd.args(&cfg.args).env_clear();
     for k in INHERITED_ENV {
@@ -139,13 +139,15 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig) -> Result<McpConn, Fault> {
     };
     if let Some(stderr) = child.stderr.take() {
         let command = cfg.command.clone();
+        let redactor = redactor.clone();
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             let mut n = 0u32;
             while let Ok(Some(line)) = lines.next_line().await {
                 // bounded: a chatty child cannot flood the logs
                 if n < 200 {
-                    tracing::debug!(upstream = %command, "stderr: {}", line.chars().take(500).collect::<String>());
+                    let line: String = line.chars().take(500).collect();
+                    tracing::debug!(upstream = %command, "stderr: {}", redactor.scrub(&line));
                 }
                 n = n.saturating_add(1);
             }

@@ -229,7 +229,7 @@ impl Upstream {
         }
         *slot = None;
         let conn = match &self.kind {
-            Kind::Stdio(c) => mcp_client::connect_stdio(c).await?,
+            Kind::Stdio(c) => mcp_client::connect_stdio(c, &self.redactor).await?,
             Kind::Http(c) => mcp_client::connect_http(c, &self.secrets).await?,
             Kind::OpenApi(_) => return Err(Fault::unavailable("not an MCP upstream")),
         };
