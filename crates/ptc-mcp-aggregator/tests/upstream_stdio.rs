@@ -361,3 +361,15 @@ fn live_apropos_hints_at_unloaded_servers_until_asked_to_load() {
     assert_eq!(printed(&s, r#"(first (apropos "echo" {:load true}))"#), "\"fx/echo - Echo the text back\"");
     assert_eq!(printed(&s, r#"(get (first (tool/servers)) "catalog_loaded")"#), "true");
 }
+
+#[test]
+fn a_message_over_the_frame_cap_ends_the_connection_not_the_process() {
+    let s = setup_with("", UpstreamOptions { snapshot: SnapshotMode::Live, ..UpstreamOptions::default() }, &[]);
+    // 9 MB on one line: over max(2 x 2 MiB, 8 MiB)
+    let r = printed(&s, r#"(:reason (tool/call {:server "fx" :tool "big" :args {:bytes 9000000}}))"#);
+    assert_eq!(r, ":upstream_unavailable");
+    assert_eq!(
+        printed(&s, r#"(:value (tool/call {:server "fx" :tool "echo" :args {:text "still here"}}))"#),
+        "\"still here\""
+    );
+}

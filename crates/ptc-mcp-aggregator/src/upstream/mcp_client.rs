@@ -109,11 +109,55 @@ pub(crate) fn transport_fault(text: &str, what: &str) -> Fault {
         || t.contains("403 forbidden")
     {
         Fault::new("auth_failed", format!("{what}: the upstream refused the credentials (HTTP 401/403)"))
+    } else if t.contains("exceeded the maximum size") || t.contains("line over the frame cap") {
+        Fault::new("response_too_large", format!("{what}: the upstream's answer is over the size cap"))
     } else if t.contains("http 429") {
         Fault::new("rate_limited", format!("{what}: the upstream is rate limiting (HTTP 429)"))
     } else {
         Fault::unavailable(format!("{what}: {text}"))
     }
+}
+
+/// Fails the read once a single line (one JSON-RPC message) grows past `cap` bytes, so an
+/// upstream cannot make the client buffer an unbounded message.
+struct FrameCap<R> {
+    inner: R,
+    since_newline: usize,
+    cap: usize,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for FrameCap<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled {
+            let mut over = false;
+            for &b in &buf.filled()[before..] {
+                this.since_newline = if b == b'\n' { 0 } else { this.since_newline + 1 };
+                over |= this.since_newline > this.cap;
+            }
+            if over {
+                // an error must not leave bytes behind in the caller's buffer
+                buf.set_filled(before);
+                return std::task::Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("an upstream message line over the frame cap ({} bytes)", this.cap),
+                )));
+            }
+        }
+        polled
+    }
+}
+
+/// The largest single message a stdio upstream may send: room for a capped result and
+/// for large `tools/list` answers.
+fn frame_cap(max_response_bytes: usize) -> usize {
+    max_response_bytes.saturating_mul(2).max(8 * 1024 * 1024)
 }
 
 /// Starts a stdio child and completes the MCP handshake.
@@ -137,6 +181,7 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(Fault::unavailable("the child's stdio could not be captured"));
     };
+    let stdout = FrameCap { inner: stdout, since_newline: 0, cap: frame_cap(cfg.max_response_bytes) };
     if let Some(stderr) = child.stderr.take() {
         let command = cfg.command.clone();
         let redactor = redactor.clone();
@@ -343,5 +388,23 @@ mod tests {
         assert_eq!(transport_fault("unexpected server response: HTTP 403 Forbidden: no", "x").reason, "auth_failed");
         assert_eq!(transport_fault("HTTP 429", "x").reason, "rate_limited");
         assert_eq!(transport_fault("connection refused", "x").reason, "upstream_unavailable");
+        assert_eq!(
+            transport_fault("HTTP response body exceeded the maximum size of 10 bytes", "x").reason,
+            "response_too_large"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_frame_cap_fails_the_read() {
+        use tokio::io::AsyncReadExt;
+        let data: &[u8] = b"short\nthis line is far too long\n";
+        let mut r = FrameCap { inner: data, since_newline: 0, cap: 10 };
+        let mut out = Vec::new();
+        let err = r.read_to_end(&mut out).await.unwrap_err();
+        assert!(err.to_string().contains("over the frame cap"), "{err}");
+        let mut ok = FrameCap { inner: &b"a\nb\n"[..], since_newline: 0, cap: 10 };
+        let mut out = Vec::new();
+        ok.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, b"a\nb\n");
     }
 }
