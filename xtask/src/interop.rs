@@ -75,7 +75,7 @@ fn run_quiet(cmd: &mut Command, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn python(dir: &Path) -> Result<PathBuf> {
+pub(crate) fn python(dir: &Path) -> Result<PathBuf> {
     let venv = dir.join("venv");
     let py = venv.join("bin/python");
     if !py.exists() {
@@ -338,12 +338,35 @@ pub fn run(root: &Path) -> Result<()> {
         }
         failures.push(format!("conformance suite failed against the baseline (see {})", log.display()));
     }
+    // aggregator mode against real upstreams (issue #16)
+    let (agg_passed, agg_failures) = crate::interop_upstreams::run(root, &ptc, &py, &dir)?;
+    passed += agg_passed;
+    failures.extend(agg_failures.into_iter().map(|f| format!("aggregator: {f}")));
     for f in &failures {
         eprintln!("interop: FAIL {f}");
     }
     eprintln!("interop: {passed} checks passed, {} failed", failures.len());
     if !failures.is_empty() {
         bail!("{} interop checks failed", failures.len());
+    }
+    Ok(())
+}
+
+/// Only the aggregator part (`cargo xtask interop-upstreams`).
+pub fn run_upstreams_only(root: &Path) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    crate::step("build ptc", &cargo, &["build", "-q", "-p", "ptc"])?;
+    let ptc = crate::target_dir().join("debug/ptc");
+    let dir = crate::target_dir().join("interop");
+    std::fs::create_dir_all(&dir)?;
+    let py = python(&dir)?;
+    let (passed, failures) = crate::interop_upstreams::run(root, &ptc, &py, &dir)?;
+    for f in &failures {
+        eprintln!("interop: FAIL {f}");
+    }
+    eprintln!("interop (aggregator): {passed} checks passed, {} failed", failures.len());
+    if !failures.is_empty() {
+        bail!("{} aggregator interop checks failed", failures.len());
     }
     Ok(())
 }
