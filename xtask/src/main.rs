@@ -10,6 +10,8 @@ mod conformance;
 mod docs;
 mod fuzz;
 mod interop;
+mod interop_upstreams;
+mod load;
 mod prompts;
 mod providers;
 
@@ -22,7 +24,10 @@ commands:
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
   fuzz          cargo-fuzz targets (parse, eval, json_context) for --minutes N each (nightly)
-  interop       ptc mcp against the Python MCP SDK client and the official conformance suite
+  interop       ptc mcp against the Python MCP SDK, the MCP Inspector, the conformance suite,
+                and (aggregator mode) real upstream MCP servers and an OpenAPI service
+  interop-upstreams  only the aggregator part of interop
+  load          HTTP load test of ptc mcp on 127.0.0.1 [--clients 100] [--seconds 30] [--release]
   prompts       each prompt card's size against its byte budget (fails over budget)
 ";
 
@@ -37,6 +42,8 @@ fn main() -> ExitCode {
         Some("interop") => interop::run(&root()),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("prompts") => prompts::run(&root()),
+        Some("load") => load::run(&root(), &args[1..]),
+        Some("interop-upstreams") => interop::run_upstreams_only(&root()),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())
@@ -102,7 +109,7 @@ fn ci() -> Result<()> {
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
     if interop::available() {
-        eprintln!("==> MCP interop (Python SDK, conformance suite)");
+        eprintln!("==> MCP interop (Python SDK, Inspector, conformance suite)");
         interop::run(&root())?;
     } else {
         eprintln!("==> MCP interop skipped: python3 and npm are needed");

@@ -2,7 +2,7 @@
 //! definition, builtin, tool, data key), checks special forms, places `recur` only in
 //! tail position, and reports undefined names and unknown tools before anything runs.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use ptc_lisp_syntax::{Form, FormKind, Span};
@@ -71,7 +71,8 @@ struct Analyzer<'e> {
     /// Arity of the innermost recur target (loop or fn), when in tail position.
     recur_arity: Option<usize>,
     in_short_fn: bool,
-    undefined: BTreeSet<String>,
+    /// Undefined names: where each is first used, and the closest names in scope there.
+    undefined: BTreeMap<String, (Span, Vec<String>)>,
     unknown_tools: BTreeSet<String>,
     symbols: HashSet<String>,
     gensym: u32,
@@ -91,7 +92,7 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         scopes: vec![FnScope::default()],
         recur_arity: None,
         in_short_fn: false,
-        undefined: BTreeSet::new(),
+        undefined: BTreeMap::new(),
         unknown_tools: BTreeSet::new(),
         symbols: HashSet::new(),
         gensym: 0,
@@ -133,21 +134,46 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         } else {
             format!("Available tools: {}", env.tools.iter().cloned().collect::<Vec<_>>().join(", "))
         };
-        return Err(EvalError::new(ErrorKind::UnknownTool, format!("Unknown tool: {}. {avail}", names.join(", "))));
+        let near: Vec<String> = names
+            .iter()
+            .flat_map(|n| crate::suggest::closest(n, env.tools.iter().map(String::as_str), 1))
+            .map(|t| format!("`tool/{t}`"))
+            .collect();
+        let hint = if near.is_empty() { String::new() } else { format!(" Did you mean {}?", near.join(" or ")) };
+        return Err(EvalError::new(
+            ErrorKind::UnknownTool,
+            format!("Unknown tool: {}.{hint} {avail}", names.join(", ")),
+        ));
     }
     if !a.undefined.is_empty() {
-        let names: Vec<&str> = a.undefined.iter().map(String::as_str).collect();
-        let mut msg = if names.len() == 1 {
-            format!("Undefined variable: {}", names[0])
+        let mut first: Option<Span> = None;
+        let described: Vec<String> = a
+            .undefined
+            .iter()
+            .map(|(n, (span, near))| {
+                if first.is_none_or(|f| (span.line, span.column) < (f.line, f.column)) {
+                    first = Some(*span);
+                }
+                let mut d = format!("{n} (line {}, column {})", span.line, span.column);
+                if let Some(h) = hint_for(n) {
+                    d.push_str(&format!(": {h}"));
+                } else if !near.is_empty() {
+                    let near: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+                    d.push_str(&format!("; did you mean {}?", near.join(" or ")));
+                }
+                d
+            })
+            .collect();
+        let msg = if described.len() == 1 {
+            format!("Undefined variable: {}", described[0])
         } else {
-            format!("Undefined variables: {}", names.join(", "))
+            format!("Undefined variables: {}", described.join(", "))
         };
-        for n in &names {
-            if let Some(h) = hint_for(n) {
-                msg.push_str(&format!(". {h}"));
-            }
-        }
-        return Err(EvalError::new(ErrorKind::UnboundVar, msg));
+        let e = EvalError::new(ErrorKind::UnboundVar, msg);
+        return Err(match first {
+            Some(s) => e.at(s),
+            None => e,
+        });
     }
     if let Some(e) = first_err {
         return Err(e);
@@ -190,11 +216,12 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "try/catch is not supported: errors end the program; check values first (if, some?, number?) or stop with (fail {:reason ...})"
         }
         "defmacro" | "eval" | "read-string" | "macroexpand" => "macros and eval are not supported",
-        "lazy-seq" | "iterate" | "cycle" | "repeatedly" => {
-            "sequences are eager and finite: use range, (repeat n x), for or loop/recur"
+        "lazy-seq" | "lazy-cat" => {
+            "lazy-seq is not supported: build infinite sequences with (range), iterate, repeat, cycle or repeatedly, and bound them with take"
         }
-        "dotimes" | "while" => "use doseq over (range n), or loop/recur",
-        "ns" | "require" | "import" | "use" | "in-ns" => {
+        "while" => "while needs mutable state: use loop/recur, or doseq over (range n)",
+        "doto" => "doto is for mutable Java objects: use (do (f x) x), or thread the value with ->",
+        "import" | "use" | "in-ns" => {
             "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
         }
         "print" | "prn" | "printf" | "pr" => "use println to print, or str/format to build text",
@@ -423,6 +450,23 @@ impl Analyzer<'_> {
         }
     }
 
+    /// The names in scope closest to a misspelled one: locals, definitions, builtins,
+    /// `data/` keys and tools.
+    fn names_near(&self, name: &str) -> Vec<String> {
+        let locals = self.scopes.iter().rev().flat_map(|s| s.locals.iter().map(|(n, _)| n.to_string()));
+        let mut user: Vec<String> = self.defined.iter().chain(self.env.user_names.iter()).cloned().collect();
+        user.sort();
+        let builtins = builtins::all()
+            .filter(|b| !b.name.contains('/') || b.name.starts_with("str/") || b.name.starts_with("set/"))
+            .flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied()))
+            .map(str::to_string);
+        let mut data: Vec<String> = self.env.data_keys.iter().map(|k| format!("data/{k}")).collect();
+        data.sort();
+        let tools = self.env.tools.iter().map(|t| format!("tool/{t}"));
+        let all: Vec<String> = locals.chain(user).chain(builtins).chain(data).chain(tools).collect();
+        crate::suggest::closest(name, all.iter().map(String::as_str), 2)
+    }
+
     fn tool_exists(&self, name: &str) -> bool {
         tool_keys::resolve_tool_name(name, &self.env.tools).is_some()
     }
@@ -478,7 +522,10 @@ impl Analyzer<'_> {
             (false, true) => Ok(Node::Data(Arc::from(name), span)),
             (false, false) => {
                 let _ = call_position;
-                self.undefined.insert(name.to_string());
+                if !self.undefined.contains_key(name) {
+                    let near = self.names_near(name);
+                    self.undefined.insert(name.to_string(), (span, near));
+                }
                 Ok(Node::Const(Value::Nil))
             }
         }
@@ -719,6 +766,20 @@ impl Analyzer<'_> {
             SF::Letfn => {
                 let f = self.with_gensym(|g| desugar::letfn(args, span, g))?;
                 self.form(&f, tail)?
+            }
+            SF::Dotimes => match args.split_first() {
+                Some((Form { kind: FormKind::Vector(b), span: bspan }, body)) if b.len() == 2 => {
+                    let range = desugar::list(vec![desugar::sym("range", *bspan), b[1].clone()], *bspan);
+                    let mut items =
+                        vec![desugar::sym("doseq", span), desugar::vector(vec![b[0].clone(), range], *bspan)];
+                    items.extend(body.iter().cloned());
+                    self.form(&desugar::list(items, span), tail)?
+                }
+                _ => return Err(arity_form("dotimes", "(dotimes [i n] body...)", span)),
+            },
+            SF::Require => {
+                check_requires(name, args, span)?;
+                Node::Const(Value::Nil)
             }
             SF::ArityError => match args {
                 [Form { kind: FormKind::Str(m), .. }] => Node::Raise(ErrorKind::ArityError, Arc::from(m.as_str())),
@@ -1363,6 +1424,59 @@ fn case_const(f: &Form) -> R<Value> {
     })
 }
 
+/// `(require '[clojure.string :as str])` and `(ns x (:require [clojure.set :as set]))` are
+/// accepted when they ask for a library PTC-Lisp has under the alias it already gives it.
+fn check_requires(which: &str, args: &[Form], span: Span) -> R<()> {
+    let specs: Vec<&Form> = if which == "ns" {
+        args.iter()
+            .filter_map(|f| match &f.kind {
+                FormKind::List(items) if matches!(items.first().map(|h| &h.kind), Some(FormKind::Keyword(k)) if k == "require") => {
+                    Some(&items[1..])
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    } else {
+        args.iter().collect()
+    };
+    for spec in specs {
+        let inner = match &spec.kind {
+            FormKind::Quote(q) => &**q,
+            _ => spec,
+        };
+        let (lib, alias) = match &inner.kind {
+            FormKind::Symbol { ns: None, name } => (name.as_str(), None),
+            FormKind::Vector(items) => {
+                let lib = items.first().and_then(|f| f.as_plain_symbol()).unwrap_or("");
+                let alias = items
+                    .windows(2)
+                    .find(|w| matches!(&w[0].kind, FormKind::Keyword(k) if k == "as"))
+                    .and_then(|w| w[1].as_plain_symbol());
+                (lib, alias)
+            }
+            _ => ("", None),
+        };
+        let known = builtins::Library::of_alias(lib).filter(|l| l.ns_name() == lib);
+        let alias_ok = match (known, alias) {
+            (Some(_), None) => true,
+            (Some(l), Some(a)) => builtins::Library::of_alias(a) == Some(l),
+            (None, _) => false,
+        };
+        if !alias_ok {
+            return Err(EvalError::new(
+                ErrorKind::InvalidForm,
+                format!(
+                    "{which}: {} cannot be loaded; clojure.string, clojure.set and clojure.walk are always available as str/, set/ and walk/ (no require needed), and namespaces cannot be created",
+                    ptc_lisp_syntax::print_form(inner)
+                ),
+            )
+            .at(span));
+        }
+    }
+    Ok(())
+}
+
 fn check_definable(name: &str, span: Span) -> R<()> {
     if matches!(name, "nil" | "true" | "false") || name.starts_with('%') {
         return Err(EvalError::new(ErrorKind::InvalidForm, format!("cannot define {name}")).at(span));
@@ -1395,13 +1509,26 @@ fn unsupported_method(name: &str, span: Span) -> EvalError {
 fn unknown_ns_member(ns: &str, name: &str, span: Span) -> EvalError {
     let msg = match builtins::Library::of_alias(ns) {
         Some(lib) => {
-            let elsewhere: Vec<String> = builtins::libraries_with(name)
-                .into_iter()
-                .map(|l| if l == builtins::Library::Core { name.to_string() } else { format!("{}/{name}", l.alias()) })
-                .collect();
+            let elsewhere: Vec<String> =
+                builtins::libraries_with(name)
+                    .into_iter()
+                    .map(|l| {
+                        if l == builtins::Library::Core {
+                            format!("`{name}`")
+                        } else {
+                            format!("`{}/{name}`", l.alias())
+                        }
+                    })
+                    .collect();
             let mut m = format!("{ns}/{name} is not a function of {}", lib.ns_name());
+            let near: Vec<String> = crate::suggest::closest(name, lib.names().iter().copied(), 2)
+                .into_iter()
+                .map(|n| format!("`{ns}/{n}`"))
+                .collect();
             if !elsewhere.is_empty() {
                 m.push_str(&format!("; did you mean {}?", elsewhere.join(" or ")));
+            } else if !near.is_empty() {
+                m.push_str(&format!("; did you mean {}?", near.join(" or ")));
             } else if lib != builtins::Library::Core {
                 m.push_str(&format!(". Its functions: {}", lib.names().join(", ")));
             }

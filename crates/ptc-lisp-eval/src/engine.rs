@@ -269,6 +269,13 @@ fn execute(
             ),
         ));
     }
+    // an infinite sequence as the result would print forever in Clojure
+    if let RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) = &result
+        && let Some(seq) = crate::lazy::as_lazy(v)
+        && let Err(Flow::Error(e)) = crate::lazy::unbounded::<()>("printing the result", seq)
+    {
+        result = RunResult::Error(*e);
+    }
     let mut printed = String::new();
     if let RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) = &result {
         let opts = PrintOptions { max_bytes: limits.max_result_bytes, ..PrintOptions::default() };

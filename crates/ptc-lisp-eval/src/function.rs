@@ -27,6 +27,10 @@ pub enum Function {
     },
     /// A host tool used as a value.
     Tool(Arc<str>),
+    /// An infinite sequence (`(range)`, `iterate`...), consumed lazily by bounding consumers.
+    Lazy(Arc<crate::lazy::LazySeq>),
+    /// `(reduced x)`: ends a `reduce` or a transduction early with `x`.
+    Reduced(Value),
 }
 
 /// A user closure: compiled lambda plus captured values.
@@ -54,6 +58,8 @@ impl fmt::Debug for Function {
             Function::Closure(c) => write!(f, "#fn[{}]", c.lambda.param_names.join(" ")),
             Function::Native { name, .. } => write!(f, "#<fn {name}>"),
             Function::Tool(n) => write!(f, "#<tool {n}>"),
+            Function::Lazy(l) => write!(f, "#<infinite {}>", l.label),
+            Function::Reduced(v) => write!(f, "#<reduced {v:?}>"),
         }
     }
 }

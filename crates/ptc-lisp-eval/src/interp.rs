@@ -552,6 +552,8 @@ impl<'h> Interp<'h> {
                 let name = name.clone();
                 self.call_tool(&name, args)
             }
+            Function::Lazy(l) => crate::lazy::unbounded("a call", l),
+            Function::Reduced(_) => err(ErrorKind::NotCallable, "a (reduced x) value cannot be called"),
         }
     }
 
@@ -738,6 +740,34 @@ impl<'h> Interp<'h> {
         Ok(Value::from_pvec(out))
     }
 
+    /// A binding over an infinite sequence: only a `:while` right after it (before the next
+    /// binding) can end it, so without one it is the unbounded-realisation error.
+    fn for_lazy(
+        &mut self,
+        f: &ForNode,
+        i: usize,
+        p: &Pattern,
+        seq: Arc<crate::lazy::LazySeq>,
+        out: &mut PVector,
+    ) -> Result<bool, Flow> {
+        let bounded = f.clauses[i + 1..]
+            .iter()
+            .take_while(|c| !matches!(c, ForClause::Bind(..)))
+            .any(|c| matches!(c, ForClause::While(_)));
+        if !bounded {
+            return crate::lazy::unbounded::<bool>(if f.discard { "doseq" } else { "for" }, &seq);
+        }
+        let mut cursor = crate::lazy::Cursor::new(&seq);
+        loop {
+            let item = cursor.next(self)?;
+            self.charge(cost::ELEM)?;
+            self.bind(p, item)?;
+            if !self.for_level(f, i + 1, out)? {
+                return Ok(true);
+            }
+        }
+    }
+
     /// Returns false when a `:while` stopped this level.
     fn for_level(&mut self, f: &ForNode, i: usize, out: &mut PVector) -> Result<bool, Flow> {
         let Some(clause) = f.clauses.get(i) else {
@@ -750,6 +780,9 @@ impl<'h> Interp<'h> {
         match clause {
             ForClause::Bind(p, coll) => {
                 let coll = self.eval(coll)?;
+                if let Some(seq) = crate::lazy::as_lazy(&coll) {
+                    return self.for_lazy(f, i, p, seq.clone(), out);
+                }
                 let items: Vec<Value> = crate::builtins::seq_iter("for", &coll)?.collect();
                 for item in items {
                     self.tick(1)?;
@@ -768,8 +801,9 @@ impl<'h> Interp<'h> {
                 self.for_level(f, i + 1, out)
             }
             ForClause::When(test) => {
+                // a :while after the :when still ends the binding before it
                 if self.eval(test)?.truthy() {
-                    self.for_level(f, i + 1, out)?;
+                    return self.for_level(f, i + 1, out);
                 }
                 Ok(true)
             }

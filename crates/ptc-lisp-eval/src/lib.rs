@@ -34,6 +34,7 @@ mod function;
 mod host;
 mod interp;
 pub mod json;
+mod lazy;
 mod limits;
 mod meter;
 mod node;
@@ -42,13 +43,14 @@ mod regex_value;
 mod run;
 mod special_form;
 mod stack;
+mod suggest;
 pub mod tool_keys;
 pub mod value;
 
 /// The function registry, read-only: names, arities, categories, docs and examples of
 /// every builtin (what `doc`, `dir`, `apropos` and the generated reference show).
 pub mod registry {
-    pub use crate::builtins::{Arity, Builtin, Category, all, lookup, lookup_ns};
+    pub use crate::builtins::{Arity, Builtin, Category, Library, all, home_library, lookup, lookup_ns};
 }
 
 pub use cancel::Cancel;
@@ -60,6 +62,7 @@ pub use host::{
     ToolSpec,
 };
 pub use interp::Globals;
+pub use lazy::LazySeq;
 pub use limits::Limits;
 pub use printer::{repl_preview, to_clojure};
 pub use regex_value::RegexValue;

@@ -65,8 +65,10 @@ pub fn repl_preview(v: &Value, max_chars: usize) -> Option<String> {
     }
 }
 
-/// Formats a float the PTC-Lisp way: at most 10 decimals, trailing zeros trimmed,
-/// always with a `.` (`5.0`), `##Inf`/`##-Inf`/`##NaN` for specials.
+/// Formats a float as Clojure prints it (Java's `Double.toString`): the shortest digits
+/// that read back as the same number (`0.30000000000000004`), always with a `.` (`5.0`),
+/// scientific below 10^-3 and from 10^7 (`1.0E20`), `##Inf`/`##-Inf`/`##NaN` for
+/// specials. Rounding for display belongs to the caller (the agent's `float_precision`).
 pub fn format_float(f: f64) -> String {
     if f.is_nan() {
         return "##NaN".into();
@@ -74,19 +76,16 @@ pub fn format_float(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "##Inf".into() } else { "##-Inf".into() };
     }
-    let mut s = format!("{f:.10}");
-    if s.contains('.') {
-        while s.ends_with('0') {
-            s.pop();
-        }
-        if s.ends_with('.') {
-            s.push('0');
-        }
+    let a = f.abs();
+    if a == 0.0 || (1e-3..1e7).contains(&a) {
+        let s = format!("{f}");
+        if s.contains('.') { s } else { format!("{s}.0") }
+    } else {
+        let s = format!("{f:e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = if m.contains('.') { m.to_string() } else { format!("{m}.0") };
+        format!("{m}E{e}")
     }
-    if s == "-0.0" {
-        return "-0.0".into();
-    }
-    s
 }
 
 /// Quotes and escapes a string as a PTC-Lisp string literal.
@@ -159,6 +158,12 @@ impl Printer<'_> {
                 Function::Builtin(_) => self.out.push_str("#<builtin>"),
                 Function::Native { .. } => self.out.push_str("#fn[...]"),
                 Function::Tool(_) => self.out.push_str("#<fn>"),
+                Function::Lazy(l) => {
+                    self.out.push_str("#<infinite ");
+                    self.out.push_str(&l.label);
+                    self.out.push('>');
+                }
+                Function::Reduced(_) => self.out.push_str("#<reduced>"),
             },
             Value::Vector(items) => {
                 self.seq("[", "]", items.len(), items.iter().map(Item::One));
@@ -250,12 +255,14 @@ mod tests {
     #[test]
     fn floats() {
         assert_eq!(format_float(5.0), "5.0");
-        assert_eq!(format_float(10.0 / 3.0), "3.3333333333");
+        assert_eq!(format_float(10.0 / 3.0), "3.3333333333333335");
         assert_eq!(format_float(3.3), "3.3");
-        assert_eq!(format_float(1e20), "100000000000000000000.0");
+        assert_eq!(format_float(1e20), "1.0E20");
+        assert_eq!(format_float(1e-4), "1.0E-4");
+        assert_eq!(format_float(2f64.sqrt()), "1.4142135623730951");
         assert_eq!(format_float(f64::NAN), "##NaN");
         assert_eq!(format_float(-f64::INFINITY), "##-Inf");
-        assert_eq!(format_float(0.1 + 0.2), "0.3");
+        assert_eq!(format_float(0.1 + 0.2), "0.30000000000000004");
     }
 
     #[test]

@@ -43,6 +43,11 @@ pub(crate) enum SpecialForm {
     Dot,
     /// `letfn`: local functions that may call each other.
     Letfn,
+    /// `(dotimes [i n] body...)`: `doseq` over `(range n)`.
+    Dotimes,
+    /// `require` / `ns` of the libraries PTC-Lisp already has (`clojure.string :as str`):
+    /// nothing to do, so nil; anything else is rejected with the available aliases.
+    Require,
     /// The hidden form multi-arity functions use to report a missing arity.
     ArityError,
     /// A Clojure form outside the subset (`try`, `letfn`, `ns`...): rejected with a hint.
@@ -95,15 +100,15 @@ const TABLE: &[(&str, SpecialForm)] = &[
     ("finally", SpecialForm::Unsupported),
     ("defmacro", SpecialForm::Unsupported),
     ("binding", SpecialForm::Unsupported),
-    ("ns", SpecialForm::Unsupported),
-    ("require", SpecialForm::Unsupported),
+    ("ns", SpecialForm::Require),
+    ("require", SpecialForm::Require),
     ("import", SpecialForm::Unsupported),
     ("defmulti", SpecialForm::Unsupported),
     ("defmethod", SpecialForm::Unsupported),
     ("defprotocol", SpecialForm::Unsupported),
     ("defrecord", SpecialForm::Unsupported),
     ("deftype", SpecialForm::Unsupported),
-    ("dotimes", SpecialForm::Unsupported),
+    ("dotimes", SpecialForm::Dotimes),
     ("while", SpecialForm::Unsupported),
     ("eval", SpecialForm::Unsupported),
 ];

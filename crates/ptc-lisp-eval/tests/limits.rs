@@ -178,3 +178,39 @@ fn deeply_nested_results_do_not_escape() {
     let (kind, _) = kind_of("(def deep (reduce (fn [a _] [a]) [] (range 50000))) 1", RunOptions::default());
     assert_eq!(kind, "output_too_large");
 }
+
+#[test]
+fn infinite_sequences_stay_metered() {
+    // realising a whole infinite sequence is a limit error naming the producer
+    for (src, producer) in [
+        ("(count (range))", "(range)"),
+        ("(vec (iterate inc 0))", "(iterate f x)"),
+        ("(sort (repeat 1))", "(repeat x)"),
+        ("(into [] (cycle [1 2]))", "(cycle coll)"),
+    ] {
+        let (kind, msg) = kind_of(src, RunOptions::default());
+        assert_eq!(kind, "loop_limit_exceeded", "{src}: {msg}");
+        assert!(msg.contains(producer), "{src}: {msg}");
+    }
+    // a consumer that never stops runs out of time, pulling item by item
+    let limits = Limits { timeout: Duration::from_millis(50), max_heap_bytes: u64::MAX, ..Limits::default() };
+    let started = Instant::now();
+    let (kind, msg) = kind_of("(some neg? (range))", with(limits.clone()));
+    assert_eq!(kind, "timeout", "{msg}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // what a consumer keeps is charged as memory, item by item
+    let limits = Limits { max_heap_bytes: 1 << 20, ..Limits::default() };
+    let (kind, msg) = kind_of("(count (take-while some? (range)))", with(limits.clone()));
+    assert_eq!(kind, "memory_exceeded", "{msg}");
+    let (kind, msg) = kind_of("(count (into [] (map inc) (range)))", with(limits));
+    assert_eq!(kind, "memory_exceeded", "{msg}");
+}
+
+#[test]
+fn lazy_steps_stacked_on_one_producer_are_bounded() {
+    let (kind, msg) = kind_of("(first (reduce (fn [s _] (map inc s)) (range) (range 5000)))", RunOptions::default());
+    assert_eq!(kind, "recursion_limit_exceeded", "{msg}");
+    assert!(msg.contains("lazy steps"), "{msg}");
+    let (kind, out) = kind_of("(first (reduce (fn [s _] (map inc s)) (range) (range 500)))", RunOptions::default());
+    assert_eq!((kind.as_str(), out.as_str()), ("ok", "500"));
+}

@@ -92,12 +92,30 @@ fn ambiguous_fallback_is_an_error() {
 fn undefined_names_are_reported_before_running() {
     check_err(&[
         ("(foo 1)", "unbound_var", "Undefined variable: foo"),
-        ("(+ a b)", "unbound_var", "Undefined variables: a, b"),
+        ("(+ a b)", "unbound_var", "Undefined variables: a (line 1, column 4), b (line 1, column 6)"),
         ("(swap! x inc)", "unbound_var", "no mutable state"),
         ("(str/capitalize-all \"x\")", "unbound_var", "not a function of clojure.string"),
         ("(bogus.ns/f 1)", "unbound_var", "unknown namespace"),
         ("(.fooBar \"s\")", "unsupported_method", "Unsupported method '.fooBar'"),
     ]);
+}
+
+#[test]
+fn undefined_names_suggest_the_closest_names_in_scope() {
+    check_err(&[
+        ("(fitler odd? [1 2])", "unbound_var", "fitler (line 1, column 2); did you mean `filter`?"),
+        ("(let [total 5] (+ totl 1))", "unbound_var", "did you mean `total`?"),
+        ("(defn compute-total [x] x) (compute-totl 1)", "unbound_var", "did you mean `compute-total`?"),
+        ("(str/uper-case \"a\")", "unbound_var", "did you mean `str/upper-case`?"),
+        ("(set/uinon #{1} #{2})", "unbound_var", "did you mean `set/union`?"),
+        ("(str/union #{1} #{2})", "unbound_var", "did you mean `set/union`?"),
+        ("(+ q 1)", "unbound_var", "Undefined variable: q (line 1, column 4)"),
+    ]);
+    let (opts, _) = with_tools(ctx(serde_json::json!({"user_id": 7})));
+    let out = show_with("(inc user-idd)", opts.clone());
+    assert!(out.contains("did you mean `data/user_id`?"), "{out}");
+    let out = show_with("(tool/serch {:q 1})", opts);
+    assert!(out.contains("Did you mean `tool/search`?"), "{out}");
     let o = go("(println \"side effect\") (undefined-thing)");
     assert!(o.prints.is_empty(), "nothing runs when analysis fails");
 }

@@ -65,7 +65,7 @@ pub enum FormKind {
     Regex(String),
     /// `#'name`
     Var(String),
-    /// `'sym` (quoted symbol; quoted collections are rejected by the reader).
+    /// `'sym` or a quoted collection `'(1 a)`, `'[a]`, `'{:k v}`, `'#{a}`.
     /// `(quote x)` is read as an ordinary list.
     Quote(Box<Form>),
 }

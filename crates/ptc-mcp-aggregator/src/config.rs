@@ -46,8 +46,12 @@ pub struct McpConfig {
     pub max_frame_bytes: usize,
     /// Largest JSON-encoded `context`, bytes.
     pub max_context_bytes: usize,
-    /// Calls evaluated at once; more get `busy` immediately.
+    /// Calls evaluated at once; more wait in the queue.
     pub max_concurrent_calls: usize,
+    /// Calls that may wait for a slot; one more gets `busy` at once.
+    pub max_queued_calls: usize,
+    /// How long a queued call waits for a slot before it gets `busy` (zero: no queue).
+    pub queue_timeout: Duration,
     /// The sandbox limits of every program (the same `Limits` `ptc eval` uses;
     /// `max_program_bytes` also caps the `program` argument).
     pub limits: Limits,
@@ -61,8 +65,15 @@ pub struct McpConfig {
     pub http_auth_max_failures: u32,
     /// HTTP: window and block duration for failed-auth rate limiting.
     pub http_auth_block: Duration,
-    /// HTTP: session cap.
+    /// HTTP: sessions in total; a new one evicts the least recently used.
     pub http_max_sessions: usize,
+    /// HTTP: sessions per owner (the token holder, or the peer address without a token);
+    /// a new one evicts that owner's least recently used.
+    pub http_max_sessions_per_owner: usize,
+    /// HTTP: time allowed for a request's headers to arrive.
+    pub http_header_timeout: Duration,
+    /// HTTP: time allowed for a request's body to arrive.
+    pub http_body_timeout: Duration,
 }
 
 impl Default for McpConfig {
@@ -72,6 +83,8 @@ impl Default for McpConfig {
             max_frame_bytes: 8 * 1024 * 1024,
             max_context_bytes: 4 * 1024 * 1024,
             max_concurrent_calls: cpus.min(8),
+            max_queued_calls: 64,
+            queue_timeout: Duration::from_secs(10),
             limits: Limits::mcp(),
             response_profile: ResponseProfile::Slim,
             http_auth_token: None,
@@ -79,6 +92,9 @@ impl Default for McpConfig {
             http_auth_max_failures: 5,
             http_auth_block: Duration::from_secs(60),
             http_max_sessions: 256,
+            http_max_sessions_per_owner: 32,
+            http_header_timeout: Duration::from_secs(10),
+            http_body_timeout: Duration::from_secs(30),
         }
     }
 }

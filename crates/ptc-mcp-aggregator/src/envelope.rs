@@ -17,6 +17,8 @@ pub struct CallPayload {
     pub text: String,
     /// `structuredContent` (structured and debug profiles).
     pub structured: Option<Json>,
+    /// The stable reason of an error (for logs); `None` on success.
+    pub reason: Option<String>,
 }
 
 fn feedback_for(reason: &str) -> &'static str {
@@ -89,7 +91,7 @@ pub fn success(outcome: &Outcome, profile: ResponseProfile, validated: Option<Js
         full["prints_truncated"] = json!(true);
     }
     match profile {
-        ResponseProfile::Slim => CallPayload { is_error: false, text, structured: None },
+        ResponseProfile::Slim => CallPayload { is_error: false, text, structured: None, reason: None },
         ResponseProfile::Structured => {
             let mut compact = json!({"status": "ok", "result": full["result"]});
             if let Some(v) = validated {
@@ -98,7 +100,7 @@ pub fn success(outcome: &Outcome, profile: ResponseProfile, validated: Option<Js
             if truncated {
                 compact["truncated"] = json!(true);
             }
-            CallPayload { is_error: false, text, structured: Some(compact) }
+            CallPayload { is_error: false, text, structured: Some(compact), reason: None }
         }
         ResponseProfile::Debug => {
             full["usage"] = json!({
@@ -106,7 +108,7 @@ pub fn success(outcome: &Outcome, profile: ResponseProfile, validated: Option<Js
                 "fuel": outcome.usage.fuel,
                 "heap_bytes": outcome.usage.heap_bytes,
             });
-            CallPayload { is_error: false, text: full.to_string(), structured: Some(full) }
+            CallPayload { is_error: false, text: full.to_string(), structured: Some(full), reason: None }
         }
     }
 }
@@ -124,17 +126,32 @@ pub fn error(
     if let Some(r) = &result {
         text = format!("{reason}: {message}\nresult: {r}\n{feedback}");
     }
-    let (prints, _) = cap_prints(prints, profile);
+    // the prints of a failing program are its debugging trail: kept (bounded) in every profile
+    let (prints, prints_truncated) = cap_prints(prints, profile);
+    if !prints.is_empty() {
+        let mut trail = format!("<prints>\n{}\n", prints.join("\n"));
+        if prints_truncated {
+            trail.push_str("[truncated]\n");
+        }
+        text = format!("{trail}\n<error>\n{text}");
+    }
     let mut full = json!({"status": "error", "reason": reason, "message": message, "feedback": feedback});
     if let Some(r) = result {
         full["result"] = json!(r);
     }
+    if !prints.is_empty() {
+        full["prints"] = json!(prints);
+    }
+    if prints_truncated {
+        full["prints_truncated"] = json!(true);
+    }
+    let reason = Some(reason.to_string());
     match profile {
-        ResponseProfile::Slim => CallPayload { is_error: true, text, structured: None },
-        ResponseProfile::Structured => CallPayload { is_error: true, text, structured: Some(full) },
+        ResponseProfile::Slim => CallPayload { is_error: true, text, structured: None, reason },
+        ResponseProfile::Structured => CallPayload { is_error: true, text, structured: Some(full), reason },
         ResponseProfile::Debug => {
             full["prints"] = json!(prints);
-            CallPayload { is_error: true, text: full.to_string(), structured: Some(full) }
+            CallPayload { is_error: true, text: full.to_string(), structured: Some(full), reason }
         }
     }
 }

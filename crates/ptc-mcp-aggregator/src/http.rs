@@ -1,25 +1,45 @@
-//! Streamable HTTP transport: `/mcp` (rmcp's service), `/health`, `/ready`, with bearer
-//! authentication (constant-time), failed-auth rate limiting, Host/Origin checks and a
-//! body cap.
+//! Streamable HTTP transport: `/mcp` (rmcp's service), `/health`, `/ready`.
+//!
+//! Around rmcp's service this module adds what a server on a network needs:
+//! - bearer authentication (constant-time) with failed-attempt rate limiting per peer
+//!   address that never locks out the valid token;
+//! - Host and Origin checks, origins matched with their port;
+//! - a frame guard: the body is read with a size cap and a deadline, and a body that is
+//!   not a valid JSON-RPC message gets a JSON-RPC error (not rmcp's plain text);
+//! - session caps per owner and in total, evicting the least recently used session;
+//! - a header read timeout (slow clients cannot hold a connection open forever);
+//! - a request reusing the id of one still running in its session gets an error (rmcp
+//!   routes answers by id, so the first would never be answered);
+//! - `DELETE /mcp` answered with 200 (clients treat rmcp's 202 as a failed termination);
+//! - draining on shutdown: new calls get `shutting_down`, running ones may finish.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
 
 use crate::config::McpConfig;
+use crate::frame::{self, Rejection, Verdict};
 use crate::server::PtcServer;
+
+/// How long running calls may finish after a shutdown signal.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(10);
+
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Why the HTTP server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +47,14 @@ pub enum HttpError {
     /// Configuration refused (e.g. a non-loopback bind without a token).
     #[error("{0}")]
     Config(String),
+    /// The address cannot be bound.
+    #[error("cannot listen on {addr}: {why}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// One sentence saying why and what to do.
+        why: String,
+    },
     /// Socket errors.
     #[error("cannot serve HTTP: {0}")]
     Io(#[from] std::io::Error),
@@ -35,7 +63,7 @@ pub enum HttpError {
 struct Guard {
     token: Option<String>,
     max_failures: u32,
-    block: std::time::Duration,
+    block: Duration,
     failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
 }
 
@@ -54,6 +82,39 @@ fn unauthorized(challenge: &'static str) -> Response {
     r
 }
 
+impl Guard {
+    /// Seconds left on a block of this address, if it is blocked.
+    fn blocked_for(&self, ip: IpAddr) -> Option<u64> {
+        let map = self.failures.lock().ok()?;
+        let (n, since) = map.get(&ip)?;
+        if *n < self.max_failures {
+            return None;
+        }
+        let left = self.block.saturating_sub(since.elapsed());
+        (!left.is_zero()).then(|| left.as_secs().max(1))
+    }
+
+    fn record_failure(&self, ip: IpAddr) {
+        let Ok(mut map) = self.failures.lock() else { return };
+        if map.len() >= 10_000 {
+            let block = self.block;
+            map.retain(|_, (_, since)| since.elapsed() <= block);
+            if map.len() >= 10_000 {
+                map.clear();
+            }
+        }
+        let e = map.entry(ip).or_insert((0, Instant::now()));
+        if e.1.elapsed() > self.block {
+            *e = (0, Instant::now());
+        }
+        e.0 = e.0.saturating_add(1);
+        e.1 = Instant::now();
+    }
+}
+
+/// The valid token always passes, even from an address that is blocked: the block only
+/// stops that address's wrong guesses (`429` + `Retry-After`), so an attacker sharing an
+/// address with a real client cannot lock the client out.
 async fn auth(
     State(guard): State<Arc<Guard>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -62,53 +123,317 @@ async fn auth(
 ) -> Response {
     let Some(token) = &guard.token else { return next.run(req).await };
     let ip = peer.ip();
-    if let Ok(map) = guard.failures.lock()
-        && let Some((n, since)) = map.get(&ip)
-        && *n >= guard.max_failures
-    {
-        let left = guard.block.saturating_sub(since.elapsed());
-        if !left.is_zero() {
-            let mut r = (StatusCode::TOO_MANY_REQUESTS, "too many failed authentication attempts\n").into_response();
-            let secs = left.as_secs().max(1).to_string();
-            if let Ok(v) = HeaderValue::from_str(&secs) {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            return r;
-        }
-    }
     let presented =
         req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-    let outcome = match presented {
-        None => Err(unauthorized("Bearer")),
-        Some(p) if same_secret(p.as_bytes(), token.as_bytes()) => Ok(()),
-        Some(_) => Err(unauthorized("Bearer error=\"invalid_token\"")),
-    };
-    match outcome {
-        Ok(()) => {
-            if let Ok(mut map) = guard.failures.lock() {
-                map.remove(&ip);
-            }
-            next.run(req).await
-        }
-        Err(resp) => {
-            if let Ok(mut map) = guard.failures.lock() {
-                let e = map.entry(ip).or_insert((0, Instant::now()));
-                if e.1.elapsed() > guard.block {
-                    *e = (0, Instant::now());
+    match presented {
+        Some(p) if same_secret(p.as_bytes(), token.as_bytes()) => next.run(req).await,
+        other => {
+            if let Some(secs) = guard.blocked_for(ip) {
+                tracing::info!(%ip, "failed authentication from a blocked address");
+                let mut r =
+                    (StatusCode::TOO_MANY_REQUESTS, "too many failed authentication attempts\n").into_response();
+                if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                    r.headers_mut().insert(header::RETRY_AFTER, v);
                 }
-                e.0 += 1;
-                e.1 = Instant::now();
-                if map.len() > 10_000 {
-                    map.clear();
+                return r;
+            }
+            match other {
+                None => unauthorized("Bearer"),
+                Some(_) => {
+                    guard.record_failure(ip);
+                    tracing::info!(%ip, "failed authentication");
+                    unauthorized("Bearer error=\"invalid_token\"")
                 }
             }
-            resp
         }
     }
 }
 
-/// Serves until `shutdown` is cancelled. Loopback binds need no token; any other bind
-/// requires a bearer token of at least 32 characters.
+struct SessionEntry {
+    owner: String,
+    last_used: Instant,
+}
+
+/// The sessions rmcp holds, with their owners, so that they can be capped.
+struct Sessions {
+    manager: Arc<LocalSessionManager>,
+    table: Mutex<HashMap<String, SessionEntry>>,
+    max_total: usize,
+    max_per_owner: usize,
+}
+
+impl Sessions {
+    fn touch(&self, id: &str) {
+        if let Ok(mut t) = self.table.lock()
+            && let Some(e) = t.get_mut(id)
+        {
+            e.last_used = Instant::now();
+        }
+    }
+
+    fn register(&self, id: &str, owner: &str) {
+        if let Ok(mut t) = self.table.lock() {
+            t.insert(id.to_string(), SessionEntry { owner: owner.to_string(), last_used: Instant::now() });
+        }
+    }
+
+    fn forget(&self, id: &str) {
+        if let Ok(mut t) = self.table.lock() {
+            t.remove(id);
+        }
+    }
+
+    /// Makes room for one more session of `owner`: the owner's least recently used
+    /// session goes when the owner is at its cap, the server's when the total is.
+    async fn make_room(&self, owner: &str) {
+        let live: std::collections::HashSet<String> =
+            self.manager.sessions.read().await.keys().map(|k| k.to_string()).collect();
+        let victims = {
+            let Ok(mut t) = self.table.lock() else { return };
+            // sessions rmcp already closed (idle keep-alive, errors) no longer count
+            t.retain(|id, _| live.contains(id));
+            let mut victims = Vec::new();
+            loop {
+                let owned = t.values().filter(|e| e.owner == owner).count();
+                let pick = if owned >= self.max_per_owner {
+                    t.iter().filter(|(_, e)| e.owner == owner).min_by_key(|(_, e)| e.last_used)
+                } else if t.len() >= self.max_total {
+                    t.iter().min_by_key(|(_, e)| e.last_used)
+                } else {
+                    None
+                };
+                let Some(id) = pick.map(|(id, _)| id.clone()) else { break };
+                t.remove(&id);
+                victims.push(id);
+            }
+            victims
+        };
+        for id in victims {
+            tracing::info!(session = %short(&id), "session evicted: the session cap was reached");
+            let _ = self.manager.close_session(&id.as_str().into()).await;
+        }
+    }
+}
+
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// Request ids in flight, per session: rmcp routes answers by id, so a second request
+/// with the id of a running one would leave the first without an answer.
+#[derive(Default)]
+struct InFlight(Mutex<std::collections::HashSet<String>>);
+
+/// Holds one (session, id) in flight until the response body ends or is dropped.
+struct InFlightTicket {
+    owner: Arc<GuardState>,
+    key: String,
+}
+
+impl Drop for InFlightTicket {
+    fn drop(&mut self) {
+        if let Ok(mut set) = self.owner.in_flight.0.lock() {
+            set.remove(&self.key);
+        }
+    }
+}
+
+/// A response body that releases its request id when it ends.
+struct TrackedBody {
+    inner: Body,
+    _ticket: InFlightTicket,
+}
+
+impl hyper::body::Body for TrackedBody {
+    type Data = hyper::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+struct GuardState {
+    in_flight: InFlight,
+    sessions: Sessions,
+    max_frame: usize,
+    body_timeout: Duration,
+    by_token: bool,
+}
+
+fn json_rpc_error(status: StatusCode, r: &Rejection) -> Response {
+    let mut resp = (status, r.to_json().to_string()).into_response();
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// Reads and checks POST bodies, tracks sessions, answers DELETE with 200.
+async fn frame_guard(
+    State(st): State<Arc<GuardState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let session = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
+    if let Some(s) = &session {
+        st.sessions.touch(s);
+    }
+    if req.method() == Method::DELETE {
+        let mut resp = next.run(req).await;
+        if resp.status() == StatusCode::ACCEPTED {
+            if let Some(s) = &session {
+                st.sessions.forget(s);
+            }
+            *resp.status_mut() = StatusCode::OK;
+        }
+        return resp;
+    }
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    let too_large = || {
+        json_rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &Rejection::parse_error(format!("Parse error: the body is over max_frame_bytes ({})", st.max_frame)),
+        )
+    };
+    if declared.is_some_and(|n| n > st.max_frame) {
+        return too_large();
+    }
+    let bytes = match tokio::time::timeout(st.body_timeout, axum::body::to_bytes(body, st.max_frame)).await {
+        Err(_) => {
+            tracing::info!(%peer, "request body timed out");
+            return json_rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                &Rejection::parse_error(format!(
+                    "Parse error: the body did not arrive within {} ms",
+                    st.body_timeout.as_millis()
+                )),
+            );
+        }
+        Ok(Err(e)) => {
+            let text = format!("{e:?}");
+            if text.to_ascii_lowercase().contains("length limit") {
+                return too_large();
+            }
+            return json_rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Rejection::parse_error(format!("Parse error: the body could not be read: {e}")),
+            );
+        }
+        Ok(Ok(b)) => b,
+    };
+    let (method, id) = match frame::check(&bytes) {
+        Verdict::Reject(r) => {
+            let status = if r.code == frame::PARSE_ERROR || r.code == frame::INVALID_REQUEST {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::OK
+            };
+            return json_rpc_error(status, &r);
+        }
+        Verdict::Drop(why) => {
+            tracing::debug!(%why, "bad notification dropped");
+            return StatusCode::ACCEPTED.into_response();
+        }
+        Verdict::Pass { method, id } => (method, id),
+    };
+    let ticket = match (&session, &id) {
+        (Some(sid), Some(id)) => {
+            let key = format!("{sid} {id}");
+            let fresh = st.in_flight.0.lock().map(|mut set| set.insert(key.clone())).unwrap_or(true);
+            if !fresh {
+                let r = Rejection {
+                    id: id.clone(),
+                    code: frame::INVALID_REQUEST,
+                    message: format!("Invalid Request: a request with id {id} is still in flight in this session"),
+                };
+                return json_rpc_error(StatusCode::BAD_REQUEST, &r);
+            }
+            Some(InFlightTicket { owner: st.clone(), key })
+        }
+        _ => None,
+    };
+    let opens_session = session.is_none() && method.as_deref() == Some("initialize");
+    let owner = if st.by_token { "token".to_string() } else { peer.ip().to_string() };
+    if opens_session {
+        st.sessions.make_room(&owner).await;
+    }
+    let started = Instant::now();
+    let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    if opens_session && let Some(id) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+        st.sessions.register(id, &owner);
+    }
+    let resp = match ticket {
+        Some(ticket) => resp.map(|inner| Body::new(TrackedBody { inner, _ticket: ticket })),
+        None => resp,
+    };
+    tracing::debug!(
+        method = method.as_deref().unwrap_or("-"),
+        status = resp.status().as_u16(),
+        duration_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+        session = session.as_deref().map(short).unwrap_or("-"),
+        "POST /mcp"
+    );
+    resp
+}
+
+/// Polls `done` until it holds or `limit` passes (shutdown only).
+pub(crate) async fn wait_until(limit: Duration, done: impl Fn() -> bool) {
+    let until = Instant::now() + limit;
+    while !done() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// `scheme://host[:port]` with the scheme's default port made explicit, so that every
+/// allowed origin is matched with its port.
+pub fn origin_with_port(origin: &str) -> String {
+    let o = origin.trim().trim_end_matches('/');
+    let Some((scheme, rest)) = o.split_once("://") else { return o.to_string() };
+    let has_port = match rest.rfind(']') {
+        Some(close) => rest[close..].contains(':'),
+        None => rest.contains(':'),
+    };
+    if has_port {
+        return o.to_string();
+    }
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" => format!("{o}:80"),
+        "https" => format!("{o}:443"),
+        _ => o.to_string(),
+    }
+}
+
+fn bind_error(addr: SocketAddr, e: &std::io::Error) -> HttpError {
+    let why = match e.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            "the address is already in use; stop the other server or pick another port (--http 127.0.0.1:0 picks a free one)".to_string()
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            "permission denied; ports below 1024 need privileges, pick a port above 1024".to_string()
+        }
+        std::io::ErrorKind::AddrNotAvailable => "that address does not belong to this machine".to_string(),
+        _ => e.to_string(),
+    };
+    HttpError::Bind { addr, why }
+}
+
+/// Serves until `shutdown` is cancelled, then drains. Loopback binds need no token; any
+/// other bind requires a bearer token of at least 32 characters.
 pub async fn serve_http(
     server: PtcServer,
     config: &McpConfig,
@@ -127,48 +452,125 @@ pub async fn serve_http(
         }
         _ => {}
     }
-    let port = addr.port();
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| bind_error(addr, &e))?;
+    let local = listener.local_addr()?;
+    let port = local.port();
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), "[::1]".into()];
     for h in ["localhost", "127.0.0.1", "[::1]"] {
         hosts.push(format!("{h}:{port}"));
     }
     if !loopback {
-        hosts.push(addr.ip().to_string());
-        hosts.push(addr.to_string());
+        hosts.push(local.ip().to_string());
+        hosts.push(local.to_string());
     }
     let mut origins: Vec<String> =
         ["http://localhost", "http://127.0.0.1", "http://[::1]"].iter().map(|o| format!("{o}:{port}")).collect();
-    origins.extend(["http://localhost".to_string(), "http://127.0.0.1".to_string()]);
-    origins.extend(config.http_allowed_origins.iter().cloned());
+    origins.extend(config.http_allowed_origins.iter().map(|o| origin_with_port(o)));
+    let rmcp_stop = CancellationToken::new();
     let http_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(config.max_frame_bytes)
-        .with_cancellation_token(shutdown.clone());
+        .with_cancellation_token(rmcp_stop.clone());
+    let manager = Arc::new(LocalSessionManager::default());
     let factory_server = server.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(factory_server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        http_config,
-    );
+    let service = StreamableHttpService::new(move || Ok(factory_server.clone()), manager.clone(), http_config);
     let guard = Arc::new(Guard {
         token: config.http_auth_token.clone(),
         max_failures: config.http_auth_max_failures,
         block: config.http_auth_block,
         failures: Mutex::new(HashMap::new()),
     });
-    let mcp = Router::new().route_service("/mcp", service).layer(middleware::from_fn_with_state(guard, auth));
+    let guard_state = Arc::new(GuardState {
+        in_flight: InFlight::default(),
+        sessions: Sessions {
+            manager,
+            table: Mutex::new(HashMap::new()),
+            max_total: config.http_max_sessions.max(1),
+            max_per_owner: config.http_max_sessions_per_owner.max(1),
+        },
+        max_frame: config.max_frame_bytes,
+        body_timeout: config.http_body_timeout,
+        by_token: config.http_auth_token.is_some(),
+    });
+    let answering = guard_state.clone();
+    let mcp = Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(guard_state, frame_guard))
+        .layer(middleware::from_fn_with_state(guard, auth));
+    let ready_server = server.clone();
     let app = Router::new()
         .route("/health", get(|| async { "ok\n" }))
-        .route("/ready", get(|| async { "ready\n" }))
+        .route(
+            "/ready",
+            get(move || {
+                let s = ready_server.clone();
+                async move {
+                    if s.is_shutting_down() {
+                        (StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+                    } else {
+                        (StatusCode::OK, "ready\n")
+                    }
+                }
+            }),
+        )
         .merge(mcp)
         .fallback(|| async { (StatusCode::NOT_FOUND, Body::from("not found: the MCP endpoint is /mcp\n")) });
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!(%addr, "serving MCP over Streamable HTTP at /mcp");
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await?;
+    tracing::info!(addr = %local, "serving MCP over Streamable HTTP at http://{local}/mcp");
+
+    let stop_conns = CancellationToken::new();
+    let (alive_tx, mut alive_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(config.http_header_timeout).keep_alive(true);
+    let builder = Arc::new(builder);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // out of descriptors and the like: wait a little instead of spinning
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let app = app.clone();
+        let builder = builder.clone();
+        let stop = stop_conns.clone();
+        let alive = alive_tx.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(ConnectInfo(peer));
+                app.clone().oneshot(req.map(Body::new))
+            });
+            let conn = builder.serve_connection(TokioIo::new(stream), svc).with_upgrades();
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                }
+                _ = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
+                }
+            }
+            drop(alive);
+        });
+    }
+    drop(listener);
+    tracing::info!("shutting down: draining calls in flight");
     server.begin_shutdown();
+    server.drain(DRAIN_GRACE).await;
+    // a finished program's answer is still on its way to the client: let it arrive
+    wait_until(Duration::from_secs(2), || answering.in_flight.0.lock().map(|s| s.is_empty()).unwrap_or(true)).await;
+    rmcp_stop.cancel();
+    stop_conns.cancel();
+    drop(alive_tx);
+    let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
     Ok(())
 }
 
@@ -182,5 +584,15 @@ mod tests {
         assert!(!same_secret(b"abc", b"abd"));
         assert!(!same_secret(b"abc", b"abcd"));
         assert!(!same_secret(b"", b"a"));
+    }
+
+    #[test]
+    fn origins_get_their_default_port() {
+        assert_eq!(origin_with_port("http://example.com"), "http://example.com:80");
+        assert_eq!(origin_with_port("https://example.com/"), "https://example.com:443");
+        assert_eq!(origin_with_port("http://example.com:8080"), "http://example.com:8080");
+        assert_eq!(origin_with_port("http://[::1]"), "http://[::1]:80");
+        assert_eq!(origin_with_port("http://[::1]:9"), "http://[::1]:9");
+        assert_eq!(origin_with_port("http://localhost:*"), "http://localhost:*");
     }
 }

@@ -10,10 +10,19 @@
 
 pub mod config;
 pub mod envelope;
+pub mod frame;
 pub mod http;
 pub mod server;
+pub mod stdio;
 pub mod upstream;
 
 pub use config::{McpConfig, ResponseProfile};
-pub use server::{NoUpstreams, PtcServer, ToolBackend, serve_stdio};
+pub use server::{NoUpstreams, PtcServer, ToolBackend};
+pub use stdio::serve_stdio;
 pub use upstream::{UpstreamOptions, UpstreamRuntime};
+
+/// The examples of `docs/embedding.md`, compiled and run as doctests (this crate depends
+/// on `ptc-lisp-eval`, whose crate the guide is about).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/embedding.md")]
+pub struct EmbeddingGuide;

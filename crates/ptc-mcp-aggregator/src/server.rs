@@ -1,7 +1,8 @@
 //! The MCP server: one `lisp_eval` tool, isolated calls, a concurrency gate, cancellation.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use ptc_lisp_eval::{Cancel, Engine, Host, NoTools, RunInput};
 use rmcp::model::{
@@ -10,9 +11,9 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Map, Value as Json, json};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::McpConfig;
 use crate::envelope::{self, CallPayload};
@@ -59,6 +60,23 @@ pub struct PtcServer {
     permits: Arc<Semaphore>,
     backend: Arc<dyn ToolBackend>,
     shutting_down: Arc<AtomicBool>,
+    /// Calls waiting for a slot (bounded by `max_queued_calls`).
+    queued: Arc<AtomicUsize>,
+}
+
+/// Why a call got no evaluation slot.
+enum NoSlot {
+    Busy(String),
+    Cancelled,
+}
+
+/// Decrements the queue count when a waiting call leaves the queue, however it leaves.
+struct QueueTicket(Arc<AtomicUsize>);
+
+impl Drop for QueueTicket {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl PtcServer {
@@ -72,12 +90,65 @@ impl PtcServer {
             permits,
             backend,
             shutting_down: Arc::new(AtomicBool::new(false)),
+            queued: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// The configuration the server runs with.
+    pub fn config(&self) -> &McpConfig {
+        &self.config
+    }
+
+    /// Programs running right now.
+    pub fn calls_in_flight(&self) -> usize {
+        self.config.max_concurrent_calls.max(1).saturating_sub(self.permits.available_permits())
+    }
+
+    /// Waits until no program runs (or `grace` passes). Call after [`Self::begin_shutdown`]:
+    /// queued calls then get `shutting_down` instead of a slot.
+    pub async fn drain(&self, grace: Duration) {
+        let all = u32::try_from(self.config.max_concurrent_calls.max(1)).unwrap_or(u32::MAX);
+        match tokio::time::timeout(grace, self.permits.acquire_many(all)).await {
+            Ok(Ok(permits)) => drop(permits),
+            _ => tracing::warn!(in_flight = self.calls_in_flight(), "drain grace elapsed with calls still running"),
+        }
+    }
+
+    /// A slot for one program: at once when one is free, else after waiting in a bounded
+    /// queue for at most `queue_timeout`; `busy` when the queue is full or the wait ends.
+    async fn acquire_slot(&self, cancel: &tokio_util::sync::CancellationToken) -> Result<OwnedSemaphorePermit, NoSlot> {
+        if let Ok(p) = self.permits.clone().try_acquire_owned() {
+            return Ok(p);
+        }
+        let cap = self.config.max_concurrent_calls;
+        let ahead = self.queued.fetch_add(1, Ordering::SeqCst);
+        let _ticket = QueueTicket(self.queued.clone());
+        if ahead >= self.config.max_queued_calls || self.config.queue_timeout.is_zero() {
+            return Err(NoSlot::Busy(format!(
+                "the server is at its concurrent-call cap ({cap}) and its queue is full ({} waiting)",
+                self.config.max_queued_calls
+            )));
+        }
+        tokio::select! {
+            r = tokio::time::timeout(self.config.queue_timeout, self.permits.clone().acquire_owned()) => match r {
+                Ok(Ok(p)) => Ok(p),
+                _ => Err(NoSlot::Busy(format!(
+                    "the server is at its concurrent-call cap ({cap}); no slot freed within {} ms",
+                    self.config.queue_timeout.as_millis()
+                ))),
+            },
+            _ = cancel.cancelled() => Err(NoSlot::Cancelled),
         }
     }
 
     /// New calls get `shutting_down` from now on.
     pub fn begin_shutdown(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// True once [`Self::begin_shutdown`] was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
     }
 
     /// The `lisp_eval` tool definition.
@@ -122,15 +193,22 @@ impl PtcServer {
             Ok(p) => p,
             Err(msg) => return envelope::error("args_error", &msg, None, &[], profile),
         };
-        let Ok(permit) = self.permits.clone().try_acquire_owned() else {
-            return envelope::error(
-                "busy",
-                &format!("the server is at its concurrent-call cap ({})", self.config.max_concurrent_calls),
-                None,
-                &[],
-                profile,
-            );
+        let permit = match self.acquire_slot(&cancel).await {
+            Ok(p) => p,
+            Err(NoSlot::Busy(msg)) => return envelope::error("busy", &msg, None, &[], profile),
+            Err(NoSlot::Cancelled) => {
+                return envelope::error(
+                    "cancelled",
+                    "the call was cancelled while it waited for a slot",
+                    None,
+                    &[],
+                    profile,
+                );
+            }
         };
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return envelope::error("shutting_down", "the server is shutting down", None, &[], profile);
+        }
         let run_cancel = Cancel::new();
         let input = RunInput { strict_data: true, ..RunInput::new() }.with_json_context(&parsed.context);
         let program = parsed.program;
@@ -289,6 +367,11 @@ impl ServerHandler for PtcServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let started = Instant::now();
+        if let Some(Json::String(program)) = request.arguments.as_ref().and_then(|a| a.get("program")) {
+            // the program text only at debug; context data may hold secrets and is never logged
+            tracing::debug!(tool = %request.name, %program, "tools/call program");
+        }
         let payload = if request.name == "lisp_eval" {
             self.call_lisp_eval(request.arguments, context.ct.clone()).await
         } else {
@@ -300,16 +383,17 @@ impl ServerHandler for PtcServer {
                 self.config.response_profile,
             )
         };
+        log_call(&request.name, started.elapsed(), &payload);
         Ok(CallToolResponse::Complete(to_result(payload)))
     }
 }
 
-/// Serves MCP over stdin/stdout until stdin closes.
-pub async fn serve_stdio(server: PtcServer) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = server.clone().serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
-    server.begin_shutdown();
-    Ok(())
+/// The one log line of a `tools/call`: method, tool, duration, status and reason.
+fn log_call(tool: &str, took: Duration, payload: &CallPayload) {
+    let duration_ms = (took.as_secs_f64() * 1e6).round() / 1e3;
+    let status = if payload.is_error { "error" } else { "ok" };
+    let reason = payload.reason.as_deref().unwrap_or("");
+    tracing::info!(method = "tools/call", tool, duration_ms, status, reason, "call");
 }
 
 #[cfg(test)]

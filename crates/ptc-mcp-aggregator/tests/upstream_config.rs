@@ -1,4 +1,5 @@
 //! Every config error names the file, the upstream (or credential) and the field.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! HTTP upstreams on 127.0.0.1: this crate's own MCP server over Streamable HTTP (with
 //! bearer auth) as an `mcp_http` upstream, and a loopback JSON service as an `openapi`
 //! upstream with the committed schema `fixtures/upstreams/orders.openapi.json`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -253,4 +254,13 @@ fn openapi_wrong_token_and_rejected_operations() {
     assert!(err.contains("header parameter 'X-Tenant'"), "{err}");
     let err = start_runtime(&openapi_config(addr, TOKEN, &["nope"], 1000), UpstreamOptions::default()).err().unwrap();
     assert!(err.contains("no operation with operationId 'nope'"), "{err}");
+}
+
+#[test]
+fn the_schema_size_cap_fires() {
+    let addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let mut cfg: serde_json::Value = serde_json::from_str(&openapi_config(addr, TOKEN, &["ping"], 1000)).unwrap();
+    cfg["upstreams"]["orders"]["schema_max_bytes"] = json!(100);
+    let err = start_runtime(&cfg.to_string(), UpstreamOptions::default()).err().unwrap();
+    assert!(err.contains("field `schema_file`") && err.contains("over schema_max_bytes (100)"), "{err}");
 }

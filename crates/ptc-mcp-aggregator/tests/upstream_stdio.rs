@@ -1,5 +1,6 @@
 //! Aggregator mode against a real child process: the `ptc-upstream-fixture` MCP server
 //! (built with this crate) reached through rmcp's client over stdio.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -316,4 +317,59 @@ fn the_debug_profile_carries_upstream_calls_and_ptc_metrics() {
     assert!(m["upstream_result_bytes"].as_u64().unwrap() > 1000, "{m}");
     assert!(m["payload_reduction_ratio"].as_f64().unwrap() > 100.0, "{m}");
     assert_eq!(m["token_estimate_method"], "utf8_bytes_div_4");
+}
+
+#[test]
+fn the_handshake_timeout_fires_on_a_silent_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.json");
+    std::fs::write(
+        &path,
+        r#"{"upstreams": {"mute": {"transport": "mcp_stdio", "command": "sleep", "args": ["30"], "handshake_timeout_ms": 200}}}"#,
+    )
+    .unwrap();
+    let none = |_: &str| None;
+    let cfg = config::load(&path, &none).unwrap();
+    let started = std::time::Instant::now();
+    let err = UpstreamRuntime::start(&cfg, UpstreamOptions::default(), &none).unwrap_err().to_string();
+    assert!(err.contains("did not complete the MCP handshake within 200 ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn the_per_upstream_concurrency_bound_holds() {
+    let s = setup_with("", UpstreamOptions { max_concurrent_calls_per_upstream: 1, ..UpstreamOptions::default() }, &[]);
+    let p =
+        r#"(apply max (map :value (pmap (fn [i] (tool/call {:server "fx" :tool "gate" :args {:ms 50}})) [1 2 3])))"#;
+    assert_eq!(printed(&s, p), "1");
+}
+
+#[test]
+fn the_discovery_result_cap_truncates_lists_and_nils_documents() {
+    let s = setup_with("", UpstreamOptions { max_catalog_result_bytes: 80, ..UpstreamOptions::default() }, &[]);
+    // 8 tools, but only what fits in 80 bytes of JSON
+    let n: usize = printed(&s, r#"(count (dir "fx"))"#).parse().unwrap();
+    assert!((1..8).contains(&n), "{n}");
+    assert_eq!(printed(&s, r#"(doc "fx/orders")"#), "nil");
+}
+
+#[test]
+fn live_apropos_hints_at_unloaded_servers_until_asked_to_load() {
+    let s = setup_with("", UpstreamOptions { snapshot: SnapshotMode::Live, ..UpstreamOptions::default() }, &[]);
+    let hint = printed(&s, r#"(first (apropos "fixture"))"#);
+    assert!(hint.contains("catalog not loaded: (dir \\\"fx\\\") lists its tools"), "{hint}");
+    assert_eq!(printed(&s, r#"(first (apropos "echo" {:load true}))"#), "\"fx/echo - Echo the text back\"");
+    assert_eq!(printed(&s, r#"(get (first (tool/servers)) "catalog_loaded")"#), "true");
+}
+
+#[test]
+fn a_message_over_the_frame_cap_ends_the_connection_not_the_process() {
+    let s = setup_with("", UpstreamOptions { snapshot: SnapshotMode::Live, ..UpstreamOptions::default() }, &[]);
+    // 9 MB on one line: over max(2 x 2 MiB, 8 MiB)
+    let r = printed(&s, r#"(:reason (tool/call {:server "fx" :tool "big" :args {:bytes 9000000}}))"#);
+    assert_eq!(r, ":upstream_unavailable");
+    assert_eq!(
+        printed(&s, r#"(:value (tool/call {:server "fx" :tool "echo" :args {:text "still here"}}))"#),
+        "\"still here\""
+    );
 }

@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::sync::Arc;
 
@@ -22,9 +22,23 @@ mod run_cmd;
 mod signature_cmd;
 mod upstream_flags;
 
-/// Programmatic tool calling: run PTC-Lisp programs in a sandbox.
+const AFTER_HELP: &str = "Examples:
+  ptc eval '(map inc [1 2 3])'                       run a program, print its result
+  ptc eval --context data.json -f report.clj          data/<key> from a JSON object
+  ptc eval --output json - < prog.clj                 one JSON envelope on stdout
+  ptc repl                                            interactive, definitions persist
+  ptc mcp                                             MCP server on stdio (lisp_eval)
+  ptc mcp --http 127.0.0.1:7332                       MCP over Streamable HTTP at /mcp
+  ptc signature check '(q :string) -> [{id :int}]'    a signature and its JSON Schemas
+
+Exit codes: 0 success, 1 program error or (fail v), 2 usage error.
+Every sandbox limit is a flag on eval, repl and mcp (see `ptc eval --help`).
+Docs: README.md, docs/language.md, docs/mcp.md, docs/security.md.";
+
+/// Programmatic tool calling: run PTC-Lisp programs (a sandboxed Clojure subset) with
+/// limits on time, memory and size, from the command line or as an MCP server.
 #[derive(Parser, Debug)]
-#[command(name = "ptc", version, about, propagate_version = true)]
+#[command(name = "ptc", version, propagate_version = true, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -149,8 +163,26 @@ impl ContextArgs {
 /// Usage errors exit with 2.
 struct UsageError(anyhow::Error);
 
+/// True when the command line asks `ptc eval` for JSON output: usage errors are then a
+/// JSON envelope on stdout too, so a program reading stdout always gets JSON.
+fn wants_json(args: &[String]) -> bool {
+    args.get(1).is_some_and(|c| c == "eval")
+        && (args.windows(2).any(|w| w[0] == "--output" && w[1] == "json") || args.iter().any(|a| a == "--output=json"))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let raw: Vec<String> = std::env::args().collect();
+    let json_errors = wants_json(&raw);
+    let cli = match Cli::try_parse_from(&raw) {
+        Ok(cli) => cli,
+        Err(e) if json_errors && e.use_stderr() => {
+            let message = e.render().to_string();
+            let first = message.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            println!("{}", envelope::usage_error(first));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Eval(args) => eval_cmd(args),
         Command::Repl(args) => repl_cmd(args),
@@ -162,7 +194,11 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(UsageError(e)) => {
-            eprintln!("ptc: {e:#}");
+            if json_errors {
+                println!("{}", envelope::usage_error(&format!("{e:#}")));
+            } else {
+                eprintln!("ptc: {e:#}");
+            }
             ExitCode::from(2)
         }
     }
@@ -190,17 +226,15 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
     }
     let source = match (&args.program, &args.file) {
         (Some(p), None) if p == "-" => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .context("cannot read the program from stdin")
-                .map_err(UsageError)?;
-            s
+            read_program(std::io::stdin().lock(), limits.max_program_bytes, "stdin").map_err(UsageError)?
         }
         (Some(p), None) => p.clone(),
-        (None, Some(f)) => std::fs::read_to_string(f)
-            .with_context(|| format!("cannot read program file {}", f.display()))
-            .map_err(UsageError)?,
+        (None, Some(f)) => {
+            let file = std::fs::File::open(f)
+                .with_context(|| format!("cannot read program file {}", f.display()))
+                .map_err(UsageError)?;
+            read_program(file, limits.max_program_bytes, &f.display().to_string()).map_err(UsageError)?
+        }
         _ => {
             return Err(UsageError(anyhow::anyhow!(
                 "give a program: ptc eval '(+ 1 2)', ptc eval -f prog.clj, or ptc eval - < prog.clj"
@@ -260,6 +294,21 @@ fn add_upstream_calls(env: &mut serde_json::Value, outcome: &ptc_lisp_eval::Outc
             serde_json::Value::Array(ptc_mcp_aggregator::upstream::metrics::upstream_calls(outcome)),
         );
     }
+}
+
+/// Reads a program, stopping one byte past `max` so that a huge input is never held whole.
+fn read_program(input: impl Read, max: usize, from: &str) -> Result<String> {
+    let mut bytes = Vec::new();
+    input
+        .take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read the program from {from}"))?;
+    if bytes.len() > max {
+        bail!(
+            "the program in {from} is over --max-program-bytes ({max} bytes); send a shorter program or raise the limit"
+        );
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("the program in {from} is not valid UTF-8"))
 }
 
 fn jsonl(

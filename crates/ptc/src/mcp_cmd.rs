@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -25,15 +26,33 @@ pub struct McpArgs {
     /// Extra allowed browser origins for HTTP (scheme://host[:port]), comma-separated.
     #[arg(long, env = "PTC_MCP_HTTP_ALLOWED_ORIGINS", value_delimiter = ',')]
     http_allowed_origins: Vec<String>,
-    /// Largest JSON-RPC frame or HTTP body, bytes.
+    /// Largest JSON-RPC frame (stdio line or HTTP body), bytes.
     #[arg(long, env = "PTC_MCP_MAX_FRAME_BYTES", default_value_t = 8_388_608)]
     max_frame_bytes: usize,
     /// Largest JSON context, bytes.
     #[arg(long, env = "PTC_MCP_MAX_CONTEXT_BYTES", default_value_t = 4_194_304)]
     max_context_bytes: usize,
-    /// Programs evaluated at once; more get `busy` immediately [default: min(8, CPUs)].
+    /// Programs evaluated at once; more wait in the queue [default: min(8, CPUs)].
     #[arg(long, env = "PTC_MCP_MAX_CONCURRENT_CALLS")]
     max_concurrent_calls: Option<usize>,
+    /// Calls that may wait for a free slot; one more gets `busy` at once.
+    #[arg(long, env = "PTC_MCP_MAX_QUEUED_CALLS", default_value_t = 64)]
+    max_queued_calls: usize,
+    /// How long a queued call waits for a slot before it gets `busy` (0: no queue).
+    #[arg(long, env = "PTC_MCP_QUEUE_TIMEOUT_MS", default_value_t = 10_000, value_name = "MS")]
+    queue_timeout_ms: u64,
+    /// HTTP: sessions in total; a new session evicts the least recently used.
+    #[arg(long, env = "PTC_MCP_HTTP_MAX_SESSIONS", default_value_t = 256)]
+    http_max_sessions: usize,
+    /// HTTP: sessions per owner (the token, or the client address without one).
+    #[arg(long, env = "PTC_MCP_HTTP_MAX_SESSIONS_PER_OWNER", default_value_t = 32)]
+    http_max_sessions_per_owner: usize,
+    /// HTTP: time allowed for a request's headers to arrive.
+    #[arg(long, env = "PTC_MCP_HTTP_HEADER_TIMEOUT_MS", default_value_t = 10_000, value_name = "MS")]
+    http_header_timeout_ms: u64,
+    /// HTTP: time allowed for a request's body to arrive.
+    #[arg(long, env = "PTC_MCP_HTTP_BODY_TIMEOUT_MS", default_value_t = 30_000, value_name = "MS")]
+    http_body_timeout_ms: u64,
     /// slim (text only), structured (structuredContent + outputSchema) or debug.
     #[arg(long, env = "PTC_MCP_RESPONSE_PROFILE", default_value = "slim")]
     response_profile: String,
@@ -70,12 +89,28 @@ impl McpArgs {
         c.response_profile = self.response_profile.parse::<ResponseProfile>().map_err(anyhow::Error::msg)?;
         c.http_auth_token = self.http_auth_token.clone();
         c.http_allowed_origins = self.http_allowed_origins.clone();
+        c.max_queued_calls = self.max_queued_calls;
+        c.queue_timeout = Duration::from_millis(self.queue_timeout_ms);
+        anyhow::ensure!(self.http_max_sessions >= 1, "--http-max-sessions must be at least 1");
+        anyhow::ensure!(self.http_max_sessions_per_owner >= 1, "--http-max-sessions-per-owner must be at least 1");
+        anyhow::ensure!(self.http_header_timeout_ms >= 1, "--http-header-timeout-ms must be at least 1");
+        anyhow::ensure!(self.http_body_timeout_ms >= 1, "--http-body-timeout-ms must be at least 1");
+        // rmcp's own line limit behind our reader is 16 MiB
+        anyhow::ensure!(
+            (1024..=16 * 1024 * 1024).contains(&self.max_frame_bytes),
+            "--max-frame-bytes must be between 1024 and 16777216"
+        );
+        c.http_max_sessions = self.http_max_sessions;
+        c.http_max_sessions_per_owner = self.http_max_sessions_per_owner;
+        c.http_header_timeout = Duration::from_millis(self.http_header_timeout_ms);
+        c.http_body_timeout = Duration::from_millis(self.http_body_timeout_ms);
         Ok(c)
     }
 }
 
 fn init_logs(level: &str, format: &str) -> Result<()> {
-    let filter = tracing_subscriber::EnvFilter::try_new(format!("{level},rmcp=warn")).context("invalid --log-level")?;
+    let filter = tracing_subscriber::EnvFilter::try_new(format!("{level},rmcp=warn,hyper=warn"))
+        .context("invalid --log-level")?;
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
     let result = match format {
         "json" => builder.json().try_init(),
@@ -85,7 +120,34 @@ fn init_logs(level: &str, format: &str) -> Result<()> {
     result.map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))
 }
 
-/// Runs the server until stdin closes (stdio) or Ctrl-C (HTTP).
+/// Cancels `token` on SIGINT or SIGTERM (the first of either starts a drain).
+fn on_signals(token: tokio_util::sync::CancellationToken) {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
+                        _ = term.recv() => tracing::info!("SIGTERM received"),
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        token.cancel();
+    });
+}
+
+/// Runs the server until stdin closes (stdio) or SIGINT/SIGTERM (both transports: new
+/// calls get `shutting_down`, running ones finish, then exit 0).
 pub fn run(args: McpArgs) -> Result<ExitCode> {
     let config = args.config()?;
     init_logs(&args.log_level, &args.log_format)?;
@@ -100,23 +162,23 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
         None => Arc::new(NoUpstreams),
     };
     let server = PtcServer::new(config.clone(), backend);
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        on_signals(shutdown.clone());
         match args.http {
             None => {
                 tracing::info!("serving MCP over stdio");
-                ptc_mcp_aggregator::serve_stdio(server).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+                ptc_mcp_aggregator::serve_stdio(server, shutdown).await?;
             }
             Some(addr) => {
-                let shutdown = tokio_util::sync::CancellationToken::new();
-                let on_signal = shutdown.clone();
-                tokio::spawn(async move {
-                    let _ = tokio::signal::ctrl_c().await;
-                    on_signal.cancel();
-                });
                 ptc_mcp_aggregator::http::serve_http(server, &config, addr, shutdown).await?;
             }
         }
+        tracing::info!("stopped");
         anyhow::Ok(())
-    })?;
+    });
+    // the runtime's blocking threads may still hold a program past its grace: do not wait
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result?;
     Ok(ExitCode::SUCCESS)
 }

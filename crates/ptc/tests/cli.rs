@@ -139,3 +139,47 @@ fn jsonl_batch() {
     assert_eq!(lines[3]["reason"], "usage_error");
     assert_eq!(lines[4]["reason"], "arithmetic_error");
 }
+
+/// Under `--output json`, usage errors are a JSON envelope on stdout too.
+#[test]
+fn usage_errors_under_output_json_are_json() {
+    for args in [
+        &["eval", "--output", "json", "--no-such-flag", "1"][..],
+        &["eval", "--output", "json", "--context", "/no/such/file.json", "1"][..],
+        &["eval", "--output=json"][..],
+    ] {
+        let o = ptc(args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let env: serde_json::Value = serde_json::from_str(out(&o).trim()).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert_eq!(env["status"], "error");
+        assert_eq!(env["reason"], "usage_error");
+        assert!(!env["message"].as_str().unwrap().is_empty());
+    }
+}
+
+/// A program on stdin is read only up to --max-program-bytes, never whole.
+#[test]
+fn stdin_program_is_size_checked_while_reading() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["eval", "--max-program-bytes", "1000", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // 64 MiB that the reader must not wait for: it stops one byte past the limit
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b'1'; 1 << 20];
+        for _ in 0..64 {
+            if stdin.write_all(&chunk).is_err() {
+                return false;
+            }
+        }
+        true
+    });
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("over --max-program-bytes (1000 bytes)"), "{}", err(&o));
+    assert!(!writer.join().unwrap(), "ptc stopped reading before the end of the input");
+}

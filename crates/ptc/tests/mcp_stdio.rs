@@ -14,14 +14,17 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
+        Server::start_logging(args, "error", Stdio::null())
+    }
+    fn start_logging(args: &[&str], level: &str, stderr: Stdio) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
             .arg("mcp")
             .args(args)
             .arg("--log-level")
-            .arg("error")
+            .arg(level)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
@@ -38,6 +41,11 @@ impl Server {
     }
     fn send(&mut self, v: &Value) {
         writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
         self.stdin.flush().unwrap();
     }
     fn read(&mut self) -> Value {
@@ -163,7 +171,9 @@ fn structured_profile_returns_structured_content() {
 
 #[test]
 fn concurrency_cap_answers_busy_immediately() {
-    let mut s = Server::start(&["--max-concurrent-calls", "1", "--program-timeout-ms", "3000"]);
+    // --queue-timeout-ms 0: no queue, the cap alone decides
+    let mut s =
+        Server::start(&["--max-concurrent-calls", "1", "--program-timeout-ms", "3000", "--queue-timeout-ms", "0"]);
     let long = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(defn f [n] (if (= n 0) 0 (+ (f (dec n)) (f (dec n))))) (f 40)"}}});
     let quick = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "1"}}});
     let mut long_id = 2;
@@ -192,7 +202,8 @@ fn concurrency_cap_answers_busy_immediately() {
 #[test]
 fn cancellation_stops_a_running_program() {
     // one worker: the next call is `busy` until the cancelled program has really stopped
-    let mut s = Server::start(&["--max-concurrent-calls", "1", "--program-timeout-ms", "60000"]);
+    let mut s =
+        Server::start(&["--max-concurrent-calls", "1", "--program-timeout-ms", "60000", "--queue-timeout-ms", "0"]);
     let long = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(defn f [n] (if (= n 0) 0 (+ (f (dec n)) (f (dec n))))) (f 40)"}}});
     let quick = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}});
     // start the long call; if it raced a quick call and was refused, start it again
@@ -291,4 +302,197 @@ fn shared_limit_flags_reach_mcp() {
     let list = s.request(4, "tools/list", json!({}));
     let description = list["result"]["tools"][0]["description"].as_str().unwrap().to_string();
     assert!(description.contains("5 recur steps per loop, 10 nested calls"), "{description}");
+}
+
+fn call_frame(id: i64, program: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": program}}})
+}
+
+/// Every frame gets an answer: malformed JSON, invalid UTF-8, a context nested 200 deep,
+/// a frame over --max-frame-bytes, tools/call without params; and the server keeps serving.
+#[test]
+fn every_bad_frame_gets_a_json_rpc_error() {
+    let mut s = Server::start(&["--max-frame-bytes", "4096"]);
+    s.send_raw(b"this is not json");
+    let r = s.read();
+    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (Value::Null, json!(-32700)), "{r}");
+    s.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"x\":\"\xff\xfe\"}");
+    let r = s.read();
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("UTF-8"), "{r}");
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"lisp_eval","arguments":{{"program":"1","context":{{"x":{deep}}}}}}}}}"#
+    );
+    s.send_raw(frame.as_bytes());
+    let r = s.read();
+    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(3), json!(-32700)), "{r}");
+    let big = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "x".repeat(5000)}}});
+    s.send(&big);
+    let r = s.read();
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("max_frame_bytes"), "{r}");
+    let r = s.request(5, "tools/call", Value::Null);
+    assert_eq!(r["error"]["code"], -32602, "tools/call without params: {r}");
+    s.send(&json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call"}));
+    assert_eq!(s.read()["error"]["code"], -32602);
+    let r = s.call(7, json!({"program": "(+ 1 2)"}));
+    assert_eq!(text(&r), "user=> 3", "the server still serves");
+}
+
+/// A request whose id is still running is answered with an error, not silence.
+#[test]
+fn duplicate_in_flight_id_is_an_error() {
+    let mut s = Server::start(&["--timeout-ms", "1500", "--max-loop-iterations", "100000000000"]);
+    s.send(&call_frame(9, "(loop [] (recur))"));
+    s.send(&call_frame(9, "(+ 1 2)"));
+    let first = s.read();
+    assert_eq!(first["id"], 9);
+    assert_eq!(first["error"]["code"], -32600, "{first}");
+    assert!(first["error"]["message"].as_str().unwrap().contains("in flight"), "{first}");
+    let second = s.read();
+    assert_eq!(second["id"], 9);
+    assert!(text(&second["result"]).starts_with("timeout"), "{second}");
+    // once answered, the id may be used again
+    let r = s.call(9, json!({"program": "(+ 1 2)"}));
+    assert_eq!(text(&r), "user=> 3");
+}
+
+fn busy_and_timeouts(s: &mut Server, ids: std::ops::Range<i64>) -> (usize, usize) {
+    for id in ids.clone() {
+        s.send(&call_frame(id, "(loop [] (recur))"));
+    }
+    let (mut busy, mut timeouts) = (0, 0);
+    for _ in ids {
+        let t = text(&s.read()["result"]);
+        if t.starts_with("busy") {
+            assert!(t.contains("queue is full"), "{t}");
+            busy += 1;
+        } else {
+            assert!(t.starts_with("timeout"), "{t}");
+            timeouts += 1;
+        }
+    }
+    (busy, timeouts)
+}
+
+/// Calls past the concurrency cap wait in a bounded queue: one slot and two queue places
+/// take three calls without refusing any; a fourth is refused at once.
+#[test]
+fn calls_queue_before_busy() {
+    let args = [
+        "--max-concurrent-calls",
+        "1",
+        "--max-queued-calls",
+        "2",
+        "--queue-timeout-ms",
+        "30000",
+        "--timeout-ms",
+        "1000",
+        "--max-loop-iterations",
+        "100000000000",
+    ];
+    let mut s = Server::start(&args);
+    assert_eq!(busy_and_timeouts(&mut s, 10..13), (0, 3), "N+1 calls all run");
+    assert_eq!(busy_and_timeouts(&mut s, 20..24), (1, 3), "one past the queue cap is refused");
+}
+
+/// A queued call gives up with `busy` when no slot frees within --queue-timeout-ms.
+#[test]
+fn queue_wait_is_bounded() {
+    let mut s = Server::start(&[
+        "--max-concurrent-calls",
+        "1",
+        "--queue-timeout-ms",
+        "100",
+        "--timeout-ms",
+        "3000",
+        "--max-loop-iterations",
+        "100000000000",
+    ]);
+    s.send(&call_frame(2, "(loop [] (recur))"));
+    s.send(&call_frame(3, "(loop [] (recur))"));
+    let r = s.read();
+    let t = text(&r["result"]);
+    assert!(t.starts_with("busy") && t.contains("no slot freed within 100 ms"), "{r}");
+}
+
+/// The prints of a failing program are kept in the slim result: they are its trail.
+#[test]
+fn prints_survive_an_error() {
+    let mut s = Server::start(&[]);
+    let r = s.call(2, json!({"program": "(println \"step 1\") (println \"step 2\") (/ 1 0)"}));
+    assert_eq!(r["isError"], true);
+    let t = text(&r);
+    assert!(t.starts_with("<prints>\nstep 1\nstep 2\n"), "{t}");
+    assert!(t.contains("<error>\narithmetic_error: division by zero"), "{t}");
+    let many = "(doseq [i (range 100)] (println \"line\" i (apply str (repeat 200 \"x\")))) (fail :boom)";
+    let r = s.call(3, json!({"program": many}));
+    let t = text(&r);
+    assert!(t.contains("[truncated]") && t.len() < 12_000, "prints are bounded: {} bytes", t.len());
+}
+
+fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in err.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn wait_for_line(rx: &std::sync::mpsc::Receiver<String>, needle: &str) -> String {
+    loop {
+        let line = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("log line");
+        if line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+/// One log line per call: method, duration, status and reason at info, never the
+/// program or the context; the program only at debug.
+#[test]
+fn one_log_line_per_call() {
+    let mut s = Server::start_logging(&[], "info", Stdio::piped());
+    let rx = stderr_lines(&mut s.child);
+    s.call(2, json!({"program": "(+ 40 2 data/secret)", "context": {"secret": 1}}));
+    let line = wait_for_line(&rx, "tools/call");
+    for want in ["duration_ms", "status=\"ok\"", "tool=\"lisp_eval\""] {
+        assert!(line.contains(want), "{line}");
+    }
+    assert!(!line.contains("(+ 40 2") && !line.contains("secret"), "no program text at info: {line}");
+    s.call(3, json!({"program": "(/ 1 0)"}));
+    let line = wait_for_line(&rx, "tools/call");
+    assert!(line.contains("status=\"error\"") && line.contains("reason=\"arithmetic_error\""), "{line}");
+
+    let mut s = Server::start_logging(&[], "debug", Stdio::piped());
+    let rx = stderr_lines(&mut s.child);
+    s.call(2, json!({"program": "(+ 40 2)", "context": {"token": "hunter2"}}));
+    let line = wait_for_line(&rx, "tools/call program");
+    assert!(line.contains("(+ 40 2)"), "{line}");
+    drop(s);
+    let all: Vec<String> = rx.try_iter().collect();
+    assert!(!all.iter().any(|l| l.contains("hunter2")), "context data is never logged");
+}
+
+/// SIGTERM drains like SIGINT: the running call finishes, then exit code 0.
+#[test]
+fn sigterm_drains_and_exits_zero() {
+    let args = ["--timeout-ms", "700", "--max-loop-iterations", "100000000000"];
+    let mut s = Server::start_logging(&args, "debug", Stdio::piped());
+    let rx = stderr_lines(&mut s.child);
+    s.send(&call_frame(2, "(loop [] (recur))"));
+    // the call has its slot once its program is logged (the slot is taken right after)
+    wait_for_line(&rx, "tools/call program");
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let r = s.read();
+    assert_eq!(r["id"], 2);
+    assert!(text(&r["result"]).starts_with("timeout"), "the running call finished: {r}");
+    assert_eq!(s.child.wait().unwrap().code(), Some(0));
 }

@@ -14,6 +14,9 @@ pub fn brief(v: &Value) -> String {
 
 /// "expected X, got <type> <value>".
 pub fn expected<T>(fname: &str, what: &str, got: &Value) -> EvalResult<T> {
+    if let Some(l) = crate::lazy::as_lazy(got) {
+        return crate::lazy::unbounded(fname, l);
+    }
     type_err(format!("{fname}: expected {what}, got {} {}", got.type_name(), brief(got)))
 }
 
@@ -85,7 +88,12 @@ pub fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
         Value::Set(s) => SeqIter::Set(Box::new(s.iter())),
         Value::Map(m) => SeqIter::Map(m.iter()),
         Value::Str(s) => SeqIter::Chars(s.chars()),
-        other => return expected(fname, "a collection (vector, map, set, string or nil)", other),
+        other => {
+            if let Some(l) = crate::lazy::as_lazy(other) {
+                return crate::lazy::unbounded(fname, l);
+            }
+            return expected(fname, "a collection (vector, map, set, string or nil)", other);
+        }
     })
 }
 

@@ -49,8 +49,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("Math/PI", Exact(0), Math, pi)
         .constant()
         .doc("The ratio of a circle's circumference to its diameter.")
-        .ex(&[("Math/PI", "3.1415926536")]),
-    Builtin::new("Math/E", Exact(0), Math, e).constant().doc("Euler's number.").ex(&[("Math/E", "2.7182818285")]),
+        .ex(&[("Math/PI", "3.141592653589793")]),
+    Builtin::new("Math/E", Exact(0), Math, e).constant().doc("Euler's number.").ex(&[("Math/E", "2.718281828459045")]),
     Builtin::new("Long/MAX_VALUE", Exact(0), Interop, long_max)
         .constant()
         .doc("Largest integer (2^63 - 1).")

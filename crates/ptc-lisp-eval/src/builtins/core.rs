@@ -373,16 +373,7 @@ pub fn float_str(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
     }
-    let a = f.abs();
-    if a == 0.0 || (1e-3..1e7).contains(&a) {
-        let s = format!("{f}");
-        if s.contains('.') { s } else { format!("{s}.0") }
-    } else {
-        let s = format!("{f:e}");
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let m = if m.contains('.') { m.to_string() } else { format!("{m}.0") };
-        format!("{m}E{e}")
-    }
+    format_float(f)
 }
 
 /// The `str` rendering of one value.

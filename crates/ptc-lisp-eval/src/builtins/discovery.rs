@@ -129,7 +129,14 @@ fn names_in(interp: &Interp, ns: &str) -> Vec<String> {
     } else {
         super::all()
             .filter(|b| ns_of(b) == ns)
-            .map(|b| b.name.strip_prefix("str/").or_else(|| b.name.strip_prefix("set/")).unwrap_or(b.name).to_string())
+            .flat_map(|b| {
+                // a library's other Clojure names (postwalk-replace) are listed too
+                let lib = super::home_library(b);
+                let aliases = b.aliases.iter().filter(move |a| lib.names().contains(a)).copied();
+                std::iter::once(b.name.strip_prefix("str/").or_else(|| b.name.strip_prefix("set/")).unwrap_or(b.name))
+                    .chain(aliases)
+            })
+            .map(str::to_string)
             .collect()
     };
     names.sort();
@@ -318,7 +325,9 @@ fn ns_publics(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     let mut out = BTreeMap::new();
     for n in names_in(interp, ns) {
-        let d = match find_builtin(&n) {
+        // names of a library are looked up in its own table (set/join, not the string join)
+        let found = if n.contains('/') { find_builtin(&n) } else { find_builtin(&format!("{ns}/{n}")) };
+        let d = match found.or_else(|| find_builtin(&n)) {
             Some(b) if ns != "user" => b.doc.to_string(),
             _ => interp.globals.docs.get(n.as_str()).map(|d| d.to_string()).unwrap_or_default(),
         };

@@ -56,12 +56,12 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("nth", Range(2, 3), Sequence, nth)
         .doc("Item at an index; nil (or the default) when out of range.")
         .ex(&[("(nth [10 20] 1)", "20"), ("(nth [10 20] 5 :none)", ":none")]),
-    Builtin::new("take", Exact(2), Sequence, take).doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
-    Builtin::new("drop", Exact(2), Sequence, drop).doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
-    Builtin::new("take-while", Exact(2), Sequence, take_while)
+    Builtin::new("take", Range(1, 2), Sequence, take).doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
+    Builtin::new("drop", Range(1, 2), Sequence, drop).doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
+    Builtin::new("take-while", Range(1, 2), Sequence, take_while)
         .doc("Leading items while (pred item) is truthy.")
         .ex(&[("(take-while pos? [1 2 -1 3])", "[1 2]")]),
-    Builtin::new("drop-while", Exact(2), Sequence, drop_while)
+    Builtin::new("drop-while", Range(1, 2), Sequence, drop_while)
         .doc("Items after the leading run where (pred item) is truthy.")
         .ex(&[("(drop-while pos? [1 2 -1 3])", "[-1 3]")]),
     Builtin::new("concat", AtLeast(0), Sequence, concat)
@@ -88,7 +88,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("frequencies", Exact(1), Sequence, frequencies)
         .doc("Map from item to how often it occurs.")
         .ex(&[("(frequencies [:a :b :a])", "{:a 2 :b 1}")]),
-    Builtin::new("distinct", Exact(1), Sequence, distinct)
+    Builtin::new("distinct", Range(0, 1), Sequence, distinct)
         .doc("Items without repeats, first occurrence kept.")
         .ex(&[("(distinct [1 2 1 3])", "[1 2 3]")]),
     Builtin::new("some", Exact(2), Sequence, some)
@@ -100,16 +100,16 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("not-any?", Exact(2), Sequence, not_any)
         .doc("True when (pred item) is falsy for every item.")
         .ex(&[("(not-any? neg? [1 2])", "true")]),
-    Builtin::new("keep", Exact(2), Sequence, keep)
+    Builtin::new("keep", Range(1, 2), Sequence, keep)
         .doc("Non-nil results of (f item).")
         .ex(&[("(keep :a [{:a 1} {:b 2}])", "[1]")]),
-    Builtin::new("mapcat", AtLeast(2), Sequence, mapcat)
+    Builtin::new("mapcat", AtLeast(1), Sequence, mapcat)
         .doc("Concatenation of (f item) for each item.")
         .ex(&[("(mapcat (fn [x] [x x]) [1 2])", "[1 1 2 2]")]),
     Builtin::new("partition", Range(2, 4), Sequence, partition)
         .doc("Groups of n items (step optional); an incomplete last group is dropped, or filled from a pad collection: (partition n step pad coll).")
         .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"), ("(partition 2 2 [0] [1 2 3])", "[[1 2] [3 0]]")]),
-    Builtin::new("partition-all", Range(2, 3), Sequence, partition_all)
+    Builtin::new("partition-all", Range(1, 3), Sequence, partition_all)
         .doc("Groups of n items; the last group may be shorter.")
         .ex(&[("(partition-all 2 [1 2 3])", "[[1 2] [3]]")]),
     Builtin::new("merge", AtLeast(0), Collection, merge)
@@ -336,7 +336,10 @@ fn vec_out(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalR
     Ok(Value::from_pvec(v))
 }
 
-fn second(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn second(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        return crate::lazy::nth(interp, 1, l);
+    }
     Ok(seq_iter("second", &a[0])?.nth(1).unwrap_or(Value::Nil))
 }
 fn last(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -349,8 +352,15 @@ fn next(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
     if rest.is_empty() { Ok(Value::Nil) } else { vec_out(interp, rest) }
 }
-fn nth(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn nth(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let i = int_arg("nth", &a[1])?;
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        return if i < 0 {
+            Ok(a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil))
+        } else {
+            crate::lazy::nth(interp, i as usize, l)
+        };
+    }
     let found = if i < 0 { None } else { seq_iter("nth", &a[0])?.nth(i as usize) };
     Ok(found.unwrap_or_else(|| a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil)))
 }
@@ -359,16 +369,34 @@ fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {
 }
 fn take(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let n = count_arg("take", &a[0])?;
+    if a.len() == 1 {
+        return Ok(super::transducers::xf_take(n as i64));
+    }
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::take(interp, n, l);
+    }
     let out: Vec<Value> = seq_iter("take", &a[1])?.take(n).collect();
     vec_out(interp, out)
 }
 fn drop(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let n = count_arg("drop", &a[0])?;
+    if a.len() == 1 {
+        return Ok(super::transducers::xf_drop(n as i64));
+    }
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::drop(n, l);
+    }
     let out: Vec<Value> = seq_iter("drop", &a[1])?.skip(n).collect();
     vec_out(interp, out)
 }
 fn take_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
+    if a.len() == 1 {
+        return Ok(super::transducers::xf_take_while(f));
+    }
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::take_while(interp, &f, l);
+    }
     let mut out = Vec::new();
     for item in items("take-while", &a[1])? {
         interp.tick(1)?;
@@ -381,6 +409,12 @@ fn take_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
+    if a.len() == 1 {
+        return Ok(super::transducers::xf_drop_while(f));
+    }
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::drop_while(f, l);
+    }
     let all = items("drop-while", &a[1])?;
     let mut start = all.len();
     for (i, item) in all.iter().enumerate() {
@@ -393,6 +427,16 @@ fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     vec_out(interp, all.into_iter().skip(start))
 }
 fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let Some(k) = a.iter().position(|c| crate::lazy::as_lazy(c).is_some()) {
+        let mut prefix = PVector::new();
+        for c in &a[..k] {
+            prefix.extend(seq_iter("concat", c)?);
+        }
+        interp.charge(cost::HEADER + cost::ELEM * prefix.len() as u64)?;
+        if let Some(l) = crate::lazy::as_lazy(&a[k]) {
+            return crate::lazy::concat(prefix, l);
+        }
+    }
     let mut out = PVector::new();
     for c in a.iter() {
         match c {
@@ -576,6 +620,9 @@ fn frequencies(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn distinct(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if a.is_empty() {
+        return Ok(super::transducers::xf_distinct());
+    }
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for item in items("distinct", &a[0])? {
@@ -589,6 +636,9 @@ fn distinct(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 fn some(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::some(interp, &f, l);
+    }
     for item in items("some", &a[1])? {
         interp.tick(1)?;
         let r = interp.apply(&f, &mut [item])?;
@@ -614,6 +664,12 @@ fn not_any(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn keep(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
+    if a.len() == 1 {
+        return Ok(super::transducers::xf_keep(f));
+    }
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::keep(f, l);
+    }
     let mut out = Vec::new();
     for item in items("keep", &a[1])? {
         interp.tick(1)?;
@@ -625,12 +681,30 @@ fn keep(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     vec_out(interp, out)
 }
 fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let [f] = a {
+        return Ok(super::transducers::xf_mapcat(std::mem::take(f)));
+    }
+    if let [f, coll] = a
+        && let Some(l) = crate::lazy::as_lazy(coll)
+    {
+        return crate::lazy::mapcat(f.clone(), l);
+    }
     let mapped = super::lookup("map").map(|b| b.call(interp, a)).unwrap_or_else(|| Ok(Value::Nil))?;
     let parts = items("mapcat", &mapped)?;
     concat(interp, &mut parts.into_iter().collect::<Vec<_>>())
 }
 fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
     let n = int_arg(fname, &a[0])?;
+    if let Some(l) = a.last().and_then(crate::lazy::as_lazy) {
+        let step = if a.len() >= 3 { int_arg(fname, &a[1])? } else { n };
+        if n <= 0 || step <= 0 {
+            return err(
+                ErrorKind::RuntimeError,
+                format!("{fname}: size and step must be positive, got {n} and {step}"),
+            );
+        }
+        return crate::lazy::partition(n as usize, step as usize, l);
+    }
     let (step, pad, coll) = match a {
         [_, coll] => (n, None, &*coll),
         [_, step, coll] => (int_arg(fname, step)?, None, &*coll),
@@ -663,6 +737,13 @@ fn partition(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     chunks(interp, a, "partition", false)
 }
 fn partition_all(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let [n] = a {
+        let n = int_arg("partition-all", n)?;
+        if n <= 0 {
+            return err(ErrorKind::RuntimeError, format!("partition-all: size must be positive, got {n}"));
+        }
+        return Ok(super::transducers::xf_partition_all(n as usize));
+    }
     chunks(interp, a, "partition-all", true)
 }
 
@@ -740,8 +821,18 @@ fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }))
 }
 fn zipmap(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let ks = items("zipmap", &a[0])?;
-    let vs = items("zipmap", &a[1])?;
+    // an infinite side is bounded by the finite one
+    let bound = |i: usize, other: usize, a: &mut [Value], interp: &mut Interp| -> EvalResult<Vec<Value>> {
+        match crate::lazy::as_lazy(&a[i]) {
+            Some(l) => {
+                let n = seq_len(&a[other]).unwrap_or(0);
+                Ok(items("zipmap", &crate::lazy::take(interp, n, l)?)?)
+            }
+            None => items("zipmap", &a[i]),
+        }
+    };
+    let ks = bound(0, 1, a, interp)?;
+    let vs = bound(1, 0, a, interp)?;
     interp.charge(cost::entries(ks.len().min(vs.len()) as u64))?;
     Ok(Value::map(ks.into_iter().zip(vs)))
 }

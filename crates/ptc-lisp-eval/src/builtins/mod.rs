@@ -20,9 +20,10 @@ mod numbers;
 mod seq;
 mod shapes;
 mod text;
+mod transducers;
 
 pub use args::*;
-pub use core::compare_values;
+pub use core::{add2, compare_values};
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;
@@ -143,25 +144,30 @@ impl Builtin {
         self
     }
 
+    #[cold]
+    fn arity_error(&self, got: usize) -> EvalResult {
+        let mut msg =
+            format!("wrong number of arguments to {}: got {got}, expected {}", self.name, self.arity.describe());
+        if got == 1 && self.category == Category::Sequence {
+            msg.push_str(&format!(
+                "; ({} f) is not a transducer here — the transducers are map, filter, remove, keep, map-indexed, take, take-while, drop, drop-while, mapcat, partition-all, dedupe, distinct and cat",
+                self.name
+            ));
+        }
+        err(ErrorKind::ArityError, msg)
+    }
+
     /// Checks the argument count, then calls.
     #[inline]
     pub fn call(&'static self, interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         if !self.arity.accepts(args.len()) {
-            return err(
-                ErrorKind::ArityError,
-                format!(
-                    "wrong number of arguments to {}: got {}, expected {}",
-                    self.name,
-                    args.len(),
-                    self.arity.describe()
-                ),
-            );
+            return self.arity_error(args.len());
         }
         (self.f)(interp, args)
     }
 }
 
-fn families() -> [&'static [Builtin]; 10] {
+fn families() -> [&'static [Builtin]; 11] {
     [
         core::BUILTINS,
         describe::BUILTINS,
@@ -173,6 +179,7 @@ fn families() -> [&'static [Builtin]; 10] {
         constants::BUILTINS,
         seq::BUILTINS,
         discovery::BUILTINS,
+        transducers::BUILTINS,
     ]
 }
 

@@ -115,7 +115,7 @@ pub static BUILTINS: &[Builtin] = &[
         .ex(&[("(Math/floorMod -7 2)", "1")]),
     Builtin::new("Math/toRadians", Exact(1), Math, to_radians)
         .doc("Degrees to radians.")
-        .ex(&[("(Math/toRadians 180)", "3.1415926536")]),
+        .ex(&[("(Math/toRadians 180)", "3.141592653589793")]),
     Builtin::new("Math/toDegrees", Exact(1), Math, to_degrees)
         .doc("Radians to degrees.")
         .ex(&[("(Math/toDegrees Math/PI)", "180.0")]),

@@ -24,20 +24,20 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("first", Exact(1), Sequence, first).doc("First item, or nil.").ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
     Builtin::new("rest", Exact(1), Sequence, rest).doc("All but the first item, as a vector (empty for nil).").ex(&[("(rest [1 2 3])", "[2 3]")]),
     Builtin::new("seq", Exact(1), Sequence, seq).doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
-    Builtin::new("map", AtLeast(2), Sequence, map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
+    Builtin::new("map", AtLeast(1), Sequence, map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector. (map f) is a transducer; over infinite sequences map is lazy.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
     Builtin::new("mapv", AtLeast(2), Sequence, map).doc("Like map (every sequence is an eager vector).").ex(&[("(mapv inc [1 2])", "[2 3]")]),
-    Builtin::new("filter", Exact(2), Sequence, filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
+    Builtin::new("filter", Range(1, 2), Sequence, filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
     Builtin::new("filterv", Exact(2), Sequence, filter).doc("Like filter.").ex(&[("(filterv odd? [1 2 3])", "[1 3]")]),
-    Builtin::new("remove", Exact(2), Sequence, remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
+    Builtin::new("remove", Range(1, 2), Sequence, remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
     Builtin::new("reduce", Range(2, 3), Sequence, reduce).doc("Folds f over the items, with an optional initial value.").ex(&[("(reduce + [1 2 3])", "6"), ("(reduce + 10 [1 2])", "13")]),
-    Builtin::new("range", Range(1, 3), Sequence, range).doc("Numbers from start (0) below end by step (1). Always finite.").ex(&[("(range 4)", "[0 1 2 3]"), ("(range 1 10 3)", "[1 4 7]")]),
+    Builtin::new("range", Range(0, 3), Sequence, range).doc("Numbers from start (0) below end by step (1); (range) counts up forever, for take and friends.").ex(&[("(range 4)", "[0 1 2 3]"), ("(range 1 10 3)", "[1 4 7]")]),
     Builtin::new("vector", AtLeast(0), Collection, vector).alias(&["list"]).doc("A vector of the arguments (list is the same: PTC-Lisp has no lists).").ex(&[("(vector 1 2)", "[1 2]")]),
     Builtin::new("vec", Exact(1), Collection, vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
     Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
     Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
     Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
-    Builtin::new("into", Range(1, 2), Collection, into).doc("Adds every item of the second collection to the first (conj semantics).").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]")]),
-    Builtin::new("map-indexed", Exact(2), Sequence, map_indexed).doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
+    Builtin::new("into", Range(1, 3), Collection, into).doc("Adds every item of the second collection to the first (conj semantics); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]")]),
+    Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
     Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
     Builtin::new("keys", Exact(1), Collection, keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
     Builtin::new("vals", Exact(1), Collection, vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
@@ -176,7 +176,10 @@ fn conj(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(coll)
 }
 
-fn first(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn first(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    if let Some(l) = crate::lazy::as_lazy(&args[0]) {
+        return crate::lazy::nth(interp, 0, l);
+    }
     match &args[0] {
         Value::Vector(v) => Ok(v.front().cloned().unwrap_or(Value::Nil)),
         other => Ok(seq_iter("first", other)?.next().unwrap_or(Value::Nil)),
@@ -215,6 +218,12 @@ fn seq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 /// Applies `f` to each item, collecting a vector. Charges fuel per item.
 fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
+    if args.len() == 1 {
+        return Ok(super::transducers::xf_map(f));
+    }
+    if args[1..].iter().any(|c| crate::lazy::as_lazy(c).is_some()) {
+        return crate::lazy::map_mixed(interp, f, &args[1..]);
+    }
     if args.len() == 2 {
         let coll = std::mem::take(&mut args[1]);
         let mut out = PVector::new();
@@ -257,6 +266,12 @@ fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 }
 
 fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) -> EvalResult {
+    if let [pred] = args {
+        return Ok(super::transducers::xf_filter(std::mem::take(pred), keep));
+    }
+    if let Some(l) = crate::lazy::as_lazy(&args[1]) {
+        return crate::lazy::filter(args[0].clone(), keep, l);
+    }
     let f = std::mem::take(&mut args[0]);
     let coll = std::mem::take(&mut args[1]);
     let mut out = PVector::new();
@@ -295,6 +310,15 @@ fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     } else {
         (None, std::mem::take(&mut args[1]))
     };
+    if crate::lazy::as_lazy(&coll).is_some() {
+        let Some(init) = init else {
+            return err(
+                ErrorKind::ArityError,
+                "reduce over an infinite sequence needs an initial value and a (reduced x) to stop",
+            );
+        };
+        return super::transducers::reduce_items(interp, &f, init, &coll, "reduce");
+    }
     let mut it = seq_iter("reduce", &coll)?;
     let mut acc = match init {
         Some(v) => v,
@@ -318,11 +342,22 @@ fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         interp.tick(1)?;
         let mut call = [acc, item];
         acc = interp.apply(&f, &mut call)?;
+        if let Some(v) = super::transducers::reduced_value(&acc) {
+            return Ok(v.clone());
+        }
     }
     Ok(acc)
 }
 
 fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    // (range) and a zero step never end: a lazy sequence for take and friends
+    match args {
+        [] => return Ok(crate::lazy::range(Value::Int(0), Value::Int(1))),
+        [s, e, st] if st.as_f64() == Some(0.0) => {
+            return Ok(if s.equiv(e) { Value::vector([]) } else { crate::lazy::range(s.clone(), st.clone()) });
+        }
+        _ => {}
+    }
     let all_int = args.iter().all(|a| matches!(a, Value::Int(_)));
     if all_int {
         let (start, end, step) = match args {
@@ -634,6 +669,9 @@ fn update(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 fn into(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut to = std::mem::take(&mut args[0]);
+    if let [_, xform, from] = args {
+        return super::transducers::into_with(interp, to, xform, from);
+    }
     let Some(from) = args.get(1) else { return Ok(to) };
     if matches!(to, Value::Nil) {
         to = Value::vector([]);
@@ -647,6 +685,12 @@ fn into(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
+    if args.len() == 1 {
+        return Ok(super::transducers::xf_map_indexed(f));
+    }
+    if let Some(l) = crate::lazy::as_lazy(&args[1]) {
+        return crate::lazy::map_indexed(f, l);
+    }
     let coll = std::mem::take(&mut args[1]);
     let mut out = PVector::new();
     for (i, item) in seq_iter("map-indexed", &coll)?.enumerate() {

@@ -115,7 +115,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("flatten", Exact(1), Sequence, flatten)
         .doc("Items of nested vectors in one flat vector (maps, sets, strings are kept whole).")
         .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
-    Builtin::new("dedupe", Exact(1), Sequence, dedupe)
+    Builtin::new("dedupe", Range(0, 1), Sequence, dedupe)
         .doc("Items without consecutive repeats.")
         .ex(&[("(dedupe [1 1 2 1])", "[1 2 1]")]),
     Builtin::new("distinct-by", Exact(2), Sequence, distinct_by)
@@ -143,8 +143,8 @@ pub static BUILTINS: &[Builtin] = &[
         .ext()
         .doc("All n-item combinations, in order.")
         .ex(&[("(combinations [1 2 3] 2)", "[[1 2] [1 3] [2 3]]")]),
-    Builtin::new("repeat", Exact(2), Sequence, repeat)
-        .doc("A vector of n copies of x (finite only).")
+    Builtin::new("repeat", Range(1, 2), Sequence, repeat)
+        .doc("(repeat n x): a vector of n copies of x; (repeat x) repeats forever, for take and friends.")
         .ex(&[("(repeat 3 :x)", "[:x :x :x]")]),
     Builtin::new("tree-seq", Exact(3), Sequence, tree_seq)
         .doc("Depth-first nodes of a tree: (tree-seq branch? children root).")
@@ -433,7 +433,19 @@ fn split_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     out_vec(interp, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
 }
 fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let colls: Vec<Vec<Value>> = a.iter().map(|c| all("interleave", c)).collect::<EvalResult<_>>()?;
+    let lazies: Vec<_> = a.iter().filter_map(|c| crate::lazy::as_lazy(c).cloned()).collect();
+    if !lazies.is_empty() && lazies.len() == a.len() {
+        return crate::lazy::interleave(lazies);
+    }
+    // infinite sequences are bounded by the shortest finite collection
+    let n = a.iter().filter(|c| crate::lazy::as_lazy(c).is_none()).map(|c| seq_len(c).unwrap_or(0)).min().unwrap_or(0);
+    let colls: Vec<Vec<Value>> = a
+        .iter()
+        .map(|c| match crate::lazy::as_lazy(c) {
+            Some(l) => all("interleave", &crate::lazy::take(interp, n, l)?),
+            None => all("interleave", c),
+        })
+        .collect::<EvalResult<_>>()?;
     let n = colls.iter().map(Vec::len).min().unwrap_or(0);
     let mut out = Vec::new();
     for i in 0..n {
@@ -475,6 +487,9 @@ fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     out_vec(interp, out)
 }
 fn dedupe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if a.is_empty() {
+        return Ok(super::transducers::xf_dedupe());
+    }
     let mut out: Vec<Value> = Vec::new();
     for item in seq_iter("dedupe", &a[0])? {
         if out.last().is_none_or(|l| !l.equiv(&item)) {
@@ -587,6 +602,9 @@ fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let [x] = a {
+        return Ok(crate::lazy::repeat(std::mem::take(x)));
+    }
     let n = int_arg("repeat", &a[0])?.max(0) as u64;
     interp.charge(cost::items(n))?;
     interp.tick(n)?;

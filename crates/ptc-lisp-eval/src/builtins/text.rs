@@ -52,6 +52,9 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("trim-newline", Exact(1), Str, trim_newline)
         .doc("String without trailing newlines.")
         .ex(&[("(trim-newline \"a\\n\\n\")", "\"a\"")]),
+    Builtin::new("char", Exact(1), Str, char_of)
+        .doc("The character with a code point (a 1-character string, as characters are); a character stays itself.")
+        .ex(&[("(char 65)", "\"A\""), ("(char \\a)", "\"a\"")]),
     Builtin::new("capitalize", Exact(1), Str, capitalize)
         .doc("First character upper-cased, the rest lower-cased.")
         .ex(&[("(capitalize \"hELLO\")", "\"Hello\"")]),
@@ -226,6 +229,16 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
     };
     interp.charge(out.len() as u64 + cost::HEADER)?;
     Ok(Value::str(out))
+}
+fn char_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match &a[0] {
+        Value::Str(s) if s.chars().count() == 1 => Ok(a[0].clone()),
+        Value::Int(i) => match u32::try_from(*i).ok().and_then(char::from_u32) {
+            Some(c) => Ok(Value::str(c.to_string())),
+            None => err(ErrorKind::ArithmeticError, format!("char: {i} is not a Unicode code point")),
+        },
+        other => expected("char", "a code point (integer) or a character", other),
+    }
 }
 pub(super) fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     replace_impl(interp, a, "replace", false)

@@ -60,6 +60,21 @@ fn name_arg(v: Option<&Value>) -> Option<String> {
     }
 }
 
+/// The common domain payload of a `structuredContent`: SDKs wrap non-object results as
+/// `{"result": v}` (Python's MCPServer) and file servers answer `{"content": "text"}`; a
+/// single-key object with one of those keys is unwrapped (a string becomes `:text`).
+fn unwrap_payload(s: Json) -> (Json, &'static str) {
+    if let Json::Object(m) = &s
+        && m.len() == 1
+        && let Some((k, v)) = m.iter().next()
+        && (k == "result" || k == "content")
+    {
+        let kind = if v.is_string() { "text" } else { "json" };
+        return (v.clone(), kind);
+    }
+    (s, "json")
+}
+
 /// Turns an MCP `tools/call` result into a payload, applying the response cap.
 pub(crate) fn tag_mcp_result(result: CallToolResult, cap: usize) -> Result<Called, Fault> {
     let bytes = super::mcp_client::result_bytes(&result);
@@ -75,7 +90,7 @@ pub(crate) fn tag_mcp_result(result: CallToolResult, cap: usize) -> Result<Calle
         return Err(Fault::new("tool_error", msg.chars().take(2000).collect::<String>()));
     }
     let (value, kind) = if let Some(s) = result.structured_content {
-        (s, "json")
+        unwrap_payload(s)
     } else if let Some(t) = first_text {
         match serde_json::from_str::<Json>(&t) {
             Ok(j) => (j, "json"),
@@ -300,5 +315,18 @@ impl Host for ProgramHost {
             return Some(Err(e));
         }
         Some(catalog::discover(self, &self.rt, query, cx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrappers_are_unwrapped() {
+        assert_eq!(unwrap_payload(json!({"result": [1, 2]})), (json!([1, 2]), "json"));
+        assert_eq!(unwrap_payload(json!({"content": "body"})), (json!("body"), "text"));
+        assert_eq!(unwrap_payload(json!({"items": []})), (json!({"items": []}), "json"));
+        assert_eq!(unwrap_payload(json!({"result": 1, "x": 2})), (json!({"result": 1, "x": 2}), "json"));
     }
 }

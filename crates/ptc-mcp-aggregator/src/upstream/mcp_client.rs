@@ -28,11 +28,18 @@ pub(crate) struct McpConn {
     dead: CancellationToken,
     /// Cancelled on drop: kills the child's process group.
     kill: CancellationToken,
+    /// The stdio child's pid (its process group id).
+    pid: Option<u32>,
 }
 
 impl Drop for McpConn {
     fn drop(&mut self) {
         self.kill.cancel();
+        // also here, not only in the watcher task: at shutdown the runtime may drop the
+        // task before it runs, and grandchildren (npx → node) share the group
+        if self.pid.is_some() && !self.dead.is_cancelled() {
+            kill_group(self.pid);
+        }
     }
 }
 
@@ -102,6 +109,8 @@ pub(crate) fn transport_fault(text: &str, what: &str) -> Fault {
         || t.contains("403 forbidden")
     {
         Fault::new("auth_failed", format!("{what}: the upstream refused the credentials (HTTP 401/403)"))
+    } else if t.contains("exceeded the maximum size") || t.contains("line over the frame cap") {
+        Fault::new("response_too_large", format!("{what}: the upstream's answer is over the size cap"))
     } else if t.contains("http 429") {
         Fault::new("rate_limited", format!("{what}: the upstream is rate limiting (HTTP 429)"))
     } else {
@@ -109,8 +118,50 @@ pub(crate) fn transport_fault(text: &str, what: &str) -> Fault {
     }
 }
 
+/// Fails the read once a single line (one JSON-RPC message) grows past `cap` bytes, so an
+/// upstream cannot make the client buffer an unbounded message.
+struct FrameCap<R> {
+    inner: R,
+    since_newline: usize,
+    cap: usize,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for FrameCap<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled {
+            let mut over = false;
+            for &b in &buf.filled()[before..] {
+                this.since_newline = if b == b'\n' { 0 } else { this.since_newline + 1 };
+                over |= this.since_newline > this.cap;
+            }
+            if over {
+                // an error must not leave bytes behind in the caller's buffer
+                buf.set_filled(before);
+                return std::task::Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("an upstream message line over the frame cap ({} bytes)", this.cap),
+                )));
+            }
+        }
+        polled
+    }
+}
+
+/// The largest single message a stdio upstream may send: room for a capped result and
+/// for large `tools/list` answers.
+fn frame_cap(max_response_bytes: usize) -> usize {
+    max_response_bytes.saturating_mul(2).max(8 * 1024 * 1024)
+}
+
 /// Starts a stdio child and completes the MCP handshake.
-pub(crate) async fn connect_stdio(cfg: &StdioConfig) -> Result<McpConn, Fault> {
+pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Result<McpConn, Fault> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     cmd.args(&cfg.args).env_clear();
     for k in INHERITED_ENV {
@@ -130,15 +181,18 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig) -> Result<McpConn, Fault> {
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(Fault::unavailable("the child's stdio could not be captured"));
     };
+    let stdout = FrameCap { inner: stdout, since_newline: 0, cap: frame_cap(cfg.max_response_bytes) };
     if let Some(stderr) = child.stderr.take() {
         let command = cfg.command.clone();
+        let redactor = redactor.clone();
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             let mut n = 0u32;
             while let Ok(Some(line)) = lines.next_line().await {
                 // bounded: a chatty child cannot flood the logs
                 if n < 200 {
-                    tracing::debug!(upstream = %command, "stderr: {}", line.chars().take(500).collect::<String>());
+                    let line: String = line.chars().take(500).collect();
+                    tracing::debug!(upstream = %command, "stderr: {}", redactor.scrub(&line));
                 }
                 n = n.saturating_add(1);
             }
@@ -171,7 +225,7 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig) -> Result<McpConn, Fault> {
         }
     };
     match handshake {
-        Ok(Ok(service)) => Ok(McpConn { service, dead, kill }),
+        Ok(Ok(service)) => Ok(McpConn { service, dead, kill, pid }),
         Ok(Err(e)) => {
             kill.cancel();
             Err(Fault::unavailable(format!("the MCP handshake with `{}` failed: {e}", cfg.command)))
@@ -272,7 +326,9 @@ pub(crate) async fn connect_http(cfg: &HttpConfig, secrets: &Resolved) -> Result
         StreamableHttpClientTransportConfig::with_uri(cfg.url.clone()),
     );
     match tokio::time::timeout(cfg.handshake_timeout, ().serve(transport)).await {
-        Ok(Ok(service)) => Ok(McpConn { service, dead: CancellationToken::new(), kill: CancellationToken::new() }),
+        Ok(Ok(service)) => {
+            Ok(McpConn { service, dead: CancellationToken::new(), kill: CancellationToken::new(), pid: None })
+        }
         Ok(Err(e)) => Err(transport_fault(&e.to_string(), "the MCP handshake")),
         Err(_) => Err(Fault::unavailable(format!(
             "no MCP handshake within {} ms (handshake_timeout_ms)",
@@ -284,4 +340,71 @@ pub(crate) async fn connect_http(cfg: &HttpConfig, secrets: &Resolved) -> Result
 /// Size of a result as JSON, bytes (what `result_bytes` and the response cap measure).
 pub(crate) fn result_bytes(r: &CallToolResult) -> usize {
     serde_json::to_vec(r).map(|v| v.len()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::config::{AuthEmitter, AuthScheme, DEFAULT_CONNECT};
+    use crate::upstream::secrets::Secret;
+
+    fn common(auth: Vec<AuthEmitter>) -> HttpCommon {
+        HttpCommon {
+            auth,
+            static_headers: vec![("X-Tenant".into(), "acme".into())],
+            allow_insecure_http: false,
+            allow_insecure_auth: false,
+            request_timeout: None,
+            connect_timeout: DEFAULT_CONNECT,
+            max_response_bytes: 1,
+        }
+    }
+
+    fn secrets(pairs: &[(&str, &str)]) -> Resolved {
+        pairs.iter().map(|(k, v)| (k.to_string(), Secret::for_tests(v))).collect()
+    }
+
+    #[test]
+    fn auth_emitters_build_their_headers() {
+        let e = |scheme, binding: &str| AuthEmitter { scheme, binding: binding.into() };
+        let s = secrets(&[("tok", "abc123"), ("up", "{\"user\":\"u\",\"pass\":\"p\"}"), ("key", "k-1")]);
+        let h = build_headers(&common(vec![e(AuthScheme::Bearer, "tok")]), &s).unwrap();
+        assert_eq!(h["authorization"], "Bearer abc123");
+        assert!(h["authorization"].is_sensitive());
+        assert_eq!(h["x-tenant"], "acme");
+        let h = build_headers(&common(vec![e(AuthScheme::Basic, "up")]), &s).unwrap();
+        assert_eq!(h["authorization"], "Basic dTpw");
+        let h = build_headers(&common(vec![e(AuthScheme::ApiKey("X-Api-Key".into()), "key")]), &s).unwrap();
+        assert_eq!(h["x-api-key"], "k-1");
+        let h = build_headers(&common(vec![e(AuthScheme::CustomHeader("X-Token".into()), "key")]), &s).unwrap();
+        assert_eq!(h["x-token"], "k-1");
+        let err = build_headers(&common(vec![e(AuthScheme::Basic, "tok")]), &s).unwrap_err();
+        assert!(err.contains("basic auth needs") && !err.contains("abc123"), "{err}");
+    }
+
+    #[test]
+    fn transport_errors_are_classified() {
+        assert_eq!(transport_fault("Auth required", "x").reason, "auth_failed");
+        assert_eq!(transport_fault("unexpected server response: HTTP 403 Forbidden: no", "x").reason, "auth_failed");
+        assert_eq!(transport_fault("HTTP 429", "x").reason, "rate_limited");
+        assert_eq!(transport_fault("connection refused", "x").reason, "upstream_unavailable");
+        assert_eq!(
+            transport_fault("HTTP response body exceeded the maximum size of 10 bytes", "x").reason,
+            "response_too_large"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_frame_cap_fails_the_read() {
+        use tokio::io::AsyncReadExt;
+        let data: &[u8] = b"short\nthis line is far too long\n";
+        let mut r = FrameCap { inner: data, since_newline: 0, cap: 10 };
+        let mut out = Vec::new();
+        let err = r.read_to_end(&mut out).await.unwrap_err();
+        assert!(err.to_string().contains("over the frame cap"), "{err}");
+        let mut ok = FrameCap { inner: &b"a\nb\n"[..], since_newline: 0, cap: 10 };
+        let mut out = Vec::new();
+        ok.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, b"a\nb\n");
+    }
 }

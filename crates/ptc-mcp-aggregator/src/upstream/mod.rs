@@ -229,7 +229,7 @@ impl Upstream {
         }
         *slot = None;
         let conn = match &self.kind {
-            Kind::Stdio(c) => mcp_client::connect_stdio(c).await?,
+            Kind::Stdio(c) => mcp_client::connect_stdio(c, &self.redactor).await?,
             Kind::Http(c) => mcp_client::connect_http(c, &self.secrets).await?,
             Kind::OpenApi(_) => return Err(Fault::unavailable("not an MCP upstream")),
         };
@@ -279,35 +279,33 @@ impl Upstream {
             return Err(Fault::unavailable("the upstream is shutting down"));
         };
         let cap = self.max_response_bytes();
-        let work = async {
-            match &self.kind {
-                Kind::OpenApi(s) => s.call(tool, args, cap).await,
-                _ => {
-                    let conn = self.connection().await?;
-                    let result = match conn.call(tool, args).await {
-                        Ok(r) => r,
-                        Err(f) => {
-                            if f.reason == "upstream_unavailable" {
-                                self.forget(&conn).await;
-                            }
-                            return Err(f);
-                        }
-                    };
-                    host::tag_mcp_result(result, cap)
-                }
-            }
-        };
-        match tokio::time::timeout(timeout, work).await {
-            Ok(r) => r,
-            Err(_) => Err(Fault::new(
+        let timed_out = || {
+            Fault::new(
                 "timeout",
                 format!(
                     "upstream '{}' tool '{tool}' did not answer within {} ms (upstream call timeout)",
                     self.name,
                     timeout.as_millis()
                 ),
-            )),
+            )
+        };
+        if let Kind::OpenApi(s) = &self.kind {
+            return tokio::time::timeout(timeout, s.call(tool, args, cap)).await.unwrap_or_else(|_| Err(timed_out()));
         }
+        // starting a child (live mode) is bounded by its handshake timeout, not by the
+        // call's: a cold `npx` start is not a slow tool
+        let conn = self.connection().await?;
+        let result = match tokio::time::timeout(timeout, conn.call(tool, args)).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(f)) => {
+                if f.reason == "upstream_unavailable" {
+                    self.forget(&conn).await;
+                }
+                return Err(f);
+            }
+            Err(_) => return Err(timed_out()),
+        };
+        host::tag_mcp_result(result, cap)
     }
 }
 
@@ -383,6 +381,24 @@ impl std::fmt::Debug for UpstreamRuntime {
     }
 }
 
+/// Runs `fut` to completion on `handle`; from inside another runtime (an async embedder)
+/// it waits on a scoped plain thread, since blocking a runtime thread would panic.
+fn block_on<F: std::future::Future + Send>(handle: &tokio::runtime::Handle, fut: F) -> F::Output
+where
+    F::Output: Send,
+{
+    if tokio::runtime::Handle::try_current().is_err() {
+        return handle.block_on(fut);
+    }
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| handle.block_on(fut));
+        match waiter.join() {
+            Ok(v) => v,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// Paths a stdio `command` must not resolve to (this very binary).
 fn is_self(command: &str) -> bool {
     let Ok(me) = std::env::current_exe().and_then(|p| p.canonicalize()) else {
@@ -446,8 +462,7 @@ impl UpstreamRuntime {
                 }
                 Transport::Http(h) => Kind::Http(h.clone()),
                 Transport::OpenApi(o) => {
-                    let svc = handle
-                        .block_on(openapi::Service::load(name, o, secrets.clone(), redactor.clone()))
+                    let svc = block_on(&handle, openapi::Service::load(name, o, secrets.clone(), redactor.clone()))
                         .map_err(|e| {
                             StartError::Config(ConfigError {
                                 file: config.path.clone(),
@@ -484,12 +499,12 @@ impl UpstreamRuntime {
         for u in inner.upstreams.values() {
             if let Kind::OpenApi(_) = u.kind {
                 let u = u.clone();
-                let _ = handle.block_on(async move { u.tools().await });
+                let _ = block_on(&handle, async move { u.tools().await });
             }
         }
         if frozen {
             let all: Vec<Arc<Upstream>> = inner.upstreams.values().cloned().collect();
-            let results = handle.block_on(async move {
+            let results = block_on(&handle, async move {
                 let mut set = Vec::new();
                 for u in all {
                     set.push(tokio::spawn(async move {

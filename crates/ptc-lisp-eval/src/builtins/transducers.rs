@@ -1,0 +1,502 @@
+//! Transducers and infinite producers: the one-argument forms of `map`, `filter`,
+//! `take`... (each a function of a reducing function, as in Clojure), the drivers `into`,
+//! `transduce`, `sequence` and `eduction`, `reduced`, and the producers `iterate`,
+//! `cycle`, `repeatedly` (see `crate::lazy`). Every step charges fuel; what a driver keeps
+//! is charged as memory by `conj`.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use super::{Arity, Builtin, Category, expected, int_arg, seq_iter};
+use crate::error::{ErrorKind, EvalResult, err};
+use crate::function::Function;
+use crate::interp::Interp;
+use crate::lazy::{self, Items};
+use crate::value::{PVector, Value};
+
+use Arity::*;
+use Category::{Functional, Sequence};
+
+/// Transducer drivers, `reduced` and the infinite producers.
+pub static BUILTINS: &[Builtin] = &[
+    Builtin::new("iterate", Exact(2), Sequence, iterate)
+        .doc("The infinite sequence x, (f x), (f (f x))...; bound it with take, take-while, first, nth or some.")
+        .ex(&[("(take 4 (iterate #(* 2 %) 1))", "[1 2 4 8]")]),
+    Builtin::new("cycle", Exact(1), Sequence, cycle)
+        .doc("The items of a collection repeated forever; bound it with take and friends.")
+        .ex(&[("(take 5 (cycle [:a :b]))", "[:a :b :a :b :a]")]),
+    Builtin::new("repeatedly", Range(1, 2), Sequence, repeatedly)
+        .doc("(repeatedly n f): n results of calling f; (repeatedly f) is infinite.")
+        .ex(&[("(repeatedly 2 (fn [] :x))", "[:x :x]"), ("(take 2 (repeatedly (constantly 1)))", "[1 1]")]),
+    Builtin::new("reduced", Exact(1), Functional, reduced)
+        .doc("Wraps a value so reduce (or a transduction) stops and returns it.")
+        .ex(&[("(reduce (fn [a x] (if (> a 5) (reduced a) (+ a x))) (range 10))", "6")]),
+    Builtin::new("reduced?", Exact(1), Functional, is_reduced)
+        .doc("True for a (reduced x) value.")
+        .ex(&[("(reduced? (reduced 1))", "true")]),
+    Builtin::new("unreduced", Exact(1), Functional, unreduced_fn)
+        .doc("The value inside a (reduced x), or x itself.")
+        .ex(&[("(unreduced (reduced 1))", "1")]),
+    Builtin::new("ensure-reduced", Exact(1), Functional, ensure_reduced_fn)
+        .doc("x wrapped as (reduced x) unless it already is.")
+        .ex(&[("(reduced? (ensure-reduced 1))", "true")]),
+    Builtin::new("transduce", Range(3, 4), Sequence, transduce)
+        .doc(
+            "(transduce xform f init? coll): reduces coll with (xform f), then calls (f result); init defaults to (f).",
+        )
+        .ex(&[("(transduce (map inc) + [1 2 3])", "9"), ("(transduce (filter odd?) + 10 [1 2 3])", "14")]),
+    Builtin::new("sequence", Range(1, 2), Sequence, sequence)
+        .doc("(sequence coll) as a vector; (sequence xform coll) applies a transducer.")
+        .ex(&[("(sequence (comp (map inc) (filter even?)) [1 2 3])", "[2 4]")]),
+    Builtin::new("eduction", AtLeast(1), Sequence, eduction)
+        .doc("(eduction xform* coll): coll through the transducers, as a vector.")
+        .ex(&[("(eduction (map inc) (take 2) [1 2 3])", "[2 3]")]),
+    Builtin::new("completing", Range(1, 2), Functional, completing)
+        .doc("(completing f) or (completing f cf): f with a one-argument completion (identity, or cf).")
+        .ex(&[("(transduce (map inc) (completing +) 0 [1 2])", "5")]),
+    Builtin::new("cat", Exact(1), Functional, cat)
+        .doc("The transducer that concatenates each item's contents.")
+        .ex(&[("(into [] cat [[1 2] [3]])", "[1 2 3]")]),
+];
+
+// ---- reduced ----
+
+/// `(reduced x)`.
+pub fn make_reduced(x: Value) -> Value {
+    Value::Func(std::sync::Arc::new(Function::Reduced(x)))
+}
+
+/// The value inside a `reduced`, if `v` is one.
+#[inline]
+pub fn reduced_value(v: &Value) -> Option<&Value> {
+    match v {
+        Value::Func(f) => match &**f {
+            Function::Reduced(x) => Some(x),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn unreduced(v: Value) -> Value {
+    match reduced_value(&v) {
+        Some(x) => x.clone(),
+        None => v,
+    }
+}
+
+fn ensure_reduced(v: Value) -> Value {
+    if reduced_value(&v).is_some() { v } else { make_reduced(v) }
+}
+
+fn reduced(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(make_reduced(std::mem::take(&mut a[0])))
+}
+fn is_reduced(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(reduced_value(&a[0]).is_some()))
+}
+fn unreduced_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(unreduced(std::mem::take(&mut a[0])))
+}
+fn ensure_reduced_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(ensure_reduced(std::mem::take(&mut a[0])))
+}
+
+// ---- producers ----
+
+fn iterate(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(lazy::iterate(std::mem::take(&mut a[0]), std::mem::take(&mut a[1])))
+}
+fn cycle(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let items: PVector = seq_iter("cycle", &a[0])?.collect();
+    if items.is_empty() {
+        return Ok(Value::vector([]));
+    }
+    Ok(lazy::cycle(items))
+}
+fn repeatedly(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match a {
+        [f] => Ok(lazy::repeatedly(std::mem::take(f))),
+        [n, f] => {
+            let n = int_arg("repeatedly", n)?.max(0);
+            let f = std::mem::take(f);
+            let mut out = PVector::new();
+            for _ in 0..n {
+                interp.tick(1)?;
+                interp.charge(crate::limits::cost::ELEM)?;
+                out.push_back(interp.apply(&f, &mut [])?);
+            }
+            Ok(Value::from_pvec(out))
+        }
+        _ => err(ErrorKind::ArityError, "repeatedly takes (repeatedly f) or (repeatedly n f)"),
+    }
+}
+
+// ---- reducing ----
+
+/// Reduces `coll` (finite or infinite) with `f` from `acc`, stopping at a `reduced`.
+pub fn reduce_items(interp: &mut Interp, f: &Value, mut acc: Value, coll: &Value, fname: &str) -> EvalResult {
+    let mut items = Items::of(fname, coll)?;
+    while let Some(x) = items.next(interp)? {
+        interp.tick(1)?;
+        acc = interp.apply(f, &mut [acc, x])?;
+        if let Some(v) = reduced_value(&acc) {
+            return Ok(v.clone());
+        }
+    }
+    Ok(acc)
+}
+
+/// The reducing function of `into`: conj, with an identity completion.
+fn conj_rf() -> Value {
+    Function::native("conj", |interp, args| match args {
+        [] => Ok(Value::vector([])),
+        [acc] => Ok(std::mem::take(acc)),
+        [acc, x] => super::seq::conj1(interp, std::mem::take(acc), std::mem::take(x)),
+        _ => err(ErrorKind::ArityError, "conj takes a collection and an item"),
+    })
+}
+
+/// `(into to xform from)`.
+pub fn into_with(interp: &mut Interp, to: Value, xform: &Value, from: &Value) -> EvalResult {
+    let to = if to.is_nil() { Value::vector([]) } else { to };
+    let xrf = apply_xform(interp, xform, conj_rf())?;
+    let acc = reduce_items(interp, &xrf, to, from, "into")?;
+    interp.apply(&xrf, &mut [acc])
+}
+
+fn apply_xform(interp: &mut Interp, xform: &Value, rf: Value) -> EvalResult {
+    let xrf = interp.apply(xform, &mut [rf])?;
+    if !matches!(xrf, Value::Func(_)) {
+        return expected("a transducer", "a transducer such as (map f) or (comp (map f) (filter p))", xform);
+    }
+    Ok(xrf)
+}
+
+fn transduce(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let xform = std::mem::take(&mut a[0]);
+    let f = std::mem::take(&mut a[1]);
+    let (init, coll) = match a {
+        [_, _, coll] => (interp.apply(&f, &mut [])?, std::mem::take(coll)),
+        [_, _, init, coll] => (std::mem::take(init), std::mem::take(coll)),
+        _ => {
+            return err(
+                ErrorKind::ArityError,
+                "transduce takes (transduce xform f coll) or (transduce xform f init coll)",
+            );
+        }
+    };
+    let xrf = apply_xform(interp, &xform, f)?;
+    let acc = reduce_items(interp, &xrf, init, &coll, "transduce")?;
+    interp.apply(&xrf, &mut [acc])
+}
+
+fn sequence(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    match a {
+        [coll] => {
+            let items: PVector = seq_iter("sequence", coll)?.collect();
+            interp.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * items.len() as u64)?;
+            Ok(Value::from_pvec(items))
+        }
+        [xform, coll] => into_with(interp, Value::vector([]), &xform.clone(), coll),
+        _ => err(ErrorKind::ArityError, "sequence takes (sequence coll) or (sequence xform coll)"),
+    }
+}
+
+fn eduction(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let n = a.len();
+    let coll = std::mem::take(&mut a[n - 1]);
+    let xforms: Vec<Value> = a[..n - 1].iter_mut().map(std::mem::take).collect();
+    // (eduction xf1 xf2 coll) is (comp xf1 xf2)
+    let composed = Function::native("eduction", move |interp, args| {
+        let mut rf = args.first().cloned().unwrap_or(Value::Nil);
+        for xf in xforms.iter().rev() {
+            rf = interp.apply(xf, &mut [rf])?;
+        }
+        Ok(rf)
+    });
+    into_with(interp, Value::vector([]), &composed, &coll)
+}
+
+fn completing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let f = std::mem::take(&mut a[0]);
+    let cf = a.get_mut(1).map(std::mem::take);
+    Ok(Function::native("completing", move |interp, args| match args {
+        [] => interp.apply(&f, &mut []),
+        [acc] => match &cf {
+            Some(cf) => interp.apply(cf, &mut [std::mem::take(acc)]),
+            None => Ok(std::mem::take(acc)),
+        },
+        _ => interp.apply(&f, args),
+    }))
+}
+
+// ---- transducers ----
+
+/// A reducing function wrapping `rf`: `step` for two arguments, `finish` for one, and
+/// `rf`'s init for none.
+fn reducer(
+    rf: Value,
+    step: impl Fn(&mut Interp, &Value, Value, Value) -> EvalResult + Send + Sync + 'static,
+    finish: impl Fn(&mut Interp, &Value, Value) -> EvalResult + Send + Sync + 'static,
+) -> Value {
+    Function::native("transducer step", move |interp, args| match args {
+        [] => interp.apply(&rf, &mut []),
+        [acc] => finish(interp, &rf, std::mem::take(acc)),
+        [acc, x] => step(interp, &rf, std::mem::take(acc), std::mem::take(x)),
+        _ => err(ErrorKind::ArityError, "a reducing function takes 0, 1 or 2 arguments"),
+    })
+}
+
+fn pass(interp: &mut Interp, rf: &Value, acc: Value) -> EvalResult {
+    interp.apply(rf, &mut [acc])
+}
+
+/// A transducer: a function of one reducing function; `make` builds the wrapped one
+/// (fresh state per transduction).
+fn transducer(name: &'static str, make: impl Fn(Value) -> Value + Send + Sync + 'static) -> Value {
+    Function::native(name, move |_, args| match args {
+        [rf] => Ok(make(std::mem::take(rf))),
+        _ => err(
+            ErrorKind::ArityError,
+            format!(
+                "({name} f) is a transducer: give it to into, transduce, sequence or eduction, e.g. (into [] ({name} f) coll); to use it directly write ({name} f coll)"
+            ),
+        ),
+    })
+}
+
+/// `(map f)`.
+pub fn xf_map(f: Value) -> Value {
+    transducer("map", move |rf| {
+        let f = f.clone();
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let y = interp.apply(&f, &mut [x])?;
+                interp.apply(rf, &mut [acc, y])
+            },
+            pass,
+        )
+    })
+}
+
+/// `(filter pred)` (`keep_truthy`) or `(remove pred)`.
+pub fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
+    transducer(if keep_truthy { "filter" } else { "remove" }, move |rf| {
+        let pred = pred.clone();
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                if interp.apply(&pred, &mut [x.clone()])?.truthy() == keep_truthy {
+                    interp.apply(rf, &mut [acc, x])
+                } else {
+                    Ok(acc)
+                }
+            },
+            pass,
+        )
+    })
+}
+
+/// `(keep f)`.
+pub fn xf_keep(f: Value) -> Value {
+    transducer("keep", move |rf| {
+        let f = f.clone();
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let y = interp.apply(&f, &mut [x])?;
+                if y.is_nil() { Ok(acc) } else { interp.apply(rf, &mut [acc, y]) }
+            },
+            pass,
+        )
+    })
+}
+
+/// `(map-indexed f)`.
+pub fn xf_map_indexed(f: Value) -> Value {
+    transducer("map-indexed", move |rf| {
+        let f = f.clone();
+        let i = AtomicI64::new(0);
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let idx = Value::Int(i.fetch_add(1, Ordering::Relaxed));
+                let y = interp.apply(&f, &mut [idx, x])?;
+                interp.apply(rf, &mut [acc, y])
+            },
+            pass,
+        )
+    })
+}
+
+/// `(take n)`.
+pub fn xf_take(n: i64) -> Value {
+    transducer("take", move |rf| {
+        let left = AtomicI64::new(n);
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let n = left.fetch_sub(1, Ordering::Relaxed);
+                let acc = if n > 0 { interp.apply(rf, &mut [acc, x])? } else { acc };
+                Ok(if n - 1 <= 0 { ensure_reduced(acc) } else { acc })
+            },
+            pass,
+        )
+    })
+}
+
+/// `(take-while pred)`.
+pub fn xf_take_while(pred: Value) -> Value {
+    transducer("take-while", move |rf| {
+        let pred = pred.clone();
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                if interp.apply(&pred, &mut [x.clone()])?.truthy() {
+                    interp.apply(rf, &mut [acc, x])
+                } else {
+                    Ok(make_reduced(acc))
+                }
+            },
+            pass,
+        )
+    })
+}
+
+/// `(drop n)`.
+pub fn xf_drop(n: i64) -> Value {
+    transducer("drop", move |rf| {
+        let left = AtomicI64::new(n);
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                if left.fetch_sub(1, Ordering::Relaxed) > 0 { Ok(acc) } else { interp.apply(rf, &mut [acc, x]) }
+            },
+            pass,
+        )
+    })
+}
+
+/// `(drop-while pred)`.
+pub fn xf_drop_while(pred: Value) -> Value {
+    transducer("drop-while", move |rf| {
+        let pred = pred.clone();
+        let dropping = AtomicBool::new(true);
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                if dropping.load(Ordering::Relaxed) && interp.apply(&pred, &mut [x.clone()])?.truthy() {
+                    return Ok(acc);
+                }
+                dropping.store(false, Ordering::Relaxed);
+                interp.apply(rf, &mut [acc, x])
+            },
+            pass,
+        )
+    })
+}
+
+fn cat_step(interp: &mut Interp, rf: &Value, mut acc: Value, coll: &Value) -> EvalResult {
+    for y in seq_iter("cat", coll)? {
+        acc = interp.apply(rf, &mut [acc, y])?;
+        if reduced_value(&acc).is_some() {
+            return Ok(acc);
+        }
+    }
+    Ok(acc)
+}
+
+fn cat(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(reducer(std::mem::take(&mut a[0]), |interp, rf, acc, x| cat_step(interp, rf, acc, &x), pass))
+}
+
+/// `(mapcat f)`.
+pub fn xf_mapcat(f: Value) -> Value {
+    transducer("mapcat", move |rf| {
+        let f = f.clone();
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let ys = interp.apply(&f, &mut [x])?;
+                cat_step(interp, rf, acc, &ys)
+            },
+            pass,
+        )
+    })
+}
+
+/// `(partition-all n)`.
+pub fn xf_partition_all(n: usize) -> Value {
+    transducer("partition-all", move |rf| {
+        let buf = std::sync::Arc::new(Mutex::new(Vec::<Value>::new()));
+        let flush = buf.clone();
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let full = {
+                    let mut b = buf.lock().map_err(|_| poisoned())?;
+                    b.push(x);
+                    if b.len() >= n { Some(std::mem::take(&mut *b)) } else { None }
+                };
+                match full {
+                    Some(chunk) => {
+                        interp.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * chunk.len() as u64)?;
+                        interp.apply(rf, &mut [acc, Value::vector(chunk)])
+                    }
+                    None => Ok(acc),
+                }
+            },
+            move |interp, rf, acc| {
+                let rest = std::mem::take(&mut *flush.lock().map_err(|_| poisoned())?);
+                let acc =
+                    if rest.is_empty() { acc } else { unreduced(interp.apply(rf, &mut [acc, Value::vector(rest)])?) };
+                interp.apply(rf, &mut [acc])
+            },
+        )
+    })
+}
+
+/// `(dedupe)`.
+pub fn xf_dedupe() -> Value {
+    transducer("dedupe", |rf| {
+        let prev = Mutex::new(None::<Value>);
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let same = {
+                    let mut p = prev.lock().map_err(|_| poisoned())?;
+                    let same = p.as_ref() == Some(&x);
+                    *p = Some(x.clone());
+                    same
+                };
+                if same { Ok(acc) } else { interp.apply(rf, &mut [acc, x]) }
+            },
+            pass,
+        )
+    })
+}
+
+/// `(distinct)`.
+pub fn xf_distinct() -> Value {
+    transducer("distinct", |rf| {
+        let seen = Mutex::new(HashSet::<Value>::new());
+        reducer(
+            rf,
+            move |interp, rf, acc, x| {
+                let new = seen.lock().map_err(|_| poisoned())?.insert(x.clone());
+                if new { interp.apply(rf, &mut [acc, x]) } else { Ok(acc) }
+            },
+            pass,
+        )
+    })
+}
+
+fn poisoned() -> crate::error::Flow {
+    crate::error::Flow::Error(Box::new(crate::error::EvalError::new(
+        ErrorKind::RuntimeError,
+        "transducer state is unusable",
+    )))
+}

@@ -1,0 +1,72 @@
+//! `--upstreams` on the CLI: config errors stop `eval`, `repl` and `mcp` with exit code 2
+//! and a message naming the file, the upstream and the field; a failing upstream is a
+//! world fault the program sees.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Output, Stdio};
+
+fn ptc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(args)
+        .env_remove("PTC_UPSTREAMS")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn write(dir: &std::path::Path, text: &str) -> String {
+    let p = dir.join("upstreams.json");
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().to_string()
+}
+
+#[test]
+fn config_errors_exit_2_and_name_file_upstream_and_field() {
+    let dir = std::env::temp_dir().join(format!("ptc-upstreams-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write(&dir, r#"{"upstreams": {"fs": {"transport": "stdio", "command": "x"}}}"#);
+    for cmd in [&["eval", "--upstreams", &path, "1"][..], &["mcp", "--upstreams", &path][..]] {
+        let o = ptc(cmd);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{path}: upstream 'fs', field `transport`: \"stdio\" is not accepted: use mcp_stdio or mcp_http"
+            )),
+            "{err}"
+        );
+    }
+    let o = ptc(&["eval", "--upstreams", "/nonexistent/upstreams.json", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the upstreams config"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_upstream_that_cannot_start_is_a_world_fault_in_eval_and_fails_mcp_start() {
+    let dir = std::env::temp_dir().join(format!("ptc-upstreams-cli2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write(
+        &dir,
+        r#"{"credentials": {"t": {"source": "literal", "value": "sekret-literal-value"}},
+            "upstreams": {"gone": {"transport": "mcp_stdio", "command": "/nonexistent/server", "env": {"T": "sekret-literal-value"}}}}"#,
+    );
+    let o = ptc(&[
+        "eval",
+        "--upstreams",
+        &path,
+        "--output",
+        "json",
+        "(:reason (tool/call {:server \"gone\" :tool \"x\"}))",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains(":upstream_unavailable"), "{out}");
+    assert!(out.contains("\"upstream_calls\""), "{out}");
+    let o = ptc(&["mcp", "--upstreams", &path]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("upstream 'gone' could not start (upstream_unavailable)"), "{err}");
+    assert!(!err.contains("sekret-literal-value"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
