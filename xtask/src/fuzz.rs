@@ -3,7 +3,8 @@
 //!
 //! Targets: `parse` (the reader, `crates/ptc-lisp-syntax/fuzz`), `eval` (structured
 //! programs through the engine) and `json_context` (context loading), both in
-//! `crates/ptc-lisp-eval/fuzz`. libFuzzer needs a nightly toolchain (`rustup toolchain
+//! `crates/ptc-lisp-eval/fuzz`, and `frame` (every incoming MCP JSON-RPC frame gets a verdict,
+//! `crates/ptc-mcp-aggregator/fuzz`). libFuzzer needs a nightly toolchain (`rustup toolchain
 //! install nightly`) and `cargo-fuzz` (installed here when missing). New corpus entries go
 //! to `target/fuzz-corpus/<target>`; crashes to the fuzz directory's `artifacts/`.
 
@@ -12,8 +13,12 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const TARGETS: &[(&str, &str)] =
-    &[("parse", "crates/ptc-lisp-syntax"), ("eval", "crates/ptc-lisp-eval"), ("json_context", "crates/ptc-lisp-eval")];
+const TARGETS: &[(&str, &str)] = &[
+    ("parse", "crates/ptc-lisp-syntax"),
+    ("eval", "crates/ptc-lisp-eval"),
+    ("json_context", "crates/ptc-lisp-eval"),
+    ("frame", "crates/ptc-mcp-aggregator"),
+];
 
 /// Entry point.
 pub fn run(args: &[String]) -> Result<()> {
@@ -27,7 +32,7 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             name => match TARGETS.iter().find(|(t, _)| *t == name) {
                 Some((t, _)) => chosen.push(t),
-                None => bail!("unknown fuzz target {name}; targets: parse, eval, json_context"),
+                None => bail!("unknown fuzz target {name}; targets: parse, eval, json_context, frame"),
             },
         }
     }

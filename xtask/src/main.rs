@@ -23,7 +23,7 @@ commands:
                 (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
-  fuzz          cargo-fuzz targets (parse, eval, json_context) for --minutes N each (nightly)
+  fuzz          cargo-fuzz targets (parse, eval, json_context, frame) for --minutes N each (nightly)
   interop       ptc mcp against the Python MCP SDK, the MCP Inspector, the conformance suite,
                 and (aggregator mode) real upstream MCP servers and an OpenAPI service
   interop-upstreams  only the aggregator part of interop

@@ -146,6 +146,9 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         ));
     }
     if !a.undefined.is_empty() {
+        // one name: the error's span locates it (renderers add line and column); several:
+        // each name carries its own location in the message
+        let located = a.undefined.len() > 1;
         let mut first: Option<Span> = None;
         let described: Vec<String> = a
             .undefined
@@ -154,7 +157,8 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
                 if first.is_none_or(|f| (span.line, span.column) < (f.line, f.column)) {
                     first = Some(*span);
                 }
-                let mut d = format!("{n} (line {}, column {})", span.line, span.column);
+                let mut d =
+                    if located { format!("{n} (line {}, column {})", span.line, span.column) } else { n.to_string() };
                 if let Some(h) = hint_for(n) {
                     d.push_str(&format!(": {h}"));
                 } else if !near.is_empty() {

@@ -103,14 +103,19 @@ fn undefined_names_are_reported_before_running() {
 #[test]
 fn undefined_names_suggest_the_closest_names_in_scope() {
     check_err(&[
-        ("(fitler odd? [1 2])", "unbound_var", "fitler (line 1, column 2); did you mean `filter`?"),
+        ("(fitler odd? [1 2])", "unbound_var", "fitler; did you mean `filter`?"),
         ("(let [total 5] (+ totl 1))", "unbound_var", "did you mean `total`?"),
         ("(defn compute-total [x] x) (compute-totl 1)", "unbound_var", "did you mean `compute-total`?"),
         ("(str/uper-case \"a\")", "unbound_var", "did you mean `str/upper-case`?"),
         ("(set/uinon #{1} #{2})", "unbound_var", "did you mean `set/union`?"),
         ("(str/union #{1} #{2})", "unbound_var", "did you mean `set/union`?"),
-        ("(+ q 1)", "unbound_var", "Undefined variable: q (line 1, column 4)"),
+        ("(+ q 1)", "unbound_var", "Undefined variable: q"),
+        ("(+ q r)", "unbound_var", "Undefined variables: q (line 1, column 4), r (line 1, column 6)"),
     ]);
+    // one undefined name is located by the error's span (every surface renders it)
+    let o = go("(+ q 1)");
+    let span = o.error().and_then(|e| e.span).expect("a located error");
+    assert_eq!((span.line, span.column), (1, 4));
     let (opts, _) = with_tools(ctx(serde_json::json!({"user_id": 7})));
     let out = show_with("(inc user-idd)", opts.clone());
     assert!(out.contains("did you mean `data/user_id`?"), "{out}");
