@@ -78,6 +78,7 @@ pub(crate) struct Config {
     pub(crate) name: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) limits: Limits,
+    pub(crate) compose: crate::compose::ComposeOptions,
 }
 
 /// An agent: a mission, a contract, tools and limits. Build one with
@@ -135,10 +136,10 @@ impl SubAgent {
 #[derive(Debug, Clone)]
 pub struct SubAgentBuilder {
     prompt: String,
-    signature: Option<String>,
+    pub(crate) signature: Option<String>,
     tools: Vec<Tool>,
     catalog: Vec<CatalogEntry>,
-    context: serde_json::Map<String, Json>,
+    pub(crate) context: serde_json::Map<String, Json>,
     context_signature: Option<String>,
     context_descriptions: BTreeMap<String, String>,
     field_descriptions: BTreeMap<String, String>,
@@ -154,8 +155,9 @@ pub struct SubAgentBuilder {
     completion_mode: CompletionMode,
     max_tool_calls: Option<u32>,
     name: Option<String>,
-    description: Option<String>,
+    pub(crate) description: Option<String>,
     limits: Limits,
+    pub(crate) compose: crate::compose::ComposeOptions,
 }
 
 impl SubAgentBuilder {
@@ -183,6 +185,7 @@ impl SubAgentBuilder {
             name: None,
             description: None,
             limits: Limits::default(),
+            compose: Default::default(),
         }
     }
 
@@ -338,7 +341,8 @@ impl SubAgentBuilder {
         };
         check_placeholders(&prompt, signature.as_ref(), &self.context)?;
         check_numbers(&self)?;
-        let tools = prepare_tools(&self.tools, &self.context)?;
+        let mut tools = prepare_tools(&self.tools, &self.context)?;
+        crate::compose::add_self_tool(&self, &mut tools)?;
         check_catalog(&self.catalog, &tools)?;
         let context_types = match &self.context_signature {
             Some(text) => Some(context_fields(text, &self.context)?),
@@ -387,6 +391,7 @@ impl SubAgentBuilder {
             name: self.name,
             description: self.description,
             limits,
+            compose: self.compose,
         };
         Ok(SubAgent { config: Arc::new(config), tools: Arc::new(tools) })
     }

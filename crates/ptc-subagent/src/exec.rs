@@ -42,11 +42,20 @@ pub(crate) struct ExecRequest {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     pub(crate) cancel: Cancel,
     pub(crate) span: tracing::Span,
+    /// The mission tree, for agent tools and LLM tools.
+    pub(crate) nest: Option<crate::compose::ToolNest>,
 }
 
 /// Runs the program (blocking: call it from a blocking thread).
 pub(crate) fn execute(engine: &Engine, req: ExecRequest) -> Outcome {
-    let host = AgentHost { tools: req.tools, cache: req.cache, observer: req.observer, turn: req.turn, span: req.span };
+    let host = AgentHost {
+        tools: req.tools,
+        cache: req.cache,
+        observer: req.observer,
+        turn: req.turn,
+        span: req.span,
+        nest: req.nest,
+    };
     let input =
         RunInput { context: req.context, memory: req.memory, turn_history: req.turn_history, strict_data: false };
     engine.eval(&req.source, input, &host, &req.cancel)
@@ -72,6 +81,7 @@ struct AgentHost {
     observer: Option<Arc<dyn Observer>>,
     turn: u32,
     span: tracing::Span,
+    nest: Option<crate::compose::ToolNest>,
 }
 
 impl Host for AgentHost {
@@ -137,7 +147,8 @@ impl AgentHost {
         {
             return (args_json, Ok(hit));
         }
-        let result = call_with_deadline(&prepared.tool, name, args_json.clone(), cx, self.turn);
+        let tcx = ToolContext { deadline: cx.deadline, turn: self.turn, nest: self.nest.clone() };
+        let result = call_with_deadline(&prepared.tool, name, args_json.clone(), cx, tcx);
         if let (Some(k), Ok(v)) = (key, &result)
             && let Ok(mut c) = self.cache.lock()
         {
@@ -150,10 +161,15 @@ impl AgentHost {
 /// Runs the tool function on its own thread so that neither a slow tool nor a panicking
 /// one can hold or break the program: past the deadline the program gets a `timeout`
 /// and the tool's late answer is dropped; a panic becomes a `tool_error`.
-fn call_with_deadline(tool: &Tool, name: &str, args: Json, cx: &CallCx<'_>, turn: u32) -> Result<Json, EvalToolError> {
+fn call_with_deadline(
+    tool: &Tool,
+    name: &str,
+    args: Json,
+    cx: &CallCx<'_>,
+    tcx: ToolContext,
+) -> Result<Json, EvalToolError> {
     let (tx, rx) = mpsc::channel();
     let func = tool.func.clone();
-    let tcx = ToolContext { deadline: cx.deadline, turn };
     let spawned = std::thread::Builder::new().name(format!("ptc-tool-{name}")).spawn(move || {
         let result = match catch_unwind(AssertUnwindSafe(|| func(args, &tcx))) {
             Ok(Ok(v)) => Ok(v),
@@ -223,6 +239,7 @@ mod tests {
             observer: None,
             turn: 1,
             span: tracing::Span::none(),
+            nest: None,
         };
         let probe = Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map());
         let report = check_host(&host, &probe);

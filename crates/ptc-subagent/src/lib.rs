@@ -40,6 +40,7 @@
 //! ```
 
 mod agent;
+mod compose;
 mod exec;
 pub mod extract;
 pub mod feedback;
@@ -53,6 +54,7 @@ pub mod step;
 pub mod tool;
 
 pub use agent::{CompletionMode, ConfigError, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent, SubAgentBuilder};
+pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use feedback::FormatOptions;
 pub use llm::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
@@ -61,5 +63,5 @@ pub use llm::{
 pub use observe::{Event, Observer};
 pub use retry::{Backoff, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
-pub use step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
+pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 pub use tool::{CatalogEntry, Tool, ToolContext, ToolError};

@@ -99,6 +99,21 @@ impl SubAgent {
     }
 }
 
+/// Runs `agent` as a child in a mission tree (see `compose.rs`): it shares the tree's
+/// turn budget and cannot outlive its parent's deadline.
+pub(crate) async fn run_child(
+    agent: &SubAgent,
+    llm: &dyn Llm,
+    observer: Option<Arc<dyn Observer>>,
+    nest: crate::compose::Nesting,
+) -> Step {
+    let mut mission = Mission::new(agent, llm, observer);
+    mission.deadline = nest.deadline(mission.deadline);
+    mission.cancel = nest.cancel(mission.deadline);
+    mission.nest = nest;
+    mission.run().await
+}
+
 /// Turns the loop still has.
 #[derive(Debug, Clone, Copy)]
 struct Turns {
@@ -132,6 +147,7 @@ struct Mission<'a> {
     cache: Arc<Mutex<HashMap<String, Json>>>,
     budget: Turns,
     last: LastTurn,
+    nest: crate::compose::Nesting,
 }
 
 /// A turn's result: keep going (with feedback) or stop with a step outcome.
@@ -166,6 +182,7 @@ impl<'a> Mission<'a> {
             cache: Arc::new(Mutex::new(HashMap::new())),
             budget: Turns { work_left: cfg.max_turns, retry_left: cfg.retry_turns, in_retry: false },
             last: LastTurn::None,
+            nest: crate::compose::Nesting::root(agent),
         }
     }
 
@@ -178,6 +195,9 @@ impl<'a> Mission<'a> {
             }
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 break Err(self.mission_timeout());
+            }
+            if let Err(fail) = self.nest.take_turn() {
+                break Err(fail);
             }
             let number = self.turns.len() as u32 + 1;
             let kind = if self.budget.work_left == 0 {
@@ -413,10 +433,22 @@ impl<'a> Mission<'a> {
             observer: self.observer.clone(),
             cancel: self.cancel.child(),
             span,
+            nest: None,
+        };
+        let (caller, asks) = crate::compose::caller_channel(self.llm);
+        let req = ExecRequest {
+            nest: Some(crate::compose::ToolNest {
+                nesting: self.nest.clone(),
+                caller,
+                cancel: req.cancel.clone(),
+                observer: self.observer.clone(),
+            }),
+            ..req
         };
         let engine = self.engine.clone();
         let fallback = self.memory.clone();
-        match tokio::task::spawn_blocking(move || exec::execute(&engine, req)).await {
+        let work = tokio::task::spawn_blocking(move || exec::execute(&engine, req));
+        match crate::compose::serve_while(self.llm, asks, work).await {
             Ok(outcome) => outcome,
             Err(e) => Outcome::failure(
                 EvalError::new(
@@ -572,6 +604,7 @@ impl<'a> Mission<'a> {
             usage: self.usage.clone(),
             turns: std::mem::take(&mut self.turns),
             name: cfg.name.clone(),
+            children: self.nest.take_children(),
         };
         emit(self.observer.as_deref(), || Event::RunEnd {
             status: step.status,
