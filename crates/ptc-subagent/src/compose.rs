@@ -297,7 +297,7 @@ impl Nesting {
         self.children.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default()
     }
 
-    fn record(&self, child: ChildStep) {
+    pub(crate) fn record(&self, child: ChildStep) {
         if let Ok(mut c) = self.children.lock() {
             c.push(child);
         }

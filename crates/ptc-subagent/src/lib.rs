@@ -45,6 +45,7 @@ mod exec;
 pub mod extract;
 pub mod feedback;
 pub mod llm;
+pub mod llm_tool;
 mod mission;
 pub mod observe;
 pub mod prompt;
@@ -60,6 +61,7 @@ pub use llm::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
     ToolSchema,
 };
+pub use llm_tool::LlmTool;
 pub use observe::{Event, Observer};
 pub use retry::{Backoff, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
