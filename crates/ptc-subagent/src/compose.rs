@@ -159,7 +159,9 @@ impl SubAgentBuilder {
         let Some(description) = self.description.clone().filter(|d| !d.trim().is_empty()) else {
             return Err(ConfigError::new(
                 "description",
-                format!("agent tool {name:?} needs a description: say what it does, so the calling model knows when to use it"),
+                format!(
+                    "agent tool {name:?} needs a description: say what it does, so the calling model knows when to use it"
+                ),
             ));
         };
         let Some(signature) = self.signature.clone() else {
@@ -180,8 +182,8 @@ impl SubAgentBuilder {
 /// when the tool is made rather than when it is first called.
 fn check_child(builder: &SubAgentBuilder, name: &str) -> Result<(), ConfigError> {
     let Some(text) = &builder.signature else { return Ok(()) };
-    let sig = ptc_signature::parse(text)
-        .map_err(|e| ConfigError::new("signature", format!("agent tool {name:?}: {e}")))?;
+    let sig =
+        ptc_signature::parse(text).map_err(|e| ConfigError::new("signature", format!("agent tool {name:?}: {e}")))?;
     let mut context = builder.context.clone();
     for input in &sig.inputs {
         context.entry(input.name.clone()).or_insert(Json::Null);
@@ -354,9 +356,7 @@ impl Llm for CallerLlm {
             if self.tx.send(Ask { request: request.clone(), reply }).is_err() {
                 return Err(LlmError::new(LlmErrorKind::Unknown, "the calling mission has ended"));
             }
-            answer
-                .await
-                .unwrap_or_else(|_| Err(LlmError::new(LlmErrorKind::Unknown, "the calling mission has ended")))
+            answer.await.unwrap_or_else(|_| Err(LlmError::new(LlmErrorKind::Unknown, "the calling mission has ended")))
         })
     }
 
@@ -441,10 +441,7 @@ fn run_agent_tool(spec: &AgentToolSpec, args: Json, cx: &ToolContext) -> Result<
     let nest = tool_nest(cx, &spec.name)?;
     let step = run_child(spec, args, cx, nest);
     let result = match (&step.return_value, &step.fail) {
-        (_, Some(f)) => Err(ToolError::new(format!(
-            "agent tool {} failed ({}): {}",
-            spec.name, f.reason, f.message
-        ))),
+        (_, Some(f)) => Err(ToolError::new(format!("agent tool {} failed ({}): {}", spec.name, f.reason, f.message))),
         (Some(v), None) => Ok(v.clone()),
         (None, None) => Ok(Json::Null),
     };
@@ -493,9 +490,10 @@ fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest
         inherited_deadline: Some(nest.cancel.deadline().map_or(cx.deadline, |d| d.min(cx.deadline))),
     };
     let label = agent.config.name.clone().unwrap_or_else(|| spec.name.clone());
-    let observer: Option<Arc<dyn Observer>> = nest.observer.clone().map(|parent| {
-        Arc::new(NestedObserver { parent, agent: label.clone(), depth }) as Arc<dyn Observer>
-    });
+    let observer: Option<Arc<dyn Observer>> = nest
+        .observer
+        .clone()
+        .map(|parent| Arc::new(NestedObserver { parent, agent: label.clone(), depth }) as Arc<dyn Observer>);
     match block_on(crate::mission::run_child(&agent, llm.as_ref(), observer, nesting)) {
         Ok(step) => named(step, &label),
         Err(e) => named(Step::failed(Fail::new("tool_error", e.message)), &spec.name),

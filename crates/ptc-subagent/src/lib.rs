@@ -40,6 +40,7 @@
 //! ```
 
 mod agent;
+mod chain;
 mod compose;
 mod exec;
 pub mod extract;
@@ -55,6 +56,7 @@ pub mod step;
 pub mod tool;
 
 pub use agent::{CompletionMode, ConfigError, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent, SubAgentBuilder};
+pub use chain::Chain;
 pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use feedback::FormatOptions;
 pub use llm::{

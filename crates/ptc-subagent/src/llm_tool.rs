@@ -261,7 +261,13 @@ async fn ask(
         attempt += 1;
         let answer = match tokio::time::timeout_at(deadline.into(), llm.complete(request)).await {
             Ok(a) => a,
-            Err(_) => return (Err(Fail::new("timeout", "the model did not answer before the program's deadline")), usage, attempt),
+            Err(_) => {
+                return (
+                    Err(Fail::new("timeout", "the model did not answer before the program's deadline")),
+                    usage,
+                    attempt,
+                );
+            }
         };
         match answer {
             Ok(r) => {
@@ -275,7 +281,11 @@ async fn ask(
                 }
                 let delay = retry.delay(&e, attempt);
                 if Instant::now() + delay >= deadline {
-                    return (Err(Fail::new("timeout", format!("no time left to retry the model: {e}"))), usage, attempt);
+                    return (
+                        Err(Fail::new("timeout", format!("no time left to retry the model: {e}"))),
+                        usage,
+                        attempt,
+                    );
                 }
                 tokio::time::sleep(delay).await;
             }

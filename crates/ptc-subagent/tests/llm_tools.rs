@@ -100,7 +100,9 @@ fn batch_classification_renders_each_item_and_nothing_for_an_empty_list() {
     .unwrap();
     let agent = agent_with(tool);
     let llm = ScriptedLlm::texts([
-        clj("(def a (tool/classify {:items [{:id 1 :subject \"Server down\"} {:id 2 :subject \"Lunch?\"}]}))\n(def b (tool/classify {:items []}))\n(return {:a a :b b})"),
+        clj(
+            "(def a (tool/classify {:items [{:id 1 :subject \"Server down\"} {:id 2 :subject \"Lunch?\"}]}))\n(def b (tool/classify {:items []}))\n(return {:a a :b b})",
+        ),
         "[{\"id\": 1, \"urgency\": \"high\"}, {\"id\": 2, \"urgency\": \"low\"}]".to_string(),
         "[]".to_string(),
     ]);

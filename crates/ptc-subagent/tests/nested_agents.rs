@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{clj, feedback_after, run, run_observed};
 use ptc_subagent::{
-    BoxFuture, Event, Llm, LlmError, LlmRef, LlmRequest, LlmResponse, LlmRetry, ScriptedLlm, SubAgent,
-    SubAgentBuilder,
+    BoxFuture, Event, Llm, LlmError, LlmRef, LlmRequest, LlmResponse, LlmRetry, ScriptedLlm, SubAgent, SubAgentBuilder,
 };
 use serde_json::json;
 
