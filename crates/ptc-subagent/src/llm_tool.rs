@@ -151,12 +151,11 @@ impl Judgment {
             },
         };
         let (answer, usage, requests) = block_on(ask(llm.as_ref(), &request, &self.retry, cx.deadline))?;
-        let outcome = answer.and_then(|r| {
-            let checked = self.check(&r.content);
-            Ok((r, checked))
-        });
-        let (raw, result) = match outcome {
-            Ok((r, checked)) => (r.content, checked),
+        let (raw, result) = match answer {
+            Ok(r) => {
+                let checked = self.check(&r.content);
+                (r.content, checked)
+            }
             Err(f) => (String::new(), Err(f)),
         };
         self.record(cx.nest.as_ref(), cx.turn, &raw, &result, usage, requests, started);
