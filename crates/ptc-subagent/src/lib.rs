@@ -41,6 +41,7 @@
 
 mod agent;
 mod chain;
+mod compiled;
 mod compose;
 mod exec;
 pub mod extract;
@@ -57,6 +58,7 @@ pub mod tool;
 
 pub use agent::{CompletionMode, ConfigError, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent, SubAgentBuilder};
 pub use chain::Chain;
+pub use compiled::CompiledAgent;
 pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use feedback::FormatOptions;
 pub use llm::{

@@ -449,7 +449,7 @@ impl<'a> Mission<'a> {
         let fallback = self.memory.clone();
         let work = tokio::task::spawn_blocking(move || exec::execute(&engine, req));
         match crate::compose::serve_while(self.llm, asks, work).await {
-            Ok(outcome) => outcome,
+            Ok(outcome) => crate::compose::explain_catalog_call(outcome, &self.agent.config.catalog),
             Err(e) => Outcome::failure(
                 EvalError::new(
                     ptc_lisp_eval::ErrorKind::RuntimeError,
@@ -638,7 +638,7 @@ fn error_text(e: &EvalError) -> String {
 }
 
 /// `(fail v)` as a [`Fail`]: `{:reason :x :message "..." :op "..." :details {...}}`.
-fn user_fail(v: &Value) -> Fail {
+pub(crate) fn user_fail(v: &Value) -> Fail {
     let Value::Map(m) = v else {
         return Fail::new(
             "failed",
