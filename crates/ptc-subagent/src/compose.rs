@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use ptc_lisp_eval::Cancel;
+use ptc_lisp_eval::{Cancel, ErrorKind, Outcome, RunResult};
 use serde_json::Value as Json;
 use tokio::sync::{mpsc, oneshot};
 
@@ -27,7 +27,7 @@ use crate::exec::{PreparedTool, Toolbox};
 use crate::llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
 use crate::observe::{Event, Observer};
 use crate::step::{ChildStep, Fail, Step};
-use crate::tool::{Tool, ToolContext, ToolError};
+use crate::tool::{CatalogEntry, Tool, ToolContext, ToolError};
 
 /// Default nesting depth: root → child → grandchild → great-grandchild.
 pub const DEFAULT_MAX_DEPTH: u32 = 3;
@@ -498,6 +498,25 @@ fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest
         Ok(step) => named(step, &label),
         Err(e) => named(Step::failed(Fail::new("tool_error", e.message)), &spec.name),
     }
+}
+
+/// A program calling a `tool_catalog` entry (planning only) gets an error that says so,
+/// instead of a bare "Unknown tool".
+pub(crate) fn explain_catalog_call(mut outcome: Outcome, catalog: &[CatalogEntry]) -> Outcome {
+    if let RunResult::Error(e) = &mut outcome.result
+        && e.kind == ErrorKind::UnknownTool
+        && let Some(entry) = catalog.iter().find(|c| {
+            let listed = e.message.strip_prefix("Unknown tool: ").and_then(|m| m.split(". ").next()).unwrap_or("");
+            let declared = [c.name.clone()];
+            listed.split(", ").any(|n| ptc_lisp_eval::tool_keys::resolve_tool_name(n, &declared).is_some())
+        })
+    {
+        e.message = format!(
+            "tool/{} is in the tool catalog for planning only and cannot be called; use a callable tool, or return a plan that names it",
+            entry.name
+        );
+    }
+    outcome
 }
 
 fn named(mut step: Step, name: &str) -> Step {
