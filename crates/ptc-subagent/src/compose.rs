@@ -134,7 +134,8 @@ impl SubAgentBuilder {
     }
 
     /// This agent as a tool for another agent's programs. The signature's inputs are the
-    /// tool's arguments (and the child's context); a description is required.
+    /// tool's arguments; a call runs the agent with its own context plus the arguments.
+    /// A description is required.
     ///
     /// ```
     /// use ptc_subagent::SubAgent;
@@ -171,7 +172,8 @@ impl SubAgentBuilder {
             ));
         };
         check_child(&self, &name)?;
-        let spec = Arc::new(AgentToolSpec { name: name.clone(), builder: self.context(serde_json::Map::new()), bound });
+        // the builder's own context stays: a call's arguments are added over it
+        let spec = Arc::new(AgentToolSpec { name: name.clone(), builder: self, bound });
         Ok(Tool::with_context(name, move |args, cx| run_agent_tool(&spec, args, cx))
             .signature(signature)
             .description(description))
@@ -461,16 +463,17 @@ fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest
             &spec.name,
         );
     }
-    let context = match args {
-        Json::Object(m) => m,
-        Json::Null => serde_json::Map::new(),
+    let mut context = spec.builder.context.clone();
+    match args {
+        Json::Object(m) => context.extend(m),
+        Json::Null => {}
         other => {
             return named(
                 Step::failed(Fail::new("validation_error", format!("arguments must be a map, got {other}"))),
                 &spec.name,
             );
         }
-    };
+    }
     let agent = match spec.builder.clone().context(context).build() {
         Ok(a) => a,
         Err(e) => {

@@ -287,3 +287,19 @@ fn retries_of_a_childs_model_requests_happen_in_the_child() {
     assert!(step.is_ok(), "{:?}", step.fail);
     assert_eq!(step.children[0].step.usage.llm_requests, 2);
 }
+
+#[test]
+fn a_childs_own_context_is_kept_and_the_arguments_are_added() {
+    let child = SubAgent::builder("Research {{topic}}")
+        .signature("(topic :string) -> {summary :string}")
+        .description("Researches one topic in a set style")
+        .context_value("style", json!("brief"));
+    let agent = planner(child).build().unwrap();
+    let llm = ScriptedLlm::texts([
+        clj("(return {:report (:summary (tool/researcher {:topic \"rust\"}))})"),
+        clj("(return {:summary (str data/style \" notes on \" data/topic)})"),
+    ]);
+    let step = run(&agent, &llm);
+    assert_eq!(step.return_value, Some(json!({"report": "brief notes on rust"})), "{:?}", step.fail);
+    assert!(format!("{:?}", llm.requests()[1].messages[0]).contains("Research rust"));
+}
