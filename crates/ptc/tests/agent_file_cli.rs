@@ -64,6 +64,7 @@ fn the_planner_fixture_runs_its_tree_from_one_script_and_shows_it() {
     assert!(tree.contains("\nplanner · 2 turn(s) · => "), "{tree}");
     assert!(tree.contains("\n  turn 1 → tool/researcher (researcher) · 1 turn(s) · => "), "{tree}");
     assert!(tree.contains("\n  turn 2 → tool/classify (classify) · 1 turn(s) · => {\"attention\":false"), "{tree}");
+    assert!(tree.contains("\nwhole tree: 4 turn(s), 4 LLM request(s), 4430 input + 280 output tokens"), "{tree}");
 }
 
 #[test]

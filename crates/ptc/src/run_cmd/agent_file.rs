@@ -382,7 +382,22 @@ pub(super) fn tree(step: &Step) -> String {
             walk(&c.step, &format!("turn {} → tool/{} ({name})", c.turn, c.tool), depth + 1, out);
         }
     }
+    fn total(step: &Step, acc: &mut (u32, u32, u64, u64)) {
+        acc.0 += step.usage.turns;
+        acc.1 += step.usage.llm_requests;
+        acc.2 += step.usage.input_tokens;
+        acc.3 += step.usage.output_tokens;
+        for c in &step.children {
+            total(&c.step, acc);
+        }
+    }
     let mut out = String::new();
     walk(step, step.name.as_deref().unwrap_or("root"), 0, &mut out);
+    let mut acc = (0, 0, 0, 0);
+    total(step, &mut acc);
+    out.push_str(&format!(
+        "whole tree: {} turn(s), {} LLM request(s), {} input + {} output tokens\n",
+        acc.0, acc.1, acc.2, acc.3
+    ));
     out
 }
