@@ -330,6 +330,8 @@ pub(crate) struct ToolNest {
     pub(crate) caller: CallerLlm,
     pub(crate) cancel: Cancel,
     pub(crate) observer: Option<Arc<dyn Observer>>,
+    /// The mission's runtime, where nested missions and model requests run.
+    pub(crate) runtime: Option<tokio::runtime::Handle>,
 }
 
 impl fmt::Debug for ToolNest {
@@ -429,9 +431,18 @@ pub(crate) fn tool_nest<'a>(cx: &'a ToolContext, name: &str) -> Result<&'a ToolN
     cx.nest.as_ref().ok_or_else(|| ToolError::new(format!("tool/{name} runs only inside an agent mission")))
 }
 
-/// Runs `future` to completion on a fresh single-threaded runtime (tool functions run on
-/// plain threads, outside the mission's runtime).
-pub(crate) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, ToolError> {
+/// Runs `future` to completion from a tool function's thread: on the mission's runtime
+/// when there is one (so a model client keeps its connections), else on a fresh
+/// single-threaded runtime.
+pub(crate) fn block_on<F: std::future::Future>(
+    runtime: Option<&tokio::runtime::Handle>,
+    future: F,
+) -> Result<F::Output, ToolError> {
+    if let Some(handle) = runtime
+        && handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        return Ok(handle.block_on(future));
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -497,7 +508,7 @@ fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest
         .observer
         .clone()
         .map(|parent| Arc::new(NestedObserver { parent, agent: label.clone(), depth }) as Arc<dyn Observer>);
-    match block_on(crate::mission::run_child(&agent, llm.as_ref(), observer, nesting)) {
+    match block_on(nest.runtime.as_ref(), crate::mission::run_child(&agent, llm.as_ref(), observer, nesting)) {
         Ok(step) => named(step, &label),
         Err(e) => named(Step::failed(Fail::new("tool_error", e.message)), &spec.name),
     }

@@ -150,7 +150,10 @@ impl Judgment {
                 ..LlmOptions::default()
             },
         };
-        let (answer, usage, requests) = block_on(ask(llm.as_ref(), &request, &self.retry, cx.deadline))?;
+        let (answer, usage, requests) = block_on(
+            cx.nest.as_ref().and_then(|n| n.runtime.as_ref()),
+            ask(llm.as_ref(), &request, &self.retry, cx.deadline),
+        )?;
         let (raw, result) = match answer {
             Ok(r) => {
                 let checked = self.check(&r.content);

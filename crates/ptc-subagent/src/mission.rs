@@ -442,6 +442,7 @@ impl<'a> Mission<'a> {
                 caller,
                 cancel: req.cancel.clone(),
                 observer: self.observer.clone(),
+                runtime: tokio::runtime::Handle::try_current().ok(),
             }),
             ..req
         };

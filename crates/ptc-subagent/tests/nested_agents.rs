@@ -303,3 +303,15 @@ fn a_childs_own_context_is_kept_and_the_arguments_are_added() {
     assert_eq!(step.return_value, Some(json!({"report": "brief notes on rust"})), "{:?}", step.fail);
     assert!(format!("{:?}", llm.requests()[1].messages[0]).contains("Research rust"));
 }
+
+#[test]
+fn nested_agents_run_under_a_current_thread_runtime_too() {
+    let agent = planner(researcher()).build().unwrap();
+    let llm = ScriptedLlm::texts([
+        clj("(return {:report (:summary (tool/researcher {:topic \"rust\"}))})"),
+        clj("(return {:summary \"ok\"})"),
+    ]);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let step = rt.block_on(agent.run(&llm));
+    assert_eq!(step.return_value, Some(json!({"report": "ok"})), "{:?}", step.fail);
+}
