@@ -203,6 +203,14 @@ pub(crate) fn add_self_tool(builder: &SubAgentBuilder, tools: &mut Toolbox) -> R
         ));
     };
     let sig = ptc_signature::parse(&signature).map_err(|e| ConfigError::new("signature", e.to_string()))?;
+    let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid || crate::agent::RESERVED_TOOL_NAMES.contains(&name.as_str()) {
+        return Err(ConfigError::new(
+            "tools",
+            format!("the self tool's name {name:?} is reserved or not valid; use letters, digits, - and _"),
+        ));
+    }
     if tools.contains_key(&name) || builder.context.contains_key(&name) {
         return Err(ConfigError::new("tools", format!("the self tool {name:?} clashes with a tool or context key")));
     }

@@ -269,6 +269,13 @@ fn agent_tool_options_are_checked_when_the_tool_is_made() {
     assert_eq!(err.option, "signature");
     let err = SubAgent::builder("Sum").self_tool("again").build().unwrap_err();
     assert!(err.to_string().contains("needs the agent's signature"), "{err}");
+    let err = SubAgent::builder("Sum {{xs}}")
+        .signature("(xs [:int]) -> :int")
+        .context_value("xs", json!([]))
+        .self_tool("return")
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("reserved or not valid"), "{err}");
 }
 
 #[test]

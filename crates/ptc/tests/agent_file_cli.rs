@@ -79,6 +79,9 @@ fn json_and_toml_files_give_the_same_step_tree() {
         assert_eq!(step["children"][0]["tool"], "researcher");
         assert_eq!(step["children"][0]["step"]["turns"][0]["tool_calls"][0]["name"], "customer_profile");
         assert_eq!(step["children"][1]["step"]["return"]["reason"], "a gold customer who pays on time");
+        // each agent has its own memory
+        assert!(step["memory"].get("research").is_some() && step["memory"].get("p").is_none());
+        assert!(step["children"][0]["step"]["memory"].get("p").is_some());
         steps.push(step["children"].clone());
     }
     // durations differ between runs; compare the shape
