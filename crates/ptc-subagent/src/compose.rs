@@ -272,6 +272,11 @@ impl Nesting {
         }
     }
 
+    /// 0 for the root, 1 for its children, ...
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
+    }
+
     /// Takes one turn from the tree's budget, or says it is spent.
     pub(crate) fn take_turn(&self) -> Result<(), Fail> {
         let before = self.shared.turns_left.fetch_sub(1, Ordering::SeqCst);

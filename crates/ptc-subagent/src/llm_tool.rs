@@ -18,8 +18,9 @@ use ptc_signature::{KeyStyle, Signature, Template, Type};
 use serde_json::Value as Json;
 
 use crate::agent::{ConfigError, SubAgent};
-use crate::compose::{LlmRef, ToolNest, block_on, resolve_llm};
+use crate::compose::{LlmRef, block_on, resolve_llm};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message};
+use crate::observe::Event;
 use crate::retry::LlmRetry;
 use crate::step::{ChildStep, Fail, Status, Step, StepUsage, Turn, TurnKind};
 use crate::tool::{Tool, ToolContext, ToolError};
@@ -150,9 +151,18 @@ impl Judgment {
                 ..LlmOptions::default()
             },
         };
+        let report = |event: Event| {
+            if let Some(nest) = cx.nest.as_ref()
+                && let Some(observer) = &nest.observer
+            {
+                let inner = Box::new(event);
+                observer.event(&Event::Nested { agent: self.name.clone(), depth: nest.nesting.depth() + 1, inner });
+            }
+        };
+        report(Event::RunStart { agent: Some(self.name.clone()), max_turns: 1 });
         let (answer, usage, requests) = block_on(
             cx.nest.as_ref().and_then(|n| n.runtime.as_ref()),
-            ask(llm.as_ref(), &request, &self.retry, cx.deadline),
+            ask(llm.as_ref(), &request, &self.retry, cx.deadline, &report),
         )?;
         let (raw, result) = match answer {
             Ok(r) => {
@@ -161,7 +171,19 @@ impl Judgment {
             }
             Err(f) => (String::new(), Err(f)),
         };
-        self.record(cx.nest.as_ref(), cx.turn, &raw, &result, usage, requests, started);
+        let step = self.step(&raw, &result, usage, requests, started);
+        if let Some(turn) = step.turns.first() {
+            report(Event::TurnEnd { turn: turn.clone() });
+        }
+        report(Event::RunEnd {
+            status: step.status,
+            return_value: step.return_value.clone(),
+            fail: step.fail.clone(),
+            usage: step.usage.clone(),
+        });
+        if let Some(nest) = cx.nest.as_ref() {
+            nest.nesting.record(ChildStep { turn: cx.turn, tool: self.name.clone(), step });
+        }
         result.map_err(|f| self.error(&f))
     }
 
@@ -194,19 +216,15 @@ impl Judgment {
         ToolError::new(format!("LLM tool {} failed ({}): {}", self.name, f.reason, f.message))
     }
 
-    /// Keeps the judgment in the caller's step as a one-turn child.
-    #[allow(clippy::too_many_arguments)]
-    fn record(
+    /// The judgment as a one-turn step (kept in the caller's step as a child).
+    fn step(
         &self,
-        nest: Option<&ToolNest>,
-        turn: u32,
         raw: &str,
         result: &Result<Json, Fail>,
         usage: crate::llm::TokenUsage,
         requests: u32,
         started: Instant,
-    ) {
-        let Some(nest) = nest else { return };
+    ) -> Step {
         let duration_ms = started.elapsed().as_millis() as u64;
         let turns = if raw.is_empty() {
             Vec::new()
@@ -226,7 +244,7 @@ impl Judgment {
                 duration_ms,
             }]
         };
-        let step = Step {
+        Step {
             status: if result.is_ok() { Status::Ok } else { Status::Error },
             return_value: result.as_ref().ok().cloned(),
             fail: result.as_ref().err().cloned(),
@@ -244,8 +262,7 @@ impl Judgment {
             turns,
             name: Some(self.name.clone()),
             children: Vec::new(),
-        };
-        nest.nesting.record(ChildStep { turn, tool: self.name.clone(), step });
+        }
     }
 }
 
@@ -256,11 +273,19 @@ async fn ask(
     request: &LlmRequest,
     retry: &LlmRetry,
     deadline: Instant,
+    report: &dyn Fn(Event),
 ) -> (Result<LlmResponse, Fail>, crate::llm::TokenUsage, u32) {
     let mut usage = crate::llm::TokenUsage::default();
     let mut attempt = 0;
     loop {
         attempt += 1;
+        report(Event::LlmRequest {
+            turn: 1,
+            attempt,
+            system: request.system.clone(),
+            messages: request.messages.clone(),
+        });
+        let started = Instant::now();
         let answer = match tokio::time::timeout_at(deadline.into(), llm.complete(request)).await {
             Ok(a) => a,
             Err(_) => {
@@ -274,10 +299,26 @@ async fn ask(
         match answer {
             Ok(r) => {
                 usage.add(&r.usage);
+                report(Event::LlmResponse {
+                    turn: 1,
+                    attempt,
+                    content: r.content.clone(),
+                    tool_calls: r.tool_calls.clone(),
+                    usage: r.usage,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                });
                 return (Ok(r), usage, attempt);
             }
             Err(e) => {
-                if !retry.should_retry(&e, attempt) {
+                let again = retry.should_retry(&e, attempt);
+                report(Event::LlmError {
+                    turn: 1,
+                    attempt,
+                    kind: e.kind.to_string(),
+                    message: e.message.clone(),
+                    retry_in_ms: again.then(|| retry.delay(&e, attempt).as_millis() as u64),
+                });
+                if !again {
                     let fail = Fail::new("llm_error", format!("LLM request failed after {attempt} attempt(s): {e}"));
                     return (Err(fail), usage, attempt);
                 }

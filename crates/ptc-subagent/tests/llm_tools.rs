@@ -211,3 +211,24 @@ fn with_tools_an_llm_tool_becomes_an_agent_tool() {
     assert_eq!(step.return_value, Some(json!({"name": "Ada"})), "{:?}", step.fail);
     assert_eq!(step.children[0].step.usage.turns, 1);
 }
+
+#[test]
+fn a_judgment_reaches_the_observer_as_a_nested_one_turn_run() {
+    let agent = agent_with(evaluate().into_tool("evaluate").unwrap());
+    let llm = ScriptedLlm::texts([
+        clj("(return (tool/evaluate {:subject \"Server down!\"}))"),
+        "{\"urgent\": true, \"reason\": \"prod\"}".to_string(),
+    ]);
+    let (step, events) = common::run_observed(&agent, &llm);
+    assert!(step.is_ok());
+    let kinds: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            ptc_subagent::Event::Nested { agent, depth: 1, inner } if agent == "evaluate" => {
+                Some(serde_json::to_value(inner).unwrap()["event"].as_str().unwrap().to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["run_start", "llm_request", "llm_response", "turn_end", "run_end"]);
+}

@@ -55,10 +55,13 @@ fn the_planner_fixture_runs_its_tree_from_one_script_and_shows_it() {
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
     let text = out(&o);
     // the child's turns are boxed and indented, before the parent's turn that called it
-    let boxed = text.find("╭─ researcher · nested agent, depth 1").unwrap();
+    let boxed = text.find("╭─ researcher · depth 1 · up to 3 turn(s)").unwrap();
     assert!(text[boxed..].contains("│ (def p (tool/customer_profile {:id data/id}))"), "{text}");
     assert!(text.contains("╰─ researcher => {\"summary\":\"Customer 16 (gold tier) orders often and pays on time\"}"));
     assert!(boxed < text.find("── turn 1 ──\n;; find the leader").unwrap());
+    // the LLM tool's one turn is boxed too: its raw answer and the checked value
+    let judged = text.find("╭─ classify · depth 1 · up to 1 turn(s)").unwrap();
+    assert!(text[judged..].contains("│ {\"attention\": false, \"reason\": \"a gold customer who pays on time\"}"));
     // the tree after the answer
     let tree = &text[text.find("── agents ──").unwrap()..];
     assert!(tree.contains("\nplanner · 2 turn(s) · => "), "{tree}");
@@ -107,7 +110,12 @@ fn the_trace_holds_the_childs_events_wrapped_as_nested() {
     let lines: Vec<Value> =
         std::fs::read_to_string(&trace).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let nested: Vec<&Value> = lines.iter().filter(|l| l["event"] == "nested").collect();
-    assert!(nested.iter().all(|l| l["agent"] == "researcher" && l["depth"] == 1));
+    assert!(nested.iter().all(|l| (l["agent"] == "researcher" || l["agent"] == "classify") && l["depth"] == 1));
+    // the LLM tool's request is in the trace exactly as sent
+    let judged = nested.iter().find(|l| l["agent"] == "classify" && l["inner"]["event"] == "llm_request").unwrap();
+    assert!(
+        judged["inner"]["messages"][0]["content"].as_str().unwrap().starts_with("Does this account need attention")
+    );
     let request = nested.iter().find(|l| l["inner"]["event"] == "llm_request").unwrap();
     assert!(request["inner"]["messages"][0]["content"].as_str().unwrap().contains("Research customer c16"));
 }

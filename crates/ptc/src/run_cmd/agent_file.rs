@@ -312,10 +312,8 @@ pub(super) fn print_nested(agent: &str, depth: u32, event: &Event) {
     let mut out = stdout.lock();
     match event {
         Event::RunStart { max_turns, .. } => {
-            let _ = writeln!(
-                out,
-                "{bar}╭─ {agent} · nested agent, depth {depth}, up to {max_turns} turn(s) · called by the turn below"
-            );
+            let _ =
+                writeln!(out, "{bar}╭─ {agent} · depth {depth} · up to {max_turns} turn(s) · called by the turn below");
         }
         Event::TurnEnd { turn } => print_turn(&mut out, &format!("{bar}│ "), turn),
         Event::RunEnd { status, return_value, fail, usage } => {
