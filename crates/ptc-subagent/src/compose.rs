@@ -65,7 +65,8 @@ pub(crate) struct ComposeOptions {
     pub(crate) llm: LlmRef,
     pub(crate) registry: Arc<RegistryMap>,
     pub(crate) max_depth: u32,
-    pub(crate) turn_budget: u32,
+    /// `None`: the default, 20 turns or the root's own turns if it has more.
+    pub(crate) turn_budget: Option<u32>,
     /// `tools: {"NAME": :self}`: name and description.
     pub(crate) self_tool: Option<(String, String)>,
 }
@@ -86,7 +87,7 @@ impl Default for ComposeOptions {
             llm: LlmRef::Caller,
             registry: Arc::new(RegistryMap::default()),
             max_depth: DEFAULT_MAX_DEPTH,
-            turn_budget: DEFAULT_TURN_BUDGET,
+            turn_budget: None,
             self_tool: None,
         }
     }
@@ -118,9 +119,11 @@ impl SubAgentBuilder {
         self
     }
 
-    /// Turns the whole mission tree may take when this agent is the root (default 20).
+    /// Turns the whole mission tree may take when this agent is the root (default 20, or
+    /// the root's own `max_turns + retry_turns` when that is more, so the default never
+    /// cuts a lone agent short).
     pub fn turn_budget(mut self, turns: u32) -> Self {
-        self.compose.turn_budget = turns;
+        self.compose.turn_budget = Some(turns);
         self
     }
 
@@ -258,12 +261,14 @@ impl Nesting {
     /// The root of a tree, with the root agent's budget, depth and registry.
     pub(crate) fn root(agent: &SubAgent) -> Self {
         let c = &agent.config.compose;
+        let own = agent.config.max_turns.saturating_add(agent.config.retry_turns);
+        let turn_budget = c.turn_budget.unwrap_or(DEFAULT_TURN_BUDGET.max(own));
         Nesting {
             depth: 0,
             shared: Arc::new(Shared {
                 max_depth: c.max_depth,
-                turn_budget: c.turn_budget,
-                turns_left: AtomicI64::new(i64::from(c.turn_budget)),
+                turn_budget,
+                turns_left: AtomicI64::new(i64::from(turn_budget)),
                 registry: c.registry.clone(),
             }),
             children: Arc::new(Mutex::new(Vec::new())),

@@ -322,3 +322,13 @@ fn nested_agents_run_under_a_current_thread_runtime_too() {
     let step = rt.block_on(agent.run(&llm));
     assert_eq!(step.return_value, Some(json!({"report": "ok"})), "{:?}", step.fail);
 }
+
+#[test]
+fn the_default_budget_never_cuts_a_lone_agent_short() {
+    let agent = SubAgent::builder("Count").max_turns(22).build().unwrap();
+    let mut programs: Vec<String> = (0..21).map(|i| clj(&format!("(println {i})"))).collect();
+    programs.push(clj("(return 1)"));
+    let step = run(&agent, &ScriptedLlm::texts(programs));
+    assert_eq!(step.return_value, Some(json!(1)), "{:?}", step.fail);
+    assert_eq!(step.usage.turns, 22);
+}
