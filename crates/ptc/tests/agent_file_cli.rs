@@ -219,3 +219,28 @@ fn a_failing_child_is_a_tool_error_and_the_turn_budget_spans_the_tree() {
     assert_eq!(step["children"][1]["step"]["fail"]["reason"], "turn_budget_exhausted");
     assert_eq!(step["fail"]["reason"], "turn_budget_exhausted");
 }
+
+#[test]
+fn prompt_files_are_read_next_to_the_agent_file_and_flags_fill_in() {
+    let dir = scratch();
+    write(&dir, "mission.txt", "Count the items in data/xs");
+    let file = write(&dir, "count.toml", "prompt_file = \"mission.txt\"\nsignature = \":int\"\n");
+    let lines = [json!({"content": "```clojure\n(return (count data/xs))\n```"}).to_string()];
+    let script = write(&dir, "script.jsonl", &lines.join("\n"));
+    let o = ptc(&[
+        "run",
+        "--agent",
+        &file,
+        "--llm",
+        &format!("script:{script}"),
+        "--context-json",
+        "{\"xs\": [1, 2, 3]}",
+        "--output",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let step: Value = serde_json::from_str(out(&o).trim()).unwrap();
+    assert_eq!(step["return"], json!(3));
+    let o = ptc(&["run", "--agent", &file, "--llm", &format!("script:{script}"), "--prompt", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+}
