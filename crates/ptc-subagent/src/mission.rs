@@ -422,6 +422,16 @@ impl<'a> Mission<'a> {
     }
 
     async fn execute(&self, turn: u32, source: String, span: tracing::Span) -> Outcome {
+        let cancel = self.cancel.child();
+        // nested agents and LLM tools reach the mission tree (and this model) through it
+        let (caller, asks) = crate::compose::caller_channel(self.llm);
+        let nest = crate::compose::ToolNest {
+            nesting: self.nest.clone(),
+            caller,
+            cancel: cancel.clone(),
+            observer: self.observer.clone(),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        };
         let req = ExecRequest {
             source,
             context: self.agent.config.context.clone(),
@@ -431,20 +441,9 @@ impl<'a> Mission<'a> {
             tools: self.agent.tools.clone(),
             cache: self.cache.clone(),
             observer: self.observer.clone(),
-            cancel: self.cancel.child(),
+            cancel,
             span,
-            nest: None,
-        };
-        let (caller, asks) = crate::compose::caller_channel(self.llm);
-        let req = ExecRequest {
-            nest: Some(crate::compose::ToolNest {
-                nesting: self.nest.clone(),
-                caller,
-                cancel: req.cancel.clone(),
-                observer: self.observer.clone(),
-                runtime: tokio::runtime::Handle::try_current().ok(),
-            }),
-            ..req
+            nest: Some(nest),
         };
         let engine = self.engine.clone();
         let fallback = self.memory.clone();
