@@ -14,8 +14,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Instant;
 
 use ptc_lisp_eval::{Cancel, ErrorKind, Outcome, RunResult};
@@ -395,22 +398,28 @@ pub(crate) fn caller_channel(llm: &dyn Llm) -> (CallerLlm, mpsc::UnboundedReceiv
 }
 
 /// Waits for `work` (a program on a blocking thread), answering the model requests of
-/// nested agents with `llm` meanwhile.
+/// nested agents with `llm` meanwhile — several at once when the program runs children
+/// in parallel (`pmap`). Requests reach `llm` in the order they arrive.
 pub(crate) async fn serve_while<T>(
     llm: &dyn Llm,
     mut rx: mpsc::UnboundedReceiver<Ask>,
     mut work: tokio::task::JoinHandle<T>,
 ) -> Result<T, tokio::task::JoinError> {
-    loop {
-        tokio::select! {
-            biased;
-            done = &mut work => return done,
-            Some(ask) = rx.recv() => {
+    type Answering<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+    let mut answering: Vec<Answering<'_>> = Vec::new();
+    std::future::poll_fn(|cx| {
+        while let Poll::Ready(Some(ask)) = rx.poll_recv(cx) {
+            answering.push(Box::pin(async move {
                 let answer = llm.complete(&ask.request).await;
                 let _ = ask.reply.send(answer);
-            }
+            }));
         }
-    }
+        answering.retain_mut(|a| a.as_mut().poll(cx).is_pending());
+        // requests still unanswered when the program ends are dropped: their askers are
+        // gone with it (or abandoned at the program's deadline)
+        Pin::new(&mut work).poll(cx)
+    })
+    .await
 }
 
 /// Wraps a child's events as [`Event::Nested`] for the parent's observer.

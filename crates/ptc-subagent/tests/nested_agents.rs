@@ -332,3 +332,49 @@ fn the_default_budget_never_cuts_a_lone_agent_short() {
     assert_eq!(step.return_value, Some(json!(1)), "{:?}", step.fail);
     assert_eq!(step.usage.turns, 22);
 }
+
+/// Answers from a script, but holds each child's request ("Research a|b") until two are
+/// in flight at once: served one at a time, they would never meet.
+struct Rendezvous {
+    script: ScriptedLlm,
+    arrived: std::sync::atomic::AtomicUsize,
+    met: tokio::sync::Notify,
+}
+
+impl Llm for Rendezvous {
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmResponse, LlmError>> {
+        Box::pin(async move {
+            let first = format!("{:?}", request.messages[0]);
+            if first.contains("Research a") || first.contains("Research b") {
+                let waiting = self.met.notified();
+                if self.arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 >= 2 {
+                    self.met.notify_waiters();
+                } else if tokio::time::timeout(Duration::from_secs(3), waiting).await.is_err() {
+                    return Err(LlmError::new(ptc_subagent::LlmErrorKind::Unknown, "the other child never asked"));
+                }
+            }
+            self.script.complete(request).await
+        })
+    }
+}
+
+#[test]
+fn children_run_in_parallel_and_their_requests_are_answered_together() {
+    let agent = planner(researcher().llm_retry(LlmRetry { max_attempts: 1, ..LlmRetry::default() }))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let llm = Rendezvous {
+        script: ScriptedLlm::texts([
+            clj("(return {:report (apply str (pmap #(:summary (tool/researcher {:topic %})) [\"a\" \"b\"]))})"),
+            clj("(return {:summary (str \"<\" data/topic \">\")})"),
+            clj("(return {:summary (str \"<\" data/topic \">\")})"),
+        ]),
+        arrived: Default::default(),
+        met: Default::default(),
+    };
+    let step = run(&agent, &llm);
+    assert_eq!(step.return_value, Some(json!({"report": "<a><b>"})), "{:?}", step.fail);
+    assert_eq!(step.children.len(), 2);
+    assert!(step.children.iter().all(|c| c.step.is_ok()));
+}
