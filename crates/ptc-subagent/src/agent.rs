@@ -84,6 +84,7 @@ pub(crate) struct Config {
     pub(crate) mode: Mode,
     pub(crate) compress_history: Option<HistoryOptions>,
     pub(crate) compaction: Option<Compaction>,
+    pub(crate) compose: crate::compose::ComposeOptions,
 }
 
 /// An agent: a mission, a contract, tools and limits. Build one with
@@ -141,10 +142,10 @@ impl SubAgent {
 #[derive(Debug, Clone)]
 pub struct SubAgentBuilder {
     prompt: String,
-    signature: Option<String>,
+    pub(crate) signature: Option<String>,
     tools: Vec<Tool>,
     catalog: Vec<CatalogEntry>,
-    context: serde_json::Map<String, Json>,
+    pub(crate) context: serde_json::Map<String, Json>,
     context_signature: Option<String>,
     context_descriptions: BTreeMap<String, String>,
     field_descriptions: BTreeMap<String, String>,
@@ -160,11 +161,12 @@ pub struct SubAgentBuilder {
     completion_mode: CompletionMode,
     max_tool_calls: Option<u32>,
     name: Option<String>,
-    description: Option<String>,
+    pub(crate) description: Option<String>,
     limits: Limits,
-    mode: Mode,
+    pub(crate) mode: Mode,
     compress_history: Option<HistoryOptions>,
     compaction: Option<Compaction>,
+    pub(crate) compose: crate::compose::ComposeOptions,
 }
 
 impl SubAgentBuilder {
@@ -195,6 +197,7 @@ impl SubAgentBuilder {
             mode: Mode::Lisp,
             compress_history: None,
             compaction: None,
+            compose: Default::default(),
         }
     }
 
@@ -371,7 +374,8 @@ impl SubAgentBuilder {
         check_placeholders(&prompt, signature.as_ref(), &self.context)?;
         check_numbers(&self)?;
         check_mode(&self)?;
-        let tools = prepare_tools(&self.tools, &self.context, self.mode)?;
+        let mut tools = prepare_tools(&self.tools, &self.context, self.mode)?;
+        crate::compose::add_self_tool(&self, &mut tools)?;
         check_catalog(&self.catalog, &tools)?;
         let context_types = match &self.context_signature {
             Some(text) => Some(context_fields(text, &self.context)?),
@@ -423,6 +427,7 @@ impl SubAgentBuilder {
             mode: self.mode,
             compress_history: self.compress_history,
             compaction: self.compaction,
+            compose: self.compose,
         };
         Ok(SubAgent { config: Arc::new(config), tools: Arc::new(tools) })
     }

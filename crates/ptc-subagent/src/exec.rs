@@ -18,6 +18,7 @@ use ptc_signature::Type;
 use serde_json::Value as Json;
 
 use crate::cache_key::{canonical_cache_key, key_hash};
+use crate::compose::ToolNest;
 use crate::mode::Expose;
 use crate::observe::{Event, Observer, emit};
 use crate::tool::{Tool, ToolContext};
@@ -49,6 +50,8 @@ pub(crate) struct ExecRequest {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     pub(crate) cancel: Cancel,
     pub(crate) span: tracing::Span,
+    /// The mission tree, for agent tools and LLM tools.
+    pub(crate) nest: Option<crate::compose::ToolNest>,
 }
 
 /// What a program run produced, with the names it defines at top level in source order.
@@ -59,7 +62,14 @@ pub(crate) struct Executed {
 
 /// Runs the program (blocking: call it from a blocking thread).
 pub(crate) fn execute(engine: &Engine, req: ExecRequest) -> Executed {
-    let host = AgentHost { tools: req.tools, cache: req.cache, observer: req.observer, turn: req.turn, span: req.span };
+    let host = AgentHost {
+        tools: req.tools,
+        cache: req.cache,
+        observer: req.observer,
+        turn: req.turn,
+        span: req.span,
+        nest: req.nest,
+    };
     let input =
         RunInput { context: req.context, memory: req.memory, turn_history: req.turn_history, strict_data: false };
     let env = CompileEnv::for_run(&input, &host);
@@ -134,13 +144,15 @@ pub(crate) fn invoke(
     observer: Option<&dyn Observer>,
     layer: Layer,
     turn: u32,
+    nest: Option<&ToolNest>,
     name: &str,
     args: &Value,
     deadline: Instant,
     cancel: &Cancel,
 ) -> Invocation {
     let started = Instant::now();
-    let mut inv = invoke_inner(tools, cache, name, args, deadline, cancel, turn);
+    let mut inv =
+        invoke_inner(tools, cache, name, args, deadline, cancel, ToolContext { deadline, turn, nest: nest.cloned() });
     inv.duration_ms = started.elapsed().as_millis() as u64;
     match &inv.result {
         Ok(_) => {
@@ -173,7 +185,7 @@ fn invoke_inner(
     args: &Value,
     deadline: Instant,
     cancel: &Cancel,
-    turn: u32,
+    tcx: ToolContext,
 ) -> Invocation {
     let fail = |args: Json, e: EvalToolError| Invocation {
         args,
@@ -221,7 +233,7 @@ fn invoke_inner(
             duration_ms: 0,
         };
     }
-    let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, turn);
+    let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, tcx);
     let mut retained_bytes = None;
     if let (Some(k), Ok(v)) = (key, &result)
         && let Ok(mut c) = cache.lock()
@@ -239,6 +251,7 @@ struct AgentHost {
     observer: Option<Arc<dyn Observer>>,
     turn: u32,
     span: tracing::Span,
+    nest: Option<crate::compose::ToolNest>,
 }
 
 impl Host for AgentHost {
@@ -257,6 +270,7 @@ impl Host for AgentHost {
             self.observer.as_deref(),
             Layer::PtcLisp,
             self.turn,
+            self.nest.as_ref(),
             name,
             &call.args,
             cx.deadline,
@@ -278,11 +292,10 @@ fn call_with_deadline(
     args: Json,
     deadline: Instant,
     cancel: &Cancel,
-    turn: u32,
+    tcx: ToolContext,
 ) -> Result<Json, EvalToolError> {
     let (tx, rx) = mpsc::channel();
     let func = tool.func.clone();
-    let tcx = ToolContext { deadline, turn };
     let spawned = std::thread::Builder::new().name(format!("ptc-tool-{name}")).spawn(move || {
         let result = match catch_unwind(AssertUnwindSafe(|| func(args, &tcx))) {
             Ok(Ok(v)) => Ok(v),
@@ -352,6 +365,7 @@ mod tests {
             observer: None,
             turn: 1,
             span: tracing::Span::none(),
+            nest: None,
         };
         let probe = Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map());
         let report = check_host(&host, &probe);

@@ -49,13 +49,17 @@
 
 mod agent;
 pub mod cache_key;
+mod chain;
 mod chat;
 pub mod compaction;
+mod compiled;
+mod compose;
 pub mod compress;
 mod exec;
 pub mod extract;
 pub mod feedback;
 pub mod llm;
+pub mod llm_tool;
 mod mission;
 pub mod mode;
 pub mod observe;
@@ -70,17 +74,21 @@ pub mod tool;
 mod tool_turn;
 
 pub use agent::{CompletionMode, ConfigError, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent, SubAgentBuilder};
+pub use chain::Chain;
 pub use chat::ChatReply;
 pub use compaction::{Compaction, CompactionStats};
+pub use compiled::CompiledAgent;
+pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use compress::HistoryOptions;
 pub use feedback::FormatOptions;
 pub use llm::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
     ToolSchema,
 };
+pub use llm_tool::LlmTool;
 pub use mode::{Expose, Mode, NativeResult};
 pub use observe::{Event, Observer};
 pub use retry::{Backoff, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
-pub use step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
+pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 pub use tool::{CatalogEntry, Tool, ToolContext, ToolError};

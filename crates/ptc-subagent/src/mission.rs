@@ -56,6 +56,21 @@ impl SubAgent {
     }
 }
 
+/// Runs `agent` as a child in a mission tree (see `compose.rs`): it shares the tree's
+/// turn budget and cannot outlive its parent's deadline.
+pub(crate) async fn run_child(
+    agent: &SubAgent,
+    llm: &dyn Llm,
+    observer: Option<Arc<dyn Observer>>,
+    nest: crate::compose::Nesting,
+) -> Step {
+    let mut mission = Mission::new(agent, llm, observer);
+    mission.deadline = nest.deadline(mission.deadline);
+    mission.cancel = nest.cancel(mission.deadline);
+    mission.nest = nest;
+    mission.run().await
+}
+
 /// Turns the loop still has.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Turns {
@@ -103,6 +118,7 @@ pub(crate) struct Mission<'a> {
     /// Tools offered natively.
     pub(crate) offered: Vec<ToolSchema>,
     options: LlmOptions,
+    pub(crate) nest: crate::compose::Nesting,
 }
 
 /// A successful turn, for the history summary.
@@ -160,6 +176,7 @@ impl<'a> Mission<'a> {
             native_calls: 0,
             offered: agent.native_tools(),
             options: agent.llm_options(),
+            nest: crate::compose::Nesting::root(agent),
         }
     }
 
@@ -290,6 +307,9 @@ impl<'a> Mission<'a> {
             }
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 break Err(self.mission_timeout());
+            }
+            if let Err(fail) = self.nest.take_turn() {
+                break Err(fail);
             }
             let number = self.turns.len() as u32 + 1;
             let kind = if self.budget.work_left == 0 {
@@ -484,7 +504,33 @@ impl<'a> Mission<'a> {
         self.usage.total_tokens = self.usage.input_tokens + self.usage.output_tokens;
     }
 
+    /// The mission tree as tool functions see it (agent tools, LLM tools), whichever layer
+    /// calls them, and the receiving end of the caller channel: nested agents' requests to
+    /// this mission's model, answered by `serve_while` while the call runs.
+    pub(crate) fn tool_nest(
+        &self,
+        cancel: &Cancel,
+    ) -> (crate::compose::ToolNest, tokio::sync::mpsc::UnboundedReceiver<crate::compose::Ask>) {
+        let (caller, asks) = crate::compose::caller_channel(self.llm);
+        let nest = crate::compose::ToolNest {
+            nesting: self.nest.clone(),
+            caller,
+            cancel: cancel.clone(),
+            observer: self.observer.clone(),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        };
+        (nest, asks)
+    }
+
+    /// The model, for answering nested agents' requests (`serve_while`).
+    pub(crate) fn llm(&self) -> &'a dyn Llm {
+        self.llm
+    }
+
     pub(crate) async fn execute(&self, turn: u32, source: String, span: tracing::Span) -> Executed {
+        let cancel = self.cancel.child();
+        // nested agents and LLM tools reach the mission tree (and this model) through it
+        let (nest, asks) = self.tool_nest(&cancel);
         let req = ExecRequest {
             source,
             context: self.agent.config.context.clone(),
@@ -494,13 +540,18 @@ impl<'a> Mission<'a> {
             tools: self.agent.tools.clone(),
             cache: self.cache.clone(),
             observer: self.observer.clone(),
-            cancel: self.cancel.child(),
+            cancel,
             span,
+            nest: Some(nest),
         };
         let engine = self.engine.clone();
         let fallback = self.memory.clone();
-        match tokio::task::spawn_blocking(move || exec::execute(&engine, req)).await {
-            Ok(executed) => executed,
+        let work = tokio::task::spawn_blocking(move || exec::execute(&engine, req));
+        match crate::compose::serve_while(self.llm, asks, work).await {
+            Ok(executed) => Executed {
+                outcome: crate::compose::explain_catalog_call(executed.outcome, &self.agent.config.catalog),
+                defined: executed.defined,
+            },
             Err(e) => Executed {
                 outcome: Outcome::failure(
                     EvalError::new(
@@ -670,6 +721,7 @@ impl<'a> Mission<'a> {
             usage: self.usage.clone(),
             turns: std::mem::take(&mut self.turns),
             name: cfg.name.clone(),
+            children: self.nest.take_children(),
         };
         emit(self.observer.as_deref(), || Event::RunEnd {
             status: step.status,

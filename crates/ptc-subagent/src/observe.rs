@@ -121,6 +121,16 @@ pub enum Event {
         /// Usage.
         usage: StepUsage,
     },
+    /// Something that happened in a nested agent (an agent tool or the self tool).
+    Nested {
+        /// The child's name (its agent name, or the tool's).
+        agent: String,
+        /// 1 for a child of the root, 2 for a grandchild, ...
+        depth: u32,
+        /// The child's own event (never itself `Nested`: a grandchild's events arrive
+        /// wrapped once, with depth 2).
+        inner: Box<Event>,
+    },
 }
 
 pub(crate) fn emit(observer: Option<&dyn Observer>, event: impl FnOnce() -> Event) {

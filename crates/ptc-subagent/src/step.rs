@@ -174,6 +174,22 @@ pub struct Step {
     /// The agent's name, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Nested runs made by this mission's programs (agent tools, LLM tools), in the order
+    /// they finished.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildStep>,
+}
+
+/// A nested run inside a mission: which turn's program called which tool, and the
+/// child's own step (with its children, and so on down the tree).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildStep {
+    /// The parent's turn whose program made the call.
+    pub turn: u32,
+    /// The tool that was called.
+    pub tool: String,
+    /// The child's outcome.
+    pub step: Step,
 }
 
 impl Step {
@@ -192,6 +208,7 @@ impl Step {
             usage: StepUsage::default(),
             turns: Vec::new(),
             name: None,
+            children: Vec::new(),
         }
     }
 }

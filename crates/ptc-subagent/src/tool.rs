@@ -22,6 +22,16 @@ pub struct ToolContext {
     pub deadline: Instant,
     /// The 1-based turn of the agent loop.
     pub turn: u32,
+    /// The link to the mission tree (nested agents and LLM tools use it).
+    pub(crate) nest: Option<crate::compose::ToolNest>,
+}
+
+impl ToolContext {
+    /// A context for calling a tool function directly (tests, adapters): no mission, so
+    /// agent tools and LLM tools that use the caller's model report an error.
+    pub fn new(deadline: Instant, turn: u32) -> Self {
+        ToolContext { deadline, turn, nest: None }
+    }
 }
 
 impl ToolContext {

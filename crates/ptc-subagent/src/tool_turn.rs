@@ -188,10 +188,24 @@ impl Mission<'_> {
         let name = call.name.clone();
         let args = ptc_lisp_eval::json::from_json(&call.args);
         let deadline = Instant::now() + cfg.limits.timeout;
-        let inv = tokio::task::spawn_blocking(move || {
-            exec::invoke(&tools, &cache, observer.as_deref(), Layer::Native, number, &name, &args, deadline, &cancel)
-        })
-        .await;
+        // a native call of an agent tool or LLM tool reaches the mission tree like a
+        // program's call does: the nest, with this mission's model answering meanwhile
+        let (nest, asks) = self.tool_nest(&cancel);
+        let work = tokio::task::spawn_blocking(move || {
+            exec::invoke(
+                &tools,
+                &cache,
+                observer.as_deref(),
+                Layer::Native,
+                number,
+                Some(&nest),
+                &name,
+                &args,
+                deadline,
+                &cancel,
+            )
+        });
+        let inv = crate::compose::serve_while(self.llm(), asks, work).await;
         let inv = match inv {
             Ok(inv) => inv,
             Err(e) => {

@@ -26,13 +26,19 @@ use serde_json::Value as Json;
 use crate::Output;
 use crate::limit_flags::LimitArgs;
 
+mod agent_file;
 mod command_tool;
 
 /// `ptc run` flags.
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// The mission; `{{name}}` placeholders are filled from the context.
-    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file", required_unless_present = "prompt_file")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        conflicts_with = "prompt_file",
+        required_unless_present_any = ["prompt_file", "agent"]
+    )]
     prompt: Option<String>,
     /// Read the mission from a file.
     #[arg(long, value_name = "FILE")]
@@ -47,8 +53,12 @@ pub struct RunArgs {
     tools: Option<PathBuf>,
     /// The model: VENDOR:MODEL (openai, anthropic, gemini, ollama, openrouter), a registry
     /// alias, replay:FILE (a --record file), or script:FILE (the next JSON line of FILE per request).
-    #[arg(long, value_name = "SPEC")]
-    llm: String,
+    #[arg(long, value_name = "SPEC", required_unless_present = "agent")]
+    llm: Option<String>,
+    /// An agent file (JSON, or TOML by extension): prompt, signature, limits, llm, tools,
+    /// LLM tools and child agents of a whole mission tree.
+    #[arg(long, value_name = "FILE")]
+    agent: Option<PathBuf>,
     /// LLM registry file for aliases [default: $PTC_LLM_CONFIG, ./ptc-llms.json, $XDG_CONFIG_HOME/ptc/llms.json].
     #[arg(long, value_name = "FILE")]
     llm_config: Option<PathBuf>,
@@ -124,8 +134,12 @@ const DEFAULT_PROGRAM_TIMEOUT: Duration = Duration::from_millis(5_000);
 
 /// Runs the mission. `Err` is a usage or configuration error (exit 2).
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    if let Some(path) = args.agent.clone() {
+        return agent_file::run(&path, args);
+    }
+    let Some(spec) = args.llm.clone() else { bail!("give the model with --llm SPEC") };
     if args.dry_run {
-        print!("{}", crate::models_cmd::describe(&args.llm, args.llm_config.as_deref())?);
+        print!("{}", crate::models_cmd::describe(&spec, args.llm_config.as_deref())?);
         return Ok(ExitCode::SUCCESS);
     }
     let prompt = match (&args.prompt, &args.prompt_file) {
@@ -141,7 +155,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(path) => load_tools(path, Duration::from_millis(args.tool_timeout_ms))?,
         None => Vec::new(),
     };
-    let llm = llm_from_spec(&args.llm, args.llm_config.as_deref(), args.record.as_deref())?;
+    let llm = llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref())?;
     if args.llm_retries == 0 {
         bail!("--llm-retries counts attempts and must be at least 1");
     }
@@ -346,6 +360,9 @@ fn report(step: &Step, output: Output, mode: ModeArg) {
                 }
                 (None, None) => println!("── answer ── ({tally})\nnull"),
             }
+            if !step.children.is_empty() {
+                print!("── agents ──\n{}", agent_file::tree(step));
+            }
         }
     }
 }
@@ -382,6 +399,7 @@ impl Observer for LiveText {
     fn event(&self, event: &Event) {
         match event {
             Event::TurnEnd { turn } => print_turn(turn),
+            Event::Nested { agent, depth, inner } => agent_file::print_nested(agent, *depth, inner),
             Event::LlmError { turn, kind, message, retry_in_ms, .. } => match retry_in_ms {
                 Some(ms) => eprintln!("turn {turn}: model error ({kind}: {message}); retrying in {ms} ms"),
                 None => eprintln!("turn {turn}: model error ({kind}: {message})"),

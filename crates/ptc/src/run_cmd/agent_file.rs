@@ -1,0 +1,409 @@
+//! `ptc run --agent FILE`: a whole mission tree declared in one file (JSON, or TOML by
+//! extension) — prompt, signature, limits, model, tools, LLM tools and child agents — so
+//! agents compose without writing Rust.
+//!
+//! ```json
+//! {"prompt": "...", "signature": "...", "max_turns": 6, "llm": "SPEC or alias",
+//!  "tools": {
+//!    "researcher": {"agent": {"prompt": "Research {{topic}}", "signature": "(topic :string) -> {summary :string}",
+//!                             "description": "...", "tools": {}}},
+//!    "classify": {"llm_tool": {"prompt": "Is {{text}} urgent?", "signature": "(text :string) -> {urgent :bool}"}},
+//!    "get-orders": {"command": ["python3", "orders.py"], "signature": "() -> [:map]"},
+//!    "rate": {"result": 1.08},
+//!    "again": "self"}}
+//! ```
+//!
+//! Every error names the file, the agent (by its path in the tree: `root`,
+//! `root.tools.researcher`) and the field. Child agents and LLM tools without an `llm` use
+//! their caller's model, so with `--llm script:FILE` one script answers the whole tree in
+//! the order the requests are made. Command paths are relative to the current directory;
+//! `prompt_file` is relative to the agent file.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use ptc_lisp_eval::Limits;
+use ptc_subagent::{
+    ConfigError, Event, LlmRef, LlmRetry, LlmTool, MemoryStrategy, Observer, Step, SubAgent, SubAgentBuilder, Tool,
+    ToolError, Turn,
+};
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use super::{DEFAULT_PROGRAM_TIMEOUT, Fanout, LiveText, RunArgs, ToolDef, TraceFile, brief, command_tool, report};
+use crate::Output;
+
+/// One agent of the file (the root, or a child under `tools.NAME.agent`).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AgentDef {
+    prompt: Option<String>,
+    prompt_file: Option<PathBuf>,
+    signature: Option<String>,
+    name: Option<String>,
+    description: Option<String>,
+    llm: Option<String>,
+    max_turns: Option<u32>,
+    retry_turns: Option<u32>,
+    timeout_ms: Option<u64>,
+    mission_timeout_ms: Option<u64>,
+    max_tool_calls: Option<u32>,
+    memory_limit: Option<u64>,
+    memory_strategy: Option<String>,
+    max_depth: Option<u32>,
+    turn_budget: Option<u32>,
+    context: Option<serde_json::Map<String, Json>>,
+    #[serde(default)]
+    tools: BTreeMap<String, Json>,
+}
+
+/// `{"llm_tool": {...}}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LlmToolDef {
+    prompt: String,
+    signature: String,
+    description: Option<String>,
+    llm: Option<String>,
+}
+
+/// What every agent of the file shares while loading.
+struct Loader<'a> {
+    file: &'a Path,
+    llm_config: Option<&'a Path>,
+    tool_timeout: Duration,
+}
+
+impl Loader<'_> {
+    fn err(&self, agent: &str, field: &str, message: impl std::fmt::Display) -> anyhow::Error {
+        anyhow!("agent file {}: agent `{agent}`: {field}: {message}", self.file.display())
+    }
+
+    fn config_err(&self, agent: &str, e: &ConfigError) -> anyhow::Error {
+        self.err(agent, e.option, &e.message)
+    }
+
+    /// A model spec or alias of the file (`llm` of an agent or LLM tool).
+    fn model(&self, agent: &str, spec: &str) -> Result<Arc<dyn ptc_subagent::Llm>> {
+        super::llm_from_spec(spec, self.llm_config, None).map_err(|e| self.err(agent, "llm", format!("{e:#}")))
+    }
+
+    /// The builder of one agent, its tools built recursively.
+    fn builder(&self, def: AgentDef, path: &str) -> Result<SubAgentBuilder> {
+        let prompt = match (def.prompt, &def.prompt_file) {
+            (Some(p), None) => p,
+            (None, Some(f)) => {
+                let full = self.file.parent().map(|d| d.join(f)).unwrap_or_else(|| f.clone());
+                std::fs::read_to_string(&full)
+                    .map_err(|e| self.err(path, "prompt_file", format!("cannot read {}: {e}", full.display())))?
+            }
+            (Some(_), Some(_)) => return Err(self.err(path, "prompt", "give either prompt or prompt_file, not both")),
+            (None, None) => return Err(self.err(path, "prompt", "missing; say what the agent should do")),
+        };
+        let mut b = SubAgent::builder(prompt);
+        if let Some(s) = def.signature {
+            b = b.signature(s);
+        }
+        if let Some(n) = def.name {
+            b = b.name(n);
+        }
+        if let Some(d) = def.description {
+            b = b.description(d);
+        }
+        if let Some(n) = def.max_turns {
+            b = b.max_turns(n);
+        }
+        if let Some(n) = def.retry_turns {
+            b = b.retry_turns(n);
+        }
+        if let Some(ms) = def.timeout_ms {
+            b = b.timeout(Duration::from_millis(ms));
+        }
+        if let Some(ms) = def.mission_timeout_ms {
+            b = b.mission_timeout(Duration::from_millis(ms));
+        }
+        if let Some(n) = def.max_tool_calls {
+            b = b.max_tool_calls(n);
+        }
+        if def.memory_limit.is_some() || def.memory_strategy.is_some() {
+            let strategy = match def.memory_strategy.as_deref() {
+                None | Some("strict") => MemoryStrategy::Strict,
+                Some("rollback") => MemoryStrategy::Rollback,
+                Some(other) => {
+                    return Err(self.err(
+                        path,
+                        "memory_strategy",
+                        format!("{other:?}: write \"strict\" or \"rollback\""),
+                    ));
+                }
+            };
+            b = b.memory_limit(def.memory_limit.unwrap_or(1_048_576), strategy);
+        }
+        if let Some(n) = def.max_depth {
+            b = b.max_depth(n);
+        }
+        if let Some(n) = def.turn_budget {
+            b = b.turn_budget(n);
+        }
+        if let Some(c) = def.context {
+            b = b.context(c);
+        }
+        if let Some(spec) = &def.llm {
+            b = b.llm(self.model(path, spec)?);
+        }
+        for (name, raw) in def.tools {
+            let at = format!("{path}.tools.{name}");
+            b = match raw {
+                Json::String(s) if s == "self" => b.self_tool(name),
+                Json::Object(mut m) if m.contains_key("agent") && m.len() == 1 => {
+                    let child = m.remove("agent").unwrap_or_default();
+                    let child: AgentDef = serde_json::from_value(child).map_err(|e| self.err(&at, "agent", e))?;
+                    let tool = self.builder(child, &at)?.as_tool(name).map_err(|e| self.config_err(&at, &e))?;
+                    b.tool(tool)
+                }
+                Json::Object(mut m) if m.contains_key("llm_tool") && m.len() == 1 => {
+                    let def = m.remove("llm_tool").unwrap_or_default();
+                    let def: LlmToolDef = serde_json::from_value(def).map_err(|e| self.err(&at, "llm_tool", e))?;
+                    let mut tool = LlmTool::new(def.prompt, def.signature);
+                    if let Some(d) = def.description {
+                        tool = tool.description(d);
+                    }
+                    if let Some(spec) = &def.llm {
+                        tool = tool.llm(LlmRef::Explicit(self.model(&at, spec)?));
+                    }
+                    b.tool(tool.into_tool(name).map_err(|e| self.config_err(&at, &e))?)
+                }
+                other => b.tool(self.plain_tool(&name, other, &at)?),
+            };
+        }
+        Ok(b)
+    }
+
+    /// A tool of the tools file's kinds: `command` or a fixed `result`.
+    fn plain_tool(&self, name: &str, raw: Json, at: &str) -> Result<Tool> {
+        let def: ToolDef = serde_json::from_value(raw).map_err(|e| {
+            self.err(at, "tool", format!("{e}; expected \"self\", {{\"agent\": ...}}, {{\"llm_tool\": ...}}, {{\"command\": [...]}} or {{\"result\": ...}}"))
+        })?;
+        let tool = match (def.command, def.result) {
+            (Some(argv), None) if argv.first().is_some_and(|p| !p.is_empty()) => {
+                let argv = Arc::new(argv);
+                let tool_timeout = self.tool_timeout;
+                Tool::with_context(name, move |args, cx| {
+                    command_tool::call(&argv, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
+                })
+            }
+            (Some(_), None) => return Err(self.err(at, "command", "needs a program: [\"prog\", \"arg\"]")),
+            (None, Some(value)) => Tool::fixed(name, value),
+            (Some(_), Some(_)) => return Err(self.err(at, "tool", "give either \"command\" or \"result\", not both")),
+            (None, None) => {
+                return Err(self.err(at, "tool", "needs \"command\": [\"prog\", \"arg\"] or \"result\": <JSON>"));
+            }
+        };
+        let mut tool = tool.cache(def.cache);
+        if let Some(sig) = def.signature {
+            ptc_signature::parse(&sig).map_err(|e| self.err(at, "signature", e))?;
+            tool = tool.signature(sig);
+        }
+        if let Some(d) = def.description {
+            tool = tool.description(d);
+        }
+        Ok(tool)
+    }
+}
+
+/// Reads an agent file: TOML when it ends in `.toml`, JSON otherwise.
+fn read(path: &Path) -> Result<(AgentDef, Option<String>)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read agent file {}", path.display()))?;
+    let is_toml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    let raw: Json = if is_toml {
+        toml::from_str(&text).map_err(|e| anyhow!("agent file {}: not valid TOML: {e}", path.display()))?
+    } else {
+        serde_json::from_str(&text).map_err(|e| anyhow!("agent file {}: not valid JSON: {e}", path.display()))?
+    };
+    let def: AgentDef =
+        serde_json::from_value(raw).map_err(|e| anyhow!("agent file {}: agent `root`: {e}", path.display()))?;
+    let llm = def.llm.clone();
+    Ok((def, llm))
+}
+
+/// Runs the mission of an agent file; flags fill in what the file leaves out (`--llm`
+/// wins over the file's `llm` for the root agent).
+pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
+    let (mut def, file_llm) = read(path)?;
+    let spec = args.llm.clone().or(file_llm).ok_or_else(|| {
+        anyhow!("agent file {}: agent `root`: llm: no model; give \"llm\" in the file or --llm SPEC", path.display())
+    })?;
+    if args.dry_run {
+        print!("{}", crate::models_cmd::describe(&spec, args.llm_config.as_deref())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.prompt.is_some() || args.prompt_file.is_some() {
+        bail!("--agent gives the prompt; leave out --prompt and --prompt-file");
+    }
+    // the root's model is the one handed to `run`, not an agent option
+    def.llm = None;
+    let mut context = def.context.take().unwrap_or_default();
+    context.extend(args.data.load()?);
+    def.context = Some(context);
+    def.max_turns = def.max_turns.or(Some(args.max_turns));
+    def.retry_turns = def.retry_turns.or(Some(args.retry_turns));
+    def.mission_timeout_ms = def.mission_timeout_ms.or(args.mission_timeout_ms);
+    if def.signature.is_none() {
+        def.signature = args.signature.clone();
+    }
+    let limits = args.limits.to_limits(Limits { timeout: DEFAULT_PROGRAM_TIMEOUT, ..Limits::default() })?;
+    def.timeout_ms = def.timeout_ms.or(Some(limits.timeout.as_millis() as u64));
+    def.max_tool_calls = def.max_tool_calls.or(limits.max_tool_calls);
+    if args.llm_retries == 0 {
+        bail!("--llm-retries counts attempts and must be at least 1");
+    }
+    let loader = Loader {
+        file: path,
+        llm_config: args.llm_config.as_deref(),
+        tool_timeout: Duration::from_millis(args.tool_timeout_ms),
+    };
+    let mut builder = loader.builder(def, "root")?;
+    if let Some(extra) = &args.tools {
+        for t in super::load_tools(extra, loader.tool_timeout)? {
+            builder = builder.tool(t);
+        }
+    }
+    // --mode and --compress-history apply to the root agent, as for a single mission
+    builder = builder.mode(args.mode.into());
+    if args.compress_history {
+        builder = builder.compress_history(ptc_subagent::HistoryOptions {
+            println_limit: args.println_limit,
+            tool_call_limit: args.tool_call_limit,
+        });
+    }
+    let builder = builder
+        .llm_retry(LlmRetry {
+            max_attempts: args.llm_retries,
+            base_delay: Duration::from_millis(args.llm_retry_delay_ms),
+            ..LlmRetry::default()
+        })
+        .format_options(ptc_subagent::FormatOptions { max_print_length: limits.max_print_length, ..Default::default() })
+        .limits(limits.clone());
+    let agent = builder.build().map_err(|e| loader.config_err("root", &e))?;
+    let llm = super::llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref())?;
+
+    let mut observers: Vec<Arc<dyn Observer>> = Vec::new();
+    if let Some(trace) = &args.trace {
+        let file = File::create(trace).with_context(|| format!("cannot create trace file {}", trace.display()))?;
+        observers.push(Arc::new(TraceFile { out: Mutex::new(BufWriter::new(file)) }));
+    }
+    if args.output == Output::Text {
+        observers.push(Arc::new(LiveText));
+    }
+    let observer: Arc<dyn Observer> = Arc::new(Fanout(observers));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let step = runtime.block_on(agent.run_observed(llm.as_ref(), Some(observer)));
+    report(&step, args.output, args.mode);
+    Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `--output text` for a nested agent's event: its turns inside a box, indented by depth,
+/// so a person can follow which agent did what.
+pub(super) fn print_nested(agent: &str, depth: u32, event: &Event) {
+    let bar = "│ ".repeat(depth.saturating_sub(1) as usize);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match event {
+        Event::RunStart { max_turns, .. } => {
+            let _ =
+                writeln!(out, "{bar}╭─ {agent} · depth {depth} · up to {max_turns} turn(s) · called by the turn below");
+        }
+        Event::TurnEnd { turn } => print_turn(&mut out, &format!("{bar}│ "), turn),
+        Event::RunEnd { status, return_value, fail, usage } => {
+            let outcome = match (return_value, fail) {
+                (_, Some(f)) => format!("failed ({}): {}", f.reason, f.message),
+                (Some(v), None) => format!("=> {}", brief(&v.to_string(), 200)),
+                (None, None) => format!("{status:?}"),
+            };
+            let _ = writeln!(out, "{bar}╰─ {agent} {outcome} ({} turn(s))", usage.turns);
+        }
+        _ => {}
+    }
+    let _ = out.flush();
+}
+
+fn print_turn(out: &mut impl Write, prefix: &str, turn: &Turn) {
+    let _ = writeln!(out, "{prefix}── turn {} ──", turn.number);
+    match &turn.program {
+        Some(p) => {
+            for line in p.lines() {
+                let _ = writeln!(out, "{prefix}{line}");
+            }
+        }
+        None if turn.raw_response.is_empty() => {}
+        None => {
+            let _ = writeln!(out, "{prefix}{}", brief(&turn.raw_response, 200));
+        }
+    }
+    for call in &turn.tool_calls {
+        let outcome = match (&call.result, &call.error) {
+            (_, Some(e)) => format!("error: {e}"),
+            (Some(r), None) => brief(&r.to_string(), 120),
+            (None, None) => "nil".into(),
+        };
+        let _ = writeln!(out, "{prefix}  tool/{} {} -> {}", call.name, call.args, outcome);
+    }
+    for line in &turn.prints {
+        let _ = writeln!(out, "{prefix}  | {line}");
+    }
+    match (&turn.error, &turn.result) {
+        (Some(e), _) => {
+            let _ = writeln!(out, "{prefix}✗ {e}");
+        }
+        (None, Some(r)) => {
+            let _ = writeln!(out, "{prefix}=> {}", brief(r, 300));
+        }
+        (None, None) => {}
+    }
+}
+
+/// The step tree as indented lines (`--output text` prints it after the answer when the
+/// mission had nested runs).
+pub(super) fn tree(step: &Step) -> String {
+    fn walk(step: &Step, label: &str, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        let outcome = match (&step.return_value, &step.fail) {
+            (_, Some(f)) => format!("failed ({})", f.reason),
+            (Some(v), None) => format!("=> {}", brief(&v.to_string(), 80)),
+            (None, None) => "ok".into(),
+        };
+        out.push_str(&format!("{pad}{label} · {} turn(s) · {outcome}\n", step.usage.turns));
+        for c in &step.children {
+            let name = c.step.name.as_deref().unwrap_or(&c.tool);
+            walk(&c.step, &format!("turn {} → tool/{} ({name})", c.turn, c.tool), depth + 1, out);
+        }
+    }
+    fn total(step: &Step, acc: &mut (u32, u32, u64, u64)) {
+        acc.0 += step.usage.turns;
+        acc.1 += step.usage.llm_requests;
+        acc.2 += step.usage.input_tokens;
+        acc.3 += step.usage.output_tokens;
+        for c in &step.children {
+            total(&c.step, acc);
+        }
+    }
+    let mut out = String::new();
+    walk(step, step.name.as_deref().unwrap_or("root"), 0, &mut out);
+    let mut acc = (0, 0, 0, 0);
+    total(step, &mut acc);
+    out.push_str(&format!(
+        "whole tree: {} turn(s), {} LLM request(s), {} input + {} output tokens\n",
+        acc.0, acc.1, acc.2, acc.3
+    ));
+    out
+}
