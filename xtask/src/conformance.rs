@@ -387,6 +387,7 @@ fn write_divergences(root: &Path, cases: &[Case], oracle: &[serde_json::Value]) 
         } else {
             format!("throws {}", o.get("class").and_then(|v| v.as_str()).unwrap_or("?"))
         };
+        let clj = stable_object_ids(&clj);
         let cell = |s: &str| s.replace('|', "\\|");
         md.push_str(&format!(
             "| {} | `{}` | `{}` | `{}` | {} |\n",
@@ -399,6 +400,27 @@ fn write_divergences(root: &Path, cases: &[Case], oracle: &[serde_json::Value]) 
     }
     std::fs::write(root.join("docs/divergences.md"), md)?;
     Ok(())
+}
+
+/// Clojure prints an object's identity hash (`#object[java.time.Duration 0x2271d383 ...]`),
+/// which changes from run to run; the generated page shows `0x…` so it only changes when a
+/// result does.
+fn stable_object_ids(edn: &str) -> String {
+    let mut out = String::with_capacity(edn.len());
+    let mut rest = edn;
+    while let Some(at) = rest.find(" 0x") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 3..];
+        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+        if hex > 0 && rest[..at].contains("#object[") {
+            out.push_str(" 0x…");
+        } else {
+            out.push_str(&rest[at..at + 3 + hex]);
+        }
+        rest = &after[hex..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
