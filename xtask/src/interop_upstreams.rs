@@ -69,18 +69,13 @@ fn npm_servers(dir: &Path) -> Result<PathBuf> {
     Ok(bin)
 }
 
-/// The shared Python SDK upstream (`../shared/oracles/mcp/py_upstream.py`).
+/// The Python SDK upstream of the repository (`fixtures/upstreams/py_tools.py`).
 fn py_upstream(root: &Path) -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("PTC_PY_UPSTREAM") {
-        return Ok(PathBuf::from(p));
+    let p = root.join("fixtures/upstreams/py_tools.py");
+    if !p.exists() {
+        bail!("{} is missing", p.display());
     }
-    for up in [root.join("../shared"), root.join("../../shared")] {
-        let p = up.join("oracles/mcp/py_upstream.py");
-        if p.exists() {
-            return Ok(p);
-        }
-    }
-    bail!("py_upstream.py not found; set PTC_PY_UPSTREAM to its path")
+    Ok(p)
 }
 
 struct Run {
