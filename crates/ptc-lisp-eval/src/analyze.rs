@@ -183,6 +183,8 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
         return Err(e);
     }
     let frame_size = a.scopes.first().map(|s| s.max_slot).unwrap_or(0);
+    let mut nodes = nodes;
+    crate::moves::mark_moves(&mut [], None, &mut nodes);
     let mut defined: Vec<String> = a.defined.into_iter().collect();
     defined.sort();
     Ok(Program { nodes, frame_size, defined })
@@ -643,6 +645,14 @@ impl Analyzer<'_> {
                     _ => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: comparison arity")),
                 }
             }
+            Node::Builtin(b) if crate::node::ArithOp::of(b.name, args.len()).is_some() => {
+                let op = crate::node::ArithOp::of(b.name, args.len());
+                let mut it = args.into_iter();
+                match (op, it.next()) {
+                    (Some(op), Some(x)) => Node::Arith(op, b, Box::new((x, it.next())), span),
+                    _ => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: arithmetic arity")),
+                }
+            }
             Node::Builtin(b) => Node::CallBuiltin(b, args, span),
             other => Node::Call(Box::new(other), args, span),
         })
@@ -884,7 +894,8 @@ impl Analyzer<'_> {
         self.scopes.push(FnScope { self_name: name.map(Arc::from), ..FnScope::default() });
         let result = self.lambda_inner(name, params, body, doc);
         let scope = self.scopes.pop().unwrap_or_default();
-        let lambda = result?;
+        let mut lambda = result?;
+        crate::moves::mark_moves(&mut lambda.params, lambda.rest.as_mut(), std::slice::from_mut(&mut lambda.body));
         let lambda = Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, ..lambda };
         let captures = scope.captures.iter().map(|(_, c)| *c).collect();
         Ok(Node::Fn(Arc::new(lambda), captures))

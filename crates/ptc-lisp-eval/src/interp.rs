@@ -182,6 +182,14 @@ impl<'h> Interp<'h> {
     }
 
     #[inline]
+    fn take_slot(&mut self, i: u32) -> Value {
+        match self.stack.get_mut(self.base + i as usize) {
+            Some(v) => std::mem::take(v),
+            None => Value::Nil,
+        }
+    }
+
+    #[inline]
     fn set_slot(&mut self, i: u32, v: Value) {
         if let Some(s) = self.stack.get_mut(self.base + i as usize) {
             *s = v;
@@ -208,6 +216,7 @@ impl<'h> Interp<'h> {
         match node {
             Node::Const(v) => Ok(v.clone()),
             Node::Local(i) => self.slot(*i),
+            Node::LocalMove(i) => Ok(self.take_slot(*i)),
             Node::Capture(i) => self.capture(*i),
             Node::If(b) => {
                 if self.eval(&b.0)?.truthy() {
@@ -284,6 +293,31 @@ impl<'h> Interp<'h> {
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
                 for a in args {
                     vals.push(self.eval(a)?);
+                }
+                self.tick(1)?;
+                b.call(self, &mut vals).map_err(|e| with_span(e, *span))
+            }
+            Node::Arith(op, b, operands, span) => {
+                let (x, y) = &**operands;
+                let a = self.eval(x)?;
+                let mut vals: SmallVec<[Value; 2]> = SmallVec::new();
+                match y {
+                    None => {
+                        if let Some(v) = op.fast(&a, None) {
+                            self.tick(1)?;
+                            return Ok(v);
+                        }
+                        vals.push(a);
+                    }
+                    Some(y) => {
+                        let bv = self.eval(y)?;
+                        if let Some(v) = op.fast(&a, Some(&bv)) {
+                            self.tick(1)?;
+                            return Ok(v);
+                        }
+                        vals.push(a);
+                        vals.push(bv);
+                    }
                 }
                 self.tick(1)?;
                 b.call(self, &mut vals).map_err(|e| with_span(e, *span))
@@ -365,17 +399,20 @@ impl<'h> Interp<'h> {
                                 return loop_limit(self.limits.max_loop_iterations);
                             }
                             self.tick(1)?;
-                            let args = std::mem::take(&mut self.recur_args);
-                            for ((p, _), v) in l.bindings.iter().zip(args) {
+                            let mut args = std::mem::take(&mut self.recur_args);
+                            for ((p, _), v) in l.bindings.iter().zip(args.drain(..)) {
                                 self.bind(p, v)?;
                             }
+                            self.recur_args = args;
                         }
                         other => return other,
                     }
                 }
             }
             Node::Recur(args, _) => {
-                let mut vals = Vec::with_capacity(args.len());
+                // the buffer's allocation is reused from one iteration to the next
+                let mut vals = std::mem::take(&mut self.recur_args);
+                vals.clear();
                 for a in args {
                     vals.push(self.eval(a)?);
                 }
@@ -623,6 +660,8 @@ impl<'h> Interp<'h> {
                         let v = args.get_mut(lambda.params.len()).map(std::mem::take).unwrap_or(Value::Nil);
                         self.bind(rest, v)?;
                     }
+                    args.clear();
+                    self.recur_args = args;
                 }
                 other => return other,
             }

@@ -37,6 +37,7 @@ pub mod json;
 mod lazy;
 mod limits;
 mod meter;
+mod moves;
 mod node;
 pub mod printer;
 mod regex_value;

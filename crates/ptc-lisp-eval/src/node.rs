@@ -15,6 +15,8 @@ pub enum Node {
     Const(Value),
     /// A local in the current frame.
     Local(u32),
+    /// The only read of a local: its value is moved out of the slot (see `moves`).
+    LocalMove(u32),
     /// A value captured by the current closure.
     Capture(u32),
     /// The current closure itself (named `fn`).
@@ -58,6 +60,10 @@ pub enum Node {
     /// A two-argument comparison of the core library (`=`, `<`...), evaluated without
     /// cloning operands that are constants, locals or keyword lookups.
     Compare(CmpOp, Box<(Node, Node)>),
+    /// A one- or two-argument arithmetic builtin (`+ - * rem quot mod inc dec`): integers
+    /// (and floats for `+ - * inc dec`) are computed in place; anything else, and every
+    /// overflow or error, goes through the builtin itself.
+    Arith(ArithOp, &'static Builtin, Box<(Node, Option<Node>)>, Span),
     /// Call of a computed function.
     Call(Box<Node>, Vec<Node>, Span),
     /// `(tool/name ...)`.
@@ -215,4 +221,64 @@ pub enum CmpOp {
     Le,
     /// `>=`
     Ge,
+}
+
+/// Arithmetic builtins that get a dedicated node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    /// `(+ a b)`
+    Add,
+    /// `(- a b)`
+    Sub,
+    /// `(* a b)`
+    Mul,
+    /// `(rem a b)`
+    Rem,
+    /// `(quot a b)`
+    Quot,
+    /// `(mod a b)`
+    Mod,
+    /// `(inc a)`
+    Inc,
+    /// `(dec a)`
+    Dec,
+}
+
+impl ArithOp {
+    /// The operator a builtin name stands for, given its argument count.
+    pub fn of(name: &str, args: usize) -> Option<ArithOp> {
+        Some(match (name, args) {
+            ("+", 2) => ArithOp::Add,
+            ("-", 2) => ArithOp::Sub,
+            ("*", 2) => ArithOp::Mul,
+            ("rem", 2) => ArithOp::Rem,
+            ("quot", 2) => ArithOp::Quot,
+            ("mod", 2) => ArithOp::Mod,
+            ("inc", 1) => ArithOp::Inc,
+            ("dec", 1) => ArithOp::Dec,
+            _ => return None,
+        })
+    }
+
+    /// The result when both operands are plain numbers and nothing can go wrong; `None`
+    /// sends the call to the builtin (types, overflow, division by zero, mixed numbers).
+    #[inline]
+    pub fn fast(self, a: &Value, b: Option<&Value>) -> Option<Value> {
+        match (self, a, b) {
+            (ArithOp::Add, Value::Int(x), Some(Value::Int(y))) => x.checked_add(*y).map(Value::Int),
+            (ArithOp::Sub, Value::Int(x), Some(Value::Int(y))) => x.checked_sub(*y).map(Value::Int),
+            (ArithOp::Mul, Value::Int(x), Some(Value::Int(y))) => x.checked_mul(*y).map(Value::Int),
+            (ArithOp::Rem, Value::Int(x), Some(Value::Int(y))) if *y != 0 => x.checked_rem(*y).map(Value::Int),
+            (ArithOp::Quot, Value::Int(x), Some(Value::Int(y))) if *y != 0 => x.checked_div(*y).map(Value::Int),
+            (ArithOp::Mod, Value::Int(x), Some(Value::Int(y))) if *x >= 0 && *y > 0 => Some(Value::Int(x % y)),
+            (ArithOp::Inc, Value::Int(x), None) => x.checked_add(1).map(Value::Int),
+            (ArithOp::Dec, Value::Int(x), None) => x.checked_sub(1).map(Value::Int),
+            (ArithOp::Add, Value::Float(x), Some(Value::Float(y))) => Some(Value::Float(x + y)),
+            (ArithOp::Sub, Value::Float(x), Some(Value::Float(y))) => Some(Value::Float(x - y)),
+            (ArithOp::Mul, Value::Float(x), Some(Value::Float(y))) => Some(Value::Float(x * y)),
+            (ArithOp::Inc, Value::Float(x), None) => Some(Value::Float(x + 1.0)),
+            (ArithOp::Dec, Value::Float(x), None) => Some(Value::Float(x - 1.0)),
+            _ => None,
+        }
+    }
 }

@@ -1,0 +1,311 @@
+//! Last-use moves: a local that is read exactly once is moved out of its slot instead of
+//! cloned.
+//!
+//! Values are reference counted, and the collection builtins update a collection in place
+//! when they hold its only reference (`Arc::make_mut`). A local that still sits in its slot
+//! while `assoc` runs is a second reference, so without this pass every
+//! `(fn [m x] (assoc m k v))` in a `reduce` copies the map's path instead of updating it.
+//!
+//! The pass runs once per function body (and once over the top-level forms). It follows
+//! evaluation order, so each read is attributed to the binding that is live at that point
+//! (slots are reused by sibling scopes). A read becomes [`Node::LocalMove`] when:
+//! - it is the only read of its binding anywhere in the body (closure captures count), and
+//! - no repeating construct (a `loop` body, what follows a `for`/`doseq` binding) lies between the binding and the
+//!   read, so the read runs at most once per execution of its binding. The function body
+//!   itself repeats on `recur`, but `recur` rebinds every parameter, and a `let` inside it
+//!   rebinds its slot before the read on every pass.
+//!
+//! Reads that only borrow the slot (keyword lookups and comparisons on a local) count as
+//! reads but stay borrows.
+
+use crate::node::{CaptureFrom, ForClause, Node, Pattern};
+
+/// Rewrites single, non-repeated reads of locals in `body` into moves. `params` and `rest`
+/// are the function's parameter patterns (empty for the top level).
+pub(crate) fn mark_moves(params: &mut [Pattern], mut rest: Option<&mut Pattern>, body: &mut [Node]) {
+    let mut count = Pass::default();
+    count.run(params, rest.as_deref_mut(), body);
+    let mut rewrite = Pass { decisions: Some(count.decide()), ..Pass::default() };
+    rewrite.run(params, rest, body);
+}
+
+#[derive(Clone, Copy)]
+struct Binding {
+    reads: u32,
+    region: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Read {
+    binding: Option<usize>,
+    region: u32,
+    movable: bool,
+}
+
+#[derive(Default)]
+struct Pass {
+    /// Slot -> the binding live in it.
+    live: Vec<Option<usize>>,
+    bindings: Vec<Binding>,
+    reads: Vec<Read>,
+    region: u32,
+    next_region: u32,
+    /// Second pass: for each read in order, whether it becomes a move.
+    decisions: Option<Vec<bool>>,
+    cursor: usize,
+    /// Inside an `:or` default: reads are recorded but never moved.
+    pinned: u32,
+}
+
+impl Pass {
+    fn run(&mut self, params: &mut [Pattern], rest: Option<&mut Pattern>, body: &mut [Node]) {
+        for p in params.iter_mut().chain(rest) {
+            self.bind(p, self.region);
+        }
+        for n in body {
+            self.visit(n);
+        }
+    }
+
+    fn decide(&self) -> Vec<bool> {
+        self.reads
+            .iter()
+            .map(|r| match r.binding {
+                Some(b) => r.movable && self.bindings[b].reads == 1 && self.bindings[b].region == r.region,
+                None => false,
+            })
+            .collect()
+    }
+
+    fn fresh_region(&mut self) -> u32 {
+        self.next_region += 1;
+        self.next_region
+    }
+
+    /// Records a read of `slot`; in the rewrite pass, answers whether it becomes a move.
+    fn read(&mut self, slot: u32, movable: bool) -> bool {
+        if let Some(decisions) = &self.decisions {
+            let d = decisions.get(self.cursor).copied().unwrap_or(false);
+            self.cursor += 1;
+            return d;
+        }
+        let binding = self.live.get(slot as usize).copied().flatten();
+        if let Some(b) = binding {
+            self.bindings[b].reads = self.bindings[b].reads.saturating_add(1);
+        }
+        self.reads.push(Read { binding, region: self.region, movable: movable && self.pinned == 0 });
+        false
+    }
+
+    fn bind_slot(&mut self, slot: u32, region: u32) {
+        let i = slot as usize;
+        if self.live.len() <= i {
+            self.live.resize(i + 1, None);
+        }
+        self.bindings.push(Binding { reads: 0, region });
+        self.live[i] = Some(self.bindings.len() - 1);
+    }
+
+    /// Binds a pattern's slots, then visits its `:or` defaults (so a default that reads a
+    /// slot of the same pattern counts against the new binding: conservative).
+    fn bind(&mut self, p: &mut Pattern, region: u32) {
+        self.bind_slots(p, region);
+        self.visit_defaults(p);
+    }
+
+    fn bind_slots(&mut self, p: &mut Pattern, region: u32) {
+        match p {
+            Pattern::Bind(s) => self.bind_slot(*s, region),
+            Pattern::Ignore => {}
+            Pattern::Seq { items, rest, as_slot } => {
+                for i in items.iter_mut() {
+                    self.bind_slots(i, region);
+                }
+                if let Some(r) = rest {
+                    self.bind_slots(r, region);
+                }
+                if let Some(s) = as_slot {
+                    self.bind_slot(*s, region);
+                }
+            }
+            Pattern::Map { entries, as_slot } => {
+                for e in entries.iter_mut() {
+                    self.bind_slots(&mut e.pattern, region);
+                }
+                if let Some(s) = as_slot {
+                    self.bind_slot(*s, region);
+                }
+            }
+        }
+    }
+
+    fn visit_defaults(&mut self, p: &mut Pattern) {
+        match p {
+            Pattern::Bind(_) | Pattern::Ignore => {}
+            Pattern::Seq { items, rest, .. } => {
+                for i in items {
+                    self.visit_defaults(i);
+                }
+                if let Some(r) = rest {
+                    self.visit_defaults(r);
+                }
+            }
+            Pattern::Map { entries, .. } => {
+                for e in entries {
+                    if let Some(d) = &mut e.default {
+                        // a default runs only when its key is missing; its reads stay clones
+                        self.pinned += 1;
+                        self.visit(d);
+                        self.pinned -= 1;
+                    }
+                    self.visit_defaults(&mut e.pattern);
+                }
+            }
+        }
+    }
+
+    fn visit_all(&mut self, nodes: &mut [Node]) {
+        for n in nodes {
+            self.visit(n);
+        }
+    }
+
+    fn visit(&mut self, n: &mut Node) {
+        match n {
+            Node::Local(s) => {
+                let s = *s;
+                if self.read(s, true) {
+                    *n = Node::LocalMove(s);
+                }
+            }
+            Node::LocalMove(s) => {
+                self.read(*s, false);
+            }
+            Node::Const(_)
+            | Node::Capture(_)
+            | Node::SelfFn
+            | Node::Global(..)
+            | Node::Builtin(_)
+            | Node::Data(..)
+            | Node::ToolRef(_)
+            | Node::TurnHistory(_)
+            | Node::Raise(..) => {}
+            Node::Vector(items) | Node::Set(items) | Node::Do(items) | Node::And(items) | Node::Or(items) => {
+                self.visit_all(items)
+            }
+            Node::Map(entries) => {
+                for (k, v) in entries {
+                    self.visit(k);
+                    self.visit(v);
+                }
+            }
+            Node::If(b) => {
+                self.visit(&mut b.0);
+                self.visit(&mut b.1);
+                self.visit(&mut b.2);
+            }
+            Node::Let(bindings, body) => {
+                for (p, init) in bindings.iter_mut() {
+                    self.visit(init);
+                    let region = self.region;
+                    self.bind(p, region);
+                }
+                self.visit(body);
+            }
+            Node::Loop(l) => {
+                let inner = self.fresh_region();
+                for (p, init) in l.bindings.iter_mut() {
+                    self.visit(init);
+                    self.bind(p, inner);
+                }
+                let outer = std::mem::replace(&mut self.region, inner);
+                self.visit(&mut l.body);
+                self.region = outer;
+            }
+            Node::Recur(args, _) => self.visit_all(args),
+            Node::Fn(_, captures) => {
+                for c in captures.iter() {
+                    if let CaptureFrom::Local(s) = c {
+                        self.read(*s, false);
+                    }
+                }
+            }
+            Node::CallBuiltin(_, args, _) | Node::ToolCall(_, args, _) => self.visit_all(args),
+            Node::Arith(_, _, operands, _) => {
+                let (x, y) = &mut **operands;
+                self.visit(x);
+                if let Some(y) = y {
+                    self.visit(y);
+                }
+            }
+            Node::Call(f, args, _) => {
+                self.visit(f);
+                self.visit_all(args);
+            }
+            Node::GetKey(_, target, default) => {
+                match &mut **target {
+                    // the evaluator borrows a local target in place
+                    Node::Local(s) => {
+                        self.read(*s, false);
+                    }
+                    other => self.visit(other),
+                }
+                if let Some(d) = default {
+                    self.visit(d);
+                }
+            }
+            Node::Compare(_, operands) => {
+                let (a, b) = &mut **operands;
+                self.visit_compared(a);
+                self.visit_compared(b);
+            }
+            Node::Def { value, .. } => self.visit(value),
+            Node::Case(c) => {
+                self.visit(&mut c.expr);
+                for (_, result) in c.clauses.iter_mut() {
+                    self.visit(result);
+                }
+                if let Some(d) = &mut c.default {
+                    self.visit(d);
+                }
+            }
+            Node::For(f) => {
+                // each binding clause repeats everything after it once per element: it
+                // opens a region of its own
+                let outer = self.region;
+                for clause in f.clauses.iter_mut() {
+                    match clause {
+                        ForClause::Bind(p, coll) => {
+                            self.visit(coll);
+                            self.region = self.fresh_region();
+                            let region = self.region;
+                            self.bind(p, region);
+                        }
+                        ForClause::Let(bindings) => {
+                            for (p, init) in bindings.iter_mut() {
+                                self.visit(init);
+                                let region = self.region;
+                                self.bind(p, region);
+                            }
+                        }
+                        ForClause::When(t) | ForClause::While(t) => self.visit(t),
+                    }
+                }
+                self.visit(&mut f.body);
+                self.region = outer;
+            }
+            Node::Return(v) | Node::Fail(v) | Node::Spanned(v, _) => self.visit(v),
+        }
+    }
+
+    /// Comparison operands that are locals (or keyword lookups on locals) are borrowed by
+    /// the evaluator.
+    fn visit_compared(&mut self, n: &mut Node) {
+        match n {
+            Node::Local(s) => {
+                self.read(*s, false);
+            }
+            other => self.visit(other),
+        }
+    }
+}
