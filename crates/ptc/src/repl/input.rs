@@ -87,7 +87,7 @@ impl Terminal {
         let config = Config::builder()
             .max_history_size(MAX_ENTRIES)?
             .history_ignore_dups(true)?
-            .history_ignore_space(true)
+            .history_ignore_space(false)
             .completion_type(CompletionType::List)
             .auto_add_history(false)
             .build();

@@ -65,7 +65,7 @@ pub fn run(opts: Options) -> Result<()> {
     let max_program_bytes = opts.limits.max_program_bytes;
     let mut session = Session::new(opts.limits, opts.context, opts.upstreams);
     if !std::io::stdin().is_terminal() {
-        let help = help_text(None, "off (input is not a terminal)");
+        let help = help_text(None, "off: input is not a terminal");
         let mut piped = Piped::new(std::io::stdin().lock(), max_program_bytes);
         while let Read::Entry(text) = piped.read()? {
             if step(&mut session, &text, &help)? == Flow::Quit {
