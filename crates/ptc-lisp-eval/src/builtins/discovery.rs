@@ -134,15 +134,16 @@ fn names_in(interp: &Interp, ns: &str) -> Vec<String> {
 
 /// Every name of a builtin namespace, sorted, as `(dir ns)` lists them: a Clojure
 /// library's names bare (`upper-case` for `str`), other namespaces' names qualified
-/// (`Math/pow`), `java.lang.String`'s methods with their dot (`.toUpperCase`). Takes a
-/// namespace or an alias (`str`, `clojure.string`); empty for `user` (the definitions
-/// belong to a run, not to the registry) and for unknown names. Editors use it for
-/// completion.
+/// (`Math/sin`), `java.lang.String`'s methods with their dot (`.toUpperCase`). A core
+/// function that also has a qualified alias (`pow` as `Math/pow`) is listed under
+/// `clojure.core` only; the aliases are on its registry entry. Takes a namespace or an
+/// alias (`str`, `clojure.string`); empty for `user` (the definitions belong to a run, not
+/// to the registry) and for unknown names. Editors use it for completion.
 ///
 /// ```
 /// use ptc_lisp_eval::registry::names_in_namespace;
 /// assert!(names_in_namespace("str").contains(&"upper-case".to_string()));
-/// assert!(names_in_namespace("Math").contains(&"Math/pow".to_string()));
+/// assert!(names_in_namespace("Math").contains(&"Math/sin".to_string()));
 /// ```
 pub fn names_in_namespace(ns: &str) -> Vec<String> {
     let Some(ns) = canonical_ns(ns).filter(|n| *n != "user") else { return Vec::new() };
