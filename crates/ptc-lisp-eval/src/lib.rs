@@ -49,9 +49,13 @@ pub mod tool_keys;
 pub mod value;
 
 /// The function registry, read-only: names, arities, categories, docs and examples of
-/// every builtin (what `doc`, `dir`, `apropos` and the generated reference show).
+/// every builtin (what `doc`, `dir`, `apropos` and the generated reference show), the
+/// namespaces and their names, and the special forms (what editors complete).
 pub mod registry {
-    pub use crate::builtins::{Arity, Builtin, Category, Library, all, home_library, lookup, lookup_ns};
+    pub use crate::builtins::{
+        Arity, Builtin, Category, Library, all, home_library, lookup, lookup_ns, names_in_namespace, namespaces,
+    };
+    pub use crate::special_form::special_forms;
 }
 
 pub use cancel::Cancel;

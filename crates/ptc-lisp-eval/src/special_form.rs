@@ -131,6 +131,13 @@ impl SpecialForm {
     }
 }
 
+/// The special forms and macros programs can write (`def`, `let`, `->>`...), in table
+/// order; the Clojure forms PTC-Lisp rejects (`try`, `defmacro`...) and hidden forms are
+/// left out.
+pub fn special_forms() -> impl Iterator<Item = &'static str> {
+    TABLE.iter().filter(|(_, f)| !matches!(f, SpecialForm::Unsupported | SpecialForm::ArityError)).map(|(n, _)| *n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +150,16 @@ mod tests {
         let defining: Vec<&str> =
             SpecialForm::names().filter(|n| SpecialForm::lookup(n).is_some_and(SpecialForm::defines_name)).collect();
         assert_eq!(defining, ["def", "defonce", "defn", "defn-"]);
+    }
+
+    #[test]
+    fn the_writable_forms_leave_out_the_rejected_and_hidden_ones() {
+        let forms: Vec<&str> = special_forms().collect();
+        for name in ["def", "defn", "let", "->>", "letfn", "require"] {
+            assert!(forms.contains(&name), "{name}");
+        }
+        for name in ["try", "defmacro", crate::desugar::ARITY_ERROR_FORM] {
+            assert!(!forms.contains(&name), "{name}");
+        }
     }
 }

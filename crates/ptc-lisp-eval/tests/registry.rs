@@ -54,3 +54,26 @@ fn every_inventory_name_resolves() {
         missing.join(" ")
     );
 }
+
+#[test]
+fn the_namespace_views_are_what_all_ns_and_dir_show() {
+    use ptc_lisp_eval::registry::{names_in_namespace, namespaces};
+    let mut listed: Vec<String> = namespaces().into_iter().map(|n| format!("{n:?}")).collect();
+    listed.push("\"user\"".into());
+    listed.sort();
+    assert_eq!(show("(all-ns)"), format!("[{}]", listed.join(" ")));
+    for ns in namespaces().into_iter().chain(["str", "set", "walk", "core"]) {
+        let names = names_in_namespace(ns);
+        assert!(!names.is_empty(), "{ns} lists no names");
+        // (dir) pages by at most 200: read every page
+        let mut paged = Vec::new();
+        for offset in (0..names.len()).step_by(200) {
+            let page = show(&format!("(dir \"{ns}\" {{:limit 200 :offset {offset}}})"));
+            paged.push(page.trim_start_matches('[').trim_end_matches(']').to_string());
+        }
+        let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+        assert_eq!(paged.join(" "), quoted.join(" "), "{ns}");
+    }
+    assert!(names_in_namespace("user").is_empty());
+    assert!(names_in_namespace("no-such-ns").is_empty());
+}

@@ -48,7 +48,7 @@ struct Cli {
 enum Command {
     /// Evaluate a program and print its result.
     Eval(EvalArgs),
-    /// Interactive read-eval-print loop with persistent definitions and *1 *2 *3.
+    /// Interactive read-eval-print loop: completion, history, persistent definitions, *1 *2 *3 *e.
     Repl(ReplArgs),
     /// Serve lisp_eval to MCP clients over stdio (default) or Streamable HTTP.
     Mcp(mcp_cmd::McpArgs),
@@ -98,6 +98,10 @@ struct EvalArgs {
 struct ReplArgs {
     #[command(flatten)]
     data: ContextArgs,
+    /// History file [default: PTC_REPL_HISTORY, else $XDG_DATA_HOME/ptc/repl_history, else
+    /// ~/.local/share/ptc/repl_history]; an empty value turns history off.
+    #[arg(long, value_name = "FILE")]
+    history: Option<std::path::PathBuf>,
     #[command(flatten)]
     limits: limit_flags::LimitArgs,
     #[command(flatten)]
@@ -378,6 +382,6 @@ fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
     let limits = args.limits.to_limits(base_limits(&args.upstreams)).map_err(UsageError)?;
     let context = args.data.load_values().map_err(UsageError)?;
     let upstreams = args.upstreams.start(ptc_mcp_aggregator::upstream::SnapshotMode::Live).map_err(UsageError)?;
-    repl::run(limits, context, upstreams).map_err(UsageError)?;
+    repl::run(repl::Options { limits, context, upstreams, history: args.history }).map_err(UsageError)?;
     Ok(ExitCode::SUCCESS)
 }

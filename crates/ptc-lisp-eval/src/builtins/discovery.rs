@@ -124,22 +124,50 @@ fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn names_in(interp: &Interp, ns: &str) -> Vec<String> {
-    let mut names: Vec<String> = if ns == "user" {
-        interp.globals.values.keys().map(|k| k.to_string()).collect()
-    } else {
-        super::all()
-            .filter(|b| ns_of(b) == ns)
-            .flat_map(|b| {
-                // a library's other Clojure names (postwalk-replace) are listed too
-                let lib = super::home_library(b);
-                let aliases = b.aliases.iter().filter(move |a| lib.names().contains(a)).copied();
-                std::iter::once(b.name.strip_prefix("str/").or_else(|| b.name.strip_prefix("set/")).unwrap_or(b.name))
-                    .chain(aliases)
-            })
-            .map(str::to_string)
-            .collect()
-    };
+    if ns == "user" {
+        let mut names: Vec<String> = interp.globals.values.keys().map(|k| k.to_string()).collect();
+        names.sort();
+        return names;
+    }
+    names_in_namespace(ns)
+}
+
+/// Every name of a builtin namespace, sorted, as `(dir ns)` lists them: a Clojure
+/// library's names bare (`upper-case` for `str`), other namespaces' names qualified
+/// (`Math/sin`), `java.lang.String`'s methods with their dot (`.toUpperCase`). A core
+/// function that also has a qualified alias (`pow` as `Math/pow`) is listed under
+/// `clojure.core` only; the aliases are on its registry entry. Takes a namespace or an
+/// alias (`str`, `clojure.string`); empty for `user` (the definitions belong to a run, not
+/// to the registry) and for unknown names. Editors use it for completion.
+///
+/// ```
+/// use ptc_lisp_eval::registry::names_in_namespace;
+/// assert!(names_in_namespace("str").contains(&"upper-case".to_string()));
+/// assert!(names_in_namespace("Math").contains(&"Math/sin".to_string()));
+/// ```
+pub fn names_in_namespace(ns: &str) -> Vec<String> {
+    let Some(ns) = canonical_ns(ns).filter(|n| *n != "user") else { return Vec::new() };
+    let mut names: Vec<String> = super::all()
+        .filter(|b| ns_of(b) == ns)
+        .flat_map(|b| {
+            // a library's other Clojure names (postwalk-replace) are listed too
+            let lib = super::home_library(b);
+            let aliases = b.aliases.iter().filter(move |a| lib.names().contains(a)).copied();
+            std::iter::once(b.name.strip_prefix("str/").or_else(|| b.name.strip_prefix("set/")).unwrap_or(b.name))
+                .chain(aliases)
+        })
+        .map(str::to_string)
+        .collect();
     names.sort();
+    names.dedup();
+    names
+}
+
+/// The builtin namespaces (`clojure.string`, `json`, `Math`...), sorted: what `(all-ns)`
+/// lists besides `user`.
+pub fn namespaces() -> Vec<&'static str> {
+    let mut names: Vec<&str> = super::all().map(ns_of).collect();
+    names.sort_unstable();
     names.dedup();
     names
 }
@@ -337,10 +365,9 @@ fn ns_publics(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn all_ns(_: &mut Interp, _: &mut [Value]) -> EvalResult {
-    let mut names: Vec<&str> = super::all().map(ns_of).collect();
+    let mut names = namespaces();
     names.push("user");
     names.sort_unstable();
-    names.dedup();
     Ok(Value::vector(names.into_iter().map(Value::str)))
 }
 

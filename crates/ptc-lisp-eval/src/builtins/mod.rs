@@ -24,6 +24,7 @@ mod transducers;
 
 pub use args::*;
 pub use core::{add2, compare_values};
+pub use discovery::{names_in_namespace, namespaces};
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;
