@@ -176,6 +176,7 @@ impl<'h> Interp<'h> {
     #[inline]
     fn slot(&self, i: u32) -> EvalResult {
         match self.stack.get(self.base + i as usize) {
+            Some(Value::Int(n)) => Ok(Value::Int(*n)),
             Some(v) => Ok(v.clone()),
             None => internal("local slot out of range"),
         }
@@ -299,28 +300,17 @@ impl<'h> Interp<'h> {
             }
             Node::Arith(op, b, operands, span) => {
                 let (x, y) = &**operands;
-                let a = self.eval(x)?;
-                let mut vals: SmallVec<[Value; 2]> = SmallVec::new();
-                match y {
-                    None => {
-                        if let Some(v) = op.fast(&a, None) {
-                            self.tick(1)?;
-                            return Ok(v);
-                        }
-                        vals.push(a);
-                    }
-                    Some(y) => {
-                        let bv = self.eval(y)?;
-                        if let Some(v) = op.fast(&a, Some(&bv)) {
-                            self.tick(1)?;
-                            return Ok(v);
-                        }
-                        vals.push(a);
-                        vals.push(bv);
-                    }
+                // operands that need no evaluation are read in place
+                let fast = match (self.peek(x), y.as_ref().map(|y| self.peek(y))) {
+                    (Some(a), None) => op.fast(a, None),
+                    (Some(a), Some(Some(bv))) => op.fast(a, Some(bv)),
+                    _ => None,
+                };
+                if let Some(v) = fast {
+                    self.tick(1)?;
+                    return Ok(v);
                 }
-                self.tick(1)?;
-                b.call(self, &mut vals).map_err(|e| with_span(e, *span))
+                self.arith_slow(*op, b, x, y.as_ref(), *span)
             }
             Node::Call(f, args, span) => {
                 let fv = self.eval(f)?;
@@ -331,6 +321,39 @@ impl<'h> Interp<'h> {
                 self.apply(&fv, &mut vals).map_err(|e| with_span(e, *span))
             }
             _ => self.eval_cold(node),
+        }
+    }
+
+    /// An arithmetic node whose operands need evaluating, or that the fast path declined.
+    #[inline(never)]
+    fn arith_slow(
+        &mut self,
+        op: crate::node::ArithOp,
+        b: &'static crate::builtins::Builtin,
+        x: &Node,
+        y: Option<&Node>,
+        span: ptc_lisp_syntax::Span,
+    ) -> EvalResult {
+        let a = match self.peek(x) {
+            Some(v) => v.clone(),
+            None => self.eval(x)?,
+        };
+        self.tick(1)?;
+        match y {
+            None => match op.fast(&a, None) {
+                Some(v) => Ok(v),
+                None => b.call(self, &mut [a]).map_err(|e| with_span(e, span)),
+            },
+            Some(y) => {
+                let bv = match self.peek(y) {
+                    Some(v) => v.clone(),
+                    None => self.eval(y)?,
+                };
+                match op.fast(&a, Some(&bv)) {
+                    Some(v) => Ok(v),
+                    None => b.call(self, &mut [a, bv]).map_err(|e| with_span(e, span)),
+                }
+            }
         }
     }
 
@@ -401,7 +424,10 @@ impl<'h> Interp<'h> {
                             self.tick(1)?;
                             let mut args = std::mem::take(&mut self.recur_args);
                             for ((p, _), v) in l.bindings.iter().zip(args.drain(..)) {
-                                self.bind(p, v)?;
+                                match p {
+                                    Pattern::Bind(slot) => self.set_slot(*slot, v),
+                                    _ => self.bind(p, v)?,
+                                }
                             }
                             self.recur_args = args;
                         }
@@ -484,13 +510,18 @@ impl<'h> Interp<'h> {
 
     /// A reference to a node's value when it needs no evaluation work: constants, locals,
     /// captures and keyword lookups on locals.
-    #[inline]
+    #[inline(always)]
     fn peek<'a>(&'a self, n: &'a Node) -> Option<&'a Value> {
         static NIL: Value = Value::Nil;
         match n {
             Node::Const(v) => Some(v),
             Node::Local(i) => self.stack.get(self.base + *i as usize),
             Node::Capture(i) => self.stack.get(self.capture_base.wrapping_add(*i as usize)),
+            Node::Data(key, _) => match flex_get_named(&self.data, key) {
+                Some(v) => Some(v),
+                None if self.strict_data => None,
+                None => Some(&NIL),
+            },
             Node::GetKey(k, target, None) => match &**target {
                 Node::Local(i) => match self.stack.get(self.base + *i as usize) {
                     Some(Value::Map(m)) => Some(flex_get(m, k).unwrap_or(&NIL)),
@@ -1030,6 +1061,16 @@ pub fn get_in_value(coll: &Value, key: &Value) -> Option<Value> {
 #[inline]
 fn compare(op: CmpOp, a: &Value, b: &Value) -> EvalResult<bool> {
     use std::cmp::Ordering::{Greater, Less};
+    if let (Value::Int(x), Value::Int(y)) = (a, b) {
+        return Ok(match op {
+            CmpOp::Eq => x == y,
+            CmpOp::NotEq => x != y,
+            CmpOp::Lt => x < y,
+            CmpOp::Gt => x > y,
+            CmpOp::Le => x <= y,
+            CmpOp::Ge => x >= y,
+        });
+    }
     Ok(match op {
         CmpOp::Eq => a.equiv(b),
         CmpOp::NotEq => !a.equiv(b),

@@ -40,6 +40,7 @@ mod meter;
 mod moves;
 mod node;
 pub mod printer;
+mod pvector;
 mod regex_value;
 mod run;
 mod special_form;

@@ -262,7 +262,7 @@ impl ArithOp {
 
     /// The result when both operands are plain numbers and nothing can go wrong; `None`
     /// sends the call to the builtin (types, overflow, division by zero, mixed numbers).
-    #[inline]
+    #[inline(always)]
     pub fn fast(self, a: &Value, b: Option<&Value>) -> Option<Value> {
         match (self, a, b) {
             (ArithOp::Add, Value::Int(x), Some(Value::Int(y))) => x.checked_add(*y).map(Value::Int),

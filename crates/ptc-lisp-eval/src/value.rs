@@ -16,8 +16,7 @@ use crate::function::Function;
 use crate::meter;
 use crate::regex_value::RegexValue;
 
-/// A persistent vector (RRB tree with structural sharing).
-pub type PVector = imbl::Vector<Value>;
+pub use crate::pvector::PVector;
 
 /// A PTC-Lisp value.
 #[derive(Clone, Default)]

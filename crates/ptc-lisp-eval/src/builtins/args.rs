@@ -52,7 +52,7 @@ pub enum SeqIter<'a> {
     /// Nothing.
     Empty,
     /// Vector items.
-    Vec(imbl::vector::Iter<'a, Value, imbl::shared_ptr::DefaultSharedPtr>),
+    Vec(crate::pvector::Iter<'a>),
     /// Set members.
     Set(Box<dyn Iterator<Item = &'a Value> + 'a>),
     /// Map entries.

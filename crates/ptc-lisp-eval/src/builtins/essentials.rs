@@ -3,6 +3,10 @@
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+
+/// Hashing for the builtins' working tables: seeded per table, much faster than SipHash
+/// on short strings and keywords.
+type FastHash = foldhash::fast::RandomState;
 use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, compare_values, expected, int_arg, seq_iter, seq_len, str_arg};
@@ -599,7 +603,7 @@ fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
-    let mut groups: HashMap<Value, PVector> = HashMap::new();
+    let mut groups: HashMap<Value, PVector, FastHash> = HashMap::default();
     for item in items("group-by", &a[1])? {
         interp.tick(1)?;
         let k = interp.apply(&f, &mut [item.clone()])?;
@@ -610,7 +614,7 @@ fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn frequencies(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let mut counts: HashMap<Value, i64> = HashMap::new();
+    let mut counts: HashMap<Value, i64, FastHash> = HashMap::default();
     for item in items("frequencies", &a[0])? {
         interp.tick(1)?;
         *counts.entry(item).or_insert(0) += 1;
@@ -623,7 +627,7 @@ fn distinct(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if a.is_empty() {
         return Ok(super::transducers::xf_distinct());
     }
-    let mut seen = HashSet::new();
+    let mut seen: HashSet<Value, FastHash> = HashSet::default();
     let mut out = Vec::new();
     for item in items("distinct", &a[0])? {
         interp.tick(1)?;
@@ -1024,9 +1028,23 @@ fn join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(out))
 }
 fn upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let Value::Str(s) = &a[0]
+        && s.is_ascii()
+        && !s.bytes().any(|b| b.is_ascii_lowercase())
+    {
+        // already upper case: the same string, no copy
+        return Ok(std::mem::take(&mut a[0]));
+    }
     Ok(Value::str(str_arg("upper-case", &a[0])?.to_uppercase()))
 }
 fn lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+    if let Value::Str(s) = &a[0]
+        && s.is_ascii()
+        && !s.bytes().any(|b| b.is_ascii_uppercase())
+    {
+        // already lower case: the same string, no copy
+        return Ok(std::mem::take(&mut a[0]));
+    }
     Ok(Value::str(str_arg("lower-case", &a[0])?.to_lowercase()))
 }
 fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {

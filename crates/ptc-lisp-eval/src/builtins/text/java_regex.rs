@@ -39,23 +39,49 @@ impl<'h> Iterator for FindIter<'_, 'h> {
     }
 }
 
+/// The same walk as [`find_iter`], yielding only each whole match's byte range: no capture
+/// groups are resolved, so the regex engine can stay on its fastest path.
+pub struct MatchIter<'r, 'h> {
+    re: &'r Regex,
+    hay: &'h str,
+    pos: usize,
+}
+
+/// Starts a Java-style match loop over `hay` that reports whole matches only.
+pub fn match_iter<'r, 'h>(re: &'r Regex, hay: &'h str) -> MatchIter<'r, 'h> {
+    MatchIter { re, hay, pos: 0 }
+}
+
+impl Iterator for MatchIter<'_, '_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        if self.pos > self.hay.len() {
+            return None;
+        }
+        let m = self.re.find_at(self.hay, self.pos)?;
+        let (start, end) = (m.start(), m.end());
+        self.pos = if end == start { end + self.hay[end..].chars().next().map_or(1, char::len_utf8) } else { end };
+        Some((start, end))
+    }
+}
+
 /// Java's `Pattern.split(input, limit)`: a positive limit caps the number of pieces, zero
 /// drops trailing empty pieces, a negative limit keeps them. No match yields `[input]`.
 pub fn split<'h>(re: &Regex, hay: &'h str, limit: i64) -> Vec<&'h str> {
     let limited = limit > 0;
     let mut pieces: Vec<&'h str> = Vec::new();
     let mut index = 0;
-    for caps in find_iter(re, hay) {
-        let Some(m) = caps.get(0) else { continue };
+    for (start, end) in match_iter(re, hay) {
         if limited && pieces.len() as i64 >= limit - 1 {
             break;
         }
-        if index == 0 && m.start() == 0 && m.end() == 0 {
+        if index == 0 && start == 0 && end == 0 {
             // no empty leading piece for a zero-width match at the beginning
             continue;
         }
-        pieces.push(&hay[index..m.start()]);
-        index = m.end();
+        pieces.push(&hay[index..start]);
+        index = end;
     }
     if index == 0 && pieces.is_empty() {
         return vec![hay];

@@ -1,0 +1,416 @@
+//! The persistent vector behind `Value::Vector`.
+//!
+//! Most vectors a program builds are small: tuples from `juxt`, `[k v]` entries, regex
+//! groups, destructured pairs. An RRB tree allocates a whole 64-slot chunk (1.5 KiB) for
+//! any vector past two items, so small vectors live in a plain `Vec` sized to their
+//! contents and become an RRB tree (structural sharing, cheap `conj` on huge vectors) once
+//! they grow past [`SMALL_VEC`] items. Copy-on-write is the caller's `Arc::make_mut`: a
+//! shared small vector copies at most `SMALL_VEC` values, like one tree chunk.
+
+use std::ops::Index;
+
+use crate::value::Value;
+
+/// Largest vector kept as a flat `Vec`.
+pub const SMALL_VEC: usize = 32;
+
+/// A persistent vector of values.
+#[derive(Clone, Default)]
+pub struct PVector {
+    repr: Repr,
+}
+
+#[derive(Clone)]
+enum Repr {
+    Small(Vec<Value>),
+    Large(imbl::Vector<Value>),
+}
+
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Small(Vec::new())
+    }
+}
+
+impl PVector {
+    /// An empty vector.
+    pub fn new() -> Self {
+        PVector::default()
+    }
+
+    fn from_vec(v: Vec<Value>) -> Self {
+        if v.len() <= SMALL_VEC {
+            PVector { repr: Repr::Small(v) }
+        } else {
+            PVector { repr: Repr::Large(v.into_iter().collect()) }
+        }
+    }
+
+    /// Number of items.
+    #[inline]
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Small(v) => v.len(),
+            Repr::Large(v) => v.len(),
+        }
+    }
+
+    /// True when empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The item at `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&Value> {
+        match &self.repr {
+            Repr::Small(v) => v.get(i),
+            Repr::Large(v) => v.get(i),
+        }
+    }
+
+    /// The item at `i`, mutable.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Value> {
+        match &mut self.repr {
+            Repr::Small(v) => v.get_mut(i),
+            Repr::Large(v) => v.get_mut(i),
+        }
+    }
+
+    /// The first item.
+    pub fn front(&self) -> Option<&Value> {
+        self.get(0)
+    }
+
+    /// The last item.
+    pub fn back(&self) -> Option<&Value> {
+        match &self.repr {
+            Repr::Small(v) => v.last(),
+            Repr::Large(v) => v.back(),
+        }
+    }
+
+    /// The last item.
+    pub fn last(&self) -> Option<&Value> {
+        self.back()
+    }
+
+    /// Items in order.
+    #[inline]
+    pub fn iter(&self) -> Iter<'_> {
+        match &self.repr {
+            Repr::Small(v) => Iter::Small(v.iter()),
+            Repr::Large(v) => Iter::Large(v.iter()),
+        }
+    }
+
+    fn grow(&mut self) {
+        if let Repr::Small(v) = &mut self.repr
+            && v.len() >= SMALL_VEC
+        {
+            let items = std::mem::take(v);
+            self.repr = Repr::Large(items.into_iter().collect());
+        }
+    }
+
+    /// Appends an item.
+    pub fn push_back(&mut self, x: Value) {
+        self.grow();
+        match &mut self.repr {
+            Repr::Small(v) => v.push(x),
+            Repr::Large(v) => v.push_back(x),
+        }
+    }
+
+    /// Prepends an item.
+    pub fn push_front(&mut self, x: Value) {
+        self.grow();
+        match &mut self.repr {
+            Repr::Small(v) => v.insert(0, x),
+            Repr::Large(v) => v.push_front(x),
+        }
+    }
+
+    /// Removes the last item.
+    pub fn pop_back(&mut self) -> Option<Value> {
+        match &mut self.repr {
+            Repr::Small(v) => v.pop(),
+            Repr::Large(v) => v.pop_back(),
+        }
+    }
+
+    /// Removes the first item.
+    pub fn pop_front(&mut self) -> Option<Value> {
+        match &mut self.repr {
+            Repr::Small(v) if v.is_empty() => None,
+            Repr::Small(v) => Some(v.remove(0)),
+            Repr::Large(v) => v.pop_front(),
+        }
+    }
+
+    /// Replaces the item at `i` (which must exist), returning the old one.
+    pub fn set(&mut self, i: usize, x: Value) -> Value {
+        match &mut self.repr {
+            Repr::Small(v) => match v.get_mut(i) {
+                Some(slot) => std::mem::replace(slot, x),
+                None => Value::Nil,
+            },
+            Repr::Large(v) if i < v.len() => v.set(i, x),
+            Repr::Large(_) => Value::Nil,
+        }
+    }
+
+    /// Inserts at `i` (at most `len`).
+    pub fn insert(&mut self, i: usize, x: Value) {
+        self.grow();
+        match &mut self.repr {
+            Repr::Small(v) => v.insert(i.min(v.len()), x),
+            Repr::Large(v) => {
+                let i = i.min(v.len());
+                v.insert(i, x)
+            }
+        }
+    }
+
+    /// Removes the item at `i` (which must exist).
+    pub fn remove(&mut self, i: usize) -> Value {
+        match &mut self.repr {
+            Repr::Small(v) if i < v.len() => v.remove(i),
+            Repr::Large(v) if i < v.len() => v.remove(i),
+            _ => Value::Nil,
+        }
+    }
+
+    /// Splits at `i`: `self` keeps `[0, i)`, the result holds the rest.
+    pub fn split_off(&mut self, i: usize) -> PVector {
+        match &mut self.repr {
+            Repr::Small(v) => PVector::from_vec(v.split_off(i.min(v.len()))),
+            Repr::Large(v) => {
+                let i = i.min(v.len());
+                PVector { repr: Repr::Large(v.split_off(i)) }
+            }
+        }
+    }
+
+    /// Appends every item of `other`.
+    pub fn append(&mut self, other: PVector) {
+        if let (Repr::Large(a), Repr::Large(b)) = (&mut self.repr, &other.repr) {
+            a.append(b.clone());
+            return;
+        }
+        for x in other {
+            self.push_back(x);
+        }
+    }
+
+    /// Keeps the first `n` items.
+    pub fn truncate(&mut self, n: usize) {
+        match &mut self.repr {
+            Repr::Small(v) => v.truncate(n),
+            Repr::Large(v) => {
+                if n < v.len() {
+                    v.truncate(n)
+                }
+            }
+        }
+    }
+
+    /// Removes every item.
+    pub fn clear(&mut self) {
+        self.repr = Repr::Small(Vec::new());
+    }
+
+    /// The items after the first `n`.
+    pub fn skip(&self, n: usize) -> PVector {
+        match &self.repr {
+            Repr::Small(v) => PVector::from_vec(v.get(n..).map(<[Value]>::to_vec).unwrap_or_default()),
+            Repr::Large(v) => PVector { repr: Repr::Large(v.skip(n.min(v.len()))) },
+        }
+    }
+
+    /// The first `n` items.
+    pub fn take(&self, n: usize) -> PVector {
+        match &self.repr {
+            Repr::Small(v) => PVector::from_vec(v[..n.min(v.len())].to_vec()),
+            Repr::Large(v) => PVector { repr: Repr::Large(v.take(n.min(v.len()))) },
+        }
+    }
+}
+
+impl std::fmt::Debug for PVector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Index<usize> for PVector {
+    type Output = Value;
+    fn index(&self, i: usize) -> &Value {
+        match &self.repr {
+            Repr::Small(v) => &v[i],
+            Repr::Large(v) => &v[i],
+        }
+    }
+}
+
+impl FromIterator<Value> for PVector {
+    fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> Self {
+        let mut iter = iter.into_iter();
+        let mut small: Vec<Value> = Vec::with_capacity(iter.size_hint().0.min(SMALL_VEC));
+        for x in iter.by_ref() {
+            small.push(x);
+            if small.len() > SMALL_VEC {
+                let mut large: imbl::Vector<Value> = small.into_iter().collect();
+                large.extend(iter);
+                return PVector { repr: Repr::Large(large) };
+            }
+        }
+        small.shrink_to_fit();
+        PVector { repr: Repr::Small(small) }
+    }
+}
+
+impl Extend<Value> for PVector {
+    fn extend<I: IntoIterator<Item = Value>>(&mut self, iter: I) {
+        for x in iter {
+            self.push_back(x);
+        }
+    }
+}
+
+/// Borrowing iterator.
+#[derive(Clone)]
+pub enum Iter<'a> {
+    /// Over a flat vector.
+    Small(std::slice::Iter<'a, Value>),
+    /// Over a tree.
+    Large(imbl::vector::Iter<'a, Value, imbl::shared_ptr::DefaultSharedPtr>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a Value;
+    #[inline]
+    fn next(&mut self) -> Option<&'a Value> {
+        match self {
+            Iter::Small(it) => it.next(),
+            Iter::Large(it) => it.next(),
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Iter::Small(it) => it.size_hint(),
+            Iter::Large(it) => it.size_hint(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            Iter::Small(it) => it.next_back(),
+            Iter::Large(it) => it.next_back(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a PVector {
+    type Item = &'a Value;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// Owning iterator.
+pub enum IntoIter {
+    /// Over a flat vector.
+    Small(std::vec::IntoIter<Value>),
+    /// Over a tree.
+    Large(imbl::vector::ConsumingIter<Value, imbl::shared_ptr::DefaultSharedPtr>),
+}
+
+impl Iterator for IntoIter {
+    type Item = Value;
+    #[inline]
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            IntoIter::Small(it) => it.next(),
+            IntoIter::Large(it) => it.next(),
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            IntoIter::Small(it) => it.size_hint(),
+            IntoIter::Large(it) => it.size_hint(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for IntoIter {
+    fn next_back(&mut self) -> Option<Value> {
+        match self {
+            IntoIter::Small(it) => it.next_back(),
+            IntoIter::Large(it) => it.next_back(),
+        }
+    }
+}
+
+impl ExactSizeIterator for IntoIter {}
+
+impl IntoIterator for PVector {
+    type Item = Value;
+    type IntoIter = IntoIter;
+    fn into_iter(self) -> IntoIter {
+        match self.repr {
+            Repr::Small(v) => IntoIter::Small(v.into_iter()),
+            Repr::Large(v) => IntoIter::Large(v.into_iter()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(v: &PVector) -> Vec<i64> {
+        v.iter().map(|x| if let Value::Int(i) = x { *i } else { -1 }).collect()
+    }
+
+    #[test]
+    fn crosses_from_flat_to_tree_and_keeps_order() {
+        let mut v = PVector::new();
+        for i in 0..100 {
+            v.push_back(Value::Int(i));
+        }
+        assert_eq!(ints(&v), (0..100).collect::<Vec<_>>());
+        v.push_front(Value::Int(-5));
+        assert_eq!(v.len(), 101);
+        assert_eq!(ints(&v.take(3)), vec![-5, 0, 1]);
+        assert_eq!(ints(&v.skip(99)), vec![98, 99]);
+        let tail = v.split_off(100);
+        assert_eq!(ints(&tail), vec![99]);
+        assert_eq!(v.len(), 100);
+        let collected: PVector = (0..40).map(Value::Int).collect();
+        assert_eq!(collected.len(), 40);
+        assert_eq!(collected[39], Value::Int(39));
+        assert_eq!(ints(&collected.iter().rev().take(2).cloned().collect()), vec![39, 38]);
+    }
+
+    #[test]
+    fn edits_in_place() {
+        let mut v: PVector = (0..3).map(Value::Int).collect();
+        assert_eq!(v.set(1, Value::Int(9)), Value::Int(1));
+        v.insert(0, Value::Int(7));
+        assert_eq!(ints(&v), vec![7, 0, 9, 2]);
+        assert_eq!(v.remove(1), Value::Int(0));
+        assert_eq!(v.pop_front(), Some(Value::Int(7)));
+        assert_eq!(v.pop_back(), Some(Value::Int(2)));
+        v.append((5..7).map(Value::Int).collect());
+        assert_eq!(ints(&v), vec![9, 5, 6]);
+        v.truncate(1);
+        assert_eq!(ints(&v), vec![9]);
+    }
+}
