@@ -55,3 +55,21 @@ pub use secret::ApiKey;
 
 #[cfg(feature = "http")]
 pub use provider::ProviderConfig;
+
+/// The vendor features compiled into this build, in the order `openai`, `anthropic`,
+/// `gemini` (empty without any): what `ptc --version` reports.
+///
+/// ```
+/// let features = ptc_providers::vendor_features();
+/// assert_eq!(features.contains(&"openai"), cfg!(feature = "openai"));
+/// ```
+pub fn vendor_features() -> Vec<&'static str> {
+    [
+        ("openai", cfg!(feature = "openai")),
+        ("anthropic", cfg!(feature = "anthropic")),
+        ("gemini", cfg!(feature = "gemini")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{Limits, RunOptions};
@@ -35,10 +35,18 @@ Exit codes: 0 success, 1 program error or (fail v), 2 usage error.
 Every sandbox limit is a flag on eval, repl and mcp (see `ptc eval --help`).
 Docs: README.md, docs/language.md, docs/mcp.md, docs/security.md.";
 
+/// `ptc --version`: the version and the LLM vendor features compiled in, so a bug report
+/// says which build it came from (`ptc 0.1.0 (features: openai, anthropic, gemini)`).
+static VERSION: LazyLock<String> = LazyLock::new(|| {
+    let features = ptc_providers::vendor_features();
+    let features = if features.is_empty() { "none".to_string() } else { features.join(", ") };
+    format!("{} (features: {features})", env!("CARGO_PKG_VERSION"))
+});
+
 /// Programmatic tool calling: run PTC-Lisp programs (a sandboxed Clojure subset) with
 /// limits on time, memory and size, from the command line or as an MCP server.
 #[derive(Parser, Debug)]
-#[command(name = "ptc", version, propagate_version = true, after_help = AFTER_HELP)]
+#[command(name = "ptc", version = VERSION.as_str(), propagate_version = true, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
