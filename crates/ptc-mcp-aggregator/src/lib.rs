@@ -8,17 +8,21 @@
 //! This crate never evaluates programs on an async thread: each call runs on the
 //! evaluator's own blocking worker, and cancellation reaches it through a flag.
 
-pub mod config;
-pub mod envelope;
+mod config;
+mod envelope;
+/// Public only for the fuzz target (`fuzz/fuzz_targets/frame.rs`); not part of the API.
+#[doc(hidden)]
 pub mod frame;
-pub mod http;
-pub mod server;
-pub mod stdio;
+mod http;
+mod server;
+mod stdio;
 pub mod upstream;
 
 pub use config::{McpConfig, ResponseProfile};
-pub use server::{NoUpstreams, PtcServer, ToolBackend};
-pub use stdio::serve_stdio;
+pub use envelope::CallPayload;
+pub use http::{HttpError, serve_http};
+pub use server::{LISP_EVAL_CARD, NoUpstreams, PtcServer, ToolBackend};
+pub use stdio::{StdioError, serve_stdio};
 pub use upstream::{UpstreamOptions, UpstreamRuntime};
 
 /// The examples of `docs/embedding.md`, compiled and run as doctests (this crate depends

@@ -299,7 +299,7 @@ fn add_upstream_calls(env: &mut serde_json::Value, outcome: &ptc_lisp_eval::Outc
     if enabled && let serde_json::Value::Object(m) = env {
         m.insert(
             "upstream_calls".into(),
-            serde_json::Value::Array(ptc_mcp_aggregator::upstream::metrics::upstream_calls(outcome)),
+            serde_json::Value::Array(ptc_mcp_aggregator::upstream::upstream_calls(outcome)),
         );
     }
 }

@@ -13,14 +13,14 @@
 //! tools), `host.rs` (the program-facing `Host`), `catalog.rs` (description and
 //! discovery text), `metrics.rs` (`upstream_calls`, `ptc_metrics`).
 
-pub mod catalog;
+mod catalog;
 pub mod config;
-pub mod fault;
-pub mod host;
+mod fault;
+mod host;
 mod mcp_client;
-pub mod metrics;
-pub mod openapi;
-pub mod secrets;
+mod metrics;
+mod openapi;
+mod secrets;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -32,11 +32,13 @@ use tokio::sync::Semaphore;
 use self::config::{Transport, UpstreamsConfig};
 use self::fault::Fault;
 use self::mcp_client::McpConn;
-use self::secrets::{Redactor, Resolved};
+use self::secrets::Resolved;
 use crate::server::ToolBackend;
 
 pub use self::config::ConfigError;
 pub use self::host::ProgramHost;
+pub use self::metrics::{TOKEN_ESTIMATE_METHOD, ptc_metrics, upstream_calls};
+pub use self::secrets::Redactor;
 
 /// When upstreams are started and listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
