@@ -21,6 +21,7 @@ use crate::server::PtcServer;
 
 /// Why the stdio server stopped with an error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StdioError {
     /// rmcp could not start the session.
     #[error("cannot start the MCP session: {0}")]

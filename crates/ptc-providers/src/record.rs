@@ -18,6 +18,7 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// One recorded exchange (one line of a recording).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RecordedExchange {
     /// Line format version ([`FORMAT_VERSION`]).
     pub v: u32,
@@ -37,6 +38,7 @@ pub struct RecordedExchange {
 
 /// A recorded [`LlmError`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RecordedError {
     /// The error's kind.
     pub kind: LlmErrorKind,

@@ -27,6 +27,7 @@ const COMPACT_REFERENCE: &str = include_str!("../prompts/text-mode-compact-refer
 
 /// A prompt card: its name, byte budget and text.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PromptCard {
     /// The card's `name:`.
     pub name: String,
@@ -331,6 +332,8 @@ fn example(t: &Type) -> String {
                 fields.iter().map(|f| format!(":{} {}", f.name.replace('_', "-"), example(&f.ty))).collect();
             format!("{{{}}}", parts.join(" "))
         }
+        // A type added to ptc-signature later: a string is as good an example as any.
+        _ => "\"result\"".into(),
     }
 }
 

@@ -42,6 +42,7 @@ pub use self::secrets::Redactor;
 
 /// When upstreams are started and listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum SnapshotMode {
     /// At start; any failure aborts start; the catalog never changes (`ptc mcp`).
     #[default]
@@ -52,6 +53,7 @@ pub enum SnapshotMode {
 
 /// How much of the catalog the `lisp_eval` description carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CatalogMode {
     /// Inline when small (≤ `inline_max_tools` tools and ≤ `inline_max_chars`), else lazy.
     #[default]
@@ -115,6 +117,7 @@ impl Default for UpstreamOptions {
 
 /// One tool of an upstream's catalog (scrubbed).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolInfo {
     /// The upstream's tool name.
     pub name: String,
@@ -132,6 +135,7 @@ pub struct ToolInfo {
 
 /// Why start failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StartError {
     /// The config (or a credential) is wrong.
     #[error(transparent)]
