@@ -15,6 +15,8 @@
 //! assert_eq!(report.render_errors(), "- count: expected int, got string \"x\"");
 //! ```
 
+#![deny(missing_docs)]
+
 mod enforce;
 pub mod keys;
 mod parse;
@@ -35,3 +37,9 @@ pub use validate::{Issue, Mode, Report, coerce, field_value, validate};
 pub fn render(sig: &Signature) -> String {
     render::render(sig, KeyStyle::AsWritten)
 }
+
+/// The examples of this crate's `README.md`, compiled and run as doctests so that the
+/// page crates.io shows cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -3,6 +3,8 @@
 //! This binary is the composition root: it reads files and flags, builds run options and
 //! prints outcomes. All language work happens in the library crates.
 
+#![deny(missing_docs)]
+
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
 
