@@ -38,7 +38,7 @@ Every sandbox limit is a flag on eval, repl and mcp (see `ptc eval --help`).
 Docs: README.md, docs/language.md, docs/mcp.md, docs/security.md.";
 
 /// `ptc --version`: the version and the LLM vendor features compiled in, so a bug report
-/// says which build it came from (`ptc 0.1.0 (features: openai, anthropic, gemini)`).
+/// says which build it came from (`ptc X.Y.Z (features: openai, anthropic, gemini)`).
 static VERSION: LazyLock<String> = LazyLock::new(|| {
     let features = ptc_providers::vendor_features();
     let features = if features.is_empty() { "none".to_string() } else { features.join(", ") };
