@@ -457,6 +457,31 @@ mod tests {
     }
 
     #[test]
+    fn a_dropped_restore_puts_the_files_back() {
+        let dir = std::env::temp_dir().join(format!("xtask-restore-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), "version = \"0.1.0\"\n").unwrap();
+        std::fs::write(dir.join("CHANGELOG.md"), "## [Unreleased]\n").unwrap();
+        {
+            let _restore = Restore::capture(&dir).unwrap();
+            std::fs::write(dir.join("Cargo.toml"), "version = \"0.1.1\"\n").unwrap();
+            std::fs::write(dir.join("Cargo.lock"), "written by the bump\n").unwrap();
+            // A failing step returns here with `?`: the guard drops.
+        }
+        let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let lock_exists = dir.join("Cargo.lock").exists();
+        let mut kept = Restore::capture(&dir).unwrap();
+        std::fs::write(dir.join("CHANGELOG.md"), "## [0.1.1]\n").unwrap();
+        kept.keep();
+        drop(kept);
+        let changelog = std::fs::read_to_string(dir.join("CHANGELOG.md")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(toml, "version = \"0.1.0\"\n");
+        assert!(!lock_exists, "a file that did not exist is removed again");
+        assert_eq!(changelog, "## [0.1.1]\n", "keep() leaves the release's files");
+    }
+
+    #[test]
     fn commands_print_as_typed() {
         let words = owned(&["git", "tag", "-a", "v0.1.1", "-m", "ptc-runner 0.1.1", "it's"]);
         assert_eq!(shell_words(&words), r"git tag -a v0.1.1 -m 'ptc-runner 0.1.1' 'it'\''s'");
