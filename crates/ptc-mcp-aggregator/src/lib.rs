@@ -36,7 +36,7 @@
 
 mod config;
 mod envelope;
-/// Public only for the fuzz target (`fuzz/fuzz_targets/frame.rs`); not part of the API.
+// Public only for the fuzz target (`fuzz/fuzz_targets/frame.rs`); not part of the API.
 #[doc(hidden)]
 pub mod frame;
 mod http;

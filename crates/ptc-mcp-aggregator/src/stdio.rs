@@ -95,7 +95,7 @@ fn id_key(id: &Json) -> String {
 }
 
 /// Serves MCP over stdin/stdout until stdin closes or `shutdown` is cancelled; then new
-/// calls get `shutting_down` and running ones get up to [`DRAIN_GRACE`] to finish.
+/// calls get `shutting_down` and running ones get up to ten seconds to finish.
 pub async fn serve_stdio(server: PtcServer, shutdown: CancellationToken) -> Result<(), StdioError> {
     serve(server, shutdown, tokio::io::stdin(), Box::new(tokio::io::stdout())).await
 }

@@ -20,7 +20,7 @@ pub const FORMAT_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RecordedExchange {
-    /// Line format version ([`FORMAT_VERSION`]).
+    /// Line format version (1 today).
     pub v: u32,
     /// 1-based position of the request in the run.
     pub index: u64,

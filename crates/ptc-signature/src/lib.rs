@@ -2,7 +2,7 @@
 //!
 //! A signature such as `(query :string, limit :int?) -> [{id :int, title :string}]` is
 //! parsed once ([`parse`]), then used to validate outputs strictly ([`validate`]), coerce
-//! inputs leniently with warnings ([`coerce`]), render prompt lines ([`render`]), and
+//! inputs leniently with warnings ([`coerce`]), render prompt lines ([`render()`]), and
 //! bridge to JSON Schema ([`schema`]). Errors teach: `:list is not a type — use [:type]`.
 //!
 //! This crate does no I/O and depends only on `ptc-lisp-eval` for values.

@@ -9,7 +9,7 @@
 //! `lisp_eval` tool, text answers with native tools, and combined mode (text plus
 //! `lisp_eval`, with tools exposed to the model, to programs or to both, sharing one
 //! cache per run under a [canonical key](cache_key)). Every native tool call gets exactly
-//! one tool result. Long missions can [compress](compress) old turns into one user message
+//! one tool result. Long missions can [compress] old turns into one user message
 //! or [trim](compaction) the middle of the conversation; [`SubAgent::chat`] continues a
 //! conversation the caller keeps.
 //!
