@@ -1,4 +1,4 @@
-//! `cargo xtask`: project automation (ci, conformance, bench).
+//! `cargo xtask`: project automation (ci, conformance, bench, release, snapshots...).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -6,19 +6,26 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod changelog;
 mod conformance;
 mod docs;
 mod fuzz;
 mod interop;
 mod interop_upstreams;
 mod load;
+mod msrv;
 mod prompts;
 mod providers;
+mod release;
+mod snapshots;
+mod version;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci            fmt --check, clippy -D warnings, tests, conformance against real Clojure
+  ci            fmt --check, clippy -D warnings, tests (failing on a pending snapshot), the
+                feature matrix, rust-version, generated docs, prompt budgets, conformance
+                against real Clojure, MCP interop when python3 and npm are there
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
                 (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
@@ -29,6 +36,13 @@ commands:
   interop-upstreams  only the aggregator part of interop
   load          HTTP load test of ptc mcp on 127.0.0.1 [--clients 100] [--seconds 30] [--release]
   prompts       each prompt card's size against its byte budget (fails over budget)
+  features      only the feature matrix of ci (clippy of each provider feature alone, none, all...)
+  msrv          only the rust-version check of ci (every dependency, the workflow, the READMEs)
+  release       <major|minor|patch|X.Y.Z> [--skip-ci] [--execute]: bump, changelog, semver-checks,
+                CI, package every crate, print the tag and publish commands (dry run unless
+                --execute); --check: only cargo semver-checks against the last v* tag
+  snapshots     run every crate's insta snapshot tests; list the changed ones
+                (--review: as diffs; --accept: accept them)
 ";
 
 fn main() -> ExitCode {
@@ -44,6 +58,10 @@ fn main() -> ExitCode {
         Some("prompts") => prompts::run(&root()),
         Some("load") => load::run(&root(), &args[1..]),
         Some("interop-upstreams") => interop::run_upstreams_only(&root()),
+        Some("features") => providers::feature_matrix(&cargo()),
+        Some("msrv") => msrv::check(&root(), &cargo()),
+        Some("release") => release::run(&args[1..]),
+        Some("snapshots") => snapshots::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())
@@ -81,9 +99,15 @@ pub fn target_dir() -> PathBuf {
 
 /// Runs a command in the workspace root, failing on a non-zero exit.
 pub fn step(title: &str, program: &str, args: &[&str]) -> Result<()> {
+    step_with_env(title, program, args, &[])
+}
+
+/// [`step`] with extra environment variables.
+pub fn step_with_env(title: &str, program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     eprintln!("==> {title}");
     let status = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root())
         .status()
         .with_context(|| format!("cannot start {program}"))?;
@@ -93,12 +117,23 @@ pub fn step(title: &str, program: &str, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// The cargo that runs this xtask.
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
 fn ci() -> Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cargo = cargo();
     step("cargo fmt --check", &cargo, &["fmt", "--all", "--check"])?;
     step("cargo clippy -D warnings", &cargo, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
-    step("cargo test", &cargo, &["test", "--workspace", "--quiet"])?;
+    // A changed snapshot fails its test here instead of being written as .snap.new for
+    // later; the check after it catches one left over from an earlier run.
+    let snapshots_strict = [("INSTA_UPDATE", "no"), ("CI", "true")];
+    step_with_env("cargo test", &cargo, &["test", "--workspace", "--quiet"], &snapshots_strict)?;
+    eprintln!("==> no pending snapshot");
+    snapshots::check_none_pending(&root())?;
     providers::feature_matrix(&cargo)?;
+    msrv::check(&root(), &cargo)?;
     eprintln!("==> docs/functions.md is up to date");
     let committed = std::fs::read_to_string(root().join("docs/functions.md")).unwrap_or_default();
     if committed != docs::render() {

@@ -1,6 +1,7 @@
 //! `cargo xtask prompts`: every prompt card's size against its byte budget.
 //!
-//! A card is `prompts/*.md`: a `---` header of `key: value` lines (`name`, `purpose`,
+//! A card is `crates/*/prompts/*.md` (each crate keeps the cards it embeds, so that its
+//! published package carries them): a `---` header of `key: value` lines (`name`, `purpose`,
 //! `budget_bytes`), a closing `---`, then the text that reaches the model. Only the text
 //! counts against the budget. A card over budget, or without one, fails the command.
 
@@ -16,21 +17,32 @@ struct Card {
 }
 
 pub fn run(root: &Path) -> Result<()> {
-    let dir = root.join("prompts");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "md") && p.file_name().is_some_and(|n| n != "README.md"))
-        .collect();
+    let crates = root.join("crates");
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(&crates).with_context(|| format!("cannot list {}", crates.display()))? {
+        let dir = krate.with_context(|| format!("cannot list {}", crates.display()))?.path().join("prompts");
+        if !dir.is_dir() {
+            continue;
+        }
+        for entry in std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+            let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
+            if path.extension().is_some_and(|x| x == "md") && path.file_name().is_some_and(|n| n != "README.md") {
+                files.push(path);
+            }
+        }
+    }
+    if files.is_empty() {
+        bail!("no prompt cards found under {}/*/prompts", crates.display());
+    }
     files.sort();
     let mut cards = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let file = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let file = path.strip_prefix(&crates).unwrap_or(&path).display().to_string();
         let (budget, bytes) = measure(&text);
         cards.push(Card { file, budget, bytes });
     }
-    println!("{:<32} {:>7} {:>7}  status", "card", "bytes", "budget");
+    println!("{:<56} {:>7} {:>7}  status", "card", "bytes", "budget");
     let mut problems = Vec::new();
     for c in &cards {
         let status = match c.budget {
@@ -45,7 +57,7 @@ pub fn run(root: &Path) -> Result<()> {
             Some(_) => "ok",
         };
         let budget = c.budget.map(|b| b.to_string()).unwrap_or_else(|| "-".into());
-        println!("{:<32} {:>7} {:>7}  {status}", c.file, c.bytes, budget);
+        println!("{:<56} {:>7} {:>7}  {status}", c.file, c.bytes, budget);
     }
     if !problems.is_empty() {
         bail!("prompt cards out of budget:\n  {}", problems.join("\n  "));

@@ -1,5 +1,11 @@
-//! CI checks for `ptc-providers`: every vendor feature builds alone, and the interpreter
-//! crates stay free of the async and HTTP stacks the providers bring.
+//! The feature matrix of `cargo xtask ci`: `ptc-providers` with no vendor, each vendor
+//! alone and all features; the `ptc` binary without vendors; `ptc-lisp-eval` without
+//! default features; and the interpreter crates free of the async and HTTP stacks the
+//! providers bring.
+//!
+//! Clippy, not test builds: a type check of every combination (tests included) costs
+//! little once the workspace's clippy run has built the dependencies, while a test build
+//! per combination would double the CI time on two cores.
 
 use std::process::Command;
 
@@ -7,17 +13,48 @@ use anyhow::{Context, Result, bail};
 
 use crate::{root, step};
 
-/// Clippy (a full type check, tests included) of `ptc-providers` with no vendor and with
-/// each vendor alone, then `cargo tree` of the crates that must not see tokio or reqwest.
+/// One combination: a title and the feature flags after `cargo clippy -p <package>`.
+pub struct Combination {
+    pub title: &'static str,
+    pub package: &'static str,
+    pub flags: &'static [&'static str],
+}
+
+/// Every combination the matrix checks.
+pub const MATRIX: &[Combination] = &[
+    Combination { title: "ptc-providers with no vendor", package: "ptc-providers", flags: &["--no-default-features"] },
+    Combination {
+        title: "ptc-providers with openai only",
+        package: "ptc-providers",
+        flags: &["--no-default-features", "--features", "openai"],
+    },
+    Combination {
+        title: "ptc-providers with anthropic only",
+        package: "ptc-providers",
+        flags: &["--no-default-features", "--features", "anthropic"],
+    },
+    Combination {
+        title: "ptc-providers with gemini only",
+        package: "ptc-providers",
+        flags: &["--no-default-features", "--features", "gemini"],
+    },
+    Combination { title: "ptc-providers with all features", package: "ptc-providers", flags: &["--all-features"] },
+    Combination { title: "ptc without vendors", package: "ptc", flags: &["--no-default-features"] },
+    Combination {
+        title: "ptc-lisp-eval without default features",
+        package: "ptc-lisp-eval",
+        flags: &["--no-default-features"],
+    },
+];
+
+/// Clippy (a full type check, tests included) of every [`MATRIX`] combination, then
+/// `cargo tree` of the crates that must not see tokio or reqwest.
 pub fn feature_matrix(cargo: &str) -> Result<()> {
-    for features in ["", "openai", "anthropic", "gemini"] {
-        let mut args = vec!["clippy", "-p", "ptc-providers", "--all-targets", "--no-default-features"];
-        if !features.is_empty() {
-            args.extend(["--features", features]);
-        }
+    for combination in MATRIX {
+        let mut args = vec!["clippy", "-p", combination.package, "--all-targets"];
+        args.extend(combination.flags);
         args.extend(["--", "-D", "warnings"]);
-        let shown = if features.is_empty() { "no vendor" } else { features };
-        step(&format!("ptc-providers with {shown} only"), cargo, &args)?;
+        step(combination.title, cargo, &args)?;
     }
     for krate in ["ptc-lisp-syntax", "ptc-lisp-eval", "ptc-signature"] {
         eprintln!("==> {krate} has no tokio, reqwest or hyper");

@@ -53,6 +53,7 @@ impl Probe {
 
 /// The result of every check, by name.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Report {
     /// `(check, Ok or why it failed)`.
     pub checks: Vec<(&'static str, Result<(), String>)>,

@@ -129,6 +129,7 @@ impl fmt::Display for ErrorKind {
 /// A located, kinded error.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct EvalError {
     /// What kind of failure.
     pub kind: ErrorKind,

@@ -364,6 +364,7 @@ impl Host for FnHost {
 
 /// One entry of the tool-call ledger.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolCallRecord {
     /// Tool name.
     pub name: String,

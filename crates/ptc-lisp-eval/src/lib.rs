@@ -23,6 +23,8 @@
 //! nodes, interpreter, budgets, builtin implementations) is internal and may change in
 //! any release.
 
+#![deny(missing_docs)]
+
 mod analyze;
 mod builtins;
 mod cancel;
@@ -74,3 +76,9 @@ pub use printer::{repl_preview, to_clojure};
 pub use regex_value::RegexValue;
 pub use run::{Outcome, RunOptions, RunResult, Usage, run};
 pub use value::Value;
+
+/// The examples of this crate's `README.md`, compiled and run as doctests so that the
+/// page crates.io shows cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -119,6 +119,7 @@ pub enum RunResult {
 
 /// Resource usage of a run.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Usage {
     /// Wall-clock time of parse + analyze + eval.
     pub duration: Duration,
@@ -130,6 +131,7 @@ pub struct Usage {
 
 /// The result of a run.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Outcome {
     /// Value, return, fail or error.
     pub result: RunResult,

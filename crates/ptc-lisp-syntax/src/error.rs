@@ -9,6 +9,7 @@ use crate::ast::Span;
 /// `column` and `span` carry the same location for tools.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ParseError {
     /// What went wrong and what to write instead.
     pub message: String,

@@ -24,6 +24,8 @@
 //! assert_eq!(err.render(src), format!("{}\n  1 | (let [x 1]\n    | ^", err.message));
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod ast;
 mod error;
 mod lexer;
@@ -70,3 +72,9 @@ pub fn parse_program(src: &str) -> Result<Vec<Form>, ParseError> {
 pub fn parse_program_with(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseError> {
     parser::parse(src, opts)
 }
+
+/// The examples of this crate's `README.md`, compiled and run as doctests so that the
+/// page crates.io shows cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

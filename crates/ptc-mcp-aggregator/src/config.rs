@@ -6,6 +6,7 @@ use ptc_lisp_eval::Limits;
 
 /// How much a `tools/call` result carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ResponseProfile {
     /// Text only (default): smallest responses for the model's context.
     #[default]

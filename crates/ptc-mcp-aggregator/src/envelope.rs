@@ -10,6 +10,7 @@ const PREVIEW_CHARS: usize = 250;
 
 /// What a `tools/call` returns, before it becomes an MCP `CallToolResult`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CallPayload {
     /// `isError`.
     pub is_error: bool,

@@ -43,6 +43,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Why the HTTP server could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HttpError {
     /// Configuration refused (e.g. a non-loopback bind without a token).
     #[error("{0}")]

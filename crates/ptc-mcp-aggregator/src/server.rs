@@ -19,7 +19,7 @@ use crate::config::McpConfig;
 use crate::envelope::{self, CallPayload};
 
 /// The tool description: a prompt card with a byte budget (checked by a test).
-pub const LISP_EVAL_CARD: &str = include_str!("../../../prompts/lisp_eval.md");
+pub const LISP_EVAL_CARD: &str = include_str!("../prompts/lisp_eval.md");
 
 /// The body of the prompt card (after its metadata header).
 pub fn card_body(card: &str) -> &str {

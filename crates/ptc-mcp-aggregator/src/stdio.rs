@@ -21,6 +21,7 @@ use crate::server::PtcServer;
 
 /// Why the stdio server stopped with an error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StdioError {
     /// rmcp could not start the session.
     #[error("cannot start the MCP session: {0}")]
@@ -94,7 +95,7 @@ fn id_key(id: &Json) -> String {
 }
 
 /// Serves MCP over stdin/stdout until stdin closes or `shutdown` is cancelled; then new
-/// calls get `shutting_down` and running ones get up to [`DRAIN_GRACE`] to finish.
+/// calls get `shutting_down` and running ones get up to ten seconds to finish.
 pub async fn serve_stdio(server: PtcServer, shutdown: CancellationToken) -> Result<(), StdioError> {
     serve(server, shutdown, tokio::io::stdin(), Box::new(tokio::io::stdout())).await
 }

@@ -48,7 +48,7 @@ fn start_mcp_http(rt: &tokio::runtime::Runtime) -> SocketAddr {
     let server = PtcServer::new(config.clone(), std::sync::Arc::new(NoUpstreams));
     let shutdown = tokio_util::sync::CancellationToken::new();
     rt.spawn(async move {
-        let _ = ptc_mcp_aggregator::http::serve_http(server, &config, addr, shutdown).await;
+        let _ = ptc_mcp_aggregator::serve_http(server, &config, addr, shutdown).await;
     });
     wait_listening(addr);
     addr

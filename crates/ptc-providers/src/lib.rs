@@ -12,6 +12,22 @@
 //! Without any vendor feature the crate still offers spec resolution, the LLM registry and
 //! [`Recorder`]/[`Replay`], which need no network at all.
 //!
+//! A spec names a vendor and a model; [`resolve_with`] says what it means (vendor, base
+//! URL, the variable the key comes from) without calling anything or reading the key:
+//!
+//! ```
+//! use ptc_providers::{Env, Vendor, resolve_with};
+//! let env = Env::from_pairs([("OPENAI_BASE_URL", "http://localhost:8000/v1")]);
+//! let resolved = resolve_with("openai:Qwen/Qwen3-8B", None, &env)?;
+//! assert_eq!(resolved.vendor, Vendor::OpenAi);
+//! assert_eq!(resolved.base_url, "http://localhost:8000/v1");
+//! assert_eq!(resolved.key_var.as_deref(), Some("OPENAI_API_KEY"));
+//! assert!(!resolved.key_set);
+//! # Ok::<(), ptc_subagent::LlmError>(())
+//! ```
+//!
+//! [`from_spec`] builds the model from the process environment and talks to the vendor:
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), ptc_subagent::LlmError> {
 //! use ptc_subagent::{LlmRequest, Message};
@@ -26,6 +42,8 @@
 //! header. Keys live in [`ApiKey`], whose `Debug` prints `***`; recordings hold requests and
 //! responses only; error messages are built from the vendor's answer and scrubbed of the
 //! key as a second line of defence.
+
+#![deny(missing_docs)]
 
 mod env;
 mod record;
@@ -55,3 +73,27 @@ pub use secret::ApiKey;
 
 #[cfg(feature = "http")]
 pub use provider::ProviderConfig;
+
+/// The vendor features compiled into this build, in the order `openai`, `anthropic`,
+/// `gemini` (empty without any): what `ptc --version` reports.
+///
+/// ```
+/// let features = ptc_providers::vendor_features();
+/// assert_eq!(features.contains(&"openai"), cfg!(feature = "openai"));
+/// ```
+pub fn vendor_features() -> Vec<&'static str> {
+    [
+        ("openai", cfg!(feature = "openai")),
+        ("anthropic", cfg!(feature = "anthropic")),
+        ("gemini", cfg!(feature = "gemini")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}
+
+/// The examples of this crate's `README.md`, compiled and run as doctests so that the
+/// page crates.io shows cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

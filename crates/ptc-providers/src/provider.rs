@@ -13,6 +13,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 ///
 /// `Debug` never shows the key.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ProviderConfig {
     /// The model id sent to the vendor (`gpt-4.1-mini`, `claude-haiku-4-5`, ...).
     pub model: String,

@@ -18,8 +18,9 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// One recorded exchange (one line of a recording).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RecordedExchange {
-    /// Line format version ([`FORMAT_VERSION`]).
+    /// Line format version (1 today).
     pub v: u32,
     /// 1-based position of the request in the run.
     pub index: u64,
@@ -37,6 +38,7 @@ pub struct RecordedExchange {
 
 /// A recorded [`LlmError`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RecordedError {
     /// The error's kind.
     pub kind: LlmErrorKind,

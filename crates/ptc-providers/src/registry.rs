@@ -29,6 +29,7 @@ pub const CONFIG_VAR: &str = "PTC_LLM_CONFIG";
 /// One alias of the registry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RegistryEntry {
     /// `openai`, `anthropic`, `gemini`, `ollama`, `openrouter` or `replay`.
     pub vendor: String,

@@ -117,6 +117,7 @@ impl fmt::Display for Vendor {
 
 /// What a spec resolves to. Holds the name of the key's variable, never the key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Resolved {
     /// The spec as given.
     pub spec: String,

@@ -2,7 +2,7 @@
 //!
 //! A signature such as `(query :string, limit :int?) -> [{id :int, title :string}]` is
 //! parsed once ([`parse`]), then used to validate outputs strictly ([`validate`]), coerce
-//! inputs leniently with warnings ([`coerce`]), render prompt lines ([`render`]), and
+//! inputs leniently with warnings ([`coerce`]), render prompt lines ([`render()`]), and
 //! bridge to JSON Schema ([`schema`]). Errors teach: `:list is not a type — use [:type]`.
 //!
 //! This crate does no I/O and depends only on `ptc-lisp-eval` for values.
@@ -14,6 +14,8 @@
 //! let report = validate(&Value::map([(Value::kw("count"), Value::str("x"))]), &sig.output, Mode::Enabled);
 //! assert_eq!(report.render_errors(), "- count: expected int, got string \"x\"");
 //! ```
+
+#![deny(missing_docs)]
 
 mod enforce;
 pub mod keys;
@@ -35,3 +37,9 @@ pub use validate::{Issue, Mode, Report, coerce, field_value, validate};
 pub fn render(sig: &Signature) -> String {
     render::render(sig, KeyStyle::AsWritten)
 }
+
+/// The examples of this crate's `README.md`, compiled and run as doctests so that the
+/// page crates.io shows cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -5,6 +5,7 @@ use crate::types::{Field, Signature, Type};
 /// Why a signature did not parse; `column` is 1-based.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid signature at column {column}: {message}")]
+#[non_exhaustive]
 pub struct SignatureError {
     /// What is wrong and what to write instead.
     pub message: String,

@@ -4,6 +4,7 @@ use crate::types::{Field, Signature, Type};
 
 /// How field names are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum KeyStyle {
     /// As declared (`order_count`).
     #[default]

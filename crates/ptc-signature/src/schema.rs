@@ -51,6 +51,7 @@ pub fn input_schema(sig: &Signature) -> Json {
 /// Why a JSON Schema could not become a type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unsupported JSON Schema at {path}: {message}")]
+#[non_exhaustive]
 pub struct SchemaError {
     /// JSON pointer-ish path (`/properties/items`).
     pub path: String,

@@ -8,6 +8,7 @@ use crate::types::{Signature, Type};
 /// A template problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
+#[non_exhaustive]
 pub struct TemplateError(pub String);
 
 #[derive(Debug, Clone, PartialEq)]

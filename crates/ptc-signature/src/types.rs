@@ -2,6 +2,7 @@
 
 /// A type in a signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Type {
     /// `:string`
     String,

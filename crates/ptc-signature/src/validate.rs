@@ -11,6 +11,7 @@ use crate::types::Type;
 
 /// How strictly to validate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Mode {
     /// Fail on errors; extra fields are allowed (default).
     #[default]
@@ -40,6 +41,7 @@ impl std::str::FromStr for Mode {
 
 /// One problem at a path such as `results[0].customer.id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Issue {
     /// Where (empty for the root).
     pub path: String,
@@ -55,6 +57,7 @@ impl fmt::Display for Issue {
 
 /// The result of validating or coercing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// Problems that make the value invalid.
     pub errors: Vec<Issue>,

@@ -42,6 +42,7 @@ fn value_for(t: &Type) -> ptc_lisp_eval::Value {
             Value::map(fields.iter().map(|f| (Value::str(f.name.as_str()), value_for(&f.ty))))
         }
         Type::Optional(_) => Value::Nil,
+        other => panic!("ty() generates no {other:?}"),
     }
 }
 

@@ -23,6 +23,7 @@ pub const RESERVED_TOOL_NAMES: [&str; 3] = ["return", "fail", "lisp_eval"];
 /// A bad agent option. The message names the option and says what to write instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{option}: {message}")]
+#[non_exhaustive]
 pub struct ConfigError {
     /// The option at fault (`prompt`, `signature`, `tools`, `max_turns`, ...).
     pub option: &'static str,
@@ -38,6 +39,7 @@ impl ConfigError {
 
 /// What happens when the definitions outgrow `memory_limit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum MemoryStrategy {
     /// The mission fails with `memory_limit_exceeded`.
     #[default]
@@ -48,6 +50,7 @@ pub enum MemoryStrategy {
 
 /// Whether a mission may end without an explicit `(return v)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CompletionMode {
     /// When turns run out, the last turn's value is the answer if it matches the signature.
     #[default]

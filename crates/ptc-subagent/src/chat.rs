@@ -20,6 +20,7 @@ use crate::step::Step;
 
 /// What one `chat` call produced.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ChatReply {
     /// The run (its `return` is the answer: text in the text modes).
     pub step: Step,

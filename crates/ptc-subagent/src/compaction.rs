@@ -43,6 +43,7 @@ impl Compaction {
 
 /// What compaction did, reported in the step's usage.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompactionStats {
     /// Compaction was configured.
     pub enabled: bool,

@@ -42,6 +42,7 @@ pub type LlmRegistry = BTreeMap<String, Arc<dyn Llm>>;
 
 /// Which model a child agent or an LLM tool asks.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub enum LlmRef {
     /// The model of the agent whose program made the call (the default).
     #[default]

@@ -10,6 +10,7 @@
 
 /// What the model's answer yielded.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Extracted {
     /// One program.
     Code(String),

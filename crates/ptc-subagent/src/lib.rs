@@ -9,7 +9,7 @@
 //! `lisp_eval` tool, text answers with native tools, and combined mode (text plus
 //! `lisp_eval`, with tools exposed to the model, to programs or to both, sharing one
 //! cache per run under a [canonical key](cache_key)). Every native tool call gets exactly
-//! one tool result. Long missions can [compress](compress) old turns into one user message
+//! one tool result. Long missions can [compress] old turns into one user message
 //! or [trim](compaction) the middle of the conversation; [`SubAgent::chat`] continues a
 //! conversation the caller keeps.
 //!
@@ -46,6 +46,8 @@
 //! assert_eq!(step.usage.turns, 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![deny(missing_docs)]
 
 mod agent;
 pub mod cache_key;
@@ -92,3 +94,9 @@ pub use retry::{Backoff, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
 pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 pub use tool::{CatalogEntry, Tool, ToolContext, ToolError};
+
+/// The examples of this crate's `README.md`, compiled and run as doctests so that the
+/// page crates.io shows cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

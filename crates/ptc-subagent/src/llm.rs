@@ -222,6 +222,7 @@ impl fmt::Display for LlmErrorKind {
 /// A failed model request.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{kind}: {message}")]
+#[non_exhaustive]
 pub struct LlmError {
     /// The class of failure.
     pub kind: LlmErrorKind,

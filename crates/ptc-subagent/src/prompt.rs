@@ -3,7 +3,7 @@
 //! The system prompt is static for an agent (so providers can cache it): the PTC-Lisp
 //! reference card, the behaviour cards for single- or multi-turn work, and the output
 //! format. The first user message carries what changes per mission: the tools and data
-//! inventory, the expected output, and the mission itself. Card texts live in
+//! inventory, the expected output, and the mission itself. Card texts live in this crate's
 //! `prompts/*.md` (a metadata header with a byte budget, then the text), embedded at
 //! compile time.
 
@@ -16,17 +16,18 @@ use ptc_signature::{KeyStyle, Signature, Type, render_type};
 
 use crate::tool::CatalogEntry;
 
-const REFERENCE: &str = include_str!("../../../prompts/reference.md");
-const SINGLE_SHOT: &str = include_str!("../../../prompts/behavior-single-shot.md");
-const MULTI_TURN: &str = include_str!("../../../prompts/behavior-multi-turn.md");
-const RETURN_EXPLICIT: &str = include_str!("../../../prompts/behavior-return-explicit.md");
-const OUTPUT_FORMAT: &str = include_str!("../../../prompts/output-format.md");
-const OUTPUT_FORMAT_TOOL_CALL: &str = include_str!("../../../prompts/output-format-tool-call.md");
-const TEXT_MODE: &str = include_str!("../../../prompts/text-mode.md");
-const COMPACT_REFERENCE: &str = include_str!("../../../prompts/text-mode-compact-reference.md");
+const REFERENCE: &str = include_str!("../prompts/reference.md");
+const SINGLE_SHOT: &str = include_str!("../prompts/behavior-single-shot.md");
+const MULTI_TURN: &str = include_str!("../prompts/behavior-multi-turn.md");
+const RETURN_EXPLICIT: &str = include_str!("../prompts/behavior-return-explicit.md");
+const OUTPUT_FORMAT: &str = include_str!("../prompts/output-format.md");
+const OUTPUT_FORMAT_TOOL_CALL: &str = include_str!("../prompts/output-format-tool-call.md");
+const TEXT_MODE: &str = include_str!("../prompts/text-mode.md");
+const COMPACT_REFERENCE: &str = include_str!("../prompts/text-mode-compact-reference.md");
 
 /// A prompt card: its name, byte budget and text.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PromptCard {
     /// The card's `name:`.
     pub name: String,
@@ -331,6 +332,8 @@ fn example(t: &Type) -> String {
                 fields.iter().map(|f| format!(":{} {}", f.name.replace('_', "-"), example(&f.ty))).collect();
             format!("{{{}}}", parts.join(" "))
         }
+        // A type added to ptc-signature later: a string is as good an example as any.
+        _ => "\"result\"".into(),
     }
 }
 

@@ -10,6 +10,7 @@ use crate::llm::{LlmError, LlmErrorKind};
 
 /// How the delay grows between attempts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Backoff {
     /// `base · 2^(attempt−1)`.
     #[default]

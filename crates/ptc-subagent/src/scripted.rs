@@ -22,6 +22,7 @@ use crate::llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse
 
 /// One scripted answer.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ScriptEntry {
     /// A response.
     Respond(LlmResponse),
@@ -32,6 +33,7 @@ pub enum ScriptEntry {
 /// A malformed script.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("script line {line}: {message}")]
+#[non_exhaustive]
 pub struct ScriptError {
     /// 1-based line number.
     pub line: usize,

@@ -10,6 +10,7 @@ use crate::compaction::CompactionStats;
 /// How a mission ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Status {
     /// The program returned a value that matches the signature.
     Ok,
@@ -19,6 +20,7 @@ pub enum Status {
 
 /// Why a mission failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Fail {
     /// Machine-readable reason: `max_turns_exceeded`, `llm_error`, `mission_timeout`, ...
     /// or the program's own `(fail {:reason :not_found ...})`.
@@ -42,6 +44,7 @@ impl Fail {
 
 /// Resource usage of a mission.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct StepUsage {
     /// Turns taken.
     pub turns: u32,
@@ -67,6 +70,7 @@ pub struct StepUsage {
 /// What kind of turn it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TurnKind {
     /// A work turn.
     Normal,
@@ -78,6 +82,7 @@ pub enum TurnKind {
 
 /// One tool call made by a turn's program.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCallTrace {
     /// Tool name.
     pub name: String,
@@ -105,6 +110,7 @@ fn default_layer() -> String {
 
 /// One turn of the loop: what the model said, what ran, what we answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Turn {
     /// 1-based.
     pub number: u32,
@@ -156,6 +162,7 @@ impl Turn {
 
 /// The outcome of a mission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Step {
     /// `ok` or `error`.
     pub status: Status,
@@ -183,6 +190,7 @@ pub struct Step {
 /// A nested run inside a mission: which turn's program called which tool, and the
 /// child's own step (with its children, and so on down the tree).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ChildStep {
     /// The parent's turn whose program made the call.
     pub turn: u32,

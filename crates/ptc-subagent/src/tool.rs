@@ -16,6 +16,7 @@ use crate::mode::{Expose, NativeResult};
 
 /// What a tool function gets besides its arguments.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolContext {
     /// When the calling program's time runs out; a tool that blocks (a subprocess, a
     /// request) should give up by then.
@@ -44,6 +45,7 @@ impl ToolContext {
 /// A failed tool call; the message is shown to the model in the turn's feedback.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ToolError {
     /// What went wrong, for the model.
     pub message: String,
@@ -186,6 +188,7 @@ impl Tool {
 
 /// A tool shown to the model for planning only (`tool_catalog`): it cannot be called.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CatalogEntry {
     /// Name.
     pub name: String,

@@ -3,12 +3,14 @@
 //! This binary is the composition root: it reads files and flags, builds run options and
 //! prints outcomes. All language work happens in the library crates.
 
+#![deny(missing_docs)]
+
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{Limits, RunOptions};
@@ -35,10 +37,18 @@ Exit codes: 0 success, 1 program error or (fail v), 2 usage error.
 Every sandbox limit is a flag on eval, repl and mcp (see `ptc eval --help`).
 Docs: README.md, docs/language.md, docs/mcp.md, docs/security.md.";
 
+/// `ptc --version`: the version and the LLM vendor features compiled in, so a bug report
+/// says which build it came from (`ptc X.Y.Z (features: openai, anthropic, gemini)`).
+static VERSION: LazyLock<String> = LazyLock::new(|| {
+    let features = ptc_providers::vendor_features();
+    let features = if features.is_empty() { "none".to_string() } else { features.join(", ") };
+    format!("{} (features: {features})", env!("CARGO_PKG_VERSION"))
+});
+
 /// Programmatic tool calling: run PTC-Lisp programs (a sandboxed Clojure subset) with
 /// limits on time, memory and size, from the command line or as an MCP server.
 #[derive(Parser, Debug)]
-#[command(name = "ptc", version, propagate_version = true, after_help = AFTER_HELP)]
+#[command(name = "ptc", version = VERSION.as_str(), propagate_version = true, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -300,7 +310,7 @@ fn add_upstream_calls(env: &mut serde_json::Value, outcome: &ptc_lisp_eval::Outc
     if enabled && let serde_json::Value::Object(m) = env {
         m.insert(
             "upstream_calls".into(),
-            serde_json::Value::Array(ptc_mcp_aggregator::upstream::metrics::upstream_calls(outcome)),
+            serde_json::Value::Array(ptc_mcp_aggregator::upstream::upstream_calls(outcome)),
         );
     }
 }

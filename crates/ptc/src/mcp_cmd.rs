@@ -171,7 +171,7 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
                 ptc_mcp_aggregator::serve_stdio(server, shutdown).await?;
             }
             Some(addr) => {
-                ptc_mcp_aggregator::http::serve_http(server, &config, addr, shutdown).await?;
+                ptc_mcp_aggregator::serve_http(server, &config, addr, shutdown).await?;
             }
         }
         tracing::info!("stopped");

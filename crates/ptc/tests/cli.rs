@@ -28,6 +28,24 @@ fn err(o: &Output) -> String {
 }
 
 #[test]
+fn version_names_the_build_and_its_vendor_features() {
+    let o = ptc(&["--version"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let mut features = Vec::new();
+    for (name, on) in [
+        ("openai", cfg!(feature = "openai")),
+        ("anthropic", cfg!(feature = "anthropic")),
+        ("gemini", cfg!(feature = "gemini")),
+    ] {
+        if on {
+            features.push(name);
+        }
+    }
+    let features = if features.is_empty() { "none".to_string() } else { features.join(", ") };
+    assert_eq!(out(&o), format!("ptc {} (features: {features})\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
 fn text_output_prints_then_result() {
     let o = ptc(&["eval", "(println \"hi\" 1) {:a (/ 10 4)}"], None);
     assert_eq!(o.status.code(), Some(0));

@@ -62,6 +62,7 @@ impl Arity {
 
 /// Function families, as listed in the reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Category {
     /// Numbers, comparison, predicates.
     Core,
@@ -93,6 +94,7 @@ pub enum Category {
 
 /// One registry entry.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Builtin {
     /// Canonical name (`map`, `str/join` is registered as `join`, `Math/pow` as is).
     pub name: &'static str,
@@ -210,6 +212,7 @@ pub fn lookup(name: &str) -> Option<&'static Builtin> {
 
 /// The Clojure libraries PTC-Lisp offers, each with its own table of names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Library {
     /// `clojure.core` (also every bare name).
     Core,

@@ -21,6 +21,7 @@ pub const DEFAULT_CONNECT: Duration = Duration::from_millis(5_000);
 /// A configuration error: which file, which upstream (or credential), which field, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}: {place}: {message}", file = file.display())]
+#[non_exhaustive]
 pub struct ConfigError {
     /// The configuration file.
     pub file: PathBuf,
@@ -32,6 +33,7 @@ pub struct ConfigError {
 
 /// The whole file.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct UpstreamsConfig {
     /// Where it was read from (relative `schema_file` paths are resolved against its directory).
     pub path: PathBuf,
@@ -43,6 +45,7 @@ pub struct UpstreamsConfig {
 
 /// Where a credential comes from (resolved once, at runtime start).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CredentialSource {
     /// An environment variable of the server process.
     Env(String),
@@ -54,6 +57,7 @@ pub enum CredentialSource {
 
 /// One named credential.
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CredentialSpec {
     /// Where its value comes from.
     pub source: CredentialSource,
@@ -74,6 +78,7 @@ impl std::fmt::Debug for CredentialSpec {
 
 /// One upstream.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct UpstreamConfig {
     /// Its configured name (what programs pass as `:server`).
     pub name: String,
@@ -85,6 +90,7 @@ pub struct UpstreamConfig {
 
 /// The three transports.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Transport {
     /// A child process speaking MCP over stdio.
     Stdio(StdioConfig),
@@ -96,6 +102,7 @@ pub enum Transport {
 
 /// `transport: "mcp_stdio"`.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct StdioConfig {
     /// Program to start (looked up on `PATH`).
     pub command: String,
@@ -126,6 +133,7 @@ impl std::fmt::Debug for StdioConfig {
 
 /// An auth emitter: which header a credential becomes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AuthEmitter {
     /// How the value is sent.
     pub scheme: AuthScheme,
@@ -135,6 +143,7 @@ pub struct AuthEmitter {
 
 /// Auth schemes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuthScheme {
     /// `Authorization: Bearer <value>`.
     Bearer,
@@ -160,6 +169,7 @@ impl AuthScheme {
 
 /// Settings shared by the HTTP transports.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpCommon {
     /// Auth emitters, in order.
     pub auth: Vec<AuthEmitter>,
@@ -179,6 +189,7 @@ pub struct HttpCommon {
 
 /// `transport: "mcp_http"`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// Endpoint URL.
     pub url: String,
@@ -190,6 +201,7 @@ pub struct HttpConfig {
 
 /// Where an OpenAPI document comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SchemaSource {
     /// A file (relative paths against the config file's directory).
     File(PathBuf),
@@ -199,6 +211,7 @@ pub enum SchemaSource {
 
 /// `transport: "openapi"`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OpenApiConfig {
     /// Base URL the operation paths are appended to.
     pub base_url: String,

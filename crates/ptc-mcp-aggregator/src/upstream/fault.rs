@@ -1,7 +1,5 @@
 //! World faults: what went wrong outside the program, as a reason and a message.
 
-use ptc_lisp_eval::ToolError;
-
 /// A world fault (`upstream_unavailable`, `timeout`, `auth_failed`...). The program
 /// receives it as `{:ok false :reason :<reason> :message "..."}` and keeps running.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,10 +19,5 @@ impl Fault {
     /// `upstream_unavailable`.
     pub fn unavailable(message: impl Into<String>) -> Self {
         Fault::new("upstream_unavailable", message)
-    }
-
-    /// As the tool error the evaluator turns into tagged data.
-    pub fn into_tool_error(self) -> ToolError {
-        ToolError::data(self.reason, self.message)
     }
 }

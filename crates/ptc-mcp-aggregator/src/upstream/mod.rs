@@ -13,14 +13,14 @@
 //! tools), `host.rs` (the program-facing `Host`), `catalog.rs` (description and
 //! discovery text), `metrics.rs` (`upstream_calls`, `ptc_metrics`).
 
-pub mod catalog;
+mod catalog;
 pub mod config;
-pub mod fault;
-pub mod host;
+mod fault;
+mod host;
 mod mcp_client;
-pub mod metrics;
-pub mod openapi;
-pub mod secrets;
+mod metrics;
+mod openapi;
+mod secrets;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -32,14 +32,17 @@ use tokio::sync::Semaphore;
 use self::config::{Transport, UpstreamsConfig};
 use self::fault::Fault;
 use self::mcp_client::McpConn;
-use self::secrets::{Redactor, Resolved};
+use self::secrets::Resolved;
 use crate::server::ToolBackend;
 
 pub use self::config::ConfigError;
 pub use self::host::ProgramHost;
+pub use self::metrics::{TOKEN_ESTIMATE_METHOD, ptc_metrics, upstream_calls};
+pub use self::secrets::Redactor;
 
 /// When upstreams are started and listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum SnapshotMode {
     /// At start; any failure aborts start; the catalog never changes (`ptc mcp`).
     #[default]
@@ -50,6 +53,7 @@ pub enum SnapshotMode {
 
 /// How much of the catalog the `lisp_eval` description carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CatalogMode {
     /// Inline when small (≤ `inline_max_tools` tools and ≤ `inline_max_chars`), else lazy.
     #[default]
@@ -113,6 +117,7 @@ impl Default for UpstreamOptions {
 
 /// One tool of an upstream's catalog (scrubbed).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolInfo {
     /// The upstream's tool name.
     pub name: String,
@@ -130,6 +135,7 @@ pub struct ToolInfo {
 
 /// Why start failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StartError {
     /// The config (or a credential) is wrong.
     #[error(transparent)]
