@@ -31,7 +31,7 @@ pub fn map_from_json(obj: &Map<String, Json>) -> PMap {
 
 #[derive(Default)]
 struct Interner {
-    strings: std::collections::HashMap<String, Arc<str>>,
+    strings: std::collections::HashMap<String, Arc<str>, foldhash::fast::RandomState>,
 }
 
 impl Interner {

@@ -23,7 +23,8 @@ pub struct PVector {
 #[derive(Clone)]
 enum Repr {
     Small(Vec<Value>),
-    Large(imbl::Vector<Value>),
+    /// Boxed: a tree's root is several pointers wide, and most vectors are small.
+    Large(Box<imbl::Vector<Value>>),
 }
 
 impl Default for Repr {
@@ -42,7 +43,7 @@ impl PVector {
         if v.len() <= SMALL_VEC {
             PVector { repr: Repr::Small(v) }
         } else {
-            PVector { repr: Repr::Large(v.into_iter().collect()) }
+            PVector { repr: Repr::Large(Box::new(v.into_iter().collect())) }
         }
     }
 
@@ -110,7 +111,7 @@ impl PVector {
             && v.len() >= SMALL_VEC
         {
             let items = std::mem::take(v);
-            self.repr = Repr::Large(items.into_iter().collect());
+            self.repr = Repr::Large(Box::new(items.into_iter().collect()));
         }
     }
 
@@ -188,7 +189,7 @@ impl PVector {
             Repr::Small(v) => PVector::from_vec(v.split_off(i.min(v.len()))),
             Repr::Large(v) => {
                 let i = i.min(v.len());
-                PVector { repr: Repr::Large(v.split_off(i)) }
+                PVector { repr: Repr::Large(Box::new(v.split_off(i))) }
             }
         }
     }
@@ -196,7 +197,7 @@ impl PVector {
     /// Appends every item of `other`.
     pub fn append(&mut self, other: PVector) {
         if let (Repr::Large(a), Repr::Large(b)) = (&mut self.repr, &other.repr) {
-            a.append(b.clone());
+            a.append((**b).clone());
             return;
         }
         for x in other {
@@ -225,7 +226,7 @@ impl PVector {
     pub fn skip(&self, n: usize) -> PVector {
         match &self.repr {
             Repr::Small(v) => PVector::from_vec(v.get(n..).map(<[Value]>::to_vec).unwrap_or_default()),
-            Repr::Large(v) => PVector { repr: Repr::Large(v.skip(n.min(v.len()))) },
+            Repr::Large(v) => PVector { repr: Repr::Large(Box::new(v.skip(n.min(v.len())))) },
         }
     }
 
@@ -233,7 +234,7 @@ impl PVector {
     pub fn take(&self, n: usize) -> PVector {
         match &self.repr {
             Repr::Small(v) => PVector::from_vec(v[..n.min(v.len())].to_vec()),
-            Repr::Large(v) => PVector { repr: Repr::Large(v.take(n.min(v.len()))) },
+            Repr::Large(v) => PVector { repr: Repr::Large(Box::new(v.take(n.min(v.len())))) },
         }
     }
 }
@@ -263,7 +264,7 @@ impl FromIterator<Value> for PVector {
             if small.len() > SMALL_VEC {
                 let mut large: imbl::Vector<Value> = small.into_iter().collect();
                 large.extend(iter);
-                return PVector { repr: Repr::Large(large) };
+                return PVector { repr: Repr::Large(Box::new(large)) };
             }
         }
         small.shrink_to_fit();
@@ -366,7 +367,7 @@ impl IntoIterator for PVector {
     fn into_iter(self) -> IntoIter {
         match self.repr {
             Repr::Small(v) => IntoIter::Small(v.into_iter()),
-            Repr::Large(v) => IntoIter::Large(v.into_iter()),
+            Repr::Large(v) => IntoIter::Large((*v).into_iter()),
         }
     }
 }

@@ -305,8 +305,9 @@ pub struct PMap {
     repr: MapRepr,
 }
 
-/// Entries stored inline in the map's own allocation (one pointer hop per lookup).
-type SmallEntries = smallvec::SmallVec<[(Value, Value); 4]>;
+/// Entries of a small map, sorted by key, in an allocation sized to them (JSON records
+/// are built with exact capacity).
+type SmallEntries = Vec<(Value, Value)>;
 
 #[derive(Clone)]
 enum MapRepr {

@@ -43,3 +43,24 @@ fn single_reads_in_repeating_constructs_keep_their_values() {
         ("(when-some [[a b] [1 2]] (+ a b))", "3"),
     ]);
 }
+
+#[test]
+fn sorting_with_comparator_functions() {
+    check(&[
+        ("(sort-by :a #(compare %2 %1) [{:a 1} {:a 3} {:a 2}])", "[{:a 3} {:a 2} {:a 1}]"),
+        ("(sort-by :a #(compare %1 %2) [{:a 1} {:a 3} {:a 2}])", "[{:a 1} {:a 2} {:a 3}]"),
+        ("(sort #(compare %2 %1) [3 1 2 5 4])", "[5 4 3 2 1]"),
+        ("(sort (fn [a b] (compare b a)) [\"b\" \"a\" \"c\"])", "[\"c\" \"b\" \"a\"]"),
+        // stable: equal keys keep their order, also when descending
+        ("(map :id (sort-by :k #(compare %2 %1) [{:id 1 :k 1} {:id 2 :k 2} {:id 3 :k 1} {:id 4 :k 2}]))", "[2 4 1 3]"),
+        (
+            "(sort-by (juxt :p :a) #(compare %2 %1) [{:p 1 :a 5} {:p 2 :a 1} {:p 1 :a 7}])",
+            "[{:a 1 :p 2} {:a 7 :p 1} {:a 5 :p 1}]",
+        ),
+        // a comparator closing over something, or doing more, is called as written
+        ("(let [k -1] (sort #(* k (compare %1 %2)) [1 3 2]))", "[3 2 1]"),
+        ("(sort > [1 3 2])", "[3 2 1]"),
+        ("(sort #(< %1 %2) [3 1 2])", "[1 2 3]"),
+        ("(sort (fn [a b] (- (count a) (count b))) [\"ccc\" \"a\" \"bb\"])", "[\"a\" \"bb\" \"ccc\"]"),
+    ]);
+}

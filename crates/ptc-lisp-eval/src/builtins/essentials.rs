@@ -528,41 +528,105 @@ fn sort_pairs(interp: &mut Interp, mut pairs: Vec<(Value, Value)>, order: &Order
             Ok(pairs)
         }
         Order::Fn(f) => {
-            // bottom-up merge sort: n log n calls, no assumptions about the comparator
-            let mut width = 1;
-            let n = pairs.len();
-            while width < n {
-                let mut merged = Vec::with_capacity(n);
-                let mut chunks = pairs.into_iter().peekable();
-                loop {
-                    let left: Vec<_> = chunks.by_ref().take(width).collect();
-                    if left.is_empty() {
-                        break;
-                    }
-                    let right: Vec<_> = chunks.by_ref().take(width).collect();
-                    let (mut l, mut r) = (left.into_iter().peekable(), right.into_iter().peekable());
-                    while let (Some(a), Some(b)) = (l.peek(), r.peek()) {
-                        interp.tick(1)?;
-                        let res = interp.apply(f, &mut [b.0.clone(), a.0.clone()])?;
-                        let b_first = match res {
-                            Value::Bool(x) => x,
-                            Value::Int(i) => i < 0,
-                            Value::Float(x) => x < 0.0,
-                            Value::Nil => false,
-                            _ => true,
-                        };
-                        let next = if b_first { r.next() } else { l.next() };
-                        merged.extend(next);
-                    }
-                    merged.extend(l);
-                    merged.extend(r);
-                }
-                pairs = merged;
-                width *= 2;
-            }
-            Ok(pairs)
+            let keys: Vec<Value> = pairs.iter().map(|(k, _)| k.clone()).collect();
+            let order = match known_comparator(f) {
+                // `#(compare %2 %1)` and friends: the builtin, without a closure call each time
+                Some(flipped) => merge_sort_by(interp, &keys, |_, a, b| {
+                    // what the `compare` builtin answers for (f b a), read in place
+                    let (x, y) = if flipped { (a, b) } else { (b, a) };
+                    Ok(super::compare_values(x, y)? == Some(std::cmp::Ordering::Less))
+                })?,
+                None => merge_sort_by(interp, &keys, |interp, a, b| {
+                    Ok(b_goes_first(&interp.apply(f, &mut [b.clone(), a.clone()])?))
+                })?,
+            };
+            let mut slots: Vec<Option<(Value, Value)>> = pairs.into_iter().map(Some).collect();
+            Ok(order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)).collect())
         }
     }
+}
+
+/// How a comparator's answer for `(f b a)` orders `b` (from the right run) against `a`:
+/// true or a negative number puts `b` first.
+fn b_goes_first(res: &Value) -> bool {
+    match res {
+        Value::Bool(x) => *x,
+        Value::Int(i) => *i < 0,
+        Value::Float(x) => *x < 0.0,
+        Value::Nil => false,
+        _ => true,
+    }
+}
+
+/// A comparator that is exactly `(fn [x y] (compare x y))` or `(fn [x y] (compare y x))`
+/// (`#(compare %1 %2)`, `#(compare %2 %1)`): whether the arguments are swapped.
+fn known_comparator(f: &Value) -> Option<bool> {
+    use crate::function::Function;
+    use crate::node::{Node, Pattern};
+    let Value::Func(func) = f else { return None };
+    let Function::Closure(c) = &**func else { return None };
+    let l = &c.lambda;
+    if !c.captures.is_empty() || l.rest.is_some() || l.uses_self {
+        return None;
+    }
+    let [Pattern::Bind(p0), Pattern::Bind(p1)] = l.params.as_slice() else { return None };
+    let mut body = &l.body;
+    while let Node::Spanned(inner, _) = body {
+        body = inner;
+    }
+    let Node::CallBuiltin(b, args, _) = body else { return None };
+    if b.name != "compare" {
+        return None;
+    }
+    let local = |n: &Node| match n {
+        Node::Local(s) | Node::LocalMove(s) => Some(*s),
+        _ => None,
+    };
+    match (args.first().and_then(local), args.get(1).and_then(local), args.len()) {
+        (Some(x), Some(y), 2) if x == *p0 && y == *p1 => Some(false),
+        (Some(x), Some(y), 2) if x == *p1 && y == *p0 => Some(true),
+        _ => None,
+    }
+}
+
+/// Stable bottom-up merge sort of `keys`' indices that tolerates any comparator answers (a
+/// user function may be inconsistent): n log n calls of `b_first(a, b)`, which says whether
+/// `b`, from the right run, goes before `a`.
+fn merge_sort_by(
+    interp: &mut Interp,
+    keys: &[Value],
+    mut b_first: impl FnMut(&mut Interp, &Value, &Value) -> EvalResult<bool>,
+) -> EvalResult<Vec<usize>> {
+    let n = keys.len();
+    let mut idx: Vec<usize> = (0..n).collect();
+    let mut buf = vec![0usize; n];
+    let mut width = 1;
+    while width < n {
+        let mut start = 0;
+        while start < n {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j, mut k) = (start, mid, start);
+            while i < mid && j < end {
+                interp.tick(1)?;
+                if b_first(interp, &keys[idx[i]], &keys[idx[j]])? {
+                    buf[k] = idx[j];
+                    j += 1;
+                } else {
+                    buf[k] = idx[i];
+                    i += 1;
+                }
+                k += 1;
+            }
+            buf[k..k + (mid - i)].copy_from_slice(&idx[i..mid]);
+            k += mid - i;
+            buf[k..k + (end - j)].copy_from_slice(&idx[j..end]);
+            start = end;
+        }
+        std::mem::swap(&mut idx, &mut buf);
+        width *= 2;
+    }
+    Ok(idx)
 }
 
 fn sort(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
