@@ -203,7 +203,16 @@ impl PartialOrd for Value {
 impl Ord for Value {
     /// A total, deterministic order: type rank first, then value. Numbers compare by value,
     /// an int sorts before an equal float. Used for map keys, sets and sorted views.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
+        // the common map keys first: string and keyword keys compare as bytes
+        match (self, other) {
+            (Value::Str(a), Value::Str(b)) | (Value::Keyword(a), Value::Keyword(b)) => {
+                return a.as_bytes().cmp(b.as_bytes());
+            }
+            (Value::Int(a), Value::Int(b)) => return a.cmp(b),
+            _ => {}
+        }
         match (self, other) {
             (Value::Nil, Value::Nil) => Ordering::Equal,
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),

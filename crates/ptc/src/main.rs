@@ -184,11 +184,6 @@ fn wants_json(args: &[String]) -> bool {
         && (args.windows(2).any(|w| w[0] == "--output" && w[1] == "json") || args.iter().any(|a| a == "--output=json"))
 }
 
-/// mimalloc: programs allocate many small, short-lived strings and collection nodes, where
-/// it is markedly faster than the system allocator (see docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().collect();
     let json_errors = wants_json(&raw);
