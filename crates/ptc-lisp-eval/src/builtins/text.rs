@@ -260,6 +260,14 @@ pub fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         Some(l) => int_arg("split", l)?,
         None => 0,
     };
+    if let Value::Regex(r) = &a[1]
+        && r.source() == "\\s+"
+    {
+        let parts = java_regex::split_whitespace(s, limit);
+        interp.tick(parts.len() as u64)?;
+        interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
+        return Ok(Value::vector(parts.into_iter().map(Value::str)));
+    }
     let literal;
     let re = match &a[1] {
         Value::Regex(r) => r.regex(),

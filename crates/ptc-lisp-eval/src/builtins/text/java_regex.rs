@@ -69,10 +69,37 @@ impl Iterator for MatchIter<'_, '_> {
 /// Java's `Pattern.split(input, limit)`: a positive limit caps the number of pieces, zero
 /// drops trailing empty pieces, a negative limit keeps them. No match yields `[input]`.
 pub fn split<'h>(re: &Regex, hay: &'h str, limit: i64) -> Vec<&'h str> {
+    split_at_matches(match_iter(re, hay), hay, limit)
+}
+
+/// [`split`] for the pattern `\s+` (Java's ASCII whitespace: space, tab, newline, vertical
+/// tab, form feed, carriage return), the commonest separator, without the regex engine.
+pub fn split_whitespace(hay: &str, limit: i64) -> Vec<&str> {
+    split_at_matches(WhitespaceRuns { hay: hay.as_bytes(), pos: 0 }, hay, limit)
+}
+
+/// Runs of ASCII whitespace, as `\s+` matches them (whole runs, never empty).
+struct WhitespaceRuns<'h> {
+    hay: &'h [u8],
+    pos: usize,
+}
+
+impl Iterator for WhitespaceRuns<'_> {
+    type Item = (usize, usize);
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
+        let start = self.pos + self.hay.get(self.pos..)?.iter().position(ws)?;
+        let len = self.hay[start..].iter().take_while(|b| ws(b)).count();
+        self.pos = start + len;
+        Some((start, start + len))
+    }
+}
+
+fn split_at_matches<'h>(matches: impl Iterator<Item = (usize, usize)>, hay: &'h str, limit: i64) -> Vec<&'h str> {
     let limited = limit > 0;
     let mut pieces: Vec<&'h str> = Vec::new();
     let mut index = 0;
-    for (start, end) in match_iter(re, hay) {
+    for (start, end) in matches {
         if limited && pieces.len() as i64 >= limit - 1 {
             break;
         }
@@ -246,5 +273,33 @@ mod tests {
         let named = re("(?<y>\\d+)");
         assert_eq!(parse_replacement("t", &named, "${y}").unwrap(), vec![Piece::Named("y".into())]);
         assert!(parse_replacement("t", &named, "${z}").is_err());
+    }
+}
+
+#[cfg(test)]
+mod whitespace_split {
+    use super::*;
+
+    #[test]
+    fn agrees_with_the_regex_engine() {
+        let re = Regex::new("[ \\t\\n\\x0B\\x0C\\r]+").unwrap_or_else(|e| panic!("{e}"));
+        let inputs = [
+            "",
+            " ",
+            "a",
+            " a",
+            "a ",
+            "  a  b  ",
+            "a\tb\nc\rd\x0Be\x0Cf",
+            "a\u{a0}b c",
+            "\n\nx\n\n",
+            "ünï cödé  ok",
+            "a b c d e",
+        ];
+        for hay in inputs {
+            for limit in [-1, 0, 1, 2, 3, 10] {
+                assert_eq!(split_whitespace(hay, limit), split(&re, hay, limit), "{hay:?} limit {limit}");
+            }
+        }
     }
 }
