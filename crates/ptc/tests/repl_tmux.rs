@@ -23,7 +23,11 @@ impl Tmux {
     /// Starts `ptc repl ARGS` with `home` as HOME and `home/data` as XDG_DATA_HOME. When
     /// the REPL exits, the pane prints `[exit N]` and stays.
     fn start(home: &Path, args: &str) -> Tmux {
-        let socket = home.join("tmux.sock");
+        // a fresh socket per session: a server told to exit may still hold the old one
+        // for a moment, and a client that reaches it sees "server exited unexpectedly"
+        static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let socket = home.join(format!("tmux-{n}.sock"));
         let shell = format!(
             "env -u PTC_REPL_HISTORY -u PTC_UPSTREAMS HOME='{home}' XDG_DATA_HOME='{home}/data' '{ptc}' repl {args}; echo \"[exit $?]\"; exec cat",
             home = home.display(),
