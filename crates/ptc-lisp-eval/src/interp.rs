@@ -740,6 +740,21 @@ impl<'h> Interp<'h> {
                         ),
                     );
                 }
+                if let Value::Vector(vec) = &v {
+                    // positional items straight from the vector: no intermediate list
+                    for (i, p) in items.iter().enumerate() {
+                        self.bind(p, vec.get(i).cloned().unwrap_or(Value::Nil))?;
+                    }
+                    if let Some(r) = rest {
+                        let tail =
+                            if vec.len() > items.len() { Value::from_pvec(vec.skip(items.len())) } else { Value::Nil };
+                        self.bind(r, tail)?;
+                    }
+                    if let Some(s) = as_slot {
+                        self.set_slot(*s, v);
+                    }
+                    return Ok(());
+                }
                 let all: Vec<Value> = crate::builtins::seq_iter("destructuring", &v)?.collect();
                 for (i, p) in items.iter().enumerate() {
                     self.bind(p, all.get(i).cloned().unwrap_or(Value::Nil))?;
