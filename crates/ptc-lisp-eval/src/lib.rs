@@ -61,6 +61,12 @@ pub mod registry {
     pub use crate::special_form::special_forms;
 }
 
+/// Lexical search as `apropos` ranks it (seed 002): tokens and scores, for hosts that
+/// search their own catalogs the same way.
+pub mod search {
+    pub use crate::builtins::discovery::{score, tokens};
+}
+
 pub use cancel::Cancel;
 pub use engine::{CompileEnv, Engine, MAX_VALUE_NESTING, Program, RunInput};
 pub use error::{ErrorKind, EvalError};

@@ -213,7 +213,7 @@ fn dir(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 /// Splits on `-`, `_`, `/`, `.`, `?`, `!`, spaces and camelCase, lower-cased.
-fn tokens(s: &str) -> Vec<String> {
+pub fn tokens(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
@@ -255,9 +255,10 @@ fn token_score(q: &str, field: &[String]) -> i64 {
         .unwrap_or(0)
 }
 
-/// Seed 002's lexical score: per query token, exact 10 / prefix 5 / substring 2, plus 2
-/// when the match is in the name.
-fn score(query: &[String], name: &str, description: &str) -> i64 {
+/// Seed 002's lexical score: per query token, exact 10 / prefix 5 / substring 2 against
+/// the name's tokens (plus 2), or else against the description's. `apropos` and the MCP
+/// aggregator's tool search both rank with it.
+pub fn score(query: &[String], name: &str, description: &str) -> i64 {
     let (n, d) = (tokens(name), tokens(description));
     query
         .iter()

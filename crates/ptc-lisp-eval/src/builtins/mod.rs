@@ -13,7 +13,7 @@ mod args;
 mod constants;
 mod core;
 mod describe;
-mod discovery;
+pub(crate) mod discovery;
 mod essentials;
 mod java;
 mod numbers;

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use ptc_lisp_eval::search::{score, tokens};
 use ptc_lisp_eval::{CallCx, Discovery, ToolError, Value};
 use serde_json::{Value as Json, json};
 
@@ -359,61 +360,6 @@ fn capped_list(items: Vec<String>, max: usize) -> Value {
         out.push(Value::str(i));
     }
     Value::vector(out)
-}
-
-fn tokens(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in s.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-fn token_score(q: &str, field: &[String]) -> i64 {
-    field
-        .iter()
-        .map(|t| {
-            if t == q {
-                10
-            } else if t.starts_with(q) {
-                5
-            } else if t.contains(q) {
-                2
-            } else {
-                0
-            }
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// Seed 002's score: per query token, exact 10 / prefix 5 / substring 2 against name
-/// fields (+2 boost) or else descriptions, argument keys and annotations.
-pub fn score(query: &[String], names: &str, rest: &str) -> i64 {
-    let (n, r) = (tokens(names), tokens(rest));
-    query
-        .iter()
-        .map(|q| {
-            let s = token_score(q, &n);
-            if s > 0 { s + 2 } else { token_score(q, &r) }
-        })
-        .sum()
 }
 
 fn searchable(t: &ToolInfo) -> String {
