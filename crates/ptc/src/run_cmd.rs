@@ -196,6 +196,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let agent = builder.build().map_err(|e| anyhow!("{e}"))?;
 
+    run_mission(&agent, llm.as_ref(), &args)
+}
+
+/// `--llm SPEC` to a model. `script:FILE` is built in; everything else goes to
+/// `ptc-providers` (`openai:MODEL`, an alias, `replay:FILE`, ...). `--record` wraps either.
+/// Runs a built mission with the trace and live-text observers the flags ask for, prints
+/// its report and maps the outcome to the exit status.
+fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCode> {
     let mut observers: Vec<Arc<dyn Observer>> = Vec::new();
     if let Some(path) = &args.trace {
         let file = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
@@ -211,13 +219,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let step = runtime.block_on(agent.run_observed(llm.as_ref(), Some(observer)));
+    let step = runtime.block_on(agent.run_observed(llm, Some(observer)));
     report(&step, args.output, args.mode);
     Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// `--llm SPEC` to a model. `script:FILE` is built in; everything else goes to
-/// `ptc-providers` (`openai:MODEL`, an alias, `replay:FILE`, ...). `--record` wraps either.
 fn llm_from_spec(spec: &str, llm_config: Option<&Path>, record: Option<&Path>) -> Result<Arc<dyn Llm>> {
     let llm: Arc<dyn Llm> = match spec.split_once(':') {
         Some(("script", path)) if !path.is_empty() => {

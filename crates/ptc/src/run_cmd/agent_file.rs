@@ -20,24 +20,22 @@
 //! `prompt_file` is relative to the agent file.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use ptc_lisp_eval::Limits;
 use ptc_subagent::{
-    ConfigError, Event, LlmRef, LlmRetry, LlmTool, MemoryStrategy, Observer, Step, SubAgent, SubAgentBuilder, Tool,
-    ToolError, Turn,
+    ConfigError, Event, LlmRef, LlmRetry, LlmTool, MemoryStrategy, Step, SubAgent, SubAgentBuilder, Tool, ToolError,
+    Turn,
 };
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use super::{DEFAULT_PROGRAM_TIMEOUT, Fanout, LiveText, RunArgs, ToolDef, TraceFile, brief, command_tool, report};
-use crate::Output;
+use super::{DEFAULT_PROGRAM_TIMEOUT, RunArgs, ToolDef, brief, command_tool};
 
 /// One agent of the file (the root, or a child under `tools.NAME.agent`).
 #[derive(Deserialize, Default)]
@@ -293,23 +291,7 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
     let agent = builder.build().map_err(|e| loader.config_err("root", &e))?;
     let llm = super::llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref())?;
 
-    let mut observers: Vec<Arc<dyn Observer>> = Vec::new();
-    if let Some(trace) = &args.trace {
-        let file = File::create(trace).with_context(|| format!("cannot create trace file {}", trace.display()))?;
-        observers.push(Arc::new(TraceFile { out: Mutex::new(BufWriter::new(file)) }));
-    }
-    if args.output == Output::Text {
-        observers.push(Arc::new(LiveText));
-    }
-    let observer: Arc<dyn Observer> = Arc::new(Fanout(observers));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let step = runtime.block_on(agent.run_observed(llm.as_ref(), Some(observer)));
-    report(&step, args.output, args.mode);
-    Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    super::run_mission(&agent, llm.as_ref(), &args)
 }
 
 /// `--output text` for a nested agent's event: its turns inside a box, indented by depth,
