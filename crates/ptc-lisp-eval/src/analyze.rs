@@ -653,7 +653,7 @@ impl Analyzer<'_> {
                     _ => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: arithmetic arity")),
                 }
             }
-            Node::Builtin(b) => Node::CallBuiltin(b, args, span),
+            Node::Builtin(b) => crate::fusion::call_node(b, args, span),
             other => Node::Call(Box::new(other), args, span),
         })
     }

@@ -488,6 +488,7 @@ impl<'h> Interp<'h> {
                 }
             }
             Node::For(f) => self.eval_for(f),
+            Node::Pipeline(p) => crate::fusion::eval(self, p),
             Node::Return(v) => {
                 let v = self.eval(v)?;
                 if self.in_parallel {
@@ -1116,7 +1117,7 @@ fn internal<T>(what: &str) -> EvalResult<T> {
     err(ErrorKind::RuntimeError, format!("internal interpreter error: {what}"))
 }
 
-fn with_span(e: Flow, span: ptc_lisp_syntax::Span) -> Flow {
+pub(crate) fn with_span(e: Flow, span: ptc_lisp_syntax::Span) -> Flow {
     match e {
         Flow::Error(mut b) => {
             if b.span.is_none() {

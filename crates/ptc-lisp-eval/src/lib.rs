@@ -33,6 +33,7 @@ mod desugar;
 mod engine;
 mod error;
 mod function;
+mod fusion;
 mod host;
 mod interp;
 pub mod json;

@@ -231,6 +231,7 @@ impl Pass {
                 }
             }
             Node::CallBuiltin(_, args, _) | Node::ToolCall(_, args, _) => self.visit_all(args),
+            Node::Pipeline(p) => self.visit_all(&mut p.nodes),
             Node::Arith(_, _, operands, _) => {
                 let (x, y) = &mut **operands;
                 self.visit(x);

@@ -64,6 +64,8 @@ pub enum Node {
     /// (and floats for `+ - * inc dec`) are computed in place; anything else, and every
     /// overflow or error, goes through the builtin itself.
     Arith(ArithOp, &'static Builtin, Box<(Node, Option<Node>)>, Span),
+    /// A fused chain of `map`/`filter`/`remove`/`keep` and its consumer (see `fusion`).
+    Pipeline(Box<crate::fusion::Pipeline>),
     /// Call of a computed function.
     Call(Box<Node>, Vec<Node>, Span),
     /// `(tool/name ...)`.

@@ -25,6 +25,8 @@ mod transducers;
 pub use args::*;
 pub use core::{add2, compare_values};
 pub use discovery::{names_in_namespace, namespaces};
+pub use seq::conj1;
+pub use transducers::reduced_value;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;

@@ -1,0 +1,418 @@
+//! Pipeline fusion: a chain of one-collection `map` / `filter` / `remove` / `keep` calls
+//! ending in a consumer (`reduce`, `frequencies`, `count`, `sum`, `into`, `vec`, `first`,
+//! or simply the outermost step) is run item by item, without building the intermediate
+//! vectors the eager builtins would return.
+//!
+//! `(->> orders (filter paid?) (map :amount) (reduce +))` walks `orders` once: each order
+//! goes through the predicate, then the key lookup, then the addition. The result is the
+//! one the nested calls give; what changes is only the interleaving of the functions'
+//! calls (as with Clojure's lazy sequences, whose chunks interleave them too) and that a
+//! consumer that stops early (`first`, `reduced`) stops the steps as well. Anything the
+//! streaming path does not cover — an infinite source (`(range)`, `iterate`...) — falls
+//! back to calling the builtins one after the other, exactly as written.
+//!
+//! The analyzer builds a [`Pipeline`] only from calls that resolve to these builtins (a
+//! user definition named `map` is a global, not a builtin) and with exactly the argument
+//! counts fused here; fuel is charged per step and item as the eager builtins do.
+
+use ptc_lisp_syntax::Span;
+use std::collections::HashMap;
+
+use crate::builtins::{self, Builtin};
+use crate::error::{EvalResult, Flow};
+use crate::interp::{Interp, get_in_value, with_span};
+use crate::limits::cost;
+use crate::node::Node;
+use crate::value::{PVector, Value};
+
+type FastHash = foldhash::fast::RandomState;
+
+/// One step of a fused chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `(map f coll)` / `(mapv f coll)`.
+    Map,
+    /// `(filter pred coll)` / `(filterv pred coll)`.
+    Filter,
+    /// `(remove pred coll)`.
+    Remove,
+    /// `(keep f coll)`.
+    Keep,
+}
+
+impl Step {
+    fn of(name: &str) -> Option<Step> {
+        Some(match name {
+            "map" | "mapv" => Step::Map,
+            "filter" | "filterv" => Step::Filter,
+            "remove" => Step::Remove,
+            "keep" => Step::Keep,
+            _ => return None,
+        })
+    }
+}
+
+/// A step with the builtin that names it and the span of its call.
+pub type StepCall = (Step, &'static Builtin, Span);
+
+/// What consumes the items that come out of the last step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sink {
+    /// The outermost step itself: its items are collected into a vector.
+    Collect,
+    /// `(reduce f coll)` (`init` false) / `(reduce f init coll)`.
+    Reduce { init: bool },
+    /// `(frequencies coll)`.
+    Frequencies,
+    /// `(count coll)`.
+    Count,
+    /// `(sum coll)`.
+    Sum,
+    /// `(into to coll)`.
+    Into,
+    /// `(vec coll)`.
+    Vec,
+    /// `(first coll)`.
+    First,
+}
+
+impl Sink {
+    /// The consumer a builtin called with `argc` arguments is, if it is one.
+    fn of(name: &str, argc: usize) -> Option<Sink> {
+        Some(match (name, argc) {
+            ("reduce", 2) => Sink::Reduce { init: false },
+            ("reduce", 3) => Sink::Reduce { init: true },
+            ("frequencies", 1) => Sink::Frequencies,
+            ("count", 1) => Sink::Count,
+            ("sum", 1) => Sink::Sum,
+            ("into", 2) => Sink::Into,
+            ("vec", 1) => Sink::Vec,
+            ("first", 1) => Sink::First,
+            _ => return None,
+        })
+    }
+}
+
+/// A fused chain. `nodes` holds every argument expression in the order the nested calls
+/// would evaluate them: the consumer's leading arguments, then each step's function from
+/// the outermost step inwards, then the source collection.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    /// The consumer's builtin (the outermost step's own builtin for [`Sink::Collect`]).
+    pub sink_builtin: &'static Builtin,
+    /// What the consumer does.
+    pub sink: Sink,
+    /// Where the consumer's call is written.
+    pub sink_span: Span,
+    /// The steps, outermost first, each with its builtin and call span.
+    pub steps: Vec<StepCall>,
+    /// Argument expressions in evaluation order (see the type's doc).
+    pub nodes: Vec<Node>,
+}
+
+impl Pipeline {
+    fn sink_args(&self) -> usize {
+        match self.sink {
+            Sink::Collect => 0,
+            Sink::Reduce { init: false } | Sink::Into => 1,
+            Sink::Reduce { init: true } => 2,
+            Sink::Frequencies | Sink::Count | Sink::Sum | Sink::Vec | Sink::First => 0,
+        }
+    }
+}
+
+/// The steps and source of a chain ending in `coll`: `coll` itself when it is a step call
+/// (`(map f x)`...) or an already fused collecting chain, else `Err(coll)` unchanged.
+fn peel(coll: Node) -> Result<(Vec<StepCall>, Vec<Node>), Node> {
+    match coll {
+        Node::CallBuiltin(b, args, span) if args.len() == 2 && Step::of(b.name).is_some() => {
+            let Some(step) = Step::of(b.name) else { return Err(Node::CallBuiltin(b, args, span)) };
+            let mut it = args.into_iter();
+            let (Some(f), Some(inner)) = (it.next(), it.next()) else {
+                return Err(Node::Const(Value::Nil));
+            };
+            let mut steps = vec![(step, b, span)];
+            let mut nodes = vec![f];
+            match peel(inner) {
+                Ok((more_steps, more_nodes)) => {
+                    steps.extend(more_steps);
+                    nodes.extend(more_nodes);
+                }
+                Err(source) => nodes.push(source),
+            }
+            Ok((steps, nodes))
+        }
+        Node::Pipeline(p) if p.sink == Sink::Collect => Ok((p.steps, p.nodes)),
+        other => Err(other),
+    }
+}
+
+/// The node for a call of builtin `b` with analyzed `args`: a [`Pipeline`] when the call
+/// consumes (or is) a chain of steps, else a plain builtin call.
+pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
+    if let Some(step) = Step::of(b.name)
+        && args.len() == 2
+    {
+        // a step over another step: fuse the two, collecting what comes out
+        if let Some(coll) = args.pop() {
+            match peel(coll) {
+                Ok((inner_steps, inner_nodes)) => {
+                    let mut steps = vec![(step, b, span)];
+                    steps.extend(inner_steps);
+                    let mut nodes = args;
+                    nodes.extend(inner_nodes);
+                    return Node::Pipeline(Box::new(Pipeline {
+                        sink_builtin: b,
+                        sink: Sink::Collect,
+                        sink_span: span,
+                        steps,
+                        nodes,
+                    }));
+                }
+                Err(coll) => args.push(coll),
+            }
+        }
+        return Node::CallBuiltin(b, args, span);
+    }
+    if let Some(sink) = Sink::of(b.name, args.len())
+        && let Some(coll) = args.pop()
+    {
+        match peel(coll) {
+            Ok((steps, inner_nodes)) => {
+                let mut nodes = args;
+                nodes.extend(inner_nodes);
+                return Node::Pipeline(Box::new(Pipeline { sink_builtin: b, sink, sink_span: span, steps, nodes }));
+            }
+            Err(coll) => args.push(coll),
+        }
+    }
+    Node::CallBuiltin(b, args, span)
+}
+
+/// Evaluates a fused chain.
+pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
+    let mut vals: Vec<Value> = Vec::with_capacity(p.nodes.len());
+    for n in &p.nodes {
+        vals.push(interp.eval(n)?);
+    }
+    // one tick per call, as the nested builtin calls charge
+    interp.tick(1 + p.steps.len() as u64)?;
+    let source = vals.pop().unwrap_or(Value::Nil);
+    let k = p.sink_args();
+    let k = k.min(vals.len());
+    let (sink_vals, fns) = vals.split_at_mut(k);
+    if crate::lazy::as_lazy(&source).is_some() {
+        return unfused(interp, p, sink_vals, fns, source);
+    }
+    let Some(&(_, inner_b, inner_span)) = p.steps.last() else {
+        return unfused(interp, p, sink_vals, fns, source);
+    };
+    let mut sink = Acc::new(p.sink, sink_vals);
+    let f0 = fns.last().cloned().unwrap_or(Value::Nil);
+    // a source that is not a collection fails as the innermost step would
+    let items = builtins::seq_iter(inner_b.name, &source).map_err(|e| with_span(e, inner_span))?;
+    match &source {
+        // items of a vector are read in place: only what a step keeps is cloned
+        Value::Vector(v) => {
+            for item in v.iter() {
+                let Some(x) = first_step(interp, p.steps.last(), &f0, item)? else { continue };
+                if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
+                    return Ok(done);
+                }
+            }
+        }
+        _ => {
+            for item in items {
+                let Some(x) = first_step(interp, p.steps.last(), &f0, &item)? else { continue };
+                if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
+                    return Ok(done);
+                }
+            }
+        }
+    }
+    sink.finish(interp, p)
+}
+
+/// Runs the innermost step on a borrowed item.
+#[inline]
+fn first_step(interp: &mut Interp, step: Option<&StepCall>, f: &Value, item: &Value) -> Result<Option<Value>, Flow> {
+    let Some((step, _, span)) = step else { return Ok(Some(item.clone())) };
+    interp.tick(1)?;
+    let out = match step {
+        Step::Map => match f {
+            Value::Keyword(_) => Some(get_in_value(item, f).unwrap_or(Value::Nil)),
+            _ => Some(interp.apply(f, &mut [item.clone()]).map_err(|e| with_span(e, *span))?),
+        },
+        Step::Filter | Step::Remove => {
+            let keep = *step == Step::Filter;
+            let t = interp.apply(f, &mut [item.clone()]).map_err(|e| with_span(e, *span))?.truthy();
+            (t == keep).then(|| item.clone())
+        }
+        Step::Keep => {
+            let r = interp.apply(f, &mut [item.clone()]).map_err(|e| with_span(e, *span))?;
+            (!r.is_nil()).then_some(r)
+        }
+    };
+    Ok(out)
+}
+
+/// Runs the remaining steps (all but the innermost) on an item, then hands it to the
+/// consumer. `Some(result)` when the consumer is done early.
+#[inline]
+fn feed(interp: &mut Interp, p: &Pipeline, fns: &[Value], mut x: Value, sink: &mut Acc) -> Result<Option<Value>, Flow> {
+    let n = p.steps.len();
+    // steps and fns are outermost first; the innermost (index n - 1) already ran
+    for i in (0..n.saturating_sub(1)).rev() {
+        let (step, _, span) = p.steps[i];
+        let f = &fns[i];
+        interp.tick(1)?;
+        match step {
+            Step::Map => {
+                x = match f {
+                    Value::Keyword(_) => get_in_value(&x, f).unwrap_or(Value::Nil),
+                    _ => interp.apply(f, &mut [x]).map_err(|e| with_span(e, span))?,
+                }
+            }
+            Step::Filter | Step::Remove => {
+                let t = interp.apply(f, &mut [x.clone()]).map_err(|e| with_span(e, span))?.truthy();
+                if t != (step == Step::Filter) {
+                    return Ok(None);
+                }
+            }
+            Step::Keep => {
+                let r = interp.apply(f, &mut [x]).map_err(|e| with_span(e, span))?;
+                if r.is_nil() {
+                    return Ok(None);
+                }
+                x = r;
+            }
+        }
+    }
+    sink.push(interp, p, x)
+}
+
+/// The nested calls, one after the other (for sources the streaming path does not cover).
+fn unfused(interp: &mut Interp, p: &Pipeline, sink_vals: &mut [Value], fns: &mut [Value], source: Value) -> EvalResult {
+    let mut coll = source;
+    for (i, (_, b, span)) in p.steps.iter().enumerate().rev() {
+        let f = std::mem::take(&mut fns[i]);
+        coll = b.call(interp, &mut [f, coll]).map_err(|e| with_span(e, *span))?;
+    }
+    if p.sink == Sink::Collect {
+        return Ok(coll);
+    }
+    let mut args: Vec<Value> = sink_vals.iter_mut().map(std::mem::take).collect();
+    args.push(coll);
+    p.sink_builtin.call(interp, &mut args).map_err(|e| with_span(e, p.sink_span))
+}
+
+/// A consumer's state.
+enum Acc {
+    Collect(PVector),
+    Reduce { f: Value, acc: Option<Value>, plus: bool },
+    Frequencies(HashMap<Value, i64, FastHash>),
+    Count(i64),
+    Sum(Value),
+    Into(Value),
+    First,
+}
+
+impl Acc {
+    fn new(sink: Sink, args: &mut [Value]) -> Acc {
+        let mut args = args.iter_mut().map(std::mem::take);
+        match sink {
+            Sink::Collect | Sink::Vec => Acc::Collect(PVector::new()),
+            Sink::Reduce { init } => {
+                let f = args.next().unwrap_or(Value::Nil);
+                let acc = if init { Some(args.next().unwrap_or(Value::Nil)) } else { None };
+                let plus = matches!(&f, Value::Func(func)
+                    if matches!(&**func, crate::function::Function::Builtin(b) if b.name == "+"));
+                Acc::Reduce { f, acc, plus }
+            }
+            Sink::Frequencies => Acc::Frequencies(HashMap::default()),
+            Sink::Count => Acc::Count(0),
+            Sink::Sum => Acc::Sum(Value::Int(0)),
+            Sink::Into => Acc::Into(match args.next() {
+                Some(Value::Nil) | None => Value::vector([]),
+                Some(to) => to,
+            }),
+            Sink::First => Acc::First,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, interp: &mut Interp, p: &Pipeline, x: Value) -> Result<Option<Value>, Flow> {
+        let span = p.sink_span;
+        match self {
+            Acc::Collect(v) => v.push_back(x),
+            Acc::Reduce { f, acc, plus } => match acc.take() {
+                None => *acc = Some(x),
+                Some(a) => {
+                    interp.tick(1)?;
+                    let next = if *plus {
+                        builtins::add2(&a, &x).map_err(|e| with_span(e, span))?
+                    } else {
+                        interp.apply(f, &mut [a, x]).map_err(|e| with_span(e, span))?
+                    };
+                    if let Some(v) = builtins::reduced_value(&next) {
+                        return Ok(Some(v.clone()));
+                    }
+                    *acc = Some(next);
+                }
+            },
+            Acc::Frequencies(counts) => {
+                interp.tick(1)?;
+                *counts.entry(x).or_insert(0) += 1;
+            }
+            Acc::Count(n) => *n += 1,
+            Acc::Sum(total) => {
+                interp.tick(1)?;
+                if !x.is_nil() {
+                    *total = builtins::add2(total, &x).map_err(|e| with_span(e, span))?;
+                }
+            }
+            Acc::Into(to) => {
+                interp.tick(1)?;
+                let coll = std::mem::take(to);
+                *to = builtins::conj1(interp, coll, x).map_err(|e| with_span(e, span))?;
+            }
+            Acc::First => return Ok(Some(x)),
+        }
+        Ok(None)
+    }
+
+    fn finish(self, interp: &mut Interp, p: &Pipeline) -> EvalResult {
+        match self {
+            Acc::Collect(v) => {
+                interp.charge(cost::items(v.len() as u64))?;
+                Ok(Value::from_pvec(v))
+            }
+            Acc::Reduce { f, acc, .. } => match acc {
+                Some(a) => Ok(a),
+                None => interp.apply(&f, &mut []).map_err(|e| with_span(e, p.sink_span)),
+            },
+            Acc::Frequencies(counts) => {
+                interp.charge(cost::entries(counts.len() as u64))?;
+                Ok(Value::map(counts.into_iter().map(|(k, n)| (k, Value::Int(n)))))
+            }
+            Acc::Count(n) => Ok(Value::Int(n)),
+            Acc::Sum(total) => Ok(total),
+            Acc::Into(to) => Ok(to),
+            Acc::First => Ok(Value::Nil),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sink_arities() {
+        assert_eq!(Sink::of("reduce", 2), Some(Sink::Reduce { init: false }));
+        assert_eq!(Sink::of("reduce", 3), Some(Sink::Reduce { init: true }));
+        assert_eq!(Sink::of("into", 3), None);
+        assert_eq!(Sink::of("map", 2), None);
+        assert_eq!(Step::of("mapcat"), None);
+    }
+}

@@ -1,0 +1,125 @@
+//! Fused `map`/`filter`/`remove`/`keep` chains give what the nested eager calls give.
+//! The unfused reference is the same program with the steps called through locals
+//! (`(let [map* map] (map* f xs))` is a call of a computed function, never fused).
+mod common;
+use common::*;
+use proptest::prelude::*;
+use ptc_lisp_eval::RunResult;
+
+const STEPS: &[(&str, &str)] = &[
+    ("map", "inc"),
+    ("map", "#(if (nil? %) 0 (* 2 %))"),
+    ("map", ":a"),
+    ("map", "(fn [x] {:a x})"),
+    ("mapv", "str"),
+    ("map", "(fn [x] (if (number? x) (- x) x))"),
+    ("filter", "some?"),
+    ("filter", "#(or (nil? %) (not (number? %)) (even? %))"),
+    ("filterv", "identity"),
+    ("remove", "nil?"),
+    ("remove", "#(and (number? %) (> % 3))"),
+    ("keep", "#(when (and (number? %) (odd? %)) %)"),
+    ("keep", "(fn [x] (if (number? x) (< x 2) nil))"),
+    ("keep", ":a"),
+];
+
+const SINKS: &[&str] = &[
+    "",
+    "reduce +",
+    "reduce (fn [acc x] (conj acc x)) []",
+    "reduce (fn [a b] (if (and (number? a) (number? b) (> a 5)) (reduced a) [a b]))",
+    "reduce conj",
+    "frequencies",
+    "count",
+    "sum",
+    "into []",
+    "into #{}",
+    "into nil",
+    "vec",
+    "first",
+];
+
+fn source() -> impl Strategy<Value = String> {
+    let item = prop_oneof![
+        4 => (-3i64..9).prop_map(|i| i.to_string()),
+        1 => Just("nil".to_string()),
+        1 => Just("\"s\"".to_string()),
+        1 => (0i64..4).prop_map(|i| format!("{{:a {i}}}")),
+    ];
+    prop_oneof![
+        6 => prop::collection::vec(item.clone(), 0..12).prop_map(|v| format!("[{}]", v.join(" "))),
+        1 => prop::collection::vec(0i64..6, 0..6).prop_map(|v| {
+            format!("(set [{}])", v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" "))
+        }),
+        1 => Just("{:x 1 :y 2}".to_string()),
+        1 => Just("\"abc\"".to_string()),
+        1 => Just("nil".to_string()),
+        1 => Just("(range 7)".to_string()),
+    ]
+}
+
+fn program(steps: &[usize], sink: &str, src: &str, fused: bool) -> String {
+    let mut expr = src.to_string();
+    for &i in steps.iter().rev() {
+        let (name, f) = STEPS[i];
+        let name = if fused { name.to_string() } else { format!("{name}*") };
+        expr = format!("({name} {f} {expr})");
+    }
+    let body = if sink.is_empty() { expr } else { format!("({sink} {expr})") };
+    if fused {
+        body
+    } else {
+        format!("(let [map* map mapv* mapv filter* filter filterv* filterv remove* remove keep* keep] {body})")
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fused_chains_agree_with_nested_calls(
+        steps in prop::collection::vec(0..STEPS.len(), 1..4),
+        sink in 0..SINKS.len(),
+        src in source(),
+    ) {
+        let sink = SINKS[sink];
+        let fused_src = program(&steps, sink, &src, true);
+        let plain_src = program(&steps, sink, &src, false);
+        let fused = go(&fused_src);
+        let plain = go(&plain_src);
+        let stops_early = sink == "first" || sink.contains("reduced");
+        match (&plain.result, &fused.result) {
+            (RunResult::Error(_), RunResult::Error(_)) => {}
+            (RunResult::Error(_), _) if stops_early => {}
+            _ => prop_assert_eq!(show_outcome(&fused), show_outcome(&plain), "program {}", fused_src),
+        }
+    }
+}
+
+#[test]
+fn fused_chains() {
+    check(&[
+        ("(->> [{:s 1 :a 2} {:s 2 :a 3} {:s 1 :a 4}] (filter #(= 1 (:s %))) (map :a) (reduce +))", "6"),
+        ("(->> \"a b a\" (remove #{\\space}) (map str) frequencies)", "{\"a\" 2 \"b\" 1}"),
+        ("(->> {:a 1 :b 2} (map val) (filter odd?) count)", "1"),
+        ("(->> [1 2 3 4] (map inc) (filter even?) (map #(* 10 %)))", "[20 40]"),
+        ("(->> [1 2 3] (keep #(when (odd? %) %)) (into #{}))", "#{1 3}"),
+        ("(->> (range) (map inc) (filter even?) first)", "2"),
+        ("(->> (range) (map inc) (take 3))", "[1 2 3]"),
+        ("(first (filter #(> % 2) [1 2 3 4]))", "3"),
+        ("(->> [] (map inc) (reduce +))", "0"),
+        ("(->> [5] (map inc) (reduce *))", "6"),
+        ("(->> [1 2 3] (map inc) (reduce (fn [a x] (if (> a 3) (reduced a) (+ a x)))))", "5"),
+        // a user definition named like a step is called, never fused
+        ("(defn map [f xs] [f]) (->> [1 2] (map inc) (filter fn?) count)", "1"),
+    ]);
+}
+
+#[test]
+fn fused_chains_fail_like_the_steps() {
+    check_err(&[
+        ("(->> [1 nil 3] (map inc) (reduce +))", "type_error", ""),
+        ("(->> 5 (map inc) (filter odd?) count)", "type_error", "map"),
+        ("(->> [1 2] (map inc) (filter 7) count)", "not_callable", "not callable: 7"),
+    ]);
+}
