@@ -255,6 +255,9 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
             )));
         }
     };
+    // the process exits right after printing: freeing a large context item by item would
+    // take longer than many programs, so this reference is never dropped (see the end)
+    let context_at_exit = Arc::clone(&context);
     let opts = RunOptions { limits, context, host: host_for(upstreams.as_ref()), ..RunOptions::default() };
     let mut outcome = ptc_lisp_eval::run(&source, opts);
     if let Some(sig) = &signature {
@@ -289,6 +292,7 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
             }
         }
     }
+    std::mem::forget(context_at_exit);
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
