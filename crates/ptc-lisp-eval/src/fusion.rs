@@ -108,6 +108,34 @@ pub struct Pipeline {
     pub steps: Vec<StepCall>,
     /// Argument expressions in evaluation order (see the type's doc).
     pub nodes: Vec<Node>,
+    /// Where the items come from.
+    pub source: Source,
+}
+
+/// Where a chain's items come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// The value of the last node.
+    Value,
+    /// `(range ...)` whose arguments are the last `usize` nodes: integers are counted out one
+    /// by one instead of being collected into a vector first. The memory the vector would
+    /// take is still charged, so limits fire as they do for the call.
+    Range(&'static Builtin, Span, usize),
+}
+
+/// The source of a chain: a finite `range` call, or any other expression.
+fn source_of(node: Node, nodes: &mut Vec<Node>) -> Source {
+    match node {
+        Node::CallBuiltin(b, args, span) if b.name == "range" && (1..=3).contains(&args.len()) => {
+            let n = args.len();
+            nodes.extend(args);
+            Source::Range(b, span, n)
+        }
+        other => {
+            nodes.push(other);
+            Source::Value
+        }
+    }
 }
 
 impl Pipeline {
@@ -123,7 +151,7 @@ impl Pipeline {
 
 /// The steps and source of a chain ending in `coll`: `coll` itself when it is a step call
 /// (`(map f x)`...) or an already fused collecting chain, else `Err(coll)` unchanged.
-fn peel(coll: Node) -> Result<(Vec<StepCall>, Vec<Node>), Node> {
+fn peel(coll: Node) -> Result<(Vec<StepCall>, Vec<Node>, Source), Node> {
     match coll {
         Node::CallBuiltin(b, args, span) if args.len() == 2 && Step::of(b.name).is_some() => {
             let Some(step) = Step::of(b.name) else { return Err(Node::CallBuiltin(b, args, span)) };
@@ -133,16 +161,17 @@ fn peel(coll: Node) -> Result<(Vec<StepCall>, Vec<Node>), Node> {
             };
             let mut steps = vec![(step, b, span)];
             let mut nodes = vec![f];
-            match peel(inner) {
-                Ok((more_steps, more_nodes)) => {
+            let source = match peel(inner) {
+                Ok((more_steps, more_nodes, source)) => {
                     steps.extend(more_steps);
                     nodes.extend(more_nodes);
+                    source
                 }
-                Err(source) => nodes.push(source),
-            }
-            Ok((steps, nodes))
+                Err(inner) => source_of(inner, &mut nodes),
+            };
+            Ok((steps, nodes, source))
         }
-        Node::Pipeline(p) if p.sink == Sink::Collect => Ok((p.steps, p.nodes)),
+        Node::Pipeline(p) if p.sink == Sink::Collect => Ok((p.steps, p.nodes, p.source)),
         other => Err(other),
     }
 }
@@ -156,7 +185,7 @@ pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
         // a step over another step: fuse the two, collecting what comes out
         if let Some(coll) = args.pop() {
             match peel(coll) {
-                Ok((inner_steps, inner_nodes)) => {
+                Ok((inner_steps, inner_nodes, source)) => {
                     let mut steps = vec![(step, b, span)];
                     steps.extend(inner_steps);
                     let mut nodes = args;
@@ -167,6 +196,7 @@ pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
                         sink_span: span,
                         steps,
                         nodes,
+                        source,
                     }));
                 }
                 Err(coll) => args.push(coll),
@@ -178,10 +208,32 @@ pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
         && let Some(coll) = args.pop()
     {
         match peel(coll) {
-            Ok((steps, inner_nodes)) => {
+            Ok((steps, inner_nodes, source)) => {
                 let mut nodes = args;
                 nodes.extend(inner_nodes);
-                return Node::Pipeline(Box::new(Pipeline { sink_builtin: b, sink, sink_span: span, steps, nodes }));
+                return Node::Pipeline(Box::new(Pipeline {
+                    sink_builtin: b,
+                    sink,
+                    sink_span: span,
+                    steps,
+                    nodes,
+                    source,
+                }));
+            }
+            // a consumer straight over a finite range counts it out
+            Err(Node::CallBuiltin(r, range_args, r_span))
+                if r.name == "range" && (1..=3).contains(&range_args.len()) =>
+            {
+                let mut nodes = args;
+                let source = source_of(Node::CallBuiltin(r, range_args, r_span), &mut nodes);
+                return Node::Pipeline(Box::new(Pipeline {
+                    sink_builtin: b,
+                    sink,
+                    sink_span: span,
+                    steps: Vec::new(),
+                    nodes,
+                    source,
+                }));
             }
             Err(coll) => args.push(coll),
         }
@@ -197,25 +249,52 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     }
     // one tick per call, as the nested builtin calls charge
     interp.tick(1 + p.steps.len() as u64)?;
-    let source = vals.pop().unwrap_or(Value::Nil);
-    let k = p.sink_args();
-    let k = k.min(vals.len());
+    let ints = match p.source {
+        Source::Value => None,
+        Source::Range(b, span, argc) => {
+            let mut args = vals.split_off(vals.len().saturating_sub(argc));
+            match int_range(&args) {
+                Some(r) => {
+                    interp.charge(cost::items(r.1)).map_err(|e| with_span(e, span))?;
+                    Some(r)
+                }
+                None => {
+                    vals.push(b.call(interp, &mut args).map_err(|e| with_span(e, span))?);
+                    None
+                }
+            }
+        }
+    };
+    let source = if ints.is_some() { Value::Nil } else { vals.pop().unwrap_or(Value::Nil) };
+    let k = p.sink_args().min(vals.len());
     let (sink_vals, fns) = vals.split_at_mut(k);
     if crate::lazy::as_lazy(&source).is_some() {
         return unfused(interp, p, sink_vals, fns, source);
     }
-    let Some(&(_, inner_b, inner_span)) = p.steps.last() else {
-        return unfused(interp, p, sink_vals, fns, source);
-    };
     let mut sink = Acc::new(p.sink, sink_vals);
     let f0 = fns.last().cloned().unwrap_or(Value::Nil);
-    // a source that is not a collection fails as the innermost step would
-    let items = builtins::seq_iter(inner_b.name, &source).map_err(|e| with_span(e, inner_span))?;
+    let inner = p.steps.last();
+    if let Some((start, n, step)) = ints {
+        let mut x = start as i128;
+        for _ in 0..n {
+            interp.tick(1)?;
+            let item = Value::Int(x as i64);
+            x += step as i128;
+            let Some(v) = first_step(interp, inner, &f0, &item)? else { continue };
+            if let Some(done) = feed(interp, p, fns, v, &mut sink)? {
+                return Ok(done);
+            }
+        }
+        return sink.finish(interp, p);
+    }
+    // a source that is not a collection fails as the innermost call would
+    let (name, span) = inner.map_or((p.sink_builtin.name, p.sink_span), |s| (s.1.name, s.2));
+    let items = builtins::seq_iter(name, &source).map_err(|e| with_span(e, span))?;
     match &source {
         // items of a vector are read in place: only what a step keeps is cloned
         Value::Vector(v) => {
             for item in v.iter() {
-                let Some(x) = first_step(interp, p.steps.last(), &f0, item)? else { continue };
+                let Some(x) = first_step(interp, inner, &f0, item)? else { continue };
                 if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
                     return Ok(done);
                 }
@@ -223,7 +302,7 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         }
         _ => {
             for item in items {
-                let Some(x) = first_step(interp, p.steps.last(), &f0, &item)? else { continue };
+                let Some(x) = first_step(interp, inner, &f0, &item)? else { continue };
                 if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
                     return Ok(done);
                 }
@@ -231,6 +310,24 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         }
     }
     sink.finish(interp, p)
+}
+
+/// `(start, count, step)` of an all-integer `range` call with a non-zero step (what the
+/// builtin builds eagerly and a fused chain counts out); `None` for anything else.
+pub fn int_range(args: &[Value]) -> Option<(i64, u64, i64)> {
+    let (start, end, step) = match args {
+        [Value::Int(e)] => (0, *e, 1),
+        [Value::Int(s), Value::Int(e)] => (*s, *e, 1),
+        [Value::Int(s), Value::Int(e), Value::Int(st)] if *st != 0 => (*s, *e, *st),
+        _ => return None,
+    };
+    let n = if (step > 0 && end > start) || (step < 0 && end < start) {
+        let span = (end as i128 - start as i128).unsigned_abs();
+        span.div_ceil(step.unsigned_abs() as u128) as u64
+    } else {
+        0
+    };
+    Some((start, n, step))
 }
 
 /// Runs the innermost step on a borrowed item.

@@ -55,6 +55,10 @@ fn source() -> impl Strategy<Value = String> {
         1 => Just("\"abc\"".to_string()),
         1 => Just("nil".to_string()),
         1 => Just("(range 7)".to_string()),
+        1 => Just("(range 2 20 3)".to_string()),
+        1 => Just("(range 5 -5 -2)".to_string()),
+        1 => Just("(range 0.5 4)".to_string()),
+        1 => Just("(range 3 3)".to_string()),
     ]
 }
 
@@ -110,6 +114,18 @@ fn fused_chains() {
         ("(->> [] (map inc) (reduce +))", "0"),
         ("(->> [5] (map inc) (reduce *))", "6"),
         ("(->> [1 2 3] (map inc) (reduce (fn [a x] (if (> a 3) (reduced a) (+ a x)))))", "5"),
+        // consumers straight over a finite range count it out
+        ("(reduce + (range 5))", "10"),
+        ("(reduce (fn [m i] (assoc m i (* i i))) {} (range 1 4))", "{1 1 2 4 3 9}"),
+        ("(count (range 0 10 3))", "4"),
+        ("(vec (range 3 0 -1))", "[3 2 1]"),
+        ("(into #{} (range 3))", "#{0 1 2}"),
+        ("(sum (range 0.5 3))", "4.5"),
+        ("(first (range 10 20))", "10"),
+        ("(first (range 0 0))", "nil"),
+        ("(reduce + (take 3 (range)))", "3"),
+        ("(first (map inc (range 4 4 0)))", "nil"),
+        ("(first (map inc (range 4 5 0)))", "5"),
         // a user definition named like a step is called, never fused
         ("(defn map [f xs] [f]) (->> [1 2] (map inc) (filter fn?) count)", "1"),
     ]);
@@ -121,5 +137,7 @@ fn fused_chains_fail_like_the_steps() {
         ("(->> [1 nil 3] (map inc) (reduce +))", "type_error", ""),
         ("(->> 5 (map inc) (filter odd?) count)", "type_error", "map"),
         ("(->> [1 2] (map inc) (filter 7) count)", "not_callable", "not callable: 7"),
+        ("(count (range 0 10 0))", "loop_limit_exceeded", "is infinite, so count would never finish"),
+        ("(reduce + (range \"a\"))", "type_error", "range"),
     ]);
 }

@@ -360,23 +360,11 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
     let all_int = args.iter().all(|a| matches!(a, Value::Int(_)));
     if all_int {
-        let (start, end, step) = match args {
-            [e] => (0, int_arg("range", e)?, 1),
-            [s, e] => (int_arg("range", s)?, int_arg("range", e)?, 1),
-            [s, e, st] => (int_arg("range", s)?, int_arg("range", e)?, int_arg("range", st)?),
-            _ => return err(ErrorKind::ArityError, "range takes 1 to 3 arguments"),
-        };
-        if step == 0 {
+        let Some((start, n, step)) = crate::fusion::int_range(args) else {
             return err(
                 ErrorKind::RuntimeError,
                 "range with step 0 would never end; use (repeat n x) for repeated values",
             );
-        }
-        let n = if (step > 0 && end > start) || (step < 0 && end < start) {
-            let span = (end as i128 - start as i128).unsigned_abs();
-            span.div_ceil(step.unsigned_abs() as u128) as u64
-        } else {
-            0
         };
         interp.charge(cost::items(n))?;
         let mut out = PVector::new();
