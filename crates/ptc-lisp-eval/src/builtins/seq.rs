@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Arity, Builtin, Category, SeqIter, expected, int_arg, seq_iter, seq_len};
+use super::{Arity, Builtin, Category, SeqIter, expected, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, Flow, err};
 use crate::function::Function;
 use crate::interp::{Interp, get_in_value};
