@@ -121,15 +121,29 @@ pub enum Source {
     /// by one instead of being collected into a vector first. The memory the vector would
     /// take is still charged, so limits fire as they do for the call.
     Range(&'static Builtin, Span, usize),
+    /// `(split s re limit?)` whose arguments are the last `usize` nodes: the pieces become
+    /// values one at a time (the call's fuel and memory are charged as for the call).
+    Split(Span, usize),
 }
 
-/// The source of a chain: a finite `range` call, or any other expression.
+/// A `range` or `split` call a chain can take its items from one at a time.
+fn is_source_call(node: &Node) -> bool {
+    matches!(node, Node::CallBuiltin(b, args, _)
+        if (b.name == "range" && (1..=3).contains(&args.len())) || (b.name == "split" && (2..=3).contains(&args.len())))
+}
+
+/// The source of a chain: a `range` or `split` call, or any other expression.
 fn source_of(node: Node, nodes: &mut Vec<Node>) -> Source {
     match node {
         Node::CallBuiltin(b, args, span) if b.name == "range" && (1..=3).contains(&args.len()) => {
             let n = args.len();
             nodes.extend(args);
             Source::Range(b, span, n)
+        }
+        Node::CallBuiltin(b, args, span) if b.name == "split" && (2..=3).contains(&args.len()) => {
+            let n = args.len();
+            nodes.extend(args);
+            Source::Split(span, n)
         }
         other => {
             nodes.push(other);
@@ -220,12 +234,10 @@ pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
                     source,
                 }));
             }
-            // a consumer straight over a finite range counts it out
-            Err(Node::CallBuiltin(r, range_args, r_span))
-                if r.name == "range" && (1..=3).contains(&range_args.len()) =>
-            {
+            // a consumer straight over a range or a split takes their items one at a time
+            Err(coll) if is_source_call(&coll) => {
                 let mut nodes = args;
-                let source = source_of(Node::CallBuiltin(r, range_args, r_span), &mut nodes);
+                let source = source_of(coll, &mut nodes);
                 return Node::Pipeline(Box::new(Pipeline {
                     sink_builtin: b,
                     sink,
@@ -249,6 +261,7 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     }
     // one tick per call, as the nested builtin calls charge
     interp.tick(1 + p.steps.len() as u64)?;
+    let mut split_args = Vec::new();
     let ints = match p.source {
         Source::Value => None,
         Source::Range(b, span, argc) => {
@@ -264,49 +277,71 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
                 }
             }
         }
+        Source::Split(_, argc) => {
+            split_args = vals.split_off(vals.len().saturating_sub(argc));
+            None
+        }
     };
-    let source = if ints.is_some() { Value::Nil } else { vals.pop().unwrap_or(Value::Nil) };
+    let source = if ints.is_some() || !split_args.is_empty() { Value::Nil } else { vals.pop().unwrap_or(Value::Nil) };
     let k = p.sink_args().min(vals.len());
     let (sink_vals, fns) = vals.split_at_mut(k);
     if crate::lazy::as_lazy(&source).is_some() {
         return unfused(interp, p, sink_vals, fns, source);
     }
-    let mut sink = Acc::new(p.sink, sink_vals);
+    let sink = Acc::new(p.sink, sink_vals);
     let f0 = fns.last().cloned().unwrap_or(Value::Nil);
-    let inner = p.steps.last();
     if let Some((start, n, step)) = ints {
         let mut x = start as i128;
-        for _ in 0..n {
-            interp.tick(1)?;
+        let items = (0..n).map(|_| {
             let item = Value::Int(x as i64);
             x += step as i128;
-            let Some(v) = first_step(interp, inner, &f0, &item)? else { continue };
-            if let Some(done) = feed(interp, p, fns, v, &mut sink)? {
-                return Ok(done);
-            }
-        }
-        return sink.finish(interp, p);
+            item
+        });
+        return drive(interp, p, fns, &f0, sink, items, true);
+    }
+    if let Source::Split(span, _) = p.source {
+        let parts = builtins::split_parts(interp, &split_args).map_err(|e| with_span(e, span))?;
+        return drive(interp, p, fns, &f0, sink, parts.into_iter().map(Value::str), false);
     }
     // a source that is not a collection fails as the innermost call would
+    let inner = p.steps.last();
     let (name, span) = inner.map_or((p.sink_builtin.name, p.sink_span), |s| (s.1.name, s.2));
     let items = builtins::seq_iter(name, &source).map_err(|e| with_span(e, span))?;
     match &source {
         // items of a vector are read in place: only what a step keeps is cloned
         Value::Vector(v) => {
+            let mut sink = sink;
             for item in v.iter() {
                 let Some(x) = first_step(interp, inner, &f0, item)? else { continue };
                 if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
                     return Ok(done);
                 }
             }
+            sink.finish(interp, p)
         }
-        _ => {
-            for item in items {
-                let Some(x) = first_step(interp, inner, &f0, &item)? else { continue };
-                if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
-                    return Ok(done);
-                }
-            }
+        _ => drive(interp, p, fns, &f0, sink, items, false),
+    }
+}
+
+/// Pushes owned items through the steps into the consumer (`tick_each`: the source charges
+/// one fuel unit per item, as the eager builtin building it would).
+fn drive(
+    interp: &mut Interp,
+    p: &Pipeline,
+    fns: &[Value],
+    f0: &Value,
+    mut sink: Acc,
+    items: impl Iterator<Item = Value>,
+    tick_each: bool,
+) -> EvalResult {
+    let inner = p.steps.last();
+    for item in items {
+        if tick_each {
+            interp.tick(1)?;
+        }
+        let Some(x) = first_step(interp, inner, f0, &item)? else { continue };
+        if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
+            return Ok(done);
         }
     }
     sink.finish(interp, p)

@@ -12,6 +12,9 @@ const STEPS: &[(&str, &str)] = &[
     ("map", ":a"),
     ("map", "(fn [x] {:a x})"),
     ("mapv", "str"),
+    ("map", "clojure.string/lower-case"),
+    ("map", "parse-long"),
+    ("remove", "empty?"),
     ("map", "(fn [x] (if (number? x) (- x) x))"),
     ("filter", "some?"),
     ("filter", "#(or (nil? %) (not (number? %)) (even? %))"),
@@ -59,6 +62,9 @@ fn source() -> impl Strategy<Value = String> {
         1 => Just("(range 5 -5 -2)".to_string()),
         1 => Just("(range 0.5 4)".to_string()),
         1 => Just("(range 3 3)".to_string()),
+        1 => Just("(split \" a B  a c \" #\"\\s+\")".to_string()),
+        1 => Just("(split \"1,2,,3,,\" #\",\")".to_string()),
+        1 => Just("(split \"1,2,,3,,\" \",\" -1)".to_string()),
     ]
 }
 
@@ -126,6 +132,10 @@ fn fused_chains() {
         ("(reduce + (take 3 (range)))", "3"),
         ("(first (map inc (range 4 4 0)))", "nil"),
         ("(first (map inc (range 4 5 0)))", "5"),
+        ("(->> (split \"The cat the\" #\"\\s+\") (map lower-case) frequencies)", "{\"cat\" 1 \"the\" 2}"),
+        ("(frequencies (split \"a,b,a\" #\",\"))", "{\"a\" 2 \"b\" 1}"),
+        ("(count (split \"a,b,,,\" \",\"))", "2"),
+        ("(count (split \"a,b,,,\" \",\" -1))", "5"),
         // a user definition named like a step is called, never fused
         ("(defn map [f xs] [f]) (->> [1 2] (map inc) (filter fn?) count)", "1"),
     ]);
@@ -139,5 +149,7 @@ fn fused_chains_fail_like_the_steps() {
         ("(->> [1 2] (map inc) (filter 7) count)", "not_callable", "not callable: 7"),
         ("(count (range 0 10 0))", "loop_limit_exceeded", "is infinite, so count would never finish"),
         ("(reduce + (range \"a\"))", "type_error", "range"),
+        ("(count (split 5 #\",\"))", "type_error", "split"),
+        ("(->> (split \"a\" \",,\") (map inc) count)", "type_error", "plain-string separator"),
     ]);
 }

@@ -26,6 +26,7 @@ pub use args::*;
 pub use core::{add2, compare_values};
 pub use discovery::{names_in_namespace, namespaces};
 pub use seq::conj1;
+pub use text::split_parts;
 pub use transducers::reduced_value;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).

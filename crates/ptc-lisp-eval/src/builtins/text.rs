@@ -255,25 +255,24 @@ fn re_quote_replacement(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 /// on that character and "" into characters (PTC extensions; longer strings are refused,
 /// DIV-50). An optional limit caps the number of pieces (negative keeps trailing empties).
 pub fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let parts = split_parts(interp, a)?;
+    Ok(Value::vector(parts.into_iter().map(Value::str)))
+}
+
+/// The pieces `(split s re limit?)` returns, as slices of `s`, with the call's fuel and
+/// memory charged (a fused chain turns them into values one at a time).
+pub fn split_parts<'a>(interp: &mut Interp, a: &'a [Value]) -> EvalResult<Vec<&'a str>> {
     let s = str_arg("split", &a[0])?;
     let limit = match a.get(2) {
         Some(l) => int_arg("split", l)?,
         None => 0,
     };
-    if let Value::Regex(r) = &a[1]
-        && r.source() == "\\s+"
-    {
-        let parts = java_regex::split_whitespace(s, limit);
-        interp.tick(parts.len() as u64)?;
-        interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
-        return Ok(Value::vector(parts.into_iter().map(Value::str)));
-    }
-    let literal;
-    let re = match &a[1] {
-        Value::Regex(r) => r.regex(),
+    let parts = match &a[1] {
+        Value::Regex(r) if r.source() == "\\s+" => java_regex::split_whitespace(s, limit),
+        Value::Regex(r) => java_regex::split(r.regex(), s, limit),
         Value::Str(sep) if sep.chars().count() <= 1 => {
-            literal = RegexValue::compile(&regex::escape(sep)).or_else(|m| err(ErrorKind::RuntimeError, m))?;
-            literal.regex()
+            let literal = RegexValue::compile(&regex::escape(sep)).or_else(|m| err(ErrorKind::RuntimeError, m))?;
+            java_regex::split(literal.regex(), s, limit)
         }
         Value::Str(sep) => {
             return type_err(format!(
@@ -283,10 +282,9 @@ pub fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         other => return expected("split", "a regex like #\",\" or a 1-character string", other),
     };
-    let parts = java_regex::split(re, s, limit);
     interp.tick(parts.len() as u64)?;
     interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
-    Ok(Value::vector(parts.into_iter().map(Value::str)))
+    Ok(parts)
 }
 fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("split-lines", &a[0])?;
