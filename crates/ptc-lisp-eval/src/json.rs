@@ -33,7 +33,8 @@ pub fn map_from_json(obj: &Map<String, Json>) -> PMap {
 
 #[derive(Default)]
 struct Interner {
-    strings: std::collections::HashMap<String, Arc<str>, foldhash::fast::RandomState>,
+    /// The shared strings themselves are the keys (no second copy of each).
+    strings: std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>,
 }
 
 impl Interner {
@@ -43,7 +44,7 @@ impl Interner {
         }
         let a: Arc<str> = Arc::from(s);
         if self.strings.len() < 100_000 {
-            self.strings.insert(s.to_string(), a.clone());
+            self.strings.insert(a.clone());
         }
         a
     }
@@ -156,6 +157,7 @@ pub(crate) struct ParseBudget<'a> {
 }
 
 impl ParseBudget<'_> {
+    #[inline]
     fn take(&mut self, bytes: u64) -> bool {
         if self.failure.is_some() {
             return false;

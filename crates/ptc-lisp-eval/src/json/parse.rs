@@ -172,6 +172,29 @@ fn position(bytes: &[u8], i: usize) -> (usize, usize) {
     (line, i - start_of_line)
 }
 
+/// Byte equality for short strings without a call to `memcmp` (keys and short values are
+/// compared once per member; most are a few bytes long): two overlapping word loads.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    fn w8(x: &[u8], at: usize) -> Option<[u8; 8]> {
+        x.get(at..at + 8).and_then(|s| s.try_into().ok())
+    }
+    fn w4(x: &[u8], at: usize) -> Option<[u8; 4]> {
+        x.get(at..at + 4).and_then(|s| s.try_into().ok())
+    }
+    match n {
+        0 => true,
+        1..=3 => a.first() == b.first() && a.get(n / 2) == b.get(n / 2) && a.last() == b.last(),
+        4..=8 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        9..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+        _ => a == b,
+    }
+}
+
 #[inline]
 fn is_digit(c: u8) -> bool {
     c.is_ascii_digit()
@@ -285,7 +308,7 @@ impl Parser<'_, '_, '_> {
             return Ok(Value::Str(self.interner.get(text)));
         };
         for a in n.strs.iter().flatten() {
-            if a.as_bytes() == text.as_bytes() {
+            if same_bytes(a.as_bytes(), text.as_bytes()) {
                 return Ok(Value::Str(a.clone()));
             }
         }
@@ -662,15 +685,23 @@ impl Parser<'_, '_, '_> {
         self.pos += 1;
         self.take(cost::HEADER)?;
         let mut items = self.buf(depth);
-        let out = match self.array_items(depth, node, &mut items) {
-            Ok(()) => Ok(Value::from_pvec(items.drain(..).collect::<PVector>())),
+        let mut large: Option<PVector> = None;
+        let out = match self.array_items(depth, node, &mut items, &mut large) {
+            Ok(()) => Ok(Value::from_pvec(match large {
+                // a large array went into its tree as it grew (no second copy at the end)
+                Some(mut pv) => {
+                    pv.extend(items.drain(..));
+                    pv
+                }
+                None => items.drain(..).collect::<PVector>(),
+            })),
             Err(e) => Err(e),
         };
         self.give_back(depth, items);
         out
     }
 
-    fn array_items(&mut self, depth: usize, node: usize, items: &mut Vec<Value>) -> R<()> {
+    fn array_items(&mut self, depth: usize, node: usize, items: &mut Vec<Value>, large: &mut Option<PVector>) -> R<()> {
         let mut first = true;
         let mut kid = 0;
         loop {
@@ -695,6 +726,9 @@ impl Parser<'_, '_, '_> {
                 Some(_) => return self.peek_err(Code::ExpectedListCommaOrEnd),
             }
             items.push(self.value(depth + 1, kid)?);
+            if items.len() >= 64 {
+                large.get_or_insert_with(PVector::new).extend(items.drain(..));
+            }
         }
     }
 
@@ -777,7 +811,7 @@ impl Parser<'_, '_, '_> {
         };
         let Some(nd) = self.nodes.get_mut(node) else { return false };
         match nd.keys.get_mut(n) {
-            Some(k) if k.as_bytes() == s.as_bytes() => true,
+            Some(k) if same_bytes(k.as_bytes(), s.as_bytes()) => true,
             Some(k) => {
                 *k = self.interner.get(s);
                 false
@@ -985,8 +1019,14 @@ mod tests {
 
     #[test]
     fn huge_arrays_and_objects() {
-        let arr = format!("[{}]", (0..1000).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
-        same(&arr, u64::MAX);
+        for n in (0..140).chain([1000, 4097]) {
+            let arr = format!("[{}]", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+            same(&arr, u64::MAX);
+            let v = new(&arr, u64::MAX).unwrap();
+            let Value::Vector(items) = &v else { panic!("{v:?}") };
+            assert_eq!(items.len(), n);
+            assert!(items.iter().enumerate().all(|(i, x)| *x == Value::Int(i as i64)));
+        }
         let obj = format!("{{{}}}", (0..1000).map(|i| format!("\"k{}\":{i}", i % 700)).collect::<Vec<_>>().join(","));
         same(&obj, u64::MAX);
         let records = format!(
@@ -1001,6 +1041,25 @@ mod tests {
                 .join(",")
         );
         same(&records, u64::MAX);
+    }
+
+    /// `PTC_JSON_BENCH=file.json cargo test --release -p ptc-lisp-eval --lib bench_file -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn bench_file() {
+        let Ok(path) = std::env::var("PTC_JSON_BENCH") else { return };
+        let text = std::fs::read_to_string(path).unwrap();
+        let runs: usize = std::env::var("PTC_JSON_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+        for (name, parse) in [("serde_json visitor", old as fn(&str, u64) -> _), ("hand-written", new)] {
+            let mut best = f64::MAX;
+            for _ in 0..runs {
+                let t = std::time::Instant::now();
+                let v = parse(&text, u64::MAX).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+                drop(v);
+            }
+            eprintln!("{name}: parse min {:.1} ms of {runs}", best * 1000.0);
+        }
     }
 
     // ---- the differential property test ----
