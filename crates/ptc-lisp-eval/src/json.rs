@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value as Json};
 
-use crate::value::{PMap, PVector, Value};
+use crate::value::{PMap, Value};
+
+mod parse;
 
 /// Converts JSON to a value.
 ///
@@ -31,7 +33,8 @@ pub fn map_from_json(obj: &Map<String, Json>) -> PMap {
 
 #[derive(Default)]
 struct Interner {
-    strings: std::collections::HashMap<String, Arc<str>, foldhash::fast::RandomState>,
+    /// The shared strings themselves are the keys (no second copy of each).
+    strings: std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>,
 }
 
 impl Interner {
@@ -41,7 +44,7 @@ impl Interner {
         }
         let a: Arc<str> = Arc::from(s);
         if self.strings.len() < 100_000 {
-            self.strings.insert(s.to_string(), a.clone());
+            self.strings.insert(a.clone());
         }
         a
     }
@@ -154,6 +157,7 @@ pub(crate) struct ParseBudget<'a> {
 }
 
 impl ParseBudget<'_> {
+    #[inline]
     fn take(&mut self, bytes: u64) -> bool {
         if self.failure.is_some() {
             return false;
@@ -190,111 +194,7 @@ pub fn parse_str(text: &str, bytes_left: u64) -> Result<Value, ParseError> {
 }
 
 pub(crate) fn parse_with(text: &str, pb: &mut ParseBudget<'_>) -> Result<Value, ParseError> {
-    use serde::de::DeserializeSeed;
-    let mut interner = Interner::default();
-    let mut de = serde_json::Deserializer::from_str(text);
-    // serde_json's own recursion limit (128) bounds nesting, so this cannot overflow
-    let seed = Seed { pb: &mut *pb, interner: &mut interner };
-    let parsed = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
-    match (parsed, pb.failure.take()) {
-        (_, Some(f)) => Err(f),
-        (Ok(v), None) => Ok(v),
-        (Err(e), None) => Err(ParseError::Syntax(e.to_string())),
-    }
-}
-
-struct Seed<'p, 'b> {
-    pb: &'p mut ParseBudget<'b>,
-    interner: &'p mut Interner,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for Seed<'_, '_> {
-    type Value = Value;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-fn budget_error<E: serde::de::Error>() -> E {
-    E::custom("budget")
-}
-
-impl<'de> serde::de::Visitor<'de> for Seed<'_, '_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("JSON")
-    }
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
-        if !self.pb.take(crate::limits::cost::ELEM) {
-            return Err(budget_error());
-        }
-        Ok(Value::Nil)
-    }
-    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Value, E> {
-        if !self.pb.take(crate::limits::cost::ELEM) {
-            return Err(budget_error());
-        }
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<Value, E> {
-        if !self.pb.take(crate::limits::cost::ELEM) {
-            return Err(budget_error());
-        }
-        Ok(Value::Int(i))
-    }
-    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Value, E> {
-        if !self.pb.take(crate::limits::cost::ELEM) {
-            return Err(budget_error());
-        }
-        Ok(i64::try_from(u).map_or(Value::Float(u as f64), Value::Int))
-    }
-    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Value, E> {
-        if !self.pb.take(crate::limits::cost::ELEM) {
-            return Err(budget_error());
-        }
-        Ok(Value::Float(f))
-    }
-    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Value, E> {
-        if !self.pb.take(crate::limits::cost::ELEM + s.len() as u64) {
-            return Err(budget_error());
-        }
-        Ok(if s.len() <= 24 { Value::Str(self.interner.get(s)) } else { Value::str(s) })
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        if !self.pb.take(crate::limits::cost::HEADER) {
-            return Err(budget_error());
-        }
-        let mut items = PVector::new();
-        while let Some(v) = seq.next_element_seed(Seed { pb: &mut *self.pb, interner: &mut *self.interner })? {
-            items.push_back(v);
-        }
-        Ok(Value::from_pvec(items))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        if !self.pb.take(crate::limits::cost::HEADER) {
-            return Err(budget_error());
-        }
-        let mut entries: Vec<(Value, Value)> = Vec::new();
-        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if !self.pb.take(crate::limits::cost::ENTRY + k.len() as u64) {
-                return Err(budget_error());
-            }
-            let key = Value::Str(self.interner.get(&k));
-            let v = map.next_value_seed(Seed { pb: &mut *self.pb, interner: &mut *self.interner })?;
-            entries.push((key, v));
-        }
-        // JSON objects may repeat a key: the last one wins, as in from_json
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut unique: Vec<(Value, Value)> = Vec::with_capacity(entries.len());
-        for (k, v) in entries {
-            match unique.last_mut() {
-                Some(last) if last.0 == k => last.1 = v,
-                _ => unique.push((k, v)),
-            }
-        }
-        Ok(Value::Map(Arc::new(PMap::from_sorted_unique(unique))))
-    }
+    parse::parse(text, pb)
 }
 
 /// Writes a value as compact JSON text of at most `max_bytes`, without building an
@@ -405,5 +305,123 @@ pub fn parse_context(text: &str, max_bytes: u64) -> Result<PMap, String> {
             "the context needs more than {max_bytes} bytes once loaded (--max-context-bytes); pass less data or raise the limit"
         )),
         Err(ParseError::OutOfTime) => Err("loading the context ran out of time".into()),
+    }
+}
+
+/// The serde_json-based parser the hand-written one replaced: the reference the
+/// differential tests compare against.
+#[cfg(test)]
+pub(crate) mod serde_reference {
+    use std::sync::Arc;
+
+    use super::{Interner, ParseBudget, ParseError};
+    use crate::value::{PMap, PVector, Value};
+
+    pub(crate) fn parse_with(text: &str, pb: &mut ParseBudget<'_>) -> Result<Value, ParseError> {
+        use serde::de::DeserializeSeed;
+        let mut interner = Interner::default();
+        let mut de = serde_json::Deserializer::from_str(text);
+        // serde_json's own recursion limit (128) bounds nesting, so this cannot overflow
+        let seed = Seed { pb: &mut *pb, interner: &mut interner };
+        let parsed = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+        match (parsed, pb.failure.take()) {
+            (_, Some(f)) => Err(f),
+            (Ok(v), None) => Ok(v),
+            (Err(e), None) => Err(ParseError::Syntax(e.to_string())),
+        }
+    }
+
+    struct Seed<'p, 'b> {
+        pb: &'p mut ParseBudget<'b>,
+        interner: &'p mut Interner,
+    }
+
+    impl<'de> serde::de::DeserializeSeed<'de> for Seed<'_, '_> {
+        type Value = Value;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    fn budget_error<E: serde::de::Error>() -> E {
+        E::custom("budget")
+    }
+
+    impl<'de> serde::de::Visitor<'de> for Seed<'_, '_> {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+            if !self.pb.take(crate::limits::cost::ELEM) {
+                return Err(budget_error());
+            }
+            Ok(Value::Nil)
+        }
+        fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Value, E> {
+            if !self.pb.take(crate::limits::cost::ELEM) {
+                return Err(budget_error());
+            }
+            Ok(Value::Bool(b))
+        }
+        fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<Value, E> {
+            if !self.pb.take(crate::limits::cost::ELEM) {
+                return Err(budget_error());
+            }
+            Ok(Value::Int(i))
+        }
+        fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Value, E> {
+            if !self.pb.take(crate::limits::cost::ELEM) {
+                return Err(budget_error());
+            }
+            Ok(i64::try_from(u).map_or(Value::Float(u as f64), Value::Int))
+        }
+        fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Value, E> {
+            if !self.pb.take(crate::limits::cost::ELEM) {
+                return Err(budget_error());
+            }
+            Ok(Value::Float(f))
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Value, E> {
+            if !self.pb.take(crate::limits::cost::ELEM + s.len() as u64) {
+                return Err(budget_error());
+            }
+            Ok(if s.len() <= 24 { Value::Str(self.interner.get(s)) } else { Value::str(s) })
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            if !self.pb.take(crate::limits::cost::HEADER) {
+                return Err(budget_error());
+            }
+            let mut items = PVector::new();
+            while let Some(v) = seq.next_element_seed(Seed { pb: &mut *self.pb, interner: &mut *self.interner })? {
+                items.push_back(v);
+            }
+            Ok(Value::from_pvec(items))
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            if !self.pb.take(crate::limits::cost::HEADER) {
+                return Err(budget_error());
+            }
+            let mut entries: Vec<(Value, Value)> = Vec::new();
+            while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if !self.pb.take(crate::limits::cost::ENTRY + k.len() as u64) {
+                    return Err(budget_error());
+                }
+                let key = Value::Str(self.interner.get(&k));
+                let v = map.next_value_seed(Seed { pb: &mut *self.pb, interner: &mut *self.interner })?;
+                entries.push((key, v));
+            }
+            // JSON objects may repeat a key: the last one wins, as in from_json
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut unique: Vec<(Value, Value)> = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                match unique.last_mut() {
+                    Some(last) if last.0 == k => last.1 = v,
+                    _ => unique.push((k, v)),
+                }
+            }
+            Ok(Value::Map(Arc::new(PMap::from_sorted_unique(unique))))
+        }
     }
 }

@@ -347,11 +347,11 @@ impl PMap {
 
     /// Builds a map from entries already sorted by key with no duplicates (JSON objects
     /// after sorting); small maps get exactly the room they need.
-    pub(crate) fn from_sorted_unique(entries: Vec<(Value, Value)>) -> Self {
+    pub(crate) fn from_sorted_unique(mut entries: Vec<(Value, Value)>) -> Self {
         if entries.len() <= SMALL_MAP {
-            let mut small = SmallEntries::with_capacity(entries.len());
-            small.extend(entries);
-            PMap { repr: MapRepr::Small(small) }
+            // no copy when the caller sized it exactly (the JSON parser does)
+            entries.shrink_to_fit();
+            PMap { repr: MapRepr::Small(entries) }
         } else {
             PMap { repr: MapRepr::Large(entries.into_iter().collect()) }
         }
