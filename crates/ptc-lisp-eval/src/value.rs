@@ -208,7 +208,7 @@ impl Ord for Value {
         // the common map keys first: string and keyword keys compare as bytes
         match (self, other) {
             (Value::Str(a), Value::Str(b)) | (Value::Keyword(a), Value::Keyword(b)) => {
-                return a.as_bytes().cmp(b.as_bytes());
+                return cmp_bytes(a.as_bytes(), b.as_bytes());
             }
             (Value::Int(a), Value::Int(b)) => return a.cmp(b),
             _ => {}
@@ -248,6 +248,45 @@ impl Ord for Value {
             }
             _ => self.rank().cmp(&other.rank()),
         }
+    }
+}
+
+/// Byte-wise lexicographic order, as `<[u8]>::cmp`, without a `memcmp` call when the
+/// first 8 bytes decide (map keys are mostly short): they are compared as one big-endian
+/// number.
+#[inline]
+pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    if n <= 8 {
+        // the same number of bytes from both: the zero padding sits at the same places
+        let (pa, pb) = (prefix8(a.get(..n).unwrap_or(a)), prefix8(b.get(..n).unwrap_or(b)));
+        return pa.cmp(&pb).then(a.len().cmp(&b.len()));
+    }
+    match prefix8(a).cmp(&prefix8(b)) {
+        Ordering::Equal => a.get(8..).cmp(&b.get(8..)),
+        o => o,
+    }
+}
+
+/// The first 8 bytes of `s` as a big-endian number, zero-padded when `s` is shorter: for
+/// two strings, a smaller prefix means a smaller string; equal prefixes decide nothing
+/// unless the shorter string has at most 8 bytes (then it is a prefix of the other).
+#[inline]
+pub(crate) fn prefix8(s: &[u8]) -> u64 {
+    if let Some(c) = s.first_chunk::<8>() {
+        return u64::from_be_bytes(*c);
+    }
+    let n = s.len();
+    if n >= 4 {
+        // two overlapping 4-byte reads; the overlap holds the same bytes in both
+        let hi = s.first_chunk::<4>().map_or(0, |c| u32::from_be_bytes(*c)) as u64;
+        let lo = s.last_chunk::<4>().map_or(0, |c| u32::from_be_bytes(*c)) as u64;
+        (hi << 32) | (lo << (8 * (8 - n)))
+    } else if n > 0 {
+        let byte = |i: usize| s.get(i).copied().unwrap_or(0) as u64;
+        (byte(0) << 56) | (byte(n / 2) << (56 - 8 * (n / 2))) | (byte(n - 1) << (56 - 8 * (n - 1)))
+    } else {
+        0
     }
 }
 
@@ -517,5 +556,89 @@ impl PSet {
     /// Members in order.
     pub fn iter(&self) -> impl Iterator<Item = &Value> {
         self.items.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Strings that share long prefixes and differ near chunk boundaries.
+    fn near_strings() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+        (proptest::collection::vec(0u8..4, 0..40), proptest::collection::vec(0u8..4, 0..6), 0usize..40).prop_map(
+            |(base, tail, cut)| {
+                let mut b = base.clone();
+                b.truncate(cut.min(base.len()));
+                b.extend(tail);
+                (base, b)
+            },
+        )
+    }
+
+    /// Map keys of mixed kinds: strings and keywords (short, long, sharing prefixes, with
+    /// zero bytes), numbers, nil.
+    fn key() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            "[ab\\x00]{0,12}".prop_map(|s| Value::str(s.as_str())),
+            "k[0-9]{0,10}".prop_map(|s| Value::str(s.as_str())),
+            "[ab\\x00]{0,12}".prop_map(|s| Value::kw(s.as_str())),
+            (-5i64..5).prop_map(Value::Int),
+            (-5i64..5).prop_map(|i| Value::Float(i as f64)),
+            Just(Value::Nil),
+        ]
+    }
+
+    #[test]
+    fn prefix8_pads_with_zeros() {
+        for n in 0..=10usize {
+            let s: Vec<u8> = (1..=n as u8).collect();
+            let mut padded = [0u8; 8];
+            for (d, b) in padded.iter_mut().zip(&s) {
+                *d = *b;
+            }
+            assert_eq!(prefix8(&s), u64::from_be_bytes(padded), "length {n}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn cmp_bytes_agrees_with_slice_cmp((a, b) in near_strings()) {
+            prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+            prop_assert_eq!(cmp_bytes(&b, &a), b.cmp(&a));
+            prop_assert_eq!(cmp_bytes(&a, &a), Ordering::Equal);
+        }
+
+        #[test]
+        fn cmp_bytes_agrees_on_any_bytes(a in proptest::collection::vec(any::<u8>(), 0..48),
+                                         b in proptest::collection::vec(any::<u8>(), 0..48)) {
+            prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+        }
+
+        #[test]
+        fn large_maps_agree_with_btreemap(ops in proptest::collection::vec((0u8..3, key(), any::<i64>()), 0..120)) {
+            let mut m = PMap::new();
+            let mut model = std::collections::BTreeMap::new();
+            for (op, k, v) in ops {
+                if op == 2 {
+                    m.remove(&k);
+                    model.remove(&k);
+                } else {
+                    m.insert(k.clone(), Value::Int(v));
+                    model.insert(k.clone(), Value::Int(v));
+                }
+                prop_assert_eq!(m.get(&k), model.get(&k));
+                prop_assert_eq!(m.len(), model.len());
+            }
+            let got: Vec<(Value, Value)> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let want: Vec<(Value, Value)> = model.into_iter().collect();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn string_values_order_as_str(a in "[a-c\\x00\u{e9}]{0,20}", b in "[a-c\\x00\u{e9}]{0,20}") {
+            prop_assert_eq!(Value::str(a.as_str()).cmp(&Value::str(b.as_str())), a.cmp(&b));
+            prop_assert_eq!(Value::kw(a.as_str()).cmp(&Value::kw(b.as_str())), a.cmp(&b));
+        }
     }
 }
