@@ -360,7 +360,88 @@ type SmallEntries = Vec<(Value, Value)>;
 #[derive(Clone)]
 enum MapRepr {
     Small(SmallEntries),
-    Large(imbl::OrdMap<Value, Value>),
+    Large(imbl::OrdMap<MapKey, Value>),
+}
+
+/// A key of a large map with the first 8 bytes of a string or keyword key beside it
+/// ([`prefix8`]), so a B-tree search decides most comparisons without reading the string.
+/// Ordered exactly as the keys themselves ([`Value::cmp`]).
+#[derive(Clone)]
+pub struct MapKey {
+    pre: u64,
+    key: Value,
+}
+
+impl MapKey {
+    fn new(key: Value) -> Self {
+        MapKey { pre: key_prefix(&key), key }
+    }
+}
+
+#[inline]
+fn key_prefix(key: &Value) -> u64 {
+    match key {
+        Value::Str(s) | Value::Keyword(s) => prefix8(s.as_bytes()),
+        _ => 0,
+    }
+}
+
+/// [`Value::cmp`] of two keys with their prefixes.
+#[inline]
+fn key_cmp(pa: u64, a: &Value, pb: u64, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => match pa.cmp(&pb) {
+            Ordering::Equal => {
+                let (lx, ly) = (x.len(), y.len());
+                if lx.min(ly) <= 8 { lx.cmp(&ly) } else { x.as_bytes().get(8..).cmp(&y.as_bytes().get(8..)) }
+            }
+            o => o,
+        },
+        _ => a.cmp(b),
+    }
+}
+
+impl PartialEq for MapKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for MapKey {}
+impl PartialOrd for MapKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for MapKey {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        key_cmp(self.pre, &self.key, other.pre, &other.key)
+    }
+}
+
+/// A borrowed key to look up in a large map.
+struct Probe<'a> {
+    pre: u64,
+    key: &'a Value,
+}
+
+impl<'a> Probe<'a> {
+    fn new(key: &'a Value) -> Self {
+        Probe { pre: key_prefix(key), key }
+    }
+}
+
+impl equivalent::Equivalent<MapKey> for Probe<'_> {
+    fn equivalent(&self, k: &MapKey) -> bool {
+        key_cmp(self.pre, self.key, k.pre, &k.key) == Ordering::Equal
+    }
+}
+
+impl equivalent::Comparable<MapKey> for Probe<'_> {
+    #[inline]
+    fn compare(&self, k: &MapKey) -> Ordering {
+        key_cmp(self.pre, self.key, k.pre, &k.key)
+    }
 }
 
 impl Default for MapRepr {
@@ -392,7 +473,7 @@ impl PMap {
             small.extend(entries);
             PMap { repr: MapRepr::Small(small) }
         } else {
-            PMap { repr: MapRepr::Large(entries.into_iter().collect()) }
+            PMap { repr: MapRepr::Large(entries.into_iter().map(|(k, v)| (MapKey::new(k), v)).collect()) }
         }
     }
 
@@ -419,7 +500,7 @@ impl PMap {
                     v.binary_search_by(|(k, _)| k.cmp(key)).ok().map(|i| &v[i].1)
                 }
             }
-            MapRepr::Large(m) => m.get(key),
+            MapRepr::Large(m) => m.get(&Probe::new(key)),
         }
     }
 
@@ -436,7 +517,7 @@ impl PMap {
                 .map(|(_, v)| v),
             MapRepr::Large(m) => {
                 let key = if keyword { Value::kw(name) } else { Value::str(name) };
-                m.get(&key)
+                m.get(&Probe::new(&key))
             }
         }
     }
@@ -455,14 +536,15 @@ impl PMap {
                     if v.len() < SMALL_MAP {
                         v.insert(i, (key, value));
                     } else {
-                        let mut m: imbl::OrdMap<Value, Value> = v.drain(..).collect();
-                        m.insert(key, value);
+                        let mut m: imbl::OrdMap<MapKey, Value> =
+                            v.drain(..).map(|(k, v)| (MapKey::new(k), v)).collect();
+                        m.insert(MapKey::new(key), value);
                         self.repr = MapRepr::Large(m);
                     }
                 }
             },
             MapRepr::Large(m) => {
-                m.insert(key, value);
+                m.insert(MapKey::new(key), value);
             }
         }
     }
@@ -476,7 +558,7 @@ impl PMap {
                 }
             }
             MapRepr::Large(m) => {
-                m.remove(key);
+                m.remove(&Probe::new(key));
             }
         }
     }
@@ -505,7 +587,7 @@ pub enum MapIter<'a> {
     /// Small-map iterator.
     Small(std::slice::Iter<'a, (Value, Value)>),
     /// B-tree iterator.
-    Large(imbl::ordmap::Iter<'a, Value, Value, imbl::shared_ptr::DefaultSharedPtr>),
+    Large(imbl::ordmap::Iter<'a, MapKey, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
 impl<'a> Iterator for MapIter<'a> {
@@ -513,7 +595,7 @@ impl<'a> Iterator for MapIter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             MapIter::Small(it) => it.next().map(|(k, v)| (k, v)),
-            MapIter::Large(it) => it.next(),
+            MapIter::Large(it) => it.next().map(|(k, v)| (&k.key, v)),
         }
     }
 }
@@ -613,6 +695,14 @@ mod tests {
         fn cmp_bytes_agrees_on_any_bytes(a in proptest::collection::vec(any::<u8>(), 0..48),
                                          b in proptest::collection::vec(any::<u8>(), 0..48)) {
             prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+        }
+
+        #[test]
+        fn map_keys_order_as_values(a in key(), b in key()) {
+            let (ka, kb) = (MapKey::new(a.clone()), MapKey::new(b.clone()));
+            prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+            let probe = Probe::new(&a);
+            prop_assert_eq!(equivalent::Comparable::compare(&probe, &kb), a.cmp(&b));
         }
 
         #[test]
