@@ -12,7 +12,7 @@ use crate::error::{ErrorKind, EvalError, EvalResult, Flow, err};
 use crate::function::{Closure, Function};
 use crate::host::{CallCx, Discovery, Host, ToolCall, ToolCallRecord, ToolErrorKind};
 use crate::limits::{Limits, SharedBudget, cost};
-use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Pattern};
+use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Num, Pattern};
 use crate::stack;
 use crate::tool_keys::tool_args;
 use crate::value::{PMap, PSet, PVector, Value};
@@ -27,6 +27,13 @@ pub struct Globals {
     pub values: HashMap<Arc<str>, Value>,
     /// Name -> docstring.
     pub docs: HashMap<Arc<str>, Arc<str>>,
+}
+
+/// A `data/` value found in the context map `owner` under the key node `key`.
+struct DataHit {
+    owner: Arc<PMap>,
+    key: Arc<str>,
+    value: Value,
 }
 
 /// Evaluation state of one run (or one parallel branch).
@@ -45,6 +52,8 @@ pub struct Interp<'h> {
     pub globals: Globals,
     /// Context data (`data/`).
     pub data: Arc<PMap>,
+    /// `data/` values read in place by arithmetic and comparisons, by key.
+    data_cache: [std::cell::OnceCell<DataHit>; 4],
     /// Missing `data/` keys are errors instead of nil.
     pub strict_data: bool,
     /// Results of earlier turns, oldest first (`*1` is the last).
@@ -91,6 +100,7 @@ impl<'h> Interp<'h> {
             next_check: CHECK_EVERY,
             globals,
             data,
+            data_cache: Default::default(),
             strict_data: false,
             turn_history,
             host,
@@ -334,6 +344,12 @@ impl<'h> Interp<'h> {
         y: Option<&Node>,
         span: ptc_lisp_syntax::Span,
     ) -> EvalResult {
+        // nested arithmetic on plain numbers: computed in one go, charged one unit per
+        // operation as the step-by-step path below would
+        if let Some((v, ops)) = self.arith_pure(op, x, y) {
+            self.tick(ops)?;
+            return Ok(v.value());
+        }
         let a = match self.peek(x) {
             Some(v) => v.clone(),
             None => self.eval(x)?,
@@ -354,6 +370,106 @@ impl<'h> Interp<'h> {
                     None => b.call(self, &mut [a, bv]).map_err(|e| with_span(e, span)),
                 }
             }
+        }
+    }
+
+    /// An arithmetic node whose operands are plain numbers read in place or nested
+    /// arithmetic of such, with the number of operations in it. `None` when any operand is
+    /// something else or any operation declines ([`ArithOp::fast_num`]): nothing has been
+    /// evaluated or charged then, and the caller takes the step-by-step path.
+    #[inline]
+    fn arith_pure(&self, op: crate::node::ArithOp, x: &Node, y: Option<&Node>) -> Option<(Num, u64)> {
+        let mut ops = 1;
+        let a = self.pure_operand(x, &mut ops, 0)?;
+        let b = match y {
+            Some(y) => Some(self.pure_operand(y, &mut ops, 0)?),
+            None => None,
+        };
+        Some((op.fast_num(a, b)?, ops))
+    }
+
+    /// A number read in place: a constant, a local (a move of a number may leave it in its
+    /// slot: the slot is dead after its only read) or a captured value.
+    #[inline(always)]
+    fn num_at(&self, n: &Node) -> Option<Num> {
+        match n {
+            Node::Const(v) => Num::of(v),
+            Node::Local(i) | Node::LocalMove(i) => Num::of(self.stack.get(self.base + *i as usize)?),
+            Node::Capture(i) => Num::of(self.stack.get(self.capture_base.wrapping_add(*i as usize))?),
+            _ => None,
+        }
+    }
+
+    /// A number operand for [`Interp::arith_pure`]: read in place or nested arithmetic.
+    #[inline(always)]
+    fn pure_operand(&self, n: &Node, ops: &mut u64, depth: u32) -> Option<Num> {
+        match self.num_at(n) {
+            Some(v) => Some(v),
+            None => self.pure_num(n, ops, depth),
+        }
+    }
+
+    fn pure_num(&self, n: &Node, ops: &mut u64, depth: u32) -> Option<Num> {
+        match n {
+            Node::Arith(op, _, operands, _) if depth < 16 => {
+                *ops += 1;
+                let (x, y) = &**operands;
+                let a = self.pure_operand(x, ops, depth + 1)?;
+                let b = match y {
+                    Some(y) => Some(self.pure_operand(y, ops, depth + 1)?),
+                    None => None,
+                };
+                op.fast_num(a, b)
+            }
+            _ => self.peek_num(n),
+        }
+    }
+
+    #[inline(never)]
+    fn peek_num(&self, n: &Node) -> Option<Num> {
+        Num::of(self.peek(n)?)
+    }
+
+    /// One pass of a loop body, walking its tail positions (`if`, `do`, `let`) so that a
+    /// `recur` there stashes its arguments without unwinding as `Flow::Recur`: `Ok(None)`
+    /// means "recur", with the new values in `recur_args`. Anything else is evaluated
+    /// normally (and a `recur` deeper in it still arrives as `Flow::Recur`).
+    fn loop_pass(&mut self, node: &Node) -> EvalResult<Option<Value>> {
+        match node {
+            Node::If(b) => {
+                if self.eval(&b.0)?.truthy() {
+                    self.loop_pass(&b.1)
+                } else {
+                    self.loop_pass(&b.2)
+                }
+            }
+            Node::Do(nodes) => match nodes.split_last() {
+                Some((last, init)) => {
+                    for n in init {
+                        self.eval(n)?;
+                    }
+                    self.loop_pass(last)
+                }
+                None => Ok(Some(Value::Nil)),
+            },
+            Node::Let(bindings, body) => {
+                for (p, n) in bindings {
+                    let v = self.eval(n)?;
+                    self.bind(p, v)?;
+                }
+                self.loop_pass(body)
+            }
+            Node::Recur(args, _) => {
+                let mut vals = std::mem::take(&mut self.recur_args);
+                vals.clear();
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.recur_args = vals;
+                Ok(None)
+            }
+            Node::Spanned(n, span) => self.loop_pass(n).map_err(|e| with_span(e, *span)),
+            other => self.eval(other).map(Some),
         }
     }
 
@@ -415,23 +531,26 @@ impl<'h> Interp<'h> {
                 }
                 let mut iterations: u64 = 0;
                 loop {
-                    match self.eval(&l.body) {
-                        Err(Flow::Recur) => {
+                    match self.loop_pass(&l.body) {
+                        Ok(Some(v)) => return Ok(v),
+                        Ok(None) | Err(Flow::Recur) => {
                             iterations += 1;
                             if iterations > self.limits.max_loop_iterations {
                                 return loop_limit(self.limits.max_loop_iterations);
                             }
                             self.tick(1)?;
                             let mut args = std::mem::take(&mut self.recur_args);
-                            for ((p, _), v) in l.bindings.iter().zip(args.drain(..)) {
+                            for ((p, _), v) in l.bindings.iter().zip(args.iter_mut()) {
+                                let v = std::mem::take(v);
                                 match p {
                                     Pattern::Bind(slot) => self.set_slot(*slot, v),
                                     _ => self.bind(p, v)?,
                                 }
                             }
+                            args.clear();
                             self.recur_args = args;
                         }
-                        other => return other,
+                        Err(e) => return Err(e),
                     }
                 }
             }
@@ -518,10 +637,9 @@ impl<'h> Interp<'h> {
             Node::Const(v) => Some(v),
             Node::Local(i) => self.stack.get(self.base + *i as usize),
             Node::Capture(i) => self.stack.get(self.capture_base.wrapping_add(*i as usize)),
-            Node::Data(key, _) => match flex_get_named(&self.data, key) {
+            Node::Data(key, _) => match self.cached_data(key) {
                 Some(v) => Some(v),
-                None if self.strict_data => None,
-                None => Some(&NIL),
+                None => self.peek_data(key),
             },
             Node::GetKey(k, target, None) => match &**target {
                 Node::Local(i) => match self.stack.get(self.base + *i as usize) {
@@ -532,6 +650,38 @@ impl<'h> Interp<'h> {
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// A `data/` value found before (the context does not change during a run).
+    #[inline(always)]
+    fn cached_data(&self, key: &Arc<str>) -> Option<&Value> {
+        for c in &self.data_cache {
+            match c.get() {
+                Some(hit) if Arc::ptr_eq(&hit.key, key) && Arc::ptr_eq(&hit.owner, &self.data) => {
+                    return Some(&hit.value);
+                }
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        None
+    }
+
+    /// A `data/` value read in place, remembered for [`Interp::cached_data`] while there is
+    /// room; `None` when it is missing and that is an error.
+    #[inline(never)]
+    fn peek_data(&self, key: &Arc<str>) -> Option<&Value> {
+        static NIL: Value = Value::Nil;
+        match flex_get_named(&self.data, key) {
+            Some(v) => {
+                if let Some(free) = self.data_cache.iter().find(|c| c.get().is_none()) {
+                    let _ = free.set(DataHit { owner: self.data.clone(), key: key.clone(), value: v.clone() });
+                }
+                Some(v)
+            }
+            None if self.strict_data => None,
+            None => Some(&NIL),
         }
     }
 

@@ -208,7 +208,7 @@ impl Ord for Value {
         // the common map keys first: string and keyword keys compare as bytes
         match (self, other) {
             (Value::Str(a), Value::Str(b)) | (Value::Keyword(a), Value::Keyword(b)) => {
-                return a.as_bytes().cmp(b.as_bytes());
+                return cmp_bytes(a.as_bytes(), b.as_bytes());
             }
             (Value::Int(a), Value::Int(b)) => return a.cmp(b),
             _ => {}
@@ -248,6 +248,45 @@ impl Ord for Value {
             }
             _ => self.rank().cmp(&other.rank()),
         }
+    }
+}
+
+/// Byte-wise lexicographic order, as `<[u8]>::cmp`, without a `memcmp` call when the
+/// first 8 bytes decide (map keys are mostly short): they are compared as one big-endian
+/// number.
+#[inline]
+pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    if n <= 8 {
+        // the same number of bytes from both: the zero padding sits at the same places
+        let (pa, pb) = (prefix8(a.get(..n).unwrap_or(a)), prefix8(b.get(..n).unwrap_or(b)));
+        return pa.cmp(&pb).then(a.len().cmp(&b.len()));
+    }
+    match prefix8(a).cmp(&prefix8(b)) {
+        Ordering::Equal => a.get(8..).cmp(&b.get(8..)),
+        o => o,
+    }
+}
+
+/// The first 8 bytes of `s` as a big-endian number, zero-padded when `s` is shorter: for
+/// two strings, a smaller prefix means a smaller string; equal prefixes decide nothing
+/// unless the shorter string has at most 8 bytes (then it is a prefix of the other).
+#[inline]
+pub(crate) fn prefix8(s: &[u8]) -> u64 {
+    if let Some(c) = s.first_chunk::<8>() {
+        return u64::from_be_bytes(*c);
+    }
+    let n = s.len();
+    if n >= 4 {
+        // two overlapping 4-byte reads; the overlap holds the same bytes in both
+        let hi = s.first_chunk::<4>().map_or(0, |c| u32::from_be_bytes(*c)) as u64;
+        let lo = s.last_chunk::<4>().map_or(0, |c| u32::from_be_bytes(*c)) as u64;
+        (hi << 32) | (lo << (8 * (8 - n)))
+    } else if n > 0 {
+        let byte = |i: usize| s.get(i).copied().unwrap_or(0) as u64;
+        (byte(0) << 56) | (byte(n / 2) << (56 - 8 * (n / 2))) | (byte(n - 1) << (56 - 8 * (n - 1)))
+    } else {
+        0
     }
 }
 
@@ -321,7 +360,88 @@ type SmallEntries = Vec<(Value, Value)>;
 #[derive(Clone)]
 enum MapRepr {
     Small(SmallEntries),
-    Large(imbl::OrdMap<Value, Value>),
+    Large(imbl::OrdMap<MapKey, Value>),
+}
+
+/// A key of a large map with the first 8 bytes of a string or keyword key beside it
+/// ([`prefix8`]), so a B-tree search decides most comparisons without reading the string.
+/// Ordered exactly as the keys themselves ([`Value::cmp`]).
+#[derive(Clone)]
+pub struct MapKey {
+    pre: u64,
+    key: Value,
+}
+
+impl MapKey {
+    fn new(key: Value) -> Self {
+        MapKey { pre: key_prefix(&key), key }
+    }
+}
+
+#[inline]
+fn key_prefix(key: &Value) -> u64 {
+    match key {
+        Value::Str(s) | Value::Keyword(s) => prefix8(s.as_bytes()),
+        _ => 0,
+    }
+}
+
+/// [`Value::cmp`] of two keys with their prefixes.
+#[inline]
+fn key_cmp(pa: u64, a: &Value, pb: u64, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => match pa.cmp(&pb) {
+            Ordering::Equal => {
+                let (lx, ly) = (x.len(), y.len());
+                if lx.min(ly) <= 8 { lx.cmp(&ly) } else { x.as_bytes().get(8..).cmp(&y.as_bytes().get(8..)) }
+            }
+            o => o,
+        },
+        _ => a.cmp(b),
+    }
+}
+
+impl PartialEq for MapKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for MapKey {}
+impl PartialOrd for MapKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for MapKey {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        key_cmp(self.pre, &self.key, other.pre, &other.key)
+    }
+}
+
+/// A borrowed key to look up in a large map.
+struct Probe<'a> {
+    pre: u64,
+    key: &'a Value,
+}
+
+impl<'a> Probe<'a> {
+    fn new(key: &'a Value) -> Self {
+        Probe { pre: key_prefix(key), key }
+    }
+}
+
+impl equivalent::Equivalent<MapKey> for Probe<'_> {
+    fn equivalent(&self, k: &MapKey) -> bool {
+        key_cmp(self.pre, self.key, k.pre, &k.key) == Ordering::Equal
+    }
+}
+
+impl equivalent::Comparable<MapKey> for Probe<'_> {
+    #[inline]
+    fn compare(&self, k: &MapKey) -> Ordering {
+        key_cmp(self.pre, self.key, k.pre, &k.key)
+    }
 }
 
 impl Default for MapRepr {
@@ -353,7 +473,7 @@ impl PMap {
             entries.shrink_to_fit();
             PMap { repr: MapRepr::Small(entries) }
         } else {
-            PMap { repr: MapRepr::Large(entries.into_iter().collect()) }
+            PMap { repr: MapRepr::Large(entries.into_iter().map(|(k, v)| (MapKey::new(k), v)).collect()) }
         }
     }
 
@@ -380,7 +500,7 @@ impl PMap {
                     v.binary_search_by(|(k, _)| k.cmp(key)).ok().map(|i| &v[i].1)
                 }
             }
-            MapRepr::Large(m) => m.get(key),
+            MapRepr::Large(m) => m.get(&Probe::new(key)),
         }
     }
 
@@ -397,7 +517,7 @@ impl PMap {
                 .map(|(_, v)| v),
             MapRepr::Large(m) => {
                 let key = if keyword { Value::kw(name) } else { Value::str(name) };
-                m.get(&key)
+                m.get(&Probe::new(&key))
             }
         }
     }
@@ -416,14 +536,15 @@ impl PMap {
                     if v.len() < SMALL_MAP {
                         v.insert(i, (key, value));
                     } else {
-                        let mut m: imbl::OrdMap<Value, Value> = v.drain(..).collect();
-                        m.insert(key, value);
+                        let mut m: imbl::OrdMap<MapKey, Value> =
+                            v.drain(..).map(|(k, v)| (MapKey::new(k), v)).collect();
+                        m.insert(MapKey::new(key), value);
                         self.repr = MapRepr::Large(m);
                     }
                 }
             },
             MapRepr::Large(m) => {
-                m.insert(key, value);
+                m.insert(MapKey::new(key), value);
             }
         }
     }
@@ -437,7 +558,7 @@ impl PMap {
                 }
             }
             MapRepr::Large(m) => {
-                m.remove(key);
+                m.remove(&Probe::new(key));
             }
         }
     }
@@ -466,7 +587,7 @@ pub enum MapIter<'a> {
     /// Small-map iterator.
     Small(std::slice::Iter<'a, (Value, Value)>),
     /// B-tree iterator.
-    Large(imbl::ordmap::Iter<'a, Value, Value, imbl::shared_ptr::DefaultSharedPtr>),
+    Large(imbl::ordmap::Iter<'a, MapKey, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
 impl<'a> Iterator for MapIter<'a> {
@@ -474,7 +595,7 @@ impl<'a> Iterator for MapIter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             MapIter::Small(it) => it.next().map(|(k, v)| (k, v)),
-            MapIter::Large(it) => it.next(),
+            MapIter::Large(it) => it.next().map(|(k, v)| (&k.key, v)),
         }
     }
 }
@@ -517,5 +638,97 @@ impl PSet {
     /// Members in order.
     pub fn iter(&self) -> impl Iterator<Item = &Value> {
         self.items.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Strings that share long prefixes and differ near chunk boundaries.
+    fn near_strings() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+        (proptest::collection::vec(0u8..4, 0..40), proptest::collection::vec(0u8..4, 0..6), 0usize..40).prop_map(
+            |(base, tail, cut)| {
+                let mut b = base.clone();
+                b.truncate(cut.min(base.len()));
+                b.extend(tail);
+                (base, b)
+            },
+        )
+    }
+
+    /// Map keys of mixed kinds: strings and keywords (short, long, sharing prefixes, with
+    /// zero bytes), numbers, nil.
+    fn key() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            "[ab\\x00]{0,12}".prop_map(|s| Value::str(s.as_str())),
+            "k[0-9]{0,10}".prop_map(|s| Value::str(s.as_str())),
+            "[ab\\x00]{0,12}".prop_map(|s| Value::kw(s.as_str())),
+            (-5i64..5).prop_map(Value::Int),
+            (-5i64..5).prop_map(|i| Value::Float(i as f64)),
+            Just(Value::Nil),
+        ]
+    }
+
+    #[test]
+    fn prefix8_pads_with_zeros() {
+        for n in 0..=10usize {
+            let s: Vec<u8> = (1..=n as u8).collect();
+            let mut padded = [0u8; 8];
+            for (d, b) in padded.iter_mut().zip(&s) {
+                *d = *b;
+            }
+            assert_eq!(prefix8(&s), u64::from_be_bytes(padded), "length {n}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn cmp_bytes_agrees_with_slice_cmp((a, b) in near_strings()) {
+            prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+            prop_assert_eq!(cmp_bytes(&b, &a), b.cmp(&a));
+            prop_assert_eq!(cmp_bytes(&a, &a), Ordering::Equal);
+        }
+
+        #[test]
+        fn cmp_bytes_agrees_on_any_bytes(a in proptest::collection::vec(any::<u8>(), 0..48),
+                                         b in proptest::collection::vec(any::<u8>(), 0..48)) {
+            prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+        }
+
+        #[test]
+        fn map_keys_order_as_values(a in key(), b in key()) {
+            let (ka, kb) = (MapKey::new(a.clone()), MapKey::new(b.clone()));
+            prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+            let probe = Probe::new(&a);
+            prop_assert_eq!(equivalent::Comparable::compare(&probe, &kb), a.cmp(&b));
+        }
+
+        #[test]
+        fn large_maps_agree_with_btreemap(ops in proptest::collection::vec((0u8..3, key(), any::<i64>()), 0..120)) {
+            let mut m = PMap::new();
+            let mut model = std::collections::BTreeMap::new();
+            for (op, k, v) in ops {
+                if op == 2 {
+                    m.remove(&k);
+                    model.remove(&k);
+                } else {
+                    m.insert(k.clone(), Value::Int(v));
+                    model.insert(k.clone(), Value::Int(v));
+                }
+                prop_assert_eq!(m.get(&k), model.get(&k));
+                prop_assert_eq!(m.len(), model.len());
+            }
+            let got: Vec<(Value, Value)> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let want: Vec<(Value, Value)> = model.into_iter().collect();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn string_values_order_as_str(a in "[a-c\\x00\u{e9}]{0,20}", b in "[a-c\\x00\u{e9}]{0,20}") {
+            prop_assert_eq!(Value::str(a.as_str()).cmp(&Value::str(b.as_str())), a.cmp(&b));
+            prop_assert_eq!(Value::kw(a.as_str()).cmp(&Value::kw(b.as_str())), a.cmp(&b));
+        }
     }
 }

@@ -382,15 +382,34 @@ pub fn str_of(v: &Value, out: &mut String) {
         Value::Nil => {}
         Value::Str(s) => out.push_str(s),
         Value::Float(f) => out.push_str(&float_str(*f)),
-        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Int(i) => push_int(out, *i),
         // Pattern.toString: the source only
         Value::Regex(r) => out.push_str(r.source()),
         other => out.push_str(&to_clojure(other)),
     }
 }
 
+/// Appends the decimal form of `i` (as `i.to_string()`, without building a string first).
+fn push_int(out: &mut String, i: i64) {
+    let mut digits = [0u8; 20];
+    let mut pos = digits.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        digits[pos] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.extend(digits[pos..].iter().map(|&d| d as char));
+}
+
 fn str_fn(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
-    let mut out = String::new();
+    let mut out = String::with_capacity(24);
     for a in args.iter() {
         match a {
             Value::Vector(_) | Value::Map(_) | Value::Set(_) => out.push_str(&interp.print_value(a, usize::MAX)?),
@@ -426,4 +445,19 @@ fn println(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     interp.charge(line.len() as u64)?;
     interp.print_line(line);
     Ok(Value::Nil)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn push_int_is_to_string(i in prop_oneof![any::<i64>(), -1000i64..1000, Just(i64::MIN), Just(i64::MAX), Just(0i64)]) {
+            let mut out = String::from("x");
+            push_int(&mut out, i);
+            prop_assert_eq!(out, format!("x{i}"));
+        }
+    }
 }

@@ -597,7 +597,16 @@ fn merge_sort_by(
     keys: &[Value],
     mut b_first: impl FnMut(&mut Interp, &Value, &Value) -> EvalResult<bool>,
 ) -> EvalResult<Vec<usize>> {
-    let n = keys.len();
+    merge_sort_idx(interp, keys.len(), |interp, i, j| b_first(interp, &keys[i], &keys[j]))
+}
+
+/// [`merge_sort_by`] over the indices `0..n` themselves: `b_first(i, j)` says whether item
+/// `j`, from the right run, goes before item `i`.
+fn merge_sort_idx(
+    interp: &mut Interp,
+    n: usize,
+    mut b_first: impl FnMut(&mut Interp, usize, usize) -> EvalResult<bool>,
+) -> EvalResult<Vec<usize>> {
     let mut idx: Vec<usize> = (0..n).collect();
     let mut buf = vec![0usize; n];
     let mut width = 1;
@@ -609,7 +618,7 @@ fn merge_sort_by(
             let (mut i, mut j, mut k) = (start, mid, start);
             while i < mid && j < end {
                 interp.tick(1)?;
-                if b_first(interp, &keys[idx[i]], &keys[idx[j]])? {
+                if b_first(interp, idx[i], idx[j])? {
                     buf[k] = idx[j];
                     j += 1;
                 } else {
@@ -627,6 +636,104 @@ fn merge_sort_by(
         width *= 2;
     }
     Ok(idx)
+}
+
+/// Sort keys that are all vectors of the same width (at most [`FlatKeys::MAX_WIDTH`]) of
+/// plain values (nil, booleans, numbers, strings, keywords, symbols), spread into one table
+/// of rows: no vector per item stays alive, and comparing two keys reads their items in
+/// place. Comparing two rows item by item is what `compare` does for two such vectors of
+/// one length, and plain items never make it fail on a vector compared with itself.
+struct FlatKeys {
+    width: usize,
+    rows: usize,
+    items: Vec<Value>,
+    /// Floats may be spread (the merge sort makes the same comparisons whatever the order
+    /// answers); with `:asc`/`:desc` they are not, so the order stays a total one.
+    floats: bool,
+}
+
+impl FlatKeys {
+    const MAX_WIDTH: usize = 8;
+
+    fn new(floats: bool) -> Self {
+        FlatKeys { width: 0, rows: 0, items: Vec::new(), floats }
+    }
+
+    fn plain(&self, v: &Value) -> bool {
+        match v {
+            Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Str(_) | Value::Keyword(_) | Value::Symbol(_) => true,
+            Value::Float(_) => self.floats,
+            _ => false,
+        }
+    }
+
+    /// Adds the next key as a row; gives it back when it does not fit the table.
+    fn push(&mut self, key: Value) -> Result<(), Value> {
+        let Value::Vector(v) = &key else { return Err(key) };
+        let fits = if self.rows == 0 { (1..=Self::MAX_WIDTH).contains(&v.len()) } else { v.len() == self.width };
+        if !fits || !v.iter().all(|x| self.plain(x)) {
+            return Err(key);
+        }
+        self.width = v.len();
+        self.rows += 1;
+        let Value::Vector(v) = key else { return Ok(()) };
+        match std::sync::Arc::try_unwrap(v) {
+            Ok(owned) => self.items.extend(owned),
+            Err(shared) => self.items.extend(shared.iter().cloned()),
+        }
+        Ok(())
+    }
+
+    /// The rows so far as the vectors they came from (equal values).
+    fn unspread(&mut self) -> Vec<Value> {
+        let items = std::mem::take(&mut self.items);
+        if self.width == 0 {
+            return Vec::new();
+        }
+        items.chunks(self.width).map(|row| Value::vector(row.iter().cloned())).collect()
+    }
+
+    fn row(&self, i: usize) -> &[Value] {
+        self.items.get(i * self.width..(i + 1) * self.width).unwrap_or(&[])
+    }
+
+    /// `compare` of two rows as vectors of one length.
+    fn compare(&self, i: usize, j: usize) -> EvalResult<Option<Ordering>> {
+        for (p, q) in self.row(i).iter().zip(self.row(j)) {
+            match compare_values(p, q)? {
+                Some(Ordering::Equal) => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Some(Ordering::Equal))
+    }
+
+    /// The sorted order of the rows, as [`sort_pairs`] would sort the vectors (same fuel).
+    fn sort(&self, interp: &mut Interp, order: &Order) -> EvalResult<Vec<usize>> {
+        match order {
+            Order::Asc | Order::Desc => {
+                let desc = matches!(order, Order::Desc);
+                interp.tick(self.rows as u64)?;
+                let mut idx: Vec<usize> = (0..self.rows).collect();
+                idx.sort_by(|&i, &j| {
+                    // one step per comparison, as comparing two vectors takes
+                    if !crate::meter::step() {
+                        return Ordering::Equal;
+                    }
+                    let o = self.compare(i, j).ok().flatten().unwrap_or_else(|| self.row(i).cmp(self.row(j)));
+                    if desc { o.reverse() } else { o }
+                });
+                Ok(idx)
+            }
+            Order::Fn(f) => {
+                let flipped = known_comparator(f).unwrap_or(false);
+                merge_sort_idx(interp, self.rows, |_, a, b| {
+                    let (x, y) = if flipped { (a, b) } else { (b, a) };
+                    Ok(self.compare(x, y)? == Some(Ordering::Less))
+                })
+            }
+        }
+    }
 }
 
 fn sort(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -651,11 +758,35 @@ fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     } else {
         (Order::Asc, std::mem::take(&mut a[1]))
     };
+    let items = items("sort-by", &coll)?;
+    // keys that are vectors of plain values of one width (`(juxt :a :b)`) are spread into
+    // one table when only the builtin order looks at them
+    let mut flat = match &order {
+        Order::Asc | Order::Desc => Some(FlatKeys::new(false)),
+        Order::Fn(f) => known_comparator(f).map(|_| FlatKeys::new(true)),
+    };
     let mut pairs = Vec::new();
-    for item in items("sort-by", &coll)? {
+    // the items while their keys are in `flat`
+    let mut vals = Vec::new();
+    for item in items {
         interp.tick(1)?;
         let k = interp.apply(&keyfn, &mut [item.clone()])?;
-        pairs.push((k, item));
+        match &mut flat {
+            Some(f) => match f.push(k) {
+                Ok(()) => vals.push(item),
+                Err(k) => {
+                    pairs = f.unspread().into_iter().zip(std::mem::take(&mut vals)).collect();
+                    pairs.push((k, item));
+                    flat = None;
+                }
+            },
+            None => pairs.push((k, item)),
+        }
+    }
+    if let Some(f) = flat {
+        let order = f.sort(interp, &order)?;
+        let mut slots: Vec<Option<Value>> = vals.into_iter().map(Some).collect();
+        return vec_out(interp, order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)));
     }
     if !matches!(order, Order::Fn(_)) {
         let keys: Vec<Value> = pairs.iter().map(|(k, _)| k.clone()).collect();
