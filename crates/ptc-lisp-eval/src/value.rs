@@ -504,6 +504,22 @@ impl PMap {
         }
     }
 
+    /// The value stored under `key` (found as [`PMap::get`] finds it), to change in place
+    /// (copy-on-write is the caller's `Arc::make_mut`).
+    pub fn get_mut(&mut self, key: &Value) -> Option<&mut Value> {
+        match &mut self.repr {
+            MapRepr::Small(v) => {
+                if v.len() <= 8 {
+                    v.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+                } else {
+                    let i = v.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
+                    v.get_mut(i).map(|(_, v)| v)
+                }
+            }
+            MapRepr::Large(m) => m.get_mut(&Probe::new(key)),
+        }
+    }
+
     /// Looks up a string key without allocating a `Value` (keyword or string keys).
     pub fn get_named(&self, name: &str, keyword: bool) -> Option<&Value> {
         match &self.repr {

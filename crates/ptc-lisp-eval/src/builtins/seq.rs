@@ -643,6 +643,22 @@ fn update(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let coll = std::mem::take(&mut args[0]);
     let key = std::mem::take(&mut args[1]);
     let f = std::mem::take(&mut args[2]);
+    // a key stored as written: one search, and the value is replaced where it is
+    let coll = match coll {
+        Value::Map(mut m) => {
+            let mm = Arc::make_mut(&mut m);
+            if let Some(slot) = mm.get_mut(&key) {
+                let mut call = vec![std::mem::take(slot)];
+                call.extend(args[3..].iter_mut().map(std::mem::take));
+                let new = interp.apply(&f, &mut call)?;
+                interp.charge(cost::ENTRY)?;
+                *slot = new;
+                return Ok(Value::Map(m));
+            }
+            Value::Map(m)
+        }
+        other => other,
+    };
     let old = get_in_value(&coll, &key).unwrap_or(Value::Nil);
     let mut call = vec![old];
     call.extend(args[3..].iter_mut().map(std::mem::take));
