@@ -124,12 +124,17 @@ pub enum Source {
     /// `(split s re limit?)` whose arguments are the last `usize` nodes: the pieces become
     /// values one at a time (the call's fuel and memory are charged as for the call).
     Split(Span, usize),
+    /// `(vals m)` (`false`) or `(keys m)` (`true`) whose argument is the last node: a map's
+    /// values or keys are read in place instead of being copied into a vector first.
+    MapView(&'static Builtin, Span, bool),
 }
 
 /// A `range` or `split` call a chain can take its items from one at a time.
 fn is_source_call(node: &Node) -> bool {
     matches!(node, Node::CallBuiltin(b, args, _)
-        if (b.name == "range" && (1..=3).contains(&args.len())) || (b.name == "split" && (2..=3).contains(&args.len())))
+        if (b.name == "range" && (1..=3).contains(&args.len()))
+            || (b.name == "split" && (2..=3).contains(&args.len()))
+            || (matches!(b.name, "vals" | "keys") && args.len() == 1))
 }
 
 /// The source of a chain: a `range` or `split` call, or any other expression.
@@ -144,6 +149,10 @@ fn source_of(node: Node, nodes: &mut Vec<Node>) -> Source {
             let n = args.len();
             nodes.extend(args);
             Source::Split(span, n)
+        }
+        Node::CallBuiltin(b, args, span) if matches!(b.name, "vals" | "keys") && args.len() == 1 => {
+            nodes.extend(args);
+            Source::MapView(b, span, b.name == "keys")
         }
         other => {
             nodes.push(other);
@@ -262,6 +271,7 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     // one tick per call, as the nested builtin calls charge
     interp.tick(1 + p.steps.len() as u64)?;
     let mut split_args = Vec::new();
+    let mut view = None;
     let ints = match p.source {
         Source::Value => None,
         Source::Range(b, span, argc) => {
@@ -281,8 +291,20 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
             split_args = vals.split_off(vals.len().saturating_sub(argc));
             None
         }
+        Source::MapView(b, span, keys) => {
+            match vals.pop().unwrap_or(Value::Nil) {
+                Value::Map(m) => view = Some((keys, m)),
+                // nil and the errors of anything else are the builtin's
+                other => vals.push(b.call(interp, &mut [other]).map_err(|e| with_span(e, span))?),
+            }
+            None
+        }
     };
-    let source = if ints.is_some() || !split_args.is_empty() { Value::Nil } else { vals.pop().unwrap_or(Value::Nil) };
+    let source = if ints.is_some() || !split_args.is_empty() || view.is_some() {
+        Value::Nil
+    } else {
+        vals.pop().unwrap_or(Value::Nil)
+    };
     let k = p.sink_args().min(vals.len());
     let (sink_vals, fns) = vals.split_at_mut(k);
     if crate::lazy::as_lazy(&source).is_some() {
@@ -303,24 +325,42 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         let parts = builtins::split_parts(interp, &split_args).map_err(|e| with_span(e, span))?;
         return drive(interp, p, fns, &f0, sink, parts.into_iter().map(Value::str), false);
     }
+    if let Some((keys, m)) = &view {
+        return if *keys {
+            drive_ref(interp, p, fns, &f0, sink, m.keys())
+        } else {
+            drive_ref(interp, p, fns, &f0, sink, m.values())
+        };
+    }
     // a source that is not a collection fails as the innermost call would
     let inner = p.steps.last();
     let (name, span) = inner.map_or((p.sink_builtin.name, p.sink_span), |s| (s.1.name, s.2));
     let items = builtins::seq_iter(name, &source).map_err(|e| with_span(e, span))?;
     match &source {
         // items of a vector are read in place: only what a step keeps is cloned
-        Value::Vector(v) => {
-            let mut sink = sink;
-            for item in v.iter() {
-                let Some(x) = first_step(interp, inner, &f0, item)? else { continue };
-                if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
-                    return Ok(done);
-                }
-            }
-            sink.finish(interp, p)
-        }
+        Value::Vector(v) => drive_ref(interp, p, fns, &f0, sink, v.iter()),
         _ => drive(interp, p, fns, &f0, sink, items, false),
     }
+}
+
+/// Pushes borrowed items (a vector's, a map's keys or values) through the steps into the
+/// consumer: only what a step keeps is cloned.
+fn drive_ref<'a>(
+    interp: &mut Interp,
+    p: &Pipeline,
+    fns: &[Value],
+    f0: &Value,
+    mut sink: Acc,
+    items: impl Iterator<Item = &'a Value>,
+) -> EvalResult {
+    let inner = p.steps.last();
+    for item in items {
+        let Some(x) = first_step(interp, inner, f0, item)? else { continue };
+        if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
+            return Ok(done);
+        }
+    }
+    sink.finish(interp, p)
 }
 
 /// Pushes owned items through the steps into the consumer (`tick_each`: the source charges

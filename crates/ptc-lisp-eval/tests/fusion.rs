@@ -62,6 +62,9 @@ fn source() -> impl Strategy<Value = String> {
         1 => Just("(range 5 -5 -2)".to_string()),
         1 => Just("(range 0.5 4)".to_string()),
         1 => Just("(range 3 3)".to_string()),
+        1 => Just("(vals {:x 1 :y nil :z 4 :w {:a 2}})".to_string()),
+        1 => Just("(keys {1 :a 2 :b})".to_string()),
+        1 => Just("(vals {})".to_string()),
         1 => Just("(split \" a B  a c \" #\"\\s+\")".to_string()),
         1 => Just("(split \"1,2,,3,,\" #\",\")".to_string()),
         1 => Just("(split \"1,2,,3,,\" \",\" -1)".to_string()),
@@ -136,6 +139,12 @@ fn fused_chains() {
         ("(frequencies (split \"a,b,a\" #\",\"))", "{\"a\" 2 \"b\" 1}"),
         ("(count (split \"a,b,,,\" \",\"))", "2"),
         ("(count (split \"a,b,,,\" \",\" -1))", "5"),
+        ("(reduce + (vals {:a 1 :b 2}))", "3"),
+        ("(reduce + (vals {}))", "0"),
+        ("(sum (vals nil))", "0"),
+        ("(first (keys {:b 1 :a 2}))", ":a"),
+        ("(->> (zipmap (range 50) (range 50)) vals (filter even?) count)", "25"),
+        ("(into [] (keys {:b 1 :a 2}))", "[:a :b]"),
         // a user definition named like a step is called, never fused
         ("(defn map [f xs] [f]) (->> [1 2] (map inc) (filter fn?) count)", "1"),
     ]);
@@ -150,6 +159,7 @@ fn fused_chains_fail_like_the_steps() {
         ("(count (range 0 10 0))", "loop_limit_exceeded", "is infinite, so count would never finish"),
         ("(reduce + (range \"a\"))", "type_error", "range"),
         ("(count (split 5 #\",\"))", "type_error", "split"),
+        ("(reduce + (vals [1 2]))", "type_error", "vals"),
         ("(->> (split \"a\" \",,\") (map inc) count)", "type_error", "plain-string separator"),
     ]);
 }
