@@ -172,20 +172,20 @@ fn int_of(fname: &str, v: &Value) -> EvalResult<i64> {
     java_int(fname, v)
 }
 fn checked_day(fname: &str, days: Option<i64>) -> EvalResult {
-    match days.filter(|d| d.abs() <= MAX_DAYS) {
+    match days.filter(|d| d.unsigned_abs() <= MAX_DAYS.unsigned_abs()) {
         Some(d) => Ok(Value::str(date_text(d))),
         None => err(ErrorKind::ArithmeticError, format!("{fname}: the date is out of the supported range")),
     }
 }
 fn checked_instant(fname: &str, ms: Option<i64>) -> EvalResult {
-    match ms.filter(|ms| (ms / DAY_MS).abs() <= MAX_DAYS) {
+    match ms.filter(|ms| (ms / DAY_MS).unsigned_abs() <= MAX_DAYS.unsigned_abs()) {
         Some(ms) => Ok(Value::str(instant_text(ms))),
         None => err(ErrorKind::ArithmeticError, format!("{fname}: the instant is out of the supported range")),
     }
 }
 pub(super) fn local_date_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (y, m, d) = (int_of("LocalDate/of", &a[0])?, int_of("LocalDate/of", &a[1])?, int_of("LocalDate/of", &a[2])?);
-    if y.abs() > 999_999 || !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+    if y.unsigned_abs() > 999_999 || !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
         return err(
             ErrorKind::RuntimeError,
             format!("LocalDate/of: {y}-{m}-{d} is not a valid date (DateTimeException)"),
@@ -276,7 +276,7 @@ pub(super) fn minus_weeks(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 /// Java's plusMonths: month arithmetic, then the day cut to the new month's length.
 fn add_months(fname: &str, a: &[Value], unit: i64) -> EvalResult {
     let (y, m, d) = civil_from_days(day_of(fname, &a[0])?);
-    let Some(months) = int_of(fname, &a[1])?.checked_mul(unit).filter(|n| n.abs() <= 12 * 1_000_000) else {
+    let Some(months) = int_of(fname, &a[1])?.checked_mul(unit).filter(|n| n.unsigned_abs() <= 12 * 1_000_000) else {
         return err(ErrorKind::ArithmeticError, format!("{fname}: the date is out of the supported range"));
     };
     let total = y * 12 + (m - 1) + months;
