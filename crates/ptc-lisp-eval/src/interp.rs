@@ -430,6 +430,19 @@ impl<'h> Interp<'h> {
         Num::of(self.peek(n)?)
     }
 
+    /// Evaluates `recur`'s arguments into `recur_args` (the buffer's allocation is reused
+    /// from one iteration to the next).
+    #[inline]
+    fn stash_recur_args(&mut self, args: &[Node]) -> Result<(), Flow> {
+        let mut vals = std::mem::take(&mut self.recur_args);
+        vals.clear();
+        for a in args {
+            vals.push(self.eval(a)?);
+        }
+        self.recur_args = vals;
+        Ok(())
+    }
+
     /// One pass of a loop body, walking its tail positions (`if`, `do`, `let`) so that a
     /// `recur` there stashes its arguments without unwinding as `Flow::Recur`: `Ok(None)`
     /// means "recur", with the new values in `recur_args`. Anything else is evaluated
@@ -460,12 +473,7 @@ impl<'h> Interp<'h> {
                 self.loop_pass(body)
             }
             Node::Recur(args, _) => {
-                let mut vals = std::mem::take(&mut self.recur_args);
-                vals.clear();
-                for a in args {
-                    vals.push(self.eval(a)?);
-                }
-                self.recur_args = vals;
+                self.stash_recur_args(args)?;
                 Ok(None)
             }
             Node::Spanned(n, span) => self.loop_pass(n).map_err(|e| with_span(e, *span)),
@@ -555,13 +563,7 @@ impl<'h> Interp<'h> {
                 }
             }
             Node::Recur(args, _) => {
-                // the buffer's allocation is reused from one iteration to the next
-                let mut vals = std::mem::take(&mut self.recur_args);
-                vals.clear();
-                for a in args {
-                    vals.push(self.eval(a)?);
-                }
-                self.recur_args = vals;
+                self.stash_recur_args(args)?;
                 Err(Flow::Recur)
             }
             Node::Fn(lambda, captures) => {
