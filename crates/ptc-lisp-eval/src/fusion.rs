@@ -129,30 +129,29 @@ pub enum Source {
     MapView(&'static Builtin, Span, bool),
 }
 
-/// A `range` or `split` call a chain can take its items from one at a time.
-fn is_source_call(node: &Node) -> bool {
-    matches!(node, Node::CallBuiltin(b, args, _)
-        if (b.name == "range" && (1..=3).contains(&args.len()))
-            || (b.name == "split" && (2..=3).contains(&args.len()))
-            || (matches!(b.name, "vals" | "keys") && args.len() == 1))
+/// A call whose items a chain can take one at a time without building them first:
+/// `(range ...)`, `(split s re limit?)`, `(vals m)`, `(keys m)`.
+fn is_source_call(b: &Builtin, argc: usize) -> bool {
+    match b.name {
+        "range" => (1..=3).contains(&argc),
+        "split" => (2..=3).contains(&argc),
+        "vals" | "keys" => argc == 1,
+        _ => false,
+    }
 }
 
-/// The source of a chain: a `range` or `split` call, or any other expression.
+/// The source of a chain: one of the calls [`is_source_call`] accepts, or any other
+/// expression. Its argument (or value) nodes are appended to `nodes`.
 fn source_of(node: Node, nodes: &mut Vec<Node>) -> Source {
     match node {
-        Node::CallBuiltin(b, args, span) if b.name == "range" && (1..=3).contains(&args.len()) => {
+        Node::CallBuiltin(b, args, span) if is_source_call(b, args.len()) => {
             let n = args.len();
             nodes.extend(args);
-            Source::Range(b, span, n)
-        }
-        Node::CallBuiltin(b, args, span) if b.name == "split" && (2..=3).contains(&args.len()) => {
-            let n = args.len();
-            nodes.extend(args);
-            Source::Split(span, n)
-        }
-        Node::CallBuiltin(b, args, span) if matches!(b.name, "vals" | "keys") && args.len() == 1 => {
-            nodes.extend(args);
-            Source::MapView(b, span, b.name == "keys")
+            match b.name {
+                "range" => Source::Range(b, span, n),
+                "split" => Source::Split(span, n),
+                _ => Source::MapView(b, span, b.name == "keys"),
+            }
         }
         other => {
             nodes.push(other);
@@ -172,28 +171,30 @@ impl Pipeline {
     }
 }
 
+/// Steps (outermost first), argument nodes in evaluation order, and source of a chain.
+type Chain = (Vec<StepCall>, Vec<Node>, Source);
+
 /// The steps and source of a chain ending in `coll`: `coll` itself when it is a step call
 /// (`(map f x)`...) or an already fused collecting chain, else `Err(coll)` unchanged.
-fn peel(coll: Node) -> Result<(Vec<StepCall>, Vec<Node>, Source), Node> {
+fn peel(coll: Node) -> Result<Chain, Node> {
     match coll {
-        Node::CallBuiltin(b, args, span) if args.len() == 2 && Step::of(b.name).is_some() => {
-            let Some(step) = Step::of(b.name) else { return Err(Node::CallBuiltin(b, args, span)) };
-            let mut it = args.into_iter();
-            let (Some(f), Some(inner)) = (it.next(), it.next()) else {
-                return Err(Node::Const(Value::Nil));
-            };
-            let mut steps = vec![(step, b, span)];
-            let mut nodes = vec![f];
-            let source = match peel(inner) {
-                Ok((more_steps, more_nodes, source)) => {
-                    steps.extend(more_steps);
-                    nodes.extend(more_nodes);
-                    source
-                }
-                Err(inner) => source_of(inner, &mut nodes),
-            };
-            Ok((steps, nodes, source))
-        }
+        Node::CallBuiltin(b, args, span) => match (Step::of(b.name), <[Node; 2]>::try_from(args)) {
+            (Some(step), Ok([f, inner])) => {
+                let mut steps = vec![(step, b, span)];
+                let mut nodes = vec![f];
+                let source = match peel(inner) {
+                    Ok((more_steps, more_nodes, source)) => {
+                        steps.extend(more_steps);
+                        nodes.extend(more_nodes);
+                        source
+                    }
+                    Err(inner) => source_of(inner, &mut nodes),
+                };
+                Ok((steps, nodes, source))
+            }
+            (_, Ok(two)) => Err(Node::CallBuiltin(b, two.into(), span)),
+            (_, Err(args)) => Err(Node::CallBuiltin(b, args, span)),
+        },
         Node::Pipeline(p) if p.sink == Sink::Collect => Ok((p.steps, p.nodes, p.source)),
         other => Err(other),
     }
@@ -202,64 +203,38 @@ fn peel(coll: Node) -> Result<(Vec<StepCall>, Vec<Node>, Source), Node> {
 /// The node for a call of builtin `b` with analyzed `args`: a [`Pipeline`] when the call
 /// consumes (or is) a chain of steps, else a plain builtin call.
 pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
-    if let Some(step) = Step::of(b.name)
-        && args.len() == 2
-    {
-        // a step over another step: fuse the two, collecting what comes out
-        if let Some(coll) = args.pop() {
-            match peel(coll) {
-                Ok((inner_steps, inner_nodes, source)) => {
-                    let mut steps = vec![(step, b, span)];
-                    steps.extend(inner_steps);
-                    let mut nodes = args;
-                    nodes.extend(inner_nodes);
-                    return Node::Pipeline(Box::new(Pipeline {
-                        sink_builtin: b,
-                        sink: Sink::Collect,
-                        sink_span: span,
-                        steps,
-                        nodes,
-                        source,
-                    }));
-                }
-                Err(coll) => args.push(coll),
-            }
+    let sink = match (Step::of(b.name), Sink::of(b.name, args.len())) {
+        // a step over another step: fused, collecting what comes out of the outer one
+        (Some(_), _) if args.len() == 2 => Sink::Collect,
+        (None, Some(sink)) => sink,
+        _ => return Node::CallBuiltin(b, args, span),
+    };
+    let Some(coll) = args.pop() else { return Node::CallBuiltin(b, args, span) };
+    let (steps, inner_nodes, source) = match peel(coll) {
+        Ok(chain) => chain,
+        // a consumer straight over a range, split, vals or keys takes their items one at a time
+        Err(coll)
+            if sink != Sink::Collect && matches!(&coll, Node::CallBuiltin(s, a, _) if is_source_call(s, a.len())) =>
+        {
+            let mut nodes = Vec::new();
+            let source = source_of(coll, &mut nodes);
+            (Vec::new(), nodes, source)
         }
-        return Node::CallBuiltin(b, args, span);
-    }
-    if let Some(sink) = Sink::of(b.name, args.len())
-        && let Some(coll) = args.pop()
-    {
-        match peel(coll) {
-            Ok((steps, inner_nodes, source)) => {
-                let mut nodes = args;
-                nodes.extend(inner_nodes);
-                return Node::Pipeline(Box::new(Pipeline {
-                    sink_builtin: b,
-                    sink,
-                    sink_span: span,
-                    steps,
-                    nodes,
-                    source,
-                }));
-            }
-            // a consumer straight over a range or a split takes their items one at a time
-            Err(coll) if is_source_call(&coll) => {
-                let mut nodes = args;
-                let source = source_of(coll, &mut nodes);
-                return Node::Pipeline(Box::new(Pipeline {
-                    sink_builtin: b,
-                    sink,
-                    sink_span: span,
-                    steps: Vec::new(),
-                    nodes,
-                    source,
-                }));
-            }
-            Err(coll) => args.push(coll),
+        Err(coll) => {
+            args.push(coll);
+            return Node::CallBuiltin(b, args, span);
+        }
+    };
+    let mut steps = steps;
+    let mut nodes = args;
+    if sink == Sink::Collect {
+        // the outer step's own function comes before the inner chain's (`nodes` holds it)
+        if let Some(step) = Step::of(b.name) {
+            steps.insert(0, (step, b, span));
         }
     }
-    Node::CallBuiltin(b, args, span)
+    nodes.extend(inner_nodes);
+    Node::Pipeline(Box::new(Pipeline { sink_builtin: b, sink, sink_span: span, steps, nodes, source }))
 }
 
 /// Evaluates a fused chain.
@@ -270,77 +245,71 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     }
     // one tick per call, as the nested builtin calls charge
     interp.tick(1 + p.steps.len() as u64)?;
-    let mut split_args = Vec::new();
-    let mut view = None;
-    let ints = match p.source {
-        Source::Value => None,
+    // the source's arguments (or value) are the last nodes
+    let items = match p.source {
+        Source::Value => Items::Value(vals.pop().unwrap_or(Value::Nil)),
         Source::Range(b, span, argc) => {
             let mut args = vals.split_off(vals.len().saturating_sub(argc));
             match int_range(&args) {
-                Some(r) => {
-                    interp.charge(cost::items(r.1)).map_err(|e| with_span(e, span))?;
-                    Some(r)
+                Some((start, n, step)) => {
+                    interp.charge(cost::items(n)).map_err(|e| with_span(e, span))?;
+                    Items::Ints { start, n, step }
                 }
-                None => {
-                    vals.push(b.call(interp, &mut args).map_err(|e| with_span(e, span))?);
-                    None
-                }
+                None => Items::Value(b.call(interp, &mut args).map_err(|e| with_span(e, span))?),
             }
         }
-        Source::Split(_, argc) => {
-            split_args = vals.split_off(vals.len().saturating_sub(argc));
-            None
-        }
-        Source::MapView(b, span, keys) => {
-            match vals.pop().unwrap_or(Value::Nil) {
-                Value::Map(m) => view = Some((keys, m)),
-                // nil and the errors of anything else are the builtin's
-                other => vals.push(b.call(interp, &mut [other]).map_err(|e| with_span(e, span))?),
-            }
-            None
-        }
-    };
-    let source = if ints.is_some() || !split_args.is_empty() || view.is_some() {
-        Value::Nil
-    } else {
-        vals.pop().unwrap_or(Value::Nil)
+        Source::Split(span, argc) => Items::Split(vals.split_off(vals.len().saturating_sub(argc)), span),
+        Source::MapView(b, span, keys) => match vals.pop().unwrap_or(Value::Nil) {
+            Value::Map(m) => Items::View { keys, map: m },
+            // nil and the errors of anything else are the builtin's
+            other => Items::Value(b.call(interp, &mut [other]).map_err(|e| with_span(e, span))?),
+        },
     };
     let k = p.sink_args().min(vals.len());
     let (sink_vals, fns) = vals.split_at_mut(k);
-    if crate::lazy::as_lazy(&source).is_some() {
-        return unfused(interp, p, sink_vals, fns, source);
-    }
+    let items = match items {
+        Items::Value(v) if crate::lazy::as_lazy(&v).is_some() => return unfused(interp, p, sink_vals, fns, v),
+        other => other,
+    };
     let sink = Acc::new(p.sink, sink_vals);
     let f0 = fns.last().cloned().unwrap_or(Value::Nil);
-    if let Some((start, n, step)) = ints {
-        let mut x = start as i128;
-        let items = (0..n).map(|_| {
-            let item = Value::Int(x as i64);
-            x += step as i128;
-            item
-        });
-        return drive(interp, p, fns, &f0, sink, items, true);
-    }
-    if let Source::Split(span, _) = p.source {
-        let parts = builtins::split_parts(interp, &split_args).map_err(|e| with_span(e, span))?;
-        return drive(interp, p, fns, &f0, sink, parts.into_iter().map(Value::str), false);
-    }
-    if let Some((keys, m)) = &view {
-        return if *keys {
-            drive_ref(interp, p, fns, &f0, sink, m.keys())
-        } else {
-            drive_ref(interp, p, fns, &f0, sink, m.values())
-        };
-    }
-    // a source that is not a collection fails as the innermost call would
-    let inner = p.steps.last();
-    let (name, span) = inner.map_or((p.sink_builtin.name, p.sink_span), |s| (s.1.name, s.2));
-    let items = builtins::seq_iter(name, &source).map_err(|e| with_span(e, span))?;
-    match &source {
+    match items {
+        Items::Ints { start, n, step } => {
+            let mut x = start as i128;
+            let ints = (0..n).map(|_| {
+                let item = Value::Int(x as i64);
+                x += step as i128;
+                item
+            });
+            drive(interp, p, fns, &f0, sink, ints, true)
+        }
+        Items::Split(args, span) => {
+            let parts = builtins::split_parts(interp, &args).map_err(|e| with_span(e, span))?;
+            drive(interp, p, fns, &f0, sink, parts.into_iter().map(Value::str), false)
+        }
+        Items::View { keys: true, map } => drive_ref(interp, p, fns, &f0, sink, map.keys()),
+        Items::View { keys: false, map } => drive_ref(interp, p, fns, &f0, sink, map.values()),
         // items of a vector are read in place: only what a step keeps is cloned
-        Value::Vector(v) => drive_ref(interp, p, fns, &f0, sink, v.iter()),
-        _ => drive(interp, p, fns, &f0, sink, items, false),
+        Items::Value(Value::Vector(v)) => drive_ref(interp, p, fns, &f0, sink, v.iter()),
+        Items::Value(source) => {
+            // a source that is not a collection fails as the innermost call would
+            let (name, span) = p.steps.last().map_or((p.sink_builtin.name, p.sink_span), |s| (s.1.name, s.2));
+            let items = builtins::seq_iter(name, &source).map_err(|e| with_span(e, span))?;
+            drive(interp, p, fns, &f0, sink, items, false)
+        }
     }
+}
+
+/// A chain's source, evaluated.
+enum Items {
+    /// Any value (a collection, nil, or what a source call fell back to).
+    Value(Value),
+    /// An all-integer finite range, counted out.
+    Ints { start: i64, n: u64, step: i64 },
+    /// The arguments of a `split` call.
+    Split(Vec<Value>, Span),
+    /// A map whose keys or values are the items.
+    View { keys: bool, map: std::sync::Arc<crate::value::PMap> },
 }
 
 /// Pushes borrowed items (a vector's, a map's keys or values) through the steps into the

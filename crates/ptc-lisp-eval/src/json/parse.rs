@@ -1043,25 +1043,6 @@ mod tests {
         same(&records, u64::MAX);
     }
 
-    /// `PTC_JSON_BENCH=file.json cargo test --release -p ptc-lisp-eval --lib bench_file -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn bench_file() {
-        let Ok(path) = std::env::var("PTC_JSON_BENCH") else { return };
-        let text = std::fs::read_to_string(path).unwrap();
-        let runs: usize = std::env::var("PTC_JSON_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
-        for (name, parse) in [("serde_json visitor", old as fn(&str, u64) -> _), ("hand-written", new)] {
-            let mut best = f64::MAX;
-            for _ in 0..runs {
-                let t = std::time::Instant::now();
-                let v = parse(&text, u64::MAX).unwrap();
-                best = best.min(t.elapsed().as_secs_f64());
-                drop(v);
-            }
-            eprintln!("{name}: parse min {:.1} ms of {runs}", best * 1000.0);
-        }
-    }
-
     // ---- the differential property test ----
 
     fn number_text() -> impl Strategy<Value = String> {
