@@ -32,14 +32,15 @@ use crate::interp::{Globals, Interp};
 use crate::limits::{Limits, SharedBudget};
 use crate::meter;
 use crate::printer::{PrintOptions, to_clojure_with};
-use crate::run::{Outcome, RunResult, Usage, nesting_exceeds};
+use crate::run::{Nesting, Outcome, RunResult, Usage, nesting};
 use crate::stack;
 use crate::value::{PMap, Value};
 
 /// Longest error message a run returns (longer ones are clipped).
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 
-/// Deepest collection nesting a result or definition may have.
+/// Deepest nesting a result, a definition or a tool call's arguments may have, counting
+/// collection items and the values functions hold.
 pub const MAX_VALUE_NESTING: usize = 1_000;
 
 /// Runs PTC-Lisp programs under one set of [`Limits`]. Cheap to clone; `Send + Sync`.
@@ -255,19 +256,38 @@ fn execute(
         Err(Flow::Error(e)) => RunResult::Error(*e),
         Err(Flow::Recur) => RunResult::Error(EvalError::new(ErrorKind::InvalidForm, "recur outside of loop or fn")),
     };
-    // values nested deeper than this cannot leave the evaluation thread safely (their
-    // destructor recursion would need a deep stack), so they become errors here
-    let too_deep = match &result {
-        RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) => nesting_exceeds(v, MAX_VALUE_NESTING),
-        RunResult::Error(_) => false,
-    } || interp.globals.values.values().any(|v| nesting_exceeds(v, MAX_VALUE_NESTING));
-    if too_deep {
-        result = RunResult::Error(EvalError::new(
-            ErrorKind::OutputTooLarge,
-            format!(
-                "the result (or a definition) is nested more than {MAX_VALUE_NESTING} levels deep; return a flatter structure"
-            ),
-        ));
+    // values nested deeper than this cannot be printed, compared or converted safely off
+    // the evaluation thread, so they become errors here; functions count with what they
+    // hold (a closure over deep data is deep)
+    let value_nesting = match &result {
+        RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) => nesting(v, MAX_VALUE_NESTING),
+        RunResult::Error(_) => Nesting::Within,
+    };
+    let nesting = match value_nesting {
+        Nesting::Within => interp
+            .globals
+            .values
+            .values()
+            .map(|v| nesting(v, MAX_VALUE_NESTING))
+            .find(|n| *n != Nesting::Within)
+            .unwrap_or(Nesting::Within),
+        other => other,
+    };
+    match nesting {
+        Nesting::Within => {}
+        Nesting::TooDeep => {
+            result = RunResult::Error(EvalError::new(
+                ErrorKind::OutputTooLarge,
+                format!(
+                    "the result (or a definition) is nested more than {MAX_VALUE_NESTING} levels deep, counting the values functions hold (closures, constantly, partial, comp, reduced...); return a flatter structure"
+                ),
+            ));
+        }
+        Nesting::Stopped => {
+            if let Err(Flow::Error(e)) = budget.check_time() {
+                result = RunResult::Error(*e);
+            }
+        }
     }
     // an infinite sequence as the result would print forever in Clojure
     if let RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) = &result

@@ -22,6 +22,8 @@ pub enum Function {
     Native {
         /// Display name (`partial`, `comp`).
         name: &'static str,
+        /// The values the body holds, where walks can see them.
+        held: Held,
         /// Implementation.
         body: Box<NativeBody>,
     },
@@ -42,12 +44,111 @@ pub struct Closure {
 }
 
 impl Function {
-    /// Wraps a native closure as a function value.
-    pub fn native(
+    /// Wraps a native closure as a function value. `held` must name every value the body
+    /// captures (clones share their nodes, so this costs a pointer each): it is how the
+    /// engine's nesting check sees inside the function.
+    pub(crate) fn native(
         name: &'static str,
+        held: Held,
         body: impl Fn(&mut Interp, &mut [Value]) -> EvalResult + Send + Sync + 'static,
     ) -> Value {
-        Value::Func(Arc::new(Function::Native { name, body: Box::new(body) }))
+        Value::Func(Arc::new(Function::Native { name, held, body: Box::new(body) }))
+    }
+
+    /// Calls `visit` with every value this function holds: a closure's captures, a native
+    /// function's held values (and its state now), the value inside `reduced`, the values
+    /// a lazy sequence was built from (its inner steps as function values).
+    pub(crate) fn each_held(&self, visit: &mut dyn FnMut(Value)) {
+        match self {
+            Function::Builtin(_) | Function::Tool(_) => {}
+            Function::Closure(c) => c.captures.iter().cloned().for_each(visit),
+            Function::Native { held, .. } => held.each(visit),
+            Function::Lazy(l) => l.each_held(visit),
+            Function::Reduced(v) => visit(v.clone()),
+        }
+    }
+}
+
+impl Drop for Function {
+    /// What a function holds is dropped by `release`, so a chain of functions capturing
+    /// functions (or deep data) drops on any thread.
+    fn drop(&mut self) {
+        match self {
+            Function::Builtin(_) | Function::Tool(_) | Function::Lazy(_) => {}
+            Function::Closure(c) => crate::release::release(std::mem::take(&mut c.captures)),
+            Function::Native { held, body, .. } => crate::release::release((
+                std::mem::take(held),
+                std::mem::replace(body, Box::new(|_: &mut Interp, _: &mut [Value]| Ok(Value::Nil))),
+            )),
+            Function::Reduced(v) => crate::release::release(std::mem::take(v)),
+        }
+    }
+}
+
+/// The values a native function holds: fixed when it was built, plus the state of a
+/// stateful transducer step (`dedupe`, `distinct`, `partition-all`), which changes as it
+/// runs.
+#[derive(Default)]
+pub struct Held {
+    fixed: Vec<Value>,
+    state: Option<Arc<dyn StepState>>,
+}
+
+impl Held {
+    /// The values a function holds for good.
+    pub(crate) fn values(fixed: Vec<Value>) -> Self {
+        Held { fixed, state: None }
+    }
+
+    /// Nothing.
+    pub(crate) fn none() -> Self {
+        Held::default()
+    }
+
+    /// One more fixed value.
+    pub(crate) fn with(mut self, v: Value) -> Self {
+        self.fixed.push(v);
+        self
+    }
+
+    /// State the function changes as it runs.
+    pub(crate) fn with_state(mut self, state: Arc<dyn StepState>) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    fn each(&self, visit: &mut dyn FnMut(Value)) {
+        self.fixed.iter().cloned().for_each(&mut *visit);
+        if let Some(s) = &self.state {
+            s.each(visit);
+        }
+    }
+}
+
+/// The changing state of a transducer step, readable by walks.
+pub(crate) trait StepState: Send + Sync {
+    /// Calls `visit` with (clones of) the values held now.
+    fn each(&self, visit: &mut dyn FnMut(Value));
+}
+
+impl StepState for std::sync::Mutex<Vec<Value>> {
+    fn each(&self, visit: &mut dyn FnMut(Value)) {
+        let held: Vec<Value> = self.lock().map(|v| v.clone()).unwrap_or_default();
+        held.into_iter().for_each(visit);
+    }
+}
+
+impl StepState for std::sync::Mutex<Option<Value>> {
+    fn each(&self, visit: &mut dyn FnMut(Value)) {
+        let held = self.lock().map(|v| v.clone()).unwrap_or_default();
+        held.into_iter().for_each(visit);
+    }
+}
+
+impl StepState for std::sync::Mutex<std::collections::HashSet<Value>> {
+    fn each(&self, visit: &mut dyn FnMut(Value)) {
+        let held: Vec<Value> = self.lock().map(|v| v.iter().cloned().collect()).unwrap_or_default();
+        held.into_iter().for_each(visit);
     }
 }
 

@@ -1108,6 +1108,20 @@ impl<'h> Interp<'h> {
     /// Calls a host tool with named arguments.
     pub fn call_tool(&mut self, name: &str, args: &mut [Value]) -> EvalResult {
         let arg_map = tool_args(name, args)?;
+        // the host may convert, compare or keep the arguments on any thread
+        match crate::run::nesting(&arg_map, crate::engine::MAX_VALUE_NESTING) {
+            crate::run::Nesting::Within => {}
+            crate::run::Nesting::TooDeep => {
+                return err(
+                    ErrorKind::InvalidToolArgs,
+                    format!(
+                        "the arguments of tool '{name}' are nested more than {} levels deep; pass flatter data",
+                        crate::engine::MAX_VALUE_NESTING
+                    ),
+                );
+            }
+            crate::run::Nesting::Stopped => return Err(crate::meter::stopped().into()),
+        }
         let used = self.budget.tool_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let remaining = match self.limits.max_tool_calls {
             Some(max) if used > max as u64 => {

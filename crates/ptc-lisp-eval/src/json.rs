@@ -81,45 +81,156 @@ pub struct NotJson(pub String);
 
 /// Converts a value to JSON. Keywords become their names; map keys become strings
 /// (integers print as decimal); sets become arrays; NaN/Infinity and functions are errors.
+/// Iterative: a value nested deeper than [`MAX_JSON_DEPTH`] is an error, never a deep
+/// recursion, on any thread.
 pub fn to_json(v: &Value) -> Result<Json, NotJson> {
-    if matches!(v, Value::Vector(_) | Value::Set(_) | Value::Map(_)) && !crate::meter::step() {
-        return Err(NotJson("the value is too large or too deeply nested to convert to JSON in time".into()));
+    enum Open {
+        Array(Vec<Json>),
+        Object(Map<String, Json>, String),
     }
-    Ok(match v {
-        Value::Nil => Json::Null,
+    let mut open: Vec<Open> = Vec::new();
+    let mut done: Option<Json> = None;
+    walk(v, |event| {
+        let finished = match event {
+            Event::Scalar(x) => scalar_json(x),
+            Event::BeginArray(n) => {
+                open.push(Open::Array(Vec::with_capacity(n)));
+                return Ok(());
+            }
+            Event::BeginObject => {
+                open.push(Open::Object(Map::new(), String::new()));
+                return Ok(());
+            }
+            Event::Key(k) => {
+                if let Some(Open::Object(_, pending)) = open.last_mut() {
+                    *pending = k;
+                }
+                return Ok(());
+            }
+            Event::End => match open.pop() {
+                Some(Open::Array(items)) => Json::Array(items),
+                Some(Open::Object(map, _)) => Json::Object(map),
+                None => return Ok(()),
+            },
+        };
+        match open.last_mut() {
+            Some(Open::Array(items)) => items.push(finished),
+            Some(Open::Object(map, pending)) => {
+                map.insert(std::mem::take(pending), finished);
+            }
+            None => done = Some(finished),
+        }
+        Ok(())
+    })?;
+    Ok(done.unwrap_or(Json::Null))
+}
+
+/// Deepest collection nesting [`to_json`] and [`generate_bounded`] convert: above the
+/// engine's `MAX_VALUE_NESTING`, so every value a run hands out converts, and shallow
+/// enough that the JSON tree it gives can be printed and dropped on an ordinary thread.
+pub const MAX_JSON_DEPTH: usize = crate::meter::UNMETERED_MAX_DEPTH as usize;
+
+/// One step of a walk over a value in JSON order.
+enum Event<'a> {
+    /// A value without parts (its JSON form exists: `walk` checked).
+    Scalar(&'a Value),
+    /// A vector or set of this many items begins.
+    BeginArray(usize),
+    /// A map begins.
+    BeginObject,
+    /// The next map entry's key, as JSON writes it.
+    Key(String),
+    /// The innermost open collection ends.
+    End,
+}
+
+/// Walks `v` in JSON order with an explicit stack, metered per collection.
+fn walk<'a>(v: &'a Value, mut emit: impl FnMut(Event<'a>) -> Result<(), NotJson>) -> Result<(), NotJson> {
+    enum Frame<'a> {
+        Items(Box<dyn Iterator<Item = &'a Value> + 'a>),
+        Entries(crate::value::MapIter<'a>),
+    }
+    let mut stack: Vec<Frame<'a>> = Vec::new();
+    let mut next = Some(v);
+    loop {
+        if let Some(x) = next.take() {
+            if matches!(x, Value::Vector(_) | Value::Set(_) | Value::Map(_)) {
+                if stack.len() >= MAX_JSON_DEPTH {
+                    return Err(NotJson(format!(
+                        "the value is nested more than {MAX_JSON_DEPTH} levels deep, too deep to convert to JSON; build flatter data"
+                    )));
+                }
+                if !crate::meter::step() {
+                    return Err(NotJson(
+                        "the value is too large or too deeply nested to convert to JSON in time".into(),
+                    ));
+                }
+            }
+            match x {
+                Value::Vector(items) => {
+                    emit(Event::BeginArray(items.len()))?;
+                    stack.push(Frame::Items(Box::new(items.iter())));
+                }
+                Value::Set(items) => {
+                    emit(Event::BeginArray(items.len()))?;
+                    stack.push(Frame::Items(Box::new(items.iter())));
+                }
+                Value::Map(m) => {
+                    emit(Event::BeginObject)?;
+                    stack.push(Frame::Entries(m.iter()));
+                }
+                Value::Float(f) if !f.is_finite() => {
+                    return Err(NotJson(format!("{} has no JSON form", crate::printer::format_float(*f))));
+                }
+                Value::Regex(_) | Value::Func(_) | Value::Var(_) => {
+                    return Err(NotJson(format!("{} has no JSON form", x.type_name())));
+                }
+                _ => emit(Event::Scalar(x))?,
+            }
+        }
+        let Some(top) = stack.last_mut() else { return Ok(()) };
+        match top {
+            Frame::Items(items) => match items.next() {
+                Some(x) => next = Some(x),
+                None => {
+                    stack.pop();
+                    emit(Event::End)?;
+                }
+            },
+            Frame::Entries(entries) => match entries.next() {
+                Some((k, x)) => {
+                    let key = match k {
+                        Value::Str(s) | Value::Keyword(s) => s.to_string(),
+                        Value::Int(i) => i.to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        other => {
+                            return Err(NotJson(format!(
+                                "map key {} has no JSON form; use string or keyword keys",
+                                crate::printer::to_clojure(other)
+                            )));
+                        }
+                    };
+                    emit(Event::Key(key))?;
+                    next = Some(x);
+                }
+                None => {
+                    stack.pop();
+                    emit(Event::End)?;
+                }
+            },
+        }
+    }
+}
+
+/// The JSON form of a value without parts (checked by `walk`).
+fn scalar_json(v: &Value) -> Json {
+    match v {
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(i) => Json::Number((*i).into()),
-        Value::Float(f) => match Number::from_f64(*f) {
-            Some(n) => Json::Number(n),
-            None => return Err(NotJson(format!("{} has no JSON form", crate::printer::format_float(*f)))),
-        },
-        Value::Str(s) => Json::String(s.to_string()),
-        Value::Keyword(k) => Json::String(k.to_string()),
-        Value::Symbol(s) => Json::String(s.to_string()),
-        Value::Vector(items) => Json::Array(items.iter().map(to_json).collect::<Result<_, _>>()?),
-        Value::Set(items) => Json::Array(items.iter().map(to_json).collect::<Result<_, _>>()?),
-        Value::Map(m) => {
-            let mut out = Map::new();
-            for (k, v) in m.iter() {
-                let key = match k {
-                    Value::Str(s) | Value::Keyword(s) => s.to_string(),
-                    Value::Int(i) => i.to_string(),
-                    Value::Bool(b) => b.to_string(),
-                    other => {
-                        return Err(NotJson(format!(
-                            "map key {} has no JSON form; use string or keyword keys",
-                            crate::printer::to_clojure(other)
-                        )));
-                    }
-                };
-                out.insert(key, to_json(v)?);
-            }
-            Json::Object(out)
-        }
-        Value::Regex(_) | Value::Func(_) | Value::Var(_) => {
-            return Err(NotJson(format!("{} has no JSON form", v.type_name())));
-        }
-    })
+        Value::Float(f) => Number::from_f64(*f).map_or(Json::Null, Json::Number),
+        Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Json::String(s.to_string()),
+        _ => Json::Null,
+    }
 }
 
 #[cfg(test)]
@@ -200,12 +311,54 @@ pub(crate) fn parse_with(text: &str, pb: &mut ParseBudget<'_>) -> Result<Value, 
 /// Writes a value as compact JSON text of at most `max_bytes`, without building an
 /// intermediate tree. `Err` names why (no JSON form, too large, too deep or out of time).
 pub fn generate_bounded(v: &Value, max_bytes: usize) -> Result<String, NotJson> {
+    use std::io::Write;
     let mut w = CappedWriter { out: Vec::new(), max: max_bytes, over: false };
-    let r = serde_json::to_writer(&mut w, &JsonView(v));
+    // per open collection: (is a map, nothing written in it yet)
+    let mut open: Vec<(bool, bool)> = Vec::new();
+    let r = walk(v, |event| {
+        let io = |e: std::io::Error| NotJson(e.to_string());
+        // a comma before every item of an array but the first, and before every key
+        let comma = |open: &mut Vec<(bool, bool)>, w: &mut CappedWriter, key: bool| -> Result<(), NotJson> {
+            if let Some((is_map, first)) = open.last_mut()
+                && *is_map == key
+            {
+                if !*first {
+                    w.write_all(b",").map_err(io)?;
+                }
+                *first = false;
+            }
+            Ok(())
+        };
+        match event {
+            Event::Scalar(x) => {
+                comma(&mut open, &mut w, false)?;
+                match x {
+                    Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => serde_json::to_writer(&mut w, &**s),
+                    other => serde_json::to_writer(&mut w, &scalar_json(other)),
+                }
+                .map_err(|e| NotJson(e.to_string()))
+            }
+            Event::BeginArray(_) | Event::BeginObject => {
+                comma(&mut open, &mut w, false)?;
+                let is_map = matches!(event, Event::BeginObject);
+                open.push((is_map, true));
+                w.write_all(if is_map { b"{" } else { b"[" }).map_err(io)
+            }
+            Event::Key(k) => {
+                comma(&mut open, &mut w, true)?;
+                serde_json::to_writer(&mut w, &k).map_err(|e| NotJson(e.to_string()))?;
+                w.write_all(b":").map_err(io)
+            }
+            Event::End => {
+                let is_map = open.pop().is_some_and(|(m, _)| m);
+                w.write_all(if is_map { b"}" } else { b"]" }).map_err(io)
+            }
+        }
+    });
     if w.over {
         return Err(NotJson(format!("the JSON text is larger than {max_bytes} bytes")));
     }
-    r.map_err(|e| NotJson(e.to_string()))?;
+    r?;
     String::from_utf8(w.out).map_err(|e| NotJson(e.to_string()))
 }
 
@@ -226,61 +379,6 @@ impl std::io::Write for CappedWriter {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-struct JsonView<'a>(&'a Value);
-
-impl serde::Serialize for JsonView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeMap, SerializeSeq};
-        let v = self.0;
-        if matches!(v, Value::Vector(_) | Value::Set(_) | Value::Map(_)) && !crate::meter::step() {
-            return Err(S::Error::custom("the value is too large or too deeply nested to convert to JSON in time"));
-        }
-        match v {
-            Value::Nil => s.serialize_unit(),
-            Value::Bool(b) => s.serialize_bool(*b),
-            Value::Int(i) => s.serialize_i64(*i),
-            Value::Float(f) if f.is_finite() => s.serialize_f64(*f),
-            Value::Float(f) => Err(S::Error::custom(format!("{} has no JSON form", crate::printer::format_float(*f)))),
-            Value::Str(x) | Value::Keyword(x) | Value::Symbol(x) => s.serialize_str(x),
-            Value::Vector(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for x in items.iter() {
-                    seq.serialize_element(&JsonView(x))?;
-                }
-                seq.end()
-            }
-            Value::Set(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for x in items.iter() {
-                    seq.serialize_element(&JsonView(x))?;
-                }
-                seq.end()
-            }
-            Value::Map(m) => {
-                let mut map = s.serialize_map(Some(m.len()))?;
-                for (k, x) in m.iter() {
-                    let key = match k {
-                        Value::Str(s) | Value::Keyword(s) => s.to_string(),
-                        Value::Int(i) => i.to_string(),
-                        Value::Bool(b) => b.to_string(),
-                        other => {
-                            return Err(S::Error::custom(format!(
-                                "map key {} has no JSON form; use string or keyword keys",
-                                crate::printer::to_clojure(other)
-                            )));
-                        }
-                    };
-                    map.serialize_entry(&key, &JsonView(x))?;
-                }
-                map.end()
-            }
-            Value::Regex(_) | Value::Func(_) | Value::Var(_) => {
-                Err(S::Error::custom(format!("{} has no JSON form", v.type_name())))
-            }
-        }
     }
 }
 

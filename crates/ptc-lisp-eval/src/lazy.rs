@@ -47,6 +47,51 @@ enum Source {
     Partition { n: usize, step: usize, src: Arc<LazySeq> },
 }
 
+impl Drop for LazySeq {
+    /// What the sequence was built from is dropped by `release` (see `release.rs`).
+    fn drop(&mut self) {
+        crate::release::release(std::mem::replace(&mut self.source, Source::Repeat(Value::Nil)));
+    }
+}
+
+impl LazySeq {
+    /// Calls `visit` with every value the sequence was built from; an inner lazy step is
+    /// visited as the function value it is.
+    pub(crate) fn each_held(&self, visit: &mut dyn FnMut(Value)) {
+        let seq = |s: &Arc<LazySeq>| Value::Func(Arc::new(Function::Lazy(s.clone())));
+        match &self.source {
+            Source::Range { start, step } => {
+                visit(start.clone());
+                visit(step.clone());
+            }
+            Source::Iterate { f, seed } => {
+                visit(f.clone());
+                visit(seed.clone());
+            }
+            Source::Repeat(x) | Source::Repeatedly(x) => visit(x.clone()),
+            Source::Cycle(items) => items.iter().cloned().for_each(visit),
+            Source::Map { f, inputs } => {
+                visit(f.clone());
+                inputs.iter().map(seq).for_each(visit);
+            }
+            Source::Filter { pred: f, src, .. }
+            | Source::Keep { f, src }
+            | Source::MapIndexed { f, src }
+            | Source::DropWhile { pred: f, src }
+            | Source::Mapcat { f, src } => {
+                visit(f.clone());
+                visit(seq(src));
+            }
+            Source::Drop { src, .. } | Source::Partition { src, .. } => visit(seq(src)),
+            Source::Concat { prefix, tail } => {
+                prefix.iter().cloned().for_each(&mut *visit);
+                visit(seq(tail));
+            }
+            Source::Interleave(inputs) => inputs.iter().map(seq).for_each(visit),
+        }
+    }
+}
+
 fn value(label: impl Into<Arc<str>>, source: Source) -> Value {
     Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, source }))))
 }

@@ -45,6 +45,7 @@ mod node;
 pub mod printer;
 mod pvector;
 mod regex_value;
+mod release;
 mod run;
 mod special_form;
 mod stack;

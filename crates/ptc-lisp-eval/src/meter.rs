@@ -10,6 +10,14 @@
 //! stops early with an arbitrary answer. The interpreter turns the recorded reason into the
 //! run's error at its next check ([`take_abort`]), before any tool call and at the end of
 //! the run, so an aborted walk's answer is never trusted.
+//!
+//! Walks also run where no meter is installed: an embedder or the `ptc` binary printing,
+//! converting or comparing values on its own threads (2 MiB for a tokio worker). There
+//! each level a walk enters ([`within`]) is counted, and a walk stops at
+//! [`UNMETERED_MAX_DEPTH`] levels with a placeholder answer ("...", a JSON error, equal)
+//! instead of overflowing the stack. Values a run hands out are at most
+//! [`MAX_VALUE_NESTING`](crate::MAX_VALUE_NESTING) deep (the engine checks), so for them
+//! the answer is always complete.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -22,12 +30,18 @@ use crate::stack;
 /// Nodes between deadline checks.
 const CHECK_EVERY: u32 = 4096;
 
+/// Levels a walk may enter on a thread without a meter: above the engine's
+/// `MAX_VALUE_NESTING`, and a fraction of a 2 MiB stack even in a debug build.
+pub(crate) const UNMETERED_MAX_DEPTH: u32 = 1_200;
+
 struct State {
     budget: std::cell::RefCell<Option<Arc<SharedBudget>>>,
     /// Lowest stack address a walk may reach (0: no meter installed).
     stack_floor: Cell<usize>,
     count: Cell<u32>,
     abort: Cell<Option<ErrorKind>>,
+    /// Levels the walks on this thread are in right now.
+    depth: Cell<u32>,
 }
 
 thread_local! {
@@ -37,6 +51,7 @@ thread_local! {
             stack_floor: Cell::new(0),
             count: Cell::new(0),
             abort: Cell::new(None),
+            depth: Cell::new(0),
         }
     };
 }
@@ -65,36 +80,69 @@ impl Drop for Installed {
     }
 }
 
+/// Runs `walk` one level deeper into a value, or answers `stopped` when the walk must
+/// stop here: on an evaluation thread when [`step`] says so, elsewhere past
+/// [`UNMETERED_MAX_DEPTH`] levels.
+#[inline]
+pub(crate) fn within<R>(stopped: impl FnOnce() -> R, walk: impl FnOnce() -> R) -> R {
+    let entered = STATE.try_with(|s| {
+        let depth = s.depth.get();
+        let go = if s.stack_floor.get() == 0 { depth < UNMETERED_MAX_DEPTH } else { step_in(s) };
+        if go {
+            s.depth.set(depth + 1);
+        }
+        go
+    });
+    if !matches!(entered, Ok(true)) {
+        return stopped();
+    }
+    let _level = Level;
+    walk()
+}
+
+/// Leaves a level entered by [`within`], also when the walk unwinds.
+struct Level;
+
+impl Drop for Level {
+    #[inline]
+    fn drop(&mut self) {
+        let _ = STATE.try_with(|s| s.depth.set(s.depth.get().saturating_sub(1)));
+    }
+}
+
 /// One collection node visited. `false`: stop walking (the reason is recorded).
 #[inline]
 pub(crate) fn step() -> bool {
-    STATE.with(|s| {
-        if s.abort.get().is_some() {
-            return false;
-        }
-        if stack::here() < s.stack_floor.get() {
-            s.abort.set(Some(ErrorKind::RecursionLimitExceeded));
-            return false;
-        }
-        let n = s.count.get().wrapping_add(1);
-        s.count.set(n);
-        if n.is_multiple_of(CHECK_EVERY) {
-            let stop = s.budget.borrow().as_ref().and_then(|b| {
-                if b.cancel.is_cancelled() {
-                    Some(ErrorKind::Cancelled)
-                } else if Instant::now() >= b.deadline {
-                    Some(ErrorKind::Timeout)
-                } else {
-                    None
-                }
-            });
-            if let Some(kind) = stop {
-                s.abort.set(Some(kind));
-                return false;
+    STATE.with(step_in)
+}
+
+#[inline]
+fn step_in(s: &State) -> bool {
+    if s.abort.get().is_some() {
+        return false;
+    }
+    if stack::here() < s.stack_floor.get() {
+        s.abort.set(Some(ErrorKind::RecursionLimitExceeded));
+        return false;
+    }
+    let n = s.count.get().wrapping_add(1);
+    s.count.set(n);
+    if n.is_multiple_of(CHECK_EVERY) {
+        let stop = s.budget.borrow().as_ref().and_then(|b| {
+            if b.cancel.is_cancelled() {
+                Some(ErrorKind::Cancelled)
+            } else if Instant::now() >= b.deadline {
+                Some(ErrorKind::Timeout)
+            } else {
+                None
             }
+        });
+        if let Some(kind) = stop {
+            s.abort.set(Some(kind));
+            return false;
         }
-        true
-    })
+    }
+    true
 }
 
 /// The reason a walk stopped early on this thread, if one did (cleared by reading it).

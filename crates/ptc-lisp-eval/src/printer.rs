@@ -117,13 +117,29 @@ impl Printer<'_> {
         if self.full() {
             return;
         }
-        if self.depth > 1_000
-            || (matches!(v, Value::Vector(_) | Value::Map(_) | Value::Set(_)) && !crate::meter::step())
-        {
+        if self.depth > 1_000 {
             self.out.push_str("...");
             self.truncated = true;
             return;
         }
+        if matches!(v, Value::Vector(_) | Value::Map(_) | Value::Set(_)) {
+            let entered = crate::meter::within(
+                || false,
+                || {
+                    self.node(v);
+                    true
+                },
+            );
+            if !entered {
+                self.out.push_str("...");
+                self.truncated = true;
+            }
+        } else {
+            self.node(v);
+        }
+    }
+
+    fn node(&mut self, v: &Value) {
         match v {
             Value::Nil => self.out.push_str("nil"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),

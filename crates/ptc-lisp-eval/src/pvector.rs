@@ -27,6 +27,14 @@ enum Repr {
     Large(Box<imbl::Vector<Value>>),
 }
 
+impl Drop for PVector {
+    /// Items are dropped by `release`, so a vector nested any depth deep drops on any thread.
+    #[inline]
+    fn drop(&mut self) {
+        crate::release::release(std::mem::take(&mut self.repr));
+    }
+}
+
 impl Default for Repr {
     fn default() -> Self {
         Repr::Small(Vec::new())
@@ -364,8 +372,8 @@ impl ExactSizeIterator for IntoIter {}
 impl IntoIterator for PVector {
     type Item = Value;
     type IntoIter = IntoIter;
-    fn into_iter(self) -> IntoIter {
-        match self.repr {
+    fn into_iter(mut self) -> IntoIter {
+        match std::mem::take(&mut self.repr) {
             Repr::Small(v) => IntoIter::Small(v.into_iter()),
             Repr::Large(v) => IntoIter::Large((*v).into_iter()),
         }

@@ -1,15 +1,17 @@
 //! The one-call convenience API and the [`Outcome`] every run produces.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cancel::Cancel;
 use crate::engine::{Engine, RunInput};
 use crate::error::EvalError;
+use crate::function::Function;
 use crate::host::{Host, NoTools, ToolCallRecord};
 use crate::interp::Globals;
 use crate::limits::Limits;
+use crate::meter;
 use crate::value::{PMap, Value};
 
 /// Everything [`run`] needs besides the source.
@@ -71,37 +73,115 @@ pub fn run(source: &str, opts: RunOptions) -> Outcome {
     Engine::new(opts.limits).eval(source, input, opts.host.as_ref(), &opts.cancel)
 }
 
-/// True when `v` nests collections deeper than `max`. Iterative, and shared
-/// sub-values are visited once, so it is linear in the distinct nodes.
-pub(crate) fn nesting_exceeds(v: &Value, max: usize) -> bool {
-    let mut seen: HashSet<usize> = HashSet::new();
-    let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
-    while let Some((v, depth)) = stack.pop() {
-        if depth > max {
-            return true;
-        }
-        let ptr = match v {
-            Value::Vector(a) => Arc::as_ptr(a) as *const u8 as usize,
-            Value::Map(a) => Arc::as_ptr(a) as *const u8 as usize,
-            Value::Set(a) => Arc::as_ptr(a) as *const u8 as usize,
-            _ => continue,
-        };
-        if !seen.insert(ptr) {
-            continue;
-        }
-        match v {
-            Value::Vector(items) => stack.extend(items.iter().map(|x| (x, depth + 1))),
-            Value::Set(items) => stack.extend(items.iter().map(|x| (x, depth + 1))),
-            Value::Map(m) => {
-                for (k, x) in m.iter() {
-                    stack.push((k, depth + 1));
-                    stack.push((x, depth + 1));
+/// What [`nesting`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nesting {
+    /// Nothing deeper than the limit.
+    Within,
+    /// Some value sits deeper than the limit.
+    TooDeep,
+    /// The walk stopped early (deadline or cancellation; the meter recorded which).
+    Stopped,
+}
+
+/// Whether `v` holds anything more than `max` levels below it, counting every level a
+/// value can hold another at: collection items, map keys and values, and what functions
+/// hold (a closure's captures, a native function's values and state, `reduced`, what a
+/// lazy sequence was built from). A value nested too deep here could not be printed,
+/// compared or converted safely off the evaluation thread.
+///
+/// Iterative (an explicit stack, never deeper than `max` frames), metered per node, and
+/// linear in the distinct nodes: a shared node's height (levels down to its deepest leaf)
+/// is computed once and remembered, so a node reached again at a greater depth is still
+/// judged by its full height.
+pub(crate) fn nesting(v: &Value, max: usize) -> Nesting {
+    struct Frame {
+        key: usize,
+        kids: Vec<Value>,
+        next: usize,
+        /// Levels from this node to its deepest leaf found so far (the node itself is 1).
+        height: usize,
+    }
+    let Some((key, kids, leaves)) = holds(v) else { return Nesting::Within };
+    if leaves && max < 1 {
+        return Nesting::TooDeep;
+    }
+    let mut heights: HashMap<usize, usize> = HashMap::new();
+    let mut stack = vec![Frame { key, kids, next: 0, height: if leaves { 2 } else { 1 } }];
+    loop {
+        // the depth of the children of the frame on top
+        let depth = stack.len();
+        let Some(top) = stack.last_mut() else { return Nesting::Within };
+        if let Some(kid) = top.kids.get_mut(top.next) {
+            let kid = std::mem::take(kid);
+            top.next += 1;
+            let Some((key, kids, leaves)) = holds(&kid) else { continue };
+            if let Some(&h) = heights.get(&key) {
+                if depth + h - 1 > max {
+                    return Nesting::TooDeep;
                 }
+                top.height = top.height.max(h + 1);
+                continue;
             }
-            _ => {}
+            if depth > max || (leaves && depth + 1 > max) {
+                return Nesting::TooDeep;
+            }
+            if !meter::step() {
+                return Nesting::Stopped;
+            }
+            stack.push(Frame { key, kids, next: 0, height: if leaves { 2 } else { 1 } });
+        } else {
+            let (key, h) = (top.key, top.height);
+            heights.insert(key, h);
+            stack.pop();
+            if let Some(parent) = stack.last_mut() {
+                parent.height = parent.height.max(h + 1);
+            }
         }
     }
-    false
+}
+
+/// For a value that holds others: its identity, the held values that hold others in
+/// turn, and whether it also holds plain values (leaves one level down). `None` for
+/// plain values.
+fn holds(v: &Value) -> Option<(usize, Vec<Value>, bool)> {
+    let mut kids = Vec::new();
+    let mut leaves = false;
+    let mut add = |x: &Value| {
+        if matches!(x, Value::Vector(_) | Value::Map(_) | Value::Set(_) | Value::Func(_)) {
+            kids.push(x.clone());
+        } else {
+            leaves = true;
+        }
+    };
+    let key = match v {
+        Value::Vector(a) => {
+            a.iter().for_each(&mut add);
+            Arc::as_ptr(a) as *const u8 as usize
+        }
+        Value::Set(a) => {
+            a.iter().for_each(&mut add);
+            Arc::as_ptr(a) as *const u8 as usize
+        }
+        Value::Map(a) => {
+            for (k, x) in a.iter() {
+                add(k);
+                add(x);
+            }
+            Arc::as_ptr(a) as *const u8 as usize
+        }
+        Value::Func(f) => {
+            f.each_held(&mut |x| add(&x));
+            match &**f {
+                // a lazy step is visited as a fresh function value each time: its identity
+                // is the sequence's
+                Function::Lazy(l) => Arc::as_ptr(l) as *const u8 as usize,
+                _ => Arc::as_ptr(f) as *const u8 as usize,
+            }
+        }
+        _ => return None,
+    };
+    Some((key, kids, leaves))
 }
 
 /// How a run ended.

@@ -140,19 +140,24 @@ impl Value {
             }
             (Value::Vector(a), Value::Vector(b)) => {
                 Arc::ptr_eq(a, b)
-                    || (a.len() == b.len() && meter::step() && a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y)))
+                    || (a.len() == b.len()
+                        && meter::within(|| false, || a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y))))
             }
             (Value::Map(a), Value::Map(b)) => {
                 Arc::ptr_eq(a, b)
                     || (a.len() == b.len()
-                        && meter::step()
-                        && a.iter().all(|(k, v)| match b.get(k) {
-                            Some(w) => v.equiv(w),
-                            None => false,
-                        }))
+                        && meter::within(
+                            || false,
+                            || {
+                                a.iter().all(|(k, v)| match b.get(k) {
+                                    Some(w) => v.equiv(w),
+                                    None => false,
+                                })
+                            },
+                        ))
             }
             (Value::Set(a), Value::Set(b)) => {
-                Arc::ptr_eq(a, b) || (a.len() == b.len() && meter::step() && a.iter().all(|x| b.contains(x)))
+                Arc::ptr_eq(a, b) || (a.len() == b.len() && meter::within(|| false, || a.iter().all(|x| b.contains(x))))
             }
             (Value::Func(a), Value::Func(b)) => Arc::ptr_eq(a, b),
             _ => self == other,
@@ -225,22 +230,22 @@ impl Ord for Value {
             (Value::Symbol(a), Value::Symbol(b)) => a.cmp(b),
             (Value::Var(a), Value::Var(b)) => a.cmp(b),
             (Value::Vector(a), Value::Vector(b)) => {
-                if Arc::ptr_eq(a, b) || !meter::step() {
+                if Arc::ptr_eq(a, b) {
                     return Ordering::Equal;
                 }
-                a.iter().cmp(b.iter())
+                meter::within(|| Ordering::Equal, || a.iter().cmp(b.iter()))
             }
             (Value::Map(a), Value::Map(b)) => {
-                if Arc::ptr_eq(a, b) || !meter::step() {
+                if Arc::ptr_eq(a, b) {
                     return Ordering::Equal;
                 }
-                a.len().cmp(&b.len()).then_with(|| a.iter().cmp(b.iter()))
+                a.len().cmp(&b.len()).then_with(|| meter::within(|| Ordering::Equal, || a.iter().cmp(b.iter())))
             }
             (Value::Set(a), Value::Set(b)) => {
-                if Arc::ptr_eq(a, b) || !meter::step() {
+                if Arc::ptr_eq(a, b) {
                     return Ordering::Equal;
                 }
-                a.len().cmp(&b.len()).then_with(|| a.iter().cmp(b.iter()))
+                a.len().cmp(&b.len()).then_with(|| meter::within(|| Ordering::Equal, || a.iter().cmp(b.iter())))
             }
             (Value::Regex(a), Value::Regex(b)) => a.source().cmp(b.source()),
             (Value::Func(a), Value::Func(b)) => {
@@ -301,31 +306,23 @@ impl Hash for Value {
             Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) | Value::Var(s) => s.hash(state),
             Value::Vector(v) => {
                 v.len().hash(state);
-                if !meter::step() {
-                    return;
-                }
-                for x in v.iter() {
-                    x.hash(state);
-                }
+                meter::within(|| (), || v.iter().for_each(|x| x.hash(state)));
             }
             Value::Map(m) => {
                 m.len().hash(state);
-                if !meter::step() {
-                    return;
-                }
-                for (k, v) in m.iter() {
-                    k.hash(state);
-                    v.hash(state);
-                }
+                meter::within(
+                    || (),
+                    || {
+                        for (k, v) in m.iter() {
+                            k.hash(state);
+                            v.hash(state);
+                        }
+                    },
+                );
             }
             Value::Set(s) => {
                 s.len().hash(state);
-                if !meter::step() {
-                    return;
-                }
-                for x in s.iter() {
-                    x.hash(state);
-                }
+                meter::within(|| (), || s.iter().for_each(|x| x.hash(state)));
             }
             Value::Regex(r) => r.source().hash(state),
             Value::Func(f) => (Arc::as_ptr(f) as *const u8 as usize).hash(state),
@@ -441,6 +438,14 @@ impl equivalent::Comparable<MapKey> for Probe<'_> {
     #[inline]
     fn compare(&self, k: &MapKey) -> Ordering {
         key_cmp(self.pre, self.key, k.pre, &k.key)
+    }
+}
+
+impl Drop for PMap {
+    /// Entries are dropped by `release`, so a map nested any depth deep drops on any thread.
+    #[inline]
+    fn drop(&mut self) {
+        crate::release::release(std::mem::take(&mut self.repr));
     }
 }
 
@@ -620,6 +625,14 @@ impl<'a> Iterator for MapIter<'a> {
 #[derive(Clone, Default)]
 pub struct PSet {
     items: imbl::OrdSet<Value>,
+}
+
+impl Drop for PSet {
+    /// Members are dropped by `release`, so a set nested any depth deep drops on any thread.
+    #[inline]
+    fn drop(&mut self) {
+        crate::release::release(std::mem::take(&mut self.items));
+    }
 }
 
 impl PSet {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, compare_values, expected, int_arg, seq_iter, seq_len, str_arg};
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::function::Function;
+use crate::function::{Function, Held};
 use crate::interp::{Interp, get_in_value};
 use crate::limits::cost;
 use crate::value::{PMap, PSet, PVector, Value};
@@ -1160,7 +1160,7 @@ fn max_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn comp(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let fs: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("comp", move |interp, args| {
+    Ok(Function::native("comp", Held::values(fs.clone()), move |interp, args| {
         let Some((last, rest)) = fs.split_last() else {
             return Ok(args.first().cloned().unwrap_or(Value::Nil));
         };
@@ -1174,7 +1174,7 @@ fn comp(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn partial(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     let fixed: Vec<Value> = a[1..].iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("partial", move |interp, args| {
+    Ok(Function::native("partial", Held::values(fixed.clone()).with(f.clone()), move |interp, args| {
         let mut call = fixed.clone();
         call.extend(args.iter_mut().map(std::mem::take));
         interp.apply(&f, &mut call)
@@ -1182,11 +1182,13 @@ fn partial(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn complement(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
-    Ok(Function::native("complement", move |interp, args| Ok(Value::Bool(!interp.apply(&f, args)?.truthy()))))
+    Ok(Function::native("complement", Held::values(vec![f.clone()]), move |interp, args| {
+        Ok(Value::Bool(!interp.apply(&f, args)?.truthy()))
+    }))
 }
 fn constantly(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let v = std::mem::take(&mut a[0]);
-    Ok(Function::native("constantly", move |_, _| Ok(v.clone())))
+    Ok(Function::native("constantly", Held::values(vec![v.clone()]), move |_, _| Ok(v.clone())))
 }
 fn name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {

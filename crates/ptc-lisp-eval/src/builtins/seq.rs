@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, SeqIter, expected, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, Flow, err};
-use crate::function::Function;
+use crate::function::{Function, Held};
 use crate::interp::{Interp, get_in_value};
 use crate::limits::cost;
 use crate::stack;
@@ -472,7 +472,7 @@ fn apply(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 fn juxt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     let fs: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("juxt", move |interp, call| {
+    Ok(Function::native("juxt", Held::values(fs.clone()), move |interp, call| {
         let mut out = PVector::new();
         for f in &fs {
             let mut a: Vec<Value> = call.to_vec();
@@ -708,7 +708,7 @@ fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 fn fnil(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     let defaults: Vec<Value> = args[1..].iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("fnil", move |interp, call| {
+    Ok(Function::native("fnil", Held::values(defaults.clone()).with(f.clone()), move |interp, call| {
         for (slot, d) in call.iter_mut().zip(defaults.iter()) {
             if slot.is_nil() {
                 *slot = d.clone();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::function::Function;
+use crate::function::{Function, Held};
 use crate::interp::Interp;
 use crate::limits::cost;
 use crate::value::{PMap, PSet, PVector, Value};
@@ -629,7 +629,7 @@ fn tree_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("every-pred", move |interp, args| {
+    Ok(Function::native("every-pred", Held::values(ps.clone()), move |interp, args| {
         for p in &ps {
             for x in args.iter() {
                 if !interp.apply(p, &mut [x.clone()])?.truthy() {
@@ -642,7 +642,7 @@ fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn some_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("some-fn", move |interp, args| {
+    Ok(Function::native("some-fn", Held::values(ps.clone()), move |interp, args| {
         // like Clojure's (or (p1 x) (p1 y) (p2 x) ...): the first truthy result, else the last one
         let mut last = Value::Nil;
         for p in &ps {

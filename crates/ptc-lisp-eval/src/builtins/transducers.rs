@@ -5,12 +5,12 @@
 //! is charged as memory by `conj`.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::{Arity, Builtin, Category, expected, int_arg, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::function::Function;
+use crate::function::{Function, Held};
 use crate::interp::Interp;
 use crate::lazy::{self, Items};
 use crate::value::{PVector, Value};
@@ -150,7 +150,7 @@ pub fn reduce_items(interp: &mut Interp, f: &Value, mut acc: Value, coll: &Value
 
 /// The reducing function of `into`: conj, with an identity completion.
 fn conj_rf() -> Value {
-    Function::native("conj", |interp, args| match args {
+    Function::native("conj", Held::none(), |interp, args| match args {
         [] => Ok(Value::vector([])),
         [acc] => Ok(std::mem::take(acc)),
         [acc, x] => super::seq::conj1(interp, std::mem::take(acc), std::mem::take(x)),
@@ -209,7 +209,7 @@ fn eduction(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let coll = std::mem::take(&mut a[n - 1]);
     let xforms: Vec<Value> = a[..n - 1].iter_mut().map(std::mem::take).collect();
     // (eduction xf1 xf2 coll) is (comp xf1 xf2)
-    let composed = Function::native("eduction", move |interp, args| {
+    let composed = Function::native("eduction", Held::values(xforms.clone()), move |interp, args| {
         let mut rf = args.first().cloned().unwrap_or(Value::Nil);
         for xf in xforms.iter().rev() {
             rf = interp.apply(xf, &mut [rf])?;
@@ -222,14 +222,18 @@ fn eduction(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn completing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     let cf = a.get_mut(1).map(std::mem::take);
-    Ok(Function::native("completing", move |interp, args| match args {
-        [] => interp.apply(&f, &mut []),
-        [acc] => match &cf {
-            Some(cf) => interp.apply(cf, &mut [std::mem::take(acc)]),
-            None => Ok(std::mem::take(acc)),
+    Ok(Function::native(
+        "completing",
+        Held::values(cf.iter().cloned().collect()).with(f.clone()),
+        move |interp, args| match args {
+            [] => interp.apply(&f, &mut []),
+            [acc] => match &cf {
+                Some(cf) => interp.apply(cf, &mut [std::mem::take(acc)]),
+                None => Ok(std::mem::take(acc)),
+            },
+            _ => interp.apply(&f, args),
         },
-        _ => interp.apply(&f, args),
-    }))
+    ))
 }
 
 // ---- transducers ----
@@ -238,10 +242,11 @@ fn completing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 /// `rf`'s init for none.
 fn reducer(
     rf: Value,
+    held: Held,
     step: impl Fn(&mut Interp, &Value, Value, Value) -> EvalResult + Send + Sync + 'static,
     finish: impl Fn(&mut Interp, &Value, Value) -> EvalResult + Send + Sync + 'static,
 ) -> Value {
-    Function::native("transducer step", move |interp, args| match args {
+    Function::native("transducer step", held.with(rf.clone()), move |interp, args| match args {
         [] => interp.apply(&rf, &mut []),
         [acc] => finish(interp, &rf, std::mem::take(acc)),
         [acc, x] => step(interp, &rf, std::mem::take(acc), std::mem::take(x)),
@@ -255,8 +260,9 @@ fn pass(interp: &mut Interp, rf: &Value, acc: Value) -> EvalResult {
 
 /// A transducer: a function of one reducing function; `make` builds the wrapped one
 /// (fresh state per transduction).
-fn transducer(name: &'static str, make: impl Fn(Value) -> Value + Send + Sync + 'static) -> Value {
-    Function::native(name, move |_, args| match args {
+/// `held` names the values `make` captures.
+fn transducer(name: &'static str, held: Held, make: impl Fn(Value) -> Value + Send + Sync + 'static) -> Value {
+    Function::native(name, held, move |_, args| match args {
         [rf] => Ok(make(std::mem::take(rf))),
         _ => err(
             ErrorKind::ArityError,
@@ -269,10 +275,11 @@ fn transducer(name: &'static str, make: impl Fn(Value) -> Value + Send + Sync + 
 
 /// `(map f)`.
 pub fn xf_map(f: Value) -> Value {
-    transducer("map", move |rf| {
+    transducer("map", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         reducer(
             rf,
+            Held::values(vec![f.clone()]),
             move |interp, rf, acc, x| {
                 let y = interp.apply(&f, &mut [x])?;
                 interp.apply(rf, &mut [acc, y])
@@ -284,10 +291,11 @@ pub fn xf_map(f: Value) -> Value {
 
 /// `(filter pred)` (`keep_truthy`) or `(remove pred)`.
 pub fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
-    transducer(if keep_truthy { "filter" } else { "remove" }, move |rf| {
+    transducer(if keep_truthy { "filter" } else { "remove" }, Held::values(vec![pred.clone()]), move |rf| {
         let pred = pred.clone();
         reducer(
             rf,
+            Held::values(vec![pred.clone()]),
             move |interp, rf, acc, x| {
                 if interp.apply(&pred, &mut [x.clone()])?.truthy() == keep_truthy {
                     interp.apply(rf, &mut [acc, x])
@@ -302,10 +310,11 @@ pub fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
 
 /// `(keep f)`.
 pub fn xf_keep(f: Value) -> Value {
-    transducer("keep", move |rf| {
+    transducer("keep", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         reducer(
             rf,
+            Held::values(vec![f.clone()]),
             move |interp, rf, acc, x| {
                 let y = interp.apply(&f, &mut [x])?;
                 if y.is_nil() { Ok(acc) } else { interp.apply(rf, &mut [acc, y]) }
@@ -317,11 +326,12 @@ pub fn xf_keep(f: Value) -> Value {
 
 /// `(map-indexed f)`.
 pub fn xf_map_indexed(f: Value) -> Value {
-    transducer("map-indexed", move |rf| {
+    transducer("map-indexed", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         let i = AtomicI64::new(0);
         reducer(
             rf,
+            Held::values(vec![f.clone()]),
             move |interp, rf, acc, x| {
                 let idx = Value::Int(i.fetch_add(1, Ordering::Relaxed));
                 let y = interp.apply(&f, &mut [idx, x])?;
@@ -334,10 +344,11 @@ pub fn xf_map_indexed(f: Value) -> Value {
 
 /// `(take n)`.
 pub fn xf_take(n: i64) -> Value {
-    transducer("take", move |rf| {
+    transducer("take", Held::none(), move |rf| {
         let left = AtomicI64::new(n);
         reducer(
             rf,
+            Held::none(),
             move |interp, rf, acc, x| {
                 let n = left.fetch_sub(1, Ordering::Relaxed);
                 let acc = if n > 0 { interp.apply(rf, &mut [acc, x])? } else { acc };
@@ -350,10 +361,11 @@ pub fn xf_take(n: i64) -> Value {
 
 /// `(take-while pred)`.
 pub fn xf_take_while(pred: Value) -> Value {
-    transducer("take-while", move |rf| {
+    transducer("take-while", Held::values(vec![pred.clone()]), move |rf| {
         let pred = pred.clone();
         reducer(
             rf,
+            Held::values(vec![pred.clone()]),
             move |interp, rf, acc, x| {
                 if interp.apply(&pred, &mut [x.clone()])?.truthy() {
                     interp.apply(rf, &mut [acc, x])
@@ -368,10 +380,11 @@ pub fn xf_take_while(pred: Value) -> Value {
 
 /// `(drop n)`.
 pub fn xf_drop(n: i64) -> Value {
-    transducer("drop", move |rf| {
+    transducer("drop", Held::none(), move |rf| {
         let left = AtomicI64::new(n);
         reducer(
             rf,
+            Held::none(),
             move |interp, rf, acc, x| {
                 if left.fetch_sub(1, Ordering::Relaxed) > 0 { Ok(acc) } else { interp.apply(rf, &mut [acc, x]) }
             },
@@ -382,11 +395,12 @@ pub fn xf_drop(n: i64) -> Value {
 
 /// `(drop-while pred)`.
 pub fn xf_drop_while(pred: Value) -> Value {
-    transducer("drop-while", move |rf| {
+    transducer("drop-while", Held::values(vec![pred.clone()]), move |rf| {
         let pred = pred.clone();
         let dropping = AtomicBool::new(true);
         reducer(
             rf,
+            Held::values(vec![pred.clone()]),
             move |interp, rf, acc, x| {
                 if dropping.load(Ordering::Relaxed) && interp.apply(&pred, &mut [x.clone()])?.truthy() {
                     return Ok(acc);
@@ -410,15 +424,16 @@ fn cat_step(interp: &mut Interp, rf: &Value, mut acc: Value, coll: &Value) -> Ev
 }
 
 fn cat(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(reducer(std::mem::take(&mut a[0]), |interp, rf, acc, x| cat_step(interp, rf, acc, &x), pass))
+    Ok(reducer(std::mem::take(&mut a[0]), Held::none(), |interp, rf, acc, x| cat_step(interp, rf, acc, &x), pass))
 }
 
 /// `(mapcat f)`.
 pub fn xf_mapcat(f: Value) -> Value {
-    transducer("mapcat", move |rf| {
+    transducer("mapcat", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         reducer(
             rf,
+            Held::values(vec![f.clone()]),
             move |interp, rf, acc, x| {
                 let ys = interp.apply(&f, &mut [x])?;
                 cat_step(interp, rf, acc, &ys)
@@ -430,11 +445,12 @@ pub fn xf_mapcat(f: Value) -> Value {
 
 /// `(partition-all n)`.
 pub fn xf_partition_all(n: usize) -> Value {
-    transducer("partition-all", move |rf| {
-        let buf = std::sync::Arc::new(Mutex::new(Vec::<Value>::new()));
+    transducer("partition-all", Held::none(), move |rf| {
+        let buf = Arc::new(Mutex::new(Vec::<Value>::new()));
         let flush = buf.clone();
         reducer(
             rf,
+            Held::none().with_state(buf.clone()),
             move |interp, rf, acc, x| {
                 let full = {
                     let mut b = buf.lock().map_err(|_| poisoned())?;
@@ -461,10 +477,11 @@ pub fn xf_partition_all(n: usize) -> Value {
 
 /// `(dedupe)`.
 pub fn xf_dedupe() -> Value {
-    transducer("dedupe", |rf| {
-        let prev = Mutex::new(None::<Value>);
+    transducer("dedupe", Held::none(), |rf| {
+        let prev = Arc::new(Mutex::new(None::<Value>));
         reducer(
             rf,
+            Held::none().with_state(prev.clone()),
             move |interp, rf, acc, x| {
                 let same = {
                     let mut p = prev.lock().map_err(|_| poisoned())?;
@@ -481,10 +498,11 @@ pub fn xf_dedupe() -> Value {
 
 /// `(distinct)`.
 pub fn xf_distinct() -> Value {
-    transducer("distinct", |rf| {
-        let seen = Mutex::new(HashSet::<Value>::new());
+    transducer("distinct", Held::none(), |rf| {
+        let seen = Arc::new(Mutex::new(HashSet::<Value>::new()));
         reducer(
             rf,
+            Held::none().with_state(seen.clone()),
             move |interp, rf, acc, x| {
                 let new = seen.lock().map_err(|_| poisoned())?.insert(x.clone());
                 if new { interp.apply(rf, &mut [acc, x]) } else { Ok(acc) }
