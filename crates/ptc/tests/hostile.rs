@@ -20,11 +20,40 @@ fn peak_rss_kb(pid: u32) -> Option<u64> {
 /// A value that shares structure: 60 levels of [a a], 2^60 leaves, 60 distinct nodes.
 const DAG: &str = "(def d (reduce (fn [acc _] [acc acc]) [1 2] (range 60))) (def d2 (reduce (fn [acc _] [acc acc]) [1 2] (range 60)))";
 
+/// Programs whose result or definition is a function value holding a value 100,000 levels
+/// deep (issue 22: the first one, 56 bytes, used to abort `ptc eval` and `ptc mcp` when
+/// the value was printed or dropped). Each must end in `output_too_large`.
+pub fn deep_holders() -> Vec<String> {
+    let d = "(reduce (fn [a _] [a]) [] (range 100000))";
+    vec![
+        format!("(constantly {d})"),
+        format!("(let [d {d}] (fn [] d))"),
+        format!("(let [d {d}] (memoize (fn [x] d)))"),
+        format!("(let [d {d}] (comp (fn [x] d) inc))"),
+        format!("(let [d {d}] (juxt (fn [x] d)))"),
+        format!("(partial conj {d})"),
+        format!("(fail (constantly {d}))"),
+        format!("(reduced {d})"),
+        format!("(let [d {d}] (complement (fn [x] d)))"),
+        format!("(fnil conj {d})"),
+        format!("(let [d {d}] (every-pred (fn [x] d)))"),
+        format!("(iterate identity {d})"),
+        format!("(repeat {d})"),
+        format!("(let [rf ((dedupe) conj)] (rf [] {d}) rf)"),
+        "(reduce (fn [f _] (constantly f)) nil (range 100000))".into(),
+        // definitions kept across runs are checked the same way
+        format!("(def f (constantly {d})) 1"),
+        format!("(defn g [] 1) (def h (let [d {d}] (fn [] d))) 1"),
+        format!("(def r (reduced (partial conj {d}))) 1"),
+    ]
+}
+
 /// (program, reasons it may end with). Every program runs under the default limits
 /// (1 s, 64 MiB).
 fn cases() -> Vec<(String, &'static [&'static str])> {
     let deep = |n: usize| format!("(reduce (fn [a _] [a]) [] (range {n}))");
-    vec![
+    let holders = deep_holders().into_iter().map(|p| (p, &["output_too_large"][..]));
+    let others: Vec<(String, &'static [&'static str])> = vec![
         (format!("{DAG} (= d d2)"), &["timeout"]),
         (format!("{DAG} (compare d d2)"), &["timeout"]),
         (format!("{DAG} (count (frequencies [d d2]))"), &["timeout"]),
@@ -62,7 +91,8 @@ fn cases() -> Vec<(String, &'static [&'static str])> {
             &["ok", "timeout", "memory_exceeded"],
         ),
         ("(defn f [n] (if (= n 0) 0 (+ 1 (f (dec n))))) (f 1000000)".into(), &["recursion_limit_exceeded"]),
-    ]
+    ];
+    holders.chain(others).collect()
 }
 
 fn reason_of_envelope(env: &Value) -> String {
@@ -123,6 +153,33 @@ fn hostile_programs_over_eval_end_cleanly_with_bounded_memory() {
         let message = env["message"].as_str().unwrap_or_default();
         assert!(message.len() <= 4096, "{}: a {}-byte message", short(&program), message.len());
     }
+}
+
+/// `ptc eval --jsonl`: every deep holder is an error line, and the batch goes on.
+#[test]
+fn deep_holders_over_jsonl_are_error_lines_and_the_batch_goes_on() {
+    let mut input: String = deep_holders().iter().map(|p| format!("{}\n", json!({"src": p}))).collect();
+    input.push_str("{\"src\": \"(+ 1 2)\"}\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["eval", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let holders = deep_holders();
+    assert_eq!(lines.len(), holders.len() + 1);
+    for (line, program) in lines.iter().zip(&holders) {
+        assert_eq!(line["reason"], "output_too_large", "{}: {line}", short(program));
+    }
+    assert_eq!(lines[holders.len()]["result"], "3");
 }
 
 fn short(p: &str) -> String {

@@ -220,6 +220,39 @@ fn deep_recursion_over_http_is_a_clean_error() {
     assert_eq!(http(s.port, "GET", "/health", &[], "").status, 200);
 }
 
+/// Function values holding 100,000-deep data (issue 22: one such call used to abort the
+/// server for every client) end in `output_too_large`, and the server keeps serving.
+#[test]
+fn deep_values_held_by_functions_over_http_are_clean_errors() {
+    let s = start(&[]);
+    let session = initialize(s.port, None);
+    let h = [JSON, ACCEPT, ("Mcp-Session-Id", session.as_str()), ("Mcp-Protocol-Version", "2025-11-25")];
+    let d = "(reduce (fn [a _] [a]) [] (range 100000))";
+    let programs = [
+        format!("(constantly {d})"),
+        format!("(let [d {d}] (fn [] d))"),
+        format!("(let [d {d}] (memoize (fn [x] d)))"),
+        format!("(let [d {d}] (comp (fn [x] d) inc))"),
+        format!("(let [d {d}] (juxt (fn [x] d)))"),
+        format!("(partial conj {d})"),
+        format!("(fail (constantly {d}))"),
+        format!("(reduced {d})"),
+        "(reduce (fn [f _] (constantly f)) nil (range 100000))".to_string(),
+        format!("(def f (constantly {d})) 1"),
+    ];
+    for (i, program) in programs.iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": program}}});
+        let r = http(s.port, "POST", "/mcp", &h, &call.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+        let text = r.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+        assert!(text.starts_with("output_too_large"), "{program}: {text}");
+        assert_eq!(http(s.port, "GET", "/health", &[], "").status, 200);
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}});
+    let r = http(s.port, "POST", "/mcp", &h, &call.to_string());
+    assert_eq!(r.json()["result"]["content"][0]["text"], "user=> 3");
+}
+
 fn post(port: u16, session: Option<&str>, body: &str) -> Reply {
     let mut h = vec![JSON, ACCEPT];
     if let Some(sid) = session {

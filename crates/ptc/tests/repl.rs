@@ -124,3 +124,18 @@ fn an_unfinished_form_at_the_end_of_input_is_a_parse_error() {
     assert_eq!(text(&o.stdout), "3\n");
     assert!(text(&o.stderr).starts_with("Parse error: unclosed list"), "{}", text(&o.stderr));
 }
+
+/// A definition holding 100,000-deep data inside a function is refused and not kept; the
+/// session goes on (issue 22: it used to abort the REPL).
+#[test]
+fn a_definition_holding_deep_data_in_a_function_is_refused_and_the_session_goes_on() {
+    let home = Home::new("deep");
+    let d = "(reduce (fn [a _] [a]) [] (range 100000))";
+    let input = format!("(def f (constantly {d}))\n(def g (partial conj {d}))\n(def h (partial conj [1]))\n(h 2)\nf\n");
+    let o = repl(&home.0, &[], &input);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert_eq!(err.matches("nested more than 1000 levels").count(), 2, "{err}");
+    assert!(err.contains("Undefined variable: f"), "a refused definition is not kept: {err}");
+    assert_eq!(text(&o.stdout), "#'user/h\n[1 2]\n");
+}

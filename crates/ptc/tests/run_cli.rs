@@ -152,6 +152,34 @@ fn a_failed_mission_exits_1_with_its_reason() {
     assert!(err(&o).contains("Failed (not_found): nothing there"), "{}", err(&o));
 }
 
+/// A program that returns or defines a function holding 100,000-deep data, or passes such
+/// data to a tool, gets a clean error as feedback; the mission goes on and ends normally.
+#[test]
+fn deep_values_held_by_functions_are_errors_the_mission_survives() {
+    let dir = scratch();
+    let tools = write(&dir, "tools.json", r#"{"tools": {"echo": {"command": ["cat"]}}}"#);
+    let d = "(reduce (fn [a _] [a]) [] (range 100000))";
+    let programs = [
+        format!("(return (constantly {d}))"),
+        format!("(def f (let [d {d}] (fn [] d))) 1"),
+        format!("(return (partial conj {d}))"),
+        format!("(fail (reduced {d}))"),
+        format!("(tool/echo {{:x {d}}})"),
+        "(return 42)".to_string(),
+    ];
+    let refs: Vec<&str> = programs.iter().map(String::as_str).collect();
+    let llm = script(&dir, &refs);
+    let o = ptc(&["run", "--prompt", "Go", "--llm", &llm, "--tools", &tools, "--max-turns", "10", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let step = json_out(&o);
+    assert_eq!(step["return"], 42, "{step}");
+    let turns = step["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), programs.len(), "{step}");
+    let text = step["turns"].to_string();
+    assert!(text.matches("output_too_large").count() >= 4, "{text:.2000}");
+    assert!(text.contains("invalid_tool_args"), "{text:.2000}");
+}
+
 #[test]
 fn max_turns_and_an_exhausted_script_end_cleanly() {
     let dir = scratch();
