@@ -76,6 +76,8 @@ pub struct Interp<'h> {
     stack_base: usize,
     /// Bytes of stack this interpreter may use before calls fail cleanly.
     stack_budget: usize,
+    /// Keyword names `keyword` made from strings during this run (capped by `max_symbols`).
+    made_keywords: std::collections::HashSet<Arc<str>>,
 }
 
 impl<'h> Interp<'h> {
@@ -112,7 +114,27 @@ impl<'h> Interp<'h> {
             in_parallel: false,
             stack_base,
             stack_budget,
+            made_keywords: std::collections::HashSet::new(),
         }
+    }
+
+    /// Counts a keyword name made at run time (`keyword`): past `max_symbols` unique names,
+    /// the run ends in `symbol_limit_exceeded`, as a program text with that many would.
+    pub fn note_made_keyword(&mut self, name: &Arc<str>) -> Result<(), Flow> {
+        if self.made_keywords.contains(name) {
+            return Ok(());
+        }
+        if self.made_keywords.len() >= self.limits.max_symbols {
+            return err(
+                ErrorKind::SymbolLimitExceeded,
+                format!(
+                    "keyword: the program made more than {} unique keywords at run time (max_symbols); keep varying names as strings (maps take string keys) instead of turning each into a keyword",
+                    self.limits.max_symbols
+                ),
+            );
+        }
+        self.made_keywords.insert(name.clone());
+        Ok(())
     }
 
     /// Re-reads the stack budget of the current thread (a branch moved to its own thread).

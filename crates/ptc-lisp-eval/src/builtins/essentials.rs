@@ -1236,9 +1236,12 @@ fn name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("name", "a keyword or string", other),
     }
 }
-fn keyword(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn keyword(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Str(s) if !s.is_empty() && !s.contains('/') => Ok(Value::Keyword(s.clone())),
+        Value::Str(s) if !s.is_empty() && !s.contains('/') => {
+            interp.note_made_keyword(s)?;
+            Ok(Value::Keyword(s.clone()))
+        }
         Value::Keyword(_) | Value::Nil => Ok(a[0].clone()),
         other => expected("keyword", "a non-empty string without '/'", other),
     }
