@@ -180,8 +180,8 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("The character lower-cased.")
         .ex(&[("(Character/toLowerCase \\A)", "\"a\"")]),
     Builtin::new("System/currentTimeMillis", Exact(0), Interop, time::now_millis)
-        .doc("Milliseconds since 1970-01-01 UTC.")
-        .ex(&[("(pos? (System/currentTimeMillis))", "true")]),
+        .doc("Milliseconds since 1970-01-01 UTC, read from the host's clock; a host without one (ptc eval, ptc mcp, the agent loop) refuses it: take the time from the context or a tool.")
+        .ex(&[("(System/currentTimeMillis)", "!unsupported_method: System/currentTimeMillis: programs have no clock here (runs are deterministic); take the current time from the context or a tool")]),
     // dates and durations (implemented in time.rs)
 
     Builtin::new("LocalDate/parse", Exact(1), Interop, time::parse_local_date)
@@ -207,7 +207,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("The instant n seconds after 1970-01-01T00:00:00Z.")
         .ex(&[("(Instant/ofEpochSecond 86400)", "\"1970-01-02T00:00:00Z\"")]),
     Builtin::new("java.util.Date.", Range(0, 1), Interop, time::new_date)
-        .doc("An instant: now, epoch milliseconds (as Java), or ISO-8601 text (a PTC extension).")
+        .doc("An instant: epoch milliseconds (as Java), ISO-8601 text (a PTC extension), or now from the host's clock (refused without one).")
         .ex(&[("(java.util.Date. 0)", "\"1970-01-01T00:00:00Z\""), ("(java.util.Date. 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
     Builtin::new(".getTime", Exact(1), Interop, time::get_time)
         .alias(&[".toEpochMilli"])
