@@ -109,11 +109,19 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
             }
         }
     }
+    // every name written in the text counts, wherever it stands: the names a program
+    // defines (`def`, `defn`, `letfn`), binds, quotes or only mentions
+    for f in forms {
+        if a.symbols.len() > env.max_symbols {
+            break;
+        }
+        text_symbols(f, &mut a.symbols);
+    }
     if a.symbols.len() > env.max_symbols {
         return Err(EvalError::new(
             ErrorKind::SymbolLimitExceeded,
             format!(
-                "program uses {} unique symbols and keywords, more than the limit of {} (max_symbols)",
+                "program uses {} unique symbols and keywords, more than the limit of {} (max_symbols); reuse names, or keep varying names as strings or map keys in data",
                 a.symbols.len(),
                 env.max_symbols
             ),
@@ -188,6 +196,28 @@ pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, Eval
     let mut defined: Vec<String> = a.defined.into_iter().collect();
     defined.sort();
     Ok(Program { nodes, frame_size, defined })
+}
+
+/// Adds the name of every symbol, keyword and var written in `f` to `out`.
+fn text_symbols(f: &Form, out: &mut HashSet<String>) {
+    match &f.kind {
+        FormKind::Keyword(name) | FormKind::Symbol { name, .. } | FormKind::Var(name)
+            if !out.contains(name.as_str()) =>
+        {
+            out.insert(name.clone());
+        }
+        FormKind::List(items)
+        | FormKind::Vector(items)
+        | FormKind::Map(items)
+        | FormKind::Set(items)
+        | FormKind::ShortFn(items) => {
+            for i in items {
+                text_symbols(i, out);
+            }
+        }
+        FormKind::Quote(inner) => text_symbols(inner, out),
+        _ => {}
+    }
 }
 
 fn collect_defs(f: &Form, out: &mut HashSet<String>) {

@@ -246,6 +246,16 @@ pub trait Host: Send + Sync {
         let _ = (query, cx);
         None
     }
+
+    /// The current time in milliseconds since the Unix epoch, for the programs that ask
+    /// (`System/currentTimeMillis`, `(java.util.Date.)`). The interpreter has no clock of
+    /// its own, so a run stays a function of its program, data and tool results; the
+    /// default, `None`, makes those calls fail with `unsupported_method` and a message
+    /// telling the program to take the time from its context or a tool. A host that wants
+    /// programs to read the time returns it here (and gives up that determinism).
+    fn clock_millis(&self) -> Option<i64> {
+        None
+    }
 }
 
 impl<H: Host + ?Sized> Host for Arc<H> {
@@ -257,6 +267,9 @@ impl<H: Host + ?Sized> Host for Arc<H> {
     }
     fn discover(&self, query: &Discovery<'_>, cx: &CallCx<'_>) -> Option<Result<Value, ToolError>> {
         (**self).discover(query, cx)
+    }
+    fn clock_millis(&self) -> Option<i64> {
+        (**self).clock_millis()
     }
 }
 

@@ -76,6 +76,8 @@ pub struct Interp<'h> {
     stack_base: usize,
     /// Bytes of stack this interpreter may use before calls fail cleanly.
     stack_budget: usize,
+    /// Keyword names `keyword` made from strings during this run (capped by `max_symbols`).
+    made_keywords: std::collections::HashSet<Arc<str>>,
 }
 
 impl<'h> Interp<'h> {
@@ -112,7 +114,27 @@ impl<'h> Interp<'h> {
             in_parallel: false,
             stack_base,
             stack_budget,
+            made_keywords: std::collections::HashSet::new(),
         }
+    }
+
+    /// Counts a keyword name made at run time (`keyword`): past `max_symbols` unique names,
+    /// the run ends in `symbol_limit_exceeded`, as a program text with that many would.
+    pub fn note_made_keyword(&mut self, name: &Arc<str>) -> Result<(), Flow> {
+        if self.made_keywords.contains(name) {
+            return Ok(());
+        }
+        if self.made_keywords.len() >= self.limits.max_symbols {
+            return err(
+                ErrorKind::SymbolLimitExceeded,
+                format!(
+                    "keyword: the program made more than {} unique keywords at run time (max_symbols); keep varying names as strings (maps take string keys) instead of turning each into a keyword",
+                    self.limits.max_symbols
+                ),
+            );
+        }
+        self.made_keywords.insert(name.clone());
+        Ok(())
     }
 
     /// Re-reads the stack budget of the current thread (a branch moved to its own thread).
@@ -908,18 +930,24 @@ impl<'h> Interp<'h> {
                     }
                     return Ok(());
                 }
-                let all: Vec<Value> = crate::builtins::seq_iter("destructuring", &v)?.collect();
-                for (i, p) in items.iter().enumerate() {
-                    self.bind(p, all.get(i).cloned().unwrap_or(Value::Nil))?;
+                // only the items bound are built (a string's characters one at a time); a
+                // `& rest` keeps the remainder, charged before it is collected
+                let mut it = crate::builtins::seq_iter("destructuring", &v)?;
+                for p in items.iter() {
+                    let item = it.next().unwrap_or(Value::Nil);
+                    self.bind(p, item)?;
                 }
                 if let Some(r) = rest {
-                    let tail = if all.len() > items.len() {
-                        Value::vector(all[items.len()..].iter().cloned())
+                    let left = crate::builtins::seq_len(&v).unwrap_or(0).saturating_sub(items.len());
+                    let tail = if left > 0 {
+                        self.charge(cost::items(left as u64).saturating_add(crate::builtins::materialized_cost(&v)))?;
+                        Value::vector(it.by_ref())
                     } else {
                         Value::Nil
                     };
                     self.bind(r, tail)?;
                 }
+                drop(it);
                 if let Some(s) = as_slot {
                     self.set_slot(*s, v);
                 }
@@ -974,7 +1002,8 @@ impl<'h> Interp<'h> {
         if f.discard {
             return Ok(Value::Nil);
         }
-        self.charge(cost::items(out.len() as u64))?;
+        // each item was charged as it was kept
+        self.charge(cost::HEADER)?;
         Ok(Value::from_pvec(out))
     }
 
@@ -1011,6 +1040,8 @@ impl<'h> Interp<'h> {
         let Some(clause) = f.clauses.get(i) else {
             let v = self.eval(&f.body)?;
             if !f.discard {
+                // charged before it is kept: nested bindings multiply (n^3 items for three)
+                self.charge(cost::ELEM)?;
                 out.push_back(v);
             }
             return Ok(true);
@@ -1021,8 +1052,8 @@ impl<'h> Interp<'h> {
                 if let Some(seq) = crate::lazy::as_lazy(&coll) {
                     return self.for_lazy(f, i, p, seq.clone(), out);
                 }
-                let items: Vec<Value> = crate::builtins::seq_iter("for", &coll)?.collect();
-                for item in items {
+                // one item at a time: the characters of a long string are not all built first
+                for item in crate::builtins::seq_iter("for", &coll)? {
                     self.tick(1)?;
                     self.bind(p, item)?;
                     if !self.for_level(f, i + 1, out)? {

@@ -19,7 +19,9 @@ pub struct Limits {
     pub max_recursion_depth: u32,
     /// Program text size in bytes.
     pub max_program_bytes: usize,
-    /// Unique symbols and keywords in the program text.
+    /// Unique symbols and keywords in the program text (every name it defines, binds,
+    /// quotes or mentions); the keywords `keyword` makes at run time have a cap of the same
+    /// size.
     pub max_symbols: usize,
     /// Characters per `println` call; longer lines are truncated.
     pub max_print_length: usize,

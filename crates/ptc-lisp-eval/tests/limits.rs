@@ -214,3 +214,122 @@ fn lazy_steps_stacked_on_one_producer_are_bounded() {
     let (kind, out) = kind_of("(first (reduce (fn [s _] (map inc s)) (range) (range 500)))", RunOptions::default());
     assert_eq!((kind.as_str(), out.as_str()), ("ok", "500"));
 }
+
+#[test]
+fn names_a_program_defines_count_as_symbols() {
+    let limits = Limits { max_symbols: 5, ..Limits::default() };
+    for src in [
+        "(def a1 1) (def a2 2) (def a3 3) (def a4 4) (def a5 5) (def a6 6)",
+        "(defn f1 [] 1) (defn f2 [] 2) (defn f3 [] 3) (defn f4 [] 4) (defn f5 [] 5)",
+        "(letfn [(g1 [] 1) (g2 [] 2) (g3 [] 3) (g4 [] 4) (g5 [] 5)] 1)",
+        "(fn [p1 p2 p3 p4 p5 p6] 1)",
+        "'[q1 q2 q3 q4 q5 q6]",
+        "[#'v1 #'v2 #'v3 #'v4 #'v5 #'v6]",
+    ] {
+        let (kind, msg) = kind_of(src, with(limits.clone()));
+        assert_eq!(kind, "symbol_limit_exceeded", "{src}: {msg}");
+        assert!(msg.contains("max_symbols"), "{msg}");
+    }
+    // within the limit: def, a, b and + are four names
+    let (kind, msg) = kind_of("(def a 1) (def b 2) (+ a b)", with(limits));
+    assert_eq!(kind, "ok", "{msg}");
+}
+
+#[test]
+fn keywords_made_at_run_time_count_as_symbols() {
+    let limits = Limits { max_symbols: 100, ..Limits::default() };
+    let (kind, msg) = kind_of("(count (mapv #(keyword (str \"k\" %)) (range 101)))", with(limits.clone()));
+    assert_eq!(kind, "symbol_limit_exceeded", "{msg}");
+    assert!(msg.contains("max_symbols") && msg.contains("keyword"), "{msg}");
+    // the same names again and again are one name each
+    let (kind, msg) = kind_of("(count (mapv #(keyword (str \"k\" (mod % 50))) (range 1000)))", with(limits));
+    assert_eq!((kind.as_str(), msg.as_str()), ("ok", "1000"));
+}
+
+#[test]
+fn programs_read_the_clock_only_through_the_host() {
+    for src in ["(System/currentTimeMillis)", "(java.util.Date.)"] {
+        let (kind, msg) = kind_of(src, RunOptions::default());
+        assert_eq!(kind, "unsupported_method", "{src}: {msg}");
+        assert!(msg.contains("no clock") && msg.contains("context or a tool"), "{msg}");
+    }
+    // dates from data still work
+    let (kind, msg) = kind_of("(java.util.Date. 0)", RunOptions::default());
+    assert_eq!((kind.as_str(), msg.as_str()), ("ok", "\"1970-01-01T00:00:00Z\""));
+
+    struct Clocked;
+    impl ptc_lisp_eval::Host for Clocked {
+        fn tools(&self) -> Vec<ptc_lisp_eval::ToolSpec> {
+            Vec::new()
+        }
+        fn call(
+            &self,
+            call: &ptc_lisp_eval::ToolCall,
+            _: &ptc_lisp_eval::CallCx<'_>,
+        ) -> Result<Value, ptc_lisp_eval::ToolError> {
+            Err(ptc_lisp_eval::ToolError::unknown_tool(&call.name))
+        }
+        fn clock_millis(&self) -> Option<i64> {
+            Some(1_500)
+        }
+    }
+    let opts = || RunOptions { host: Arc::new(Clocked), ..RunOptions::default() };
+    assert_eq!(kind_of("(System/currentTimeMillis)", opts()), ("ok".into(), "1500".into()));
+    assert_eq!(kind_of("(java.util.Date.)", opts()), ("ok".into(), "\"1970-01-01T00:00:01.500Z\"".into()));
+}
+
+/// Limits for the builder tests: a 16 MiB budget, and time enough on a loaded debug build
+/// that the memory limit, not the deadline, is what stops them.
+fn builders() -> RunOptions {
+    with(Limits { max_heap_bytes: 16 * 1024 * 1024, timeout: Duration::from_secs(30), ..Limits::default() })
+}
+
+#[test]
+fn printed_forms_of_huge_values_fail_instead_of_being_cut() {
+    // 3000 references to one 1 MB string: 3 GB when printed
+    let big = "(def v (vec (repeat 3000 (.repeat \"x\" 1000000))))";
+    for call in ["(.toString v)", "(str v)", "(pr-str v)", "(print-str v)", "(String/valueOf v)", "(format \"%s\" v)"] {
+        let (kind, msg) = kind_of(&format!("{big} (count {call})"), builders());
+        assert_eq!(kind, "memory_exceeded", "{call}: {msg}");
+        assert!(msg.contains("max_heap_bytes"), "{msg}");
+    }
+    // a value that fits prints whole, as before
+    let (kind, out) = kind_of("(count (.toString (vec (repeat 3 \"ab\"))))", builders());
+    assert_eq!((kind.as_str(), out.as_str()), ("ok", "16"));
+}
+
+#[test]
+fn string_builders_charge_their_output() {
+    // each builder, asked for more than the limit, fails with memory_exceeded
+    let s = "(def s (.repeat \"x\" 1000000))";
+    for body in [
+        "(apply str (repeat 100 s))",
+        "(str/join \",\" (repeat 100 s))",
+        "(String/join \",\" (repeat 100 s))",
+        "(apply format (apply str (repeat 100 \"%s\")) (repeat 100 s))",
+        "(str/replace s #\"x+\" (apply str (repeat 100 \"$0\")))",
+        "(mapv (fn [_] (upper-case s)) (range 100))",
+        "(mapv (fn [_] (str/trim s)) (range 100))",
+        "(mapv (fn [i] (subs s i)) (range 100))",
+        "(mapv (fn [_] (re-find #\"x+\" s)) (range 100))",
+    ] {
+        let (kind, msg) = kind_of(&format!("{s} (count {body})"), builders());
+        assert_eq!(kind, "memory_exceeded", "{body}: {msg}");
+    }
+}
+
+#[test]
+fn collection_builders_charge_their_output() {
+    for src in [
+        "(def v (vec (range 10000))) (count (apply interleave (repeat 1000 v)))",
+        "(def v (vec (range 10000))) (count (apply concat (repeat 1000 v)))",
+        "(count (partition 50000 1 (range 100000)))",
+        "(def v (vec (range 1000))) (count (for [a v b v c v] 1))",
+        "(def d (reduce (fn [a _] [a a]) [1] (range 30))) (count (flatten d))",
+        "(count (group-by identity (repeat 400000 1)))",
+        "(def s (.repeat \"x\" 3000000)) (count (vec s))",
+    ] {
+        let (kind, msg) = kind_of(src, builders());
+        assert_eq!(kind, "memory_exceeded", "{src}: {msg}");
+    }
+}

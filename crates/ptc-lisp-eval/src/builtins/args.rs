@@ -2,6 +2,8 @@
 //! was expected, and iteration over anything seqable.
 
 use crate::error::{EvalResult, type_err};
+use crate::interp::Interp;
+use crate::limits::cost;
 use crate::printer::to_clojure;
 use crate::value::{MapIter, Value};
 
@@ -107,6 +109,28 @@ pub fn seq_len(v: &Value) -> Option<usize> {
         Value::Str(s) => Some(s.chars().count()),
         _ => None,
     }
+}
+
+/// Bytes that iterating `v` builds beyond the slots the items fill: each character of a
+/// string becomes a string of its own, and each map entry a `[k v]` vector. Collectors
+/// charge this before collecting, so `(vec s)` of a 60 MB string fails at the charge
+/// instead of after building gigabytes of one-character strings. (The slots themselves
+/// are charged by the builder's output; they never outnumber the items of a collection
+/// that already exists, or the characters charged here.)
+pub fn materialized_cost(v: &Value) -> u64 {
+    match v {
+        Value::Str(s) => cost::ELEM.saturating_mul(s.chars().count() as u64),
+        Value::Map(m) => cost::items(2).saturating_mul(m.len() as u64),
+        _ => 0,
+    }
+}
+
+/// Every item of a seqable argument, collected after what [`materialized_cost`] counts
+/// was charged.
+pub fn collect_items(interp: &mut Interp, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    let it = seq_iter(fname, v)?;
+    interp.charge(materialized_cost(v))?;
+    Ok(it.collect())
 }
 
 /// The printed form of a value, for `str` and messages.

@@ -376,8 +376,9 @@ pub fn float_str(f: f64) -> String {
     format_float(f)
 }
 
-/// The `str` rendering of one value.
-pub fn str_of(v: &Value, out: &mut String) {
+/// The `str` rendering of an atom (anything but a vector, map or set, which print
+/// through [`push_str_form`] under the memory budget).
+fn atom_str(v: &Value, out: &mut String) {
     match v {
         Value::Nil => {}
         Value::Str(s) => out.push_str(s),
@@ -387,6 +388,92 @@ pub fn str_of(v: &Value, out: &mut String) {
         Value::Regex(r) => out.push_str(r.source()),
         other => out.push_str(&to_clojure(other)),
     }
+}
+
+/// Bytes the `str` form of `v` takes at most, known without building it: exact for
+/// strings, a bound for other atoms, 0 for collections (they are charged as they print).
+/// Builders sum this over their parts and charge it before allocating, so
+/// `(apply str (repeat 3000 s))` fails at the charge instead of after building gigabytes.
+pub fn str_len_bound(v: &Value) -> u64 {
+    let n = match v {
+        Value::Nil => 0,
+        Value::Str(s) => s.len(),
+        Value::Bool(_) => 5,
+        Value::Int(_) => 20,
+        Value::Float(_) => 32,
+        Value::Regex(r) => r.source().len(),
+        Value::Keyword(k) | Value::Symbol(k) | Value::Var(k) => k.len() + 8,
+        Value::Func(_) => 128,
+        Value::Vector(_) | Value::Map(_) | Value::Set(_) => 0,
+    };
+    n as u64
+}
+
+/// Appends the `str` form of `v` to `out`. Atoms are appended as they are (the caller
+/// charged [`str_len_bound`] for them); collections are printed within what is left of
+/// the memory budget and charged, so a huge shared value fails with `memory_exceeded`
+/// instead of being built whole or silently cut.
+pub fn push_str_form(interp: &mut Interp, v: &Value, out: &mut String) -> EvalResult<()> {
+    match v {
+        Value::Vector(_) | Value::Map(_) | Value::Set(_) => out.push_str(&interp.print_value(v, usize::MAX)?),
+        other => atom_str(other, out),
+    }
+    Ok(())
+}
+
+/// The `str` form of one value as a new string, charged to the memory budget before it is
+/// built (`.toString`, `String/valueOf`, `format`'s `%s`, replacement values).
+pub fn str_form(interp: &mut Interp, v: &Value) -> EvalResult<String> {
+    let bound = str_len_bound(v);
+    interp.charge(bound)?;
+    let mut out = String::with_capacity(bound as usize);
+    push_str_form(interp, v, &mut out)?;
+    Ok(out)
+}
+
+/// The `str` form of several values concatenated, with `sep` between them: the bytes of
+/// every part whose size is known are charged before the string is allocated, and each
+/// collection is charged as it prints (`str`, `str/join`, `String/join`).
+/// `parts` is called twice: once to size the result, once to build it.
+pub fn concat_str_forms<I>(interp: &mut Interp, parts: impl Fn() -> I, sep: &str) -> EvalResult<String>
+where
+    I: Iterator,
+    I::Item: std::borrow::Borrow<Value>,
+{
+    use std::borrow::Borrow;
+    let mut known = 0u64;
+    let mut count = 0u64;
+    for v in parts() {
+        known = known.saturating_add(str_len_bound(v.borrow()));
+        count += 1;
+    }
+    known = known.saturating_add((sep.len() as u64).saturating_mul(count.saturating_sub(1)));
+    interp.tick(count)?;
+    interp.charge(known.saturating_add(16))?;
+    let mut out = String::with_capacity(usize::try_from(known).unwrap_or(0));
+    for (i, v) in parts().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        push_str_form(interp, v.borrow(), &mut out)?;
+    }
+    Ok(out)
+}
+
+/// A case mapping of `s` (`upper-case`, `capitalize`...): the input's size is charged
+/// before the copy is made, and the rare growth (`ß` upper-cases to `SS`) after it.
+pub fn case_mapped(interp: &mut Interp, s: &str, map: impl FnOnce(&str) -> String) -> EvalResult {
+    charge_text(interp, s.len())?;
+    let out = map(s);
+    interp.charge(out.len().saturating_sub(s.len()) as u64)?;
+    Ok(Value::str(out))
+}
+
+/// Charges a string result of `bytes` before it is built (for functions whose output size
+/// is known from their input: trims, case changes, substrings).
+pub fn charge_text(interp: &mut Interp, bytes: usize) -> EvalResult<()> {
+    interp.charge((bytes as u64).saturating_add(crate::limits::cost::HEADER))?;
+    Ok(())
 }
 
 /// Appends the decimal form of `i` (as `i.to_string()`, without building a string first).
@@ -409,15 +496,7 @@ fn push_int(out: &mut String, i: i64) {
 }
 
 fn str_fn(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
-    let mut out = String::with_capacity(24);
-    for a in args.iter() {
-        match a {
-            Value::Vector(_) | Value::Map(_) | Value::Set(_) => out.push_str(&interp.print_value(a, usize::MAX)?),
-            other => str_of(other, &mut out),
-        }
-    }
-    interp.charge(out.len() as u64 + 16)?;
-    Ok(Value::str(out))
+    Ok(Value::str(concat_str_forms(interp, || args.iter(), "")?))
 }
 
 fn println(interp: &mut Interp, args: &mut [Value]) -> EvalResult {

@@ -330,8 +330,8 @@ fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     vec_out(interp, out)
 }
 
-fn items(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
-    Ok(seq_iter(fname, v)?.collect())
+fn items(interp: &mut Interp, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    super::collect_items(interp, fname, v)
 }
 
 fn vec_out(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalResult {
@@ -353,6 +353,7 @@ fn last(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 fn next(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    interp.charge(super::materialized_cost(&a[0]))?;
     let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
     if rest.is_empty() { Ok(Value::Nil) } else { vec_out(interp, rest) }
 }
@@ -379,6 +380,7 @@ fn take(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::take(interp, n, l);
     }
+    interp.charge(super::materialized_cost(&a[1]))?;
     let out: Vec<Value> = seq_iter("take", &a[1])?.take(n).collect();
     vec_out(interp, out)
 }
@@ -390,6 +392,7 @@ fn drop(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::drop(n, l);
     }
+    interp.charge(super::materialized_cost(&a[1]))?;
     let out: Vec<Value> = seq_iter("drop", &a[1])?.skip(n).collect();
     vec_out(interp, out)
 }
@@ -402,7 +405,9 @@ fn take_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         return crate::lazy::take_while(interp, &f, l);
     }
     let mut out = Vec::new();
-    for item in items("take-while", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("take-while", &coll)? {
         interp.tick(1)?;
         if !interp.apply(&f, &mut [item.clone()])?.truthy() {
             break;
@@ -419,7 +424,7 @@ fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::drop_while(f, l);
     }
-    let all = items("drop-while", &a[1])?;
+    let all = items(interp, "drop-while", &a[1])?;
     let mut start = all.len();
     for (i, item) in all.iter().enumerate() {
         interp.tick(1)?;
@@ -434,13 +439,23 @@ fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(k) = a.iter().position(|c| crate::lazy::as_lazy(c).is_some()) {
         let mut prefix = PVector::new();
         for c in &a[..k] {
+            let n = seq_len(c).unwrap_or(0) as u64;
+            interp.charge(cost::ELEM.saturating_mul(n).saturating_add(super::materialized_cost(c)))?;
             prefix.extend(seq_iter("concat", c)?);
         }
-        interp.charge(cost::HEADER + cost::ELEM * prefix.len() as u64)?;
+        interp.charge(cost::HEADER)?;
         if let Some(l) = crate::lazy::as_lazy(&a[k]) {
             return crate::lazy::concat(prefix, l);
         }
     }
+    // the total is charged before anything is copied: (apply concat (repeat 1000 v))
+    let mut total = cost::HEADER;
+    for c in a.iter() {
+        seq_iter("concat", c)?;
+        let n = seq_len(c).unwrap_or(0) as u64;
+        total = total.saturating_add(cost::ELEM.saturating_mul(n)).saturating_add(super::materialized_cost(c));
+    }
+    interp.charge(total)?;
     let mut out = PVector::new();
     for c in a.iter() {
         match c {
@@ -448,11 +463,10 @@ fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             other => out.extend(seq_iter("concat", other)?),
         }
     }
-    interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }
 fn reverse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let mut v = items("reverse", &a[0])?;
+    let mut v = items(interp, "reverse", &a[0])?;
     v.reverse();
     vec_out(interp, v)
 }
@@ -742,7 +756,7 @@ fn sort(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     } else {
         (Order::Asc, std::mem::take(&mut a[0]))
     };
-    let vals = items("sort", &coll)?;
+    let vals = items(interp, "sort", &coll)?;
     if !matches!(order, Order::Fn(_)) {
         check_sortable("sort", &vals)?;
     }
@@ -758,7 +772,7 @@ fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     } else {
         (Order::Asc, std::mem::take(&mut a[1]))
     };
-    let items = items("sort-by", &coll)?;
+    let items = items(interp, "sort-by", &coll)?;
     // keys that are vectors of plain values of one width (`(juxt :a :b)`) are spread into
     // one table when only the builtin order looks at them
     let mut flat = match &order {
@@ -799,9 +813,12 @@ fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
     let mut groups: HashMap<Value, PVector, FastHash> = HashMap::default();
-    for item in items("group-by", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("group-by", &coll)? {
         interp.tick(1)?;
         let k = interp.apply(&f, &mut [item.clone()])?;
+        interp.charge(cost::ELEM)?;
         groups.entry(k).or_default().push_back(item);
     }
     interp.charge(cost::entries(groups.len() as u64))?;
@@ -810,7 +827,9 @@ fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 fn frequencies(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut counts: HashMap<Value, i64, FastHash> = HashMap::default();
-    for item in items("frequencies", &a[0])? {
+    // one item at a time: nothing is collected first
+    let coll = a[0].clone();
+    for item in seq_iter("frequencies", &coll)? {
         interp.tick(1)?;
         *counts.entry(item).or_insert(0) += 1;
     }
@@ -824,7 +843,9 @@ fn distinct(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     let mut seen: HashSet<Value, FastHash> = HashSet::default();
     let mut out = Vec::new();
-    for item in items("distinct", &a[0])? {
+    // one item at a time: nothing is collected first
+    let coll = a[0].clone();
+    for item in seq_iter("distinct", &coll)? {
         interp.tick(1)?;
         if seen.insert(item.clone()) {
             out.push(item);
@@ -838,7 +859,9 @@ fn some(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::some(interp, &f, l);
     }
-    for item in items("some", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("some", &coll)? {
         interp.tick(1)?;
         let r = interp.apply(&f, &mut [item])?;
         if r.truthy() {
@@ -849,7 +872,9 @@ fn some(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn every(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
-    for item in items("every?", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("every?", &coll)? {
         interp.tick(1)?;
         if !interp.apply(&f, &mut [item])?.truthy() {
             return Ok(Value::Bool(false));
@@ -870,7 +895,9 @@ fn keep(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         return crate::lazy::keep(f, l);
     }
     let mut out = Vec::new();
-    for item in items("keep", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("keep", &coll)? {
         interp.tick(1)?;
         let r = interp.apply(&f, &mut [item])?;
         if !r.is_nil() {
@@ -889,7 +916,7 @@ fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         return crate::lazy::mapcat(f.clone(), l);
     }
     let mapped = super::lookup("map").map(|b| b.call(interp, a)).unwrap_or_else(|| Ok(Value::Nil))?;
-    let parts = items("mapcat", &mapped)?;
+    let parts = items(interp, "mapcat", &mapped)?;
     concat(interp, &mut parts.into_iter().collect::<Vec<_>>())
 }
 fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
@@ -907,18 +934,20 @@ fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool)
     let (step, pad, coll) = match a {
         [_, coll] => (n, None, &*coll),
         [_, step, coll] => (int_arg(fname, step)?, None, &*coll),
-        [_, step, pad, coll] => (int_arg(fname, step)?, Some(items(fname, pad)?), &*coll),
+        [_, step, pad, coll] => (int_arg(fname, step)?, Some(items(interp, fname, pad)?), &*coll),
         _ => return err(ErrorKind::ArityError, format!("{fname}: expected (partition n step? pad? coll)")),
     };
     if n <= 0 || step <= 0 {
         return err(ErrorKind::RuntimeError, format!("{fname}: size and step must be positive, got {n} and {step}"));
     }
-    let all = items(fname, coll)?;
+    let all = items(interp, fname, coll)?;
     let mut out = Vec::new();
     let mut i = 0usize;
     while i < all.len() {
         interp.tick(1)?;
         let end = (i + n as usize).min(all.len());
+        // each window is a copy: with a small step, n items per step (charged before)
+        interp.charge(cost::items(n as u64))?;
         if end - i < n as usize && !keep_partial {
             // as in Clojure, a pad fills the first incomplete group, and that group ends it
             if let Some(pad) = &pad {
@@ -982,7 +1011,10 @@ fn merge_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
                     interp.tick(1)?;
                     let nv = match dst.get(k) {
                         Some(old) => interp.apply(&f, &mut [old.clone(), v.clone()])?,
-                        None => v.clone(),
+                        None => {
+                            interp.charge(cost::ENTRY)?;
+                            v.clone()
+                        }
                     };
                     dst.insert(k.clone(), nv);
                 }
@@ -995,7 +1027,9 @@ fn merge_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn select_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut out = PMap::new();
     if let Value::Map(m) = &a[0] {
-        for k in items("select-keys", &a[1])? {
+        // one item at a time: nothing is collected first
+        let coll = a[1].clone();
+        for k in seq_iter("select-keys", &coll)? {
             if let Some(v) = m.get(&k) {
                 out.insert(k, v.clone());
             } else if let Some(stored) = crate::interp::flex_get_key(m, &k)
@@ -1025,9 +1059,10 @@ fn zipmap(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         match crate::lazy::as_lazy(&a[i]) {
             Some(l) => {
                 let n = seq_len(&a[other]).unwrap_or(0);
-                Ok(items("zipmap", &crate::lazy::take(interp, n, l)?)?)
+                let taken = crate::lazy::take(interp, n, l)?;
+                items(interp, "zipmap", &taken)
             }
-            None => items("zipmap", &a[i]),
+            None => items(interp, "zipmap", &a[i]),
         }
     };
     let ks = bound(0, 1, a, interp)?;
@@ -1070,6 +1105,7 @@ fn update_in(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     assoc_path(interp, coll, &keys, new)
 }
 fn set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    interp.charge(super::materialized_cost(&a[0]))?;
     let s = PSet::from_items(seq_iter("set", &a[0])?);
     interp.charge(cost::items(s.len() as u64))?;
     Ok(Value::Set(Arc::new(s)))
@@ -1093,7 +1129,9 @@ fn disj(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn numbers_of(interp: &mut Interp, fname: &str, f: Option<&Value>, coll: &Value) -> EvalResult<Vec<Value>> {
     let mut out = Vec::new();
-    for item in items(fname, coll)? {
+    // one item at a time: nothing is collected first
+    let coll = coll.clone();
+    for item in seq_iter(fname, &coll)? {
         interp.tick(1)?;
         let v = match f {
             Some(f) => interp.apply(f, &mut [item])?,
@@ -1136,7 +1174,9 @@ fn avg_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn extreme_by(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering) -> EvalResult {
     let f = super::by_key(&a[0]);
     let mut best: Option<(Value, Value)> = None;
-    for item in items(fname, &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter(fname, &coll)? {
         interp.tick(1)?;
         let k = interp.apply(&f, &mut [item.clone()])?;
         if k.is_nil() {
@@ -1198,33 +1238,28 @@ fn name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("name", "a keyword or string", other),
     }
 }
-fn keyword(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn keyword(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Str(s) if !s.is_empty() && !s.contains('/') => Ok(Value::Keyword(s.clone())),
+        Value::Str(s) if !s.is_empty() && !s.contains('/') => {
+            interp.note_made_keyword(s)?;
+            Ok(Value::Keyword(s.clone()))
+        }
         Value::Keyword(_) | Value::Nil => Ok(a[0].clone()),
         other => expected("keyword", "a non-empty string without '/'", other),
     }
 }
 fn join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     // like Clojure, any separator is turned into a string first
-    let (sep, coll) = if a.len() == 2 {
-        let mut sep = String::new();
-        super::core::str_of(&a[0], &mut sep);
-        (sep, &a[1])
-    } else {
-        (String::new(), &a[0])
-    };
-    let mut out = String::new();
-    for (i, item) in seq_iter("join", coll)?.enumerate() {
-        if i > 0 {
-            out.push_str(&sep);
-        }
-        super::core::str_of(&item, &mut out);
-    }
-    interp.charge(out.len() as u64 + cost::HEADER)?;
+    let (sep, coll) =
+        if a.len() == 2 { (super::core::str_form(interp, &a[0])?, &a[1]) } else { (String::new(), &a[0]) };
+    // the parts' sizes are summed and charged before the result is allocated
+    seq_iter("join", coll)?;
+    let parts = || seq_iter("join", coll).unwrap_or(super::SeqIter::Empty);
+    let out = super::core::concat_str_forms(interp, parts, &sep)?;
+    interp.charge(cost::HEADER)?;
     Ok(Value::str(out))
 }
-fn upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn upper(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Value::Str(s) = &a[0]
         && s.is_ascii()
         && !s.bytes().any(|b| b.is_ascii_lowercase())
@@ -1232,9 +1267,9 @@ fn upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         // already upper case: the same string, no copy
         return Ok(std::mem::take(&mut a[0]));
     }
-    Ok(Value::str(str_arg("upper-case", &a[0])?.to_uppercase()))
+    super::core::case_mapped(interp, str_arg("upper-case", &a[0])?, str::to_uppercase)
 }
-fn lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn lower(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Value::Str(s) = &a[0]
         && s.is_ascii()
         && !s.bytes().any(|b| b.is_ascii_uppercase())
@@ -1242,10 +1277,12 @@ fn lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         // already lower case: the same string, no copy
         return Ok(std::mem::take(&mut a[0]));
     }
-    Ok(Value::str(str_arg("lower-case", &a[0])?.to_lowercase()))
+    super::core::case_mapped(interp, str_arg("lower-case", &a[0])?, str::to_lowercase)
 }
-fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("trim", &a[0])?.trim_matches(super::java_whitespace)))
+fn trim(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = str_arg("trim", &a[0])?.trim_matches(super::java_whitespace);
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
 fn includes(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(str_arg("includes?", &a[0])?.contains(str_arg("includes?", &a[1])?)))
@@ -1265,7 +1302,7 @@ fn subs_index(v: &Value) -> EvalResult<i64> {
         other => expected("subs", "an integer index", other),
     }
 }
-fn subs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn subs(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("subs", &a[0])?;
     let n = s.chars().count() as i64;
     let start = subs_index(&a[1])?;
@@ -1279,7 +1316,11 @@ fn subs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         Some(e) => subs_index(e)?.clamp(start, n),
         None => n,
     };
-    Ok(Value::str(s.chars().skip(start as usize).take((end - start) as usize).collect::<String>()))
+    let from = s.char_indices().nth(start as usize).map_or(s.len(), |(b, _)| b);
+    let to = s[from..].char_indices().nth((end - start) as usize).map_or(s.len(), |(b, _)| from + b);
+    let out = s.get(from..to).unwrap_or("");
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
 fn blank(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {

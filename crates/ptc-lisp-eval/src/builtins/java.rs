@@ -180,8 +180,8 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("The character lower-cased.")
         .ex(&[("(Character/toLowerCase \\A)", "\"a\"")]),
     Builtin::new("System/currentTimeMillis", Exact(0), Interop, time::now_millis)
-        .doc("Milliseconds since 1970-01-01 UTC.")
-        .ex(&[("(pos? (System/currentTimeMillis))", "true")]),
+        .doc("Milliseconds since 1970-01-01 UTC, read from the host's clock; a host without one (ptc eval, ptc mcp, the agent loop) refuses it: take the time from the context or a tool.")
+        .ex(&[("(System/currentTimeMillis)", "!unsupported_method: System/currentTimeMillis: programs have no clock here (runs are deterministic); take the current time from the context or a tool")]),
     // dates and durations (implemented in time.rs)
 
     Builtin::new("LocalDate/parse", Exact(1), Interop, time::parse_local_date)
@@ -207,7 +207,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("The instant n seconds after 1970-01-01T00:00:00Z.")
         .ex(&[("(Instant/ofEpochSecond 86400)", "\"1970-01-02T00:00:00Z\"")]),
     Builtin::new("java.util.Date.", Range(0, 1), Interop, time::new_date)
-        .doc("An instant: now, epoch milliseconds (as Java), or ISO-8601 text (a PTC extension).")
+        .doc("An instant: epoch milliseconds (as Java), ISO-8601 text (a PTC extension), or now from the host's clock (refused without one).")
         .ex(&[("(java.util.Date. 0)", "\"1970-01-01T00:00:00Z\""), ("(java.util.Date. 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
     Builtin::new(".getTime", Exact(1), Interop, time::get_time)
         .alias(&[".toEpochMilli"])
@@ -427,11 +427,11 @@ fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     Ok(Value::Int(hay.rfind(sub.as_str()).map_or(-1, |b| utf16_at(s, b))))
 }
-fn to_lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(recv(".toLowerCase", a)?.to_lowercase()))
+fn to_lower(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    super::core::case_mapped(interp, recv(".toLowerCase", a)?, str::to_lowercase)
 }
-fn to_upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(recv(".toUpperCase", a)?.to_uppercase()))
+fn to_upper(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    super::core::case_mapped(interp, recv(".toUpperCase", a)?, str::to_uppercase)
 }
 fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = recv(".startsWith", a)?;
@@ -457,17 +457,25 @@ fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn length(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(utf16_len(recv(".length", a)?)))
 }
-fn trim(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(recv(".trim", a)?.trim_matches(|c: char| c <= ' ')))
+fn trim(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = recv(".trim", a)?.trim_matches(|c: char| c <= ' ');
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
-fn strip(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(recv(".strip", a)?.trim_matches(super::java_whitespace)))
+fn strip(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = recv(".strip", a)?.trim_matches(super::java_whitespace);
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
-fn strip_leading(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(recv(".stripLeading", a)?.trim_start_matches(super::java_whitespace)))
+fn strip_leading(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = recv(".stripLeading", a)?.trim_start_matches(super::java_whitespace);
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
-fn strip_trailing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(recv(".stripTrailing", a)?.trim_end_matches(super::java_whitespace)))
+fn strip_trailing(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = recv(".stripTrailing", a)?.trim_end_matches(super::java_whitespace);
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
 fn is_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
@@ -603,8 +611,11 @@ fn compare_to(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let out = format!("{}{}", recv(".concat", a)?, str_arg(".concat", &a[1])?);
-    interp.charge(out.len() as u64 + cost::HEADER)?;
+    let (s, t) = (recv(".concat", a)?, str_arg(".concat", &a[1])?);
+    super::core::charge_text(interp, s.len().saturating_add(t.len()))?;
+    let mut out = String::with_capacity(s.len() + t.len());
+    out.push_str(s);
+    out.push_str(t);
     Ok(Value::str(out))
 }
 fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -618,13 +629,11 @@ fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     interp.tick(n as u64)?;
     Ok(Value::str(s.repeat(n as usize)))
 }
-fn to_string(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn to_string(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if matches!(a[0], Value::Nil) {
         return type_err(".toString: called on nil; use (str x), which gives \"\" for nil");
     }
-    let mut out = String::new();
-    super::core::str_of(&a[0], &mut out);
-    Ok(Value::str(out))
+    Ok(Value::str(super::core::str_form(interp, &a[0])?))
 }
 
 #[cfg(test)]

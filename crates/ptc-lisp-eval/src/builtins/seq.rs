@@ -198,6 +198,7 @@ fn rest(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             Ok(Value::from_pvec(v))
         }
         other => {
+            interp.charge(super::materialized_cost(other))?;
             let items: PVector = seq_iter("rest", other)?.skip(1).collect();
             interp.charge(cost::items(items.len() as u64))?;
             Ok(Value::from_pvec(items))
@@ -205,11 +206,13 @@ fn rest(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn seq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn seq(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Vector(v) if !v.is_empty() => Ok(args[0].clone()),
         other => {
+            interp.charge(super::materialized_cost(other))?;
             let items: PVector = seq_iter("seq", other)?.collect();
+            interp.charge(cost::items(items.len() as u64))?;
             Ok(if items.is_empty() { Value::Nil } else { Value::from_pvec(items) })
         }
     }
@@ -255,12 +258,14 @@ fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             match it.next() {
                 Some(v) => call.push(v),
                 None => {
-                    interp.charge(cost::items(out.len() as u64))?;
+                    interp.charge(cost::HEADER)?;
                     return Ok(Value::from_pvec(out));
                 }
             }
         }
         interp.tick(1)?;
+        // charged before it is kept: the collections may be long strings read char by char
+        interp.charge(cost::ELEM)?;
         out.push_back(interp.apply(&f, &mut call)?);
     }
 }
@@ -283,15 +288,18 @@ fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) 
                 out.push_back(item.clone());
             }
         }
+        interp.charge(cost::items(out.len() as u64))?;
     } else {
+        interp.charge(cost::HEADER)?;
         for item in seq_iter(name, &coll)? {
             interp.tick(1)?;
             if interp.apply(&f, &mut [item.clone()])?.truthy() == keep {
+                // charged before it is kept: a long string's characters are built one by one
+                interp.charge(cost::ELEM)?;
                 out.push_back(item);
             }
         }
     }
-    interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }
 
@@ -411,6 +419,7 @@ fn vec(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     if let Value::Vector(_) = &args[0] {
         return Ok(std::mem::take(&mut args[0]));
     }
+    interp.charge(super::materialized_cost(&args[0]))?;
     let items: PVector = seq_iter("vec", &args[0])?.collect();
     interp.charge(cost::items(items.len() as u64))?;
     Ok(Value::from_pvec(items))
@@ -464,7 +473,10 @@ fn apply(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let last = std::mem::take(&mut args[n - 1]);
     let mut call: Vec<Value> = args[1..n - 1].iter_mut().map(std::mem::take).collect();
     match &last {
-        Value::Vector(_) | Value::Set(_) | Value::Nil | Value::Map(_) => call.extend(seq_iter("apply", &last)?),
+        Value::Vector(_) | Value::Set(_) | Value::Nil | Value::Map(_) => {
+            interp.charge(super::materialized_cost(&last))?;
+            call.extend(seq_iter("apply", &last)?)
+        }
         other => return expected("apply", "a collection as its last argument, e.g. (apply + [1 2 3])", other),
     }
     interp.apply(&f, &mut call)

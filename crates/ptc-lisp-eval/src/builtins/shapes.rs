@@ -237,8 +237,8 @@ fn out_vec(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalR
     interp.charge(cost::items(v.len() as u64))?;
     Ok(Value::from_pvec(v))
 }
-fn all(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
-    Ok(seq_iter(fname, v)?.collect())
+fn all(interp: &mut Interp, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    super::collect_items(interp, fname, v)
 }
 fn b(v: bool) -> EvalResult {
     Ok(Value::Bool(v))
@@ -312,7 +312,9 @@ fn is_distinct(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn not_every(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
-    for item in all("not-every?", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("not-every?", &coll)? {
         interp.tick(1)?;
         if !interp.apply(&f, &mut [item])?.truthy() {
             return b(true);
@@ -337,19 +339,19 @@ fn empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     })
 }
 fn butlast(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let mut v = all("butlast", &a[0])?;
+    let mut v = all(interp, "butlast", &a[0])?;
     v.pop();
     if v.is_empty() { Ok(Value::Nil) } else { out_vec(interp, v) }
 }
 fn drop_last(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let (n, coll) = if a.len() == 2 { (int_arg("drop-last", &a[0])?, &a[1]) } else { (1, &a[0]) };
-    let mut v = all("drop-last", coll)?;
+    let mut v = all(interp, "drop-last", coll)?;
     v.truncate(v.len().saturating_sub(n.max(0) as usize));
     out_vec(interp, v)
 }
 fn take_last(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let n = int_arg("take-last", &a[0])?.max(0) as usize;
-    let v = all("take-last", &a[1])?;
+    let v = all(interp, "take-last", &a[1])?;
     if v.is_empty() || n == 0 {
         return Ok(Value::Nil);
     }
@@ -360,6 +362,7 @@ fn fnext(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(seq_iter("fnext", &a[0])?.nth(1).unwrap_or(Value::Nil))
 }
 fn tail(interp: &mut Interp, v: &Value, n: usize, fname: &str, nil_when_empty: bool) -> EvalResult {
+    interp.charge(super::materialized_cost(v))?;
     let rest: Vec<Value> = seq_iter(fname, v)?.skip(n).collect();
     if rest.is_empty() && nil_when_empty { Ok(Value::Nil) } else { out_vec(interp, rest) }
 }
@@ -380,6 +383,7 @@ fn nthrest(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn cons(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut v = vec![std::mem::take(&mut a[0])];
+    interp.charge(super::materialized_cost(&a[1]))?;
     v.extend(seq_iter("cons", &a[1])?);
     out_vec(interp, v)
 }
@@ -402,7 +406,7 @@ fn pop(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
 }
 fn subvec(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let v = all("subvec", &a[0])?;
+    let v = all(interp, "subvec", &a[0])?;
     let n = v.len() as i64;
     let start = int_arg("subvec", &a[1])?.clamp(0, n);
     let end = match a.get(2) {
@@ -413,14 +417,14 @@ fn subvec(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn split_at(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let n = int_arg("split-at", &a[0])?.max(0) as usize;
-    let v = all("split-at", &a[1])?;
+    let v = all(interp, "split-at", &a[1])?;
     let n = n.min(v.len());
     let (l, r) = v.split_at(n);
     out_vec(interp, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
 }
 fn split_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
-    let v = all("split-with", &a[1])?;
+    let v = all(interp, "split-with", &a[1])?;
     let mut n = v.len();
     for (i, item) in v.iter().enumerate() {
         interp.tick(1)?;
@@ -439,13 +443,23 @@ fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     // infinite sequences are bounded by the shortest finite collection
     let n = a.iter().filter(|c| crate::lazy::as_lazy(c).is_none()).map(|c| seq_len(c).unwrap_or(0)).min().unwrap_or(0);
-    let colls: Vec<Vec<Value>> = a
-        .iter()
-        .map(|c| match crate::lazy::as_lazy(c) {
-            Some(l) => all("interleave", &crate::lazy::take(interp, n, l)?),
-            None => all("interleave", c),
-        })
-        .collect::<EvalResult<_>>()?;
+    // n items of every collection, the same one possibly many times: the rows and the
+    // result are charged before anything is copied
+    let rows = (n as u64).saturating_mul(a.len() as u64);
+    interp.charge(cost::items(rows).saturating_mul(2))?;
+    let mut colls: Vec<Vec<Value>> = Vec::with_capacity(a.len());
+    for c in a.iter() {
+        colls.push(match crate::lazy::as_lazy(c) {
+            Some(l) => {
+                let taken = crate::lazy::take(interp, n, l)?;
+                all(interp, "interleave", &taken)?
+            }
+            None => {
+                interp.charge(super::materialized_cost(c))?;
+                seq_iter("interleave", c)?.take(n).collect()
+            }
+        });
+    }
     let n = colls.iter().map(Vec::len).min().unwrap_or(0);
     let mut out = Vec::new();
     for i in 0..n {
@@ -453,9 +467,12 @@ fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             out.push(c[i].clone());
         }
     }
-    out_vec(interp, out)
+    Ok(Value::vector(out))
 }
 fn interpose(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    seq_iter("interpose", &a[1])?;
+    let n = seq_len(&a[1]).unwrap_or(0) as u64;
+    interp.charge(cost::items(n.saturating_mul(2)).saturating_add(super::materialized_cost(&a[1])))?;
     let mut out = Vec::new();
     for (i, item) in seq_iter("interpose", &a[1])?.enumerate() {
         if i > 0 {
@@ -463,7 +480,7 @@ fn interpose(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         out.push(item);
     }
-    out_vec(interp, out)
+    Ok(Value::vector(out))
 }
 fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     fn go(interp: &mut Interp, v: &Value, out: &mut Vec<Value>) -> EvalResult<()> {
@@ -475,7 +492,11 @@ fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
                     go(interp, x, out)?;
                 }
             }
-            other => out.push(other.clone()),
+            other => {
+                // a shared structure flattens to far more leaves than it holds
+                interp.charge(cost::ELEM)?;
+                out.push(other.clone())
+            }
         }
         Ok(())
     }
@@ -484,7 +505,8 @@ fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         Value::Vector(_) => go(interp, &a[0], &mut out)?,
         _ => return Ok(Value::vector([])),
     }
-    out_vec(interp, out)
+    interp.charge(cost::HEADER)?;
+    Ok(Value::vector(out))
 }
 fn dedupe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if a.is_empty() {
@@ -502,7 +524,9 @@ fn distinct_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for item in all("distinct-by", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("distinct-by", &coll)? {
         interp.tick(1)?;
         if seen.insert(interp.apply(&f, &mut [item.clone()])?) {
             out.push(item);
@@ -515,7 +539,9 @@ fn partition_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut out: Vec<Value> = Vec::new();
     let mut run: Vec<Value> = Vec::new();
     let mut last: Option<Value> = None;
-    for item in all("partition-by", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for item in seq_iter("partition-by", &coll)? {
         interp.tick(1)?;
         let k = interp.apply(&f, &mut [item.clone()])?;
         if last.as_ref().is_some_and(|l| !l.equiv(&k)) {
@@ -532,7 +558,9 @@ fn partition_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn keep_indexed(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     let mut out = Vec::new();
-    for (i, item) in all("keep-indexed", &a[1])?.into_iter().enumerate() {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for (i, item) in seq_iter("keep-indexed", &coll)?.enumerate() {
         interp.tick(1)?;
         let r = interp.apply(&f, &mut [Value::Int(i as i64), item])?;
         if !r.is_nil() {
@@ -557,19 +585,32 @@ fn find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn entries(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Map(_) | Value::Nil => {
-            let v = all("entries", &a[0])?;
+            let v = all(interp, "entries", &a[0])?;
             out_vec(interp, v)
         }
         other => expected("entries", "a map", other),
     }
 }
 fn zip(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let colls: Vec<Vec<Value>> = a.iter().map(|c| all("zip", c)).collect::<EvalResult<_>>()?;
-    let n = colls.iter().map(Vec::len).min().unwrap_or(0);
-    out_vec(interp, (0..n).map(|i| Value::vector(colls.iter().map(|c| c[i].clone()))))
+    for c in a.iter() {
+        seq_iter("zip", c)?;
+    }
+    // n tuples of every collection (possibly the same one many times): the copies and the
+    // tuples are charged before anything is built
+    let n = a.iter().map(|c| seq_len(c).unwrap_or(0)).min().unwrap_or(0);
+    let k = a.len() as u64;
+    interp
+        .charge(cost::items((n as u64).saturating_mul(k)).saturating_add((n as u64).saturating_mul(cost::items(k))))?;
+    let mut colls: Vec<Vec<Value>> = Vec::with_capacity(a.len());
+    for c in a.iter() {
+        interp.charge(super::materialized_cost(c))?;
+        colls.push(seq_iter("zip", c)?.take(n).collect());
+    }
+    interp.charge(cost::HEADER)?;
+    Ok(Value::vector((0..n).map(|i| Value::vector(colls.iter().map(|c| c[i].clone())))))
 }
 fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let items = all("combinations", &a[0])?;
+    let items = all(interp, "combinations", &a[0])?;
     let k = int_arg("combinations", &a[1])?;
     if k < 0 {
         return Ok(Value::vector([]));
@@ -620,7 +661,7 @@ fn tree_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         out.push(node.clone());
         if interp.apply(&branch, &mut [node.clone()])?.truthy() {
             let kids = interp.apply(&children, &mut [node])?;
-            let mut kids = all("tree-seq", &kids)?;
+            let mut kids = all(interp, "tree-seq", &kids)?;
             kids.reverse();
             stack.extend(kids);
         }
@@ -743,8 +784,8 @@ fn select_keys_of(m: &Value, ks: &[Value]) -> Value {
     }
 }
 fn set_join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let xs = all("set/join", &a[0])?;
-    let ys = all("set/join", &a[1])?;
+    let xs = all(interp, "set/join", &a[0])?;
+    let ys = all(interp, "set/join", &a[1])?;
     let mut out = PSet::new();
     let (Some(x0), Some(y0)) = (xs.first(), ys.first()) else {
         return Ok(Value::Set(Arc::new(out)));
@@ -784,17 +825,19 @@ fn set_join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn set_rename(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let kmap = a[1].clone();
     let mut out = PSet::new();
-    for m in all("set/rename", &a[0])? {
+    // one item at a time: nothing is collected first
+    let coll = a[0].clone();
+    for m in seq_iter("set/rename", &coll)? {
         out.insert(rename_keys(interp, &mut [m, kmap.clone()])?);
     }
     Ok(Value::Set(Arc::new(out)))
 }
-fn set_project(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let ks = all("set/project", &a[1])?;
+fn set_project(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ks = all(interp, "set/project", &a[1])?;
     Ok(Value::set(set_arg("set/project", &a[0])?.iter().map(|m| select_keys_of(m, &ks))))
 }
-fn set_index(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let ks = all("set/index", &a[1])?;
+fn set_index(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let ks = all(interp, "set/index", &a[1])?;
     let mut out = PMap::new();
     for m in set_arg("set/index", &a[0])?.iter() {
         let k = select_keys_of(m, &ks);
@@ -923,6 +966,7 @@ fn take_nth(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if n <= 0 {
         return err(ErrorKind::RuntimeError, "take-nth: n must be positive (a step of 0 would never end)");
     }
+    interp.charge(super::materialized_cost(&a[1]))?;
     let v: Vec<Value> = seq_iter("take-nth", &a[1])?.step_by(n as usize).collect();
     out_vec(interp, v)
 }
@@ -942,7 +986,9 @@ fn dorun(_: &mut Interp, _: &mut [Value]) -> EvalResult {
 }
 fn run_bang(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
-    for x in all("run!", &a[1])? {
+    // one item at a time: nothing is collected first
+    let coll = a[1].clone();
+    for x in seq_iter("run!", &coll)? {
         interp.tick(1)?;
         interp.apply(&f, &mut [x])?;
     }

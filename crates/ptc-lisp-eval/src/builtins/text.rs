@@ -164,12 +164,16 @@ fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(hay.rfind(sub).map_or(Value::Nil, |b| Value::Int(chars_index(s, b))))
 }
 
-/// The vector form of a match: the string, or `[whole g1 ...]` when the pattern has groups.
-fn match_value(caps: &regex::Captures<'_>) -> Value {
+/// The vector form of a match: the string, or `[whole g1 ...]` when the pattern has groups;
+/// the copies of the match and its groups are charged before they are made.
+fn match_value(interp: &mut Interp, caps: &regex::Captures<'_>) -> EvalResult {
+    let bytes: u64 = caps.iter().map(|m| m.map_or(0, |m| m.len() as u64 + cost::HEADER)).sum();
+    interp.charge(bytes)?;
     if caps.len() == 1 {
-        return caps.get(0).map_or(Value::Nil, |m| Value::str(m.as_str()));
+        return Ok(caps.get(0).map_or(Value::Nil, |m| Value::str(m.as_str())));
     }
-    Value::vector(caps.iter().map(|m| m.map_or(Value::Nil, |m| Value::str(m.as_str()))))
+    interp.charge(cost::items(caps.len() as u64))?;
+    Ok(Value::vector(caps.iter().map(|m| m.map_or(Value::Nil, |m| Value::str(m.as_str())))))
 }
 
 fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: bool) -> EvalResult {
@@ -189,16 +193,19 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
             for caps in java_regex::find_iter(re.regex(), s) {
                 interp.tick(1)?;
                 let Some(m) = caps.get(0) else { continue };
-                out.push_str(s.get(last..m.start()).unwrap_or(""));
-                let before = out.len();
+                let gap = s.get(last..m.start()).unwrap_or("");
+                // a replacement like "$0$0$0..." multiplies the match: size it first
+                interp.charge((gap.len() as u64).saturating_add(java_regex::expanded_len(&pieces, &caps)))?;
+                out.push_str(gap);
                 java_regex::expand(&pieces, &caps, &mut out);
-                interp.charge((out.len() - before) as u64)?;
                 last = m.end();
                 if first_only {
                     break;
                 }
             }
-            out.push_str(s.get(last..).unwrap_or(""));
+            let tail = s.get(last..).unwrap_or("");
+            interp.charge(tail.len() as u64)?;
+            out.push_str(tail);
             out
         }
         (Value::Regex(re), f @ Value::Func(_)) => {
@@ -208,17 +215,21 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
             for caps in java_regex::find_iter(re.regex(), s) {
                 interp.tick(1)?;
                 let Some(m) = caps.get(0) else { continue };
-                out.push_str(s.get(last..m.start()).unwrap_or(""));
-                let r = interp.apply(&f, &mut [match_value(&caps)])?;
-                let before = out.len();
-                super::core::str_of(&r, &mut out);
-                interp.charge((out.len() - before) as u64)?;
+                let gap = s.get(last..m.start()).unwrap_or("");
+                interp.charge(gap.len() as u64)?;
+                out.push_str(gap);
+                let matched = match_value(interp, &caps)?;
+                let r = interp.apply(&f, &mut [matched])?;
+                interp.charge(super::core::str_len_bound(&r))?;
+                super::core::push_str_form(interp, &r, &mut out)?;
                 last = m.end();
                 if first_only {
                     break;
                 }
             }
-            out.push_str(s.get(last..).unwrap_or(""));
+            let tail = s.get(last..).unwrap_or("");
+            interp.charge(tail.len() as u64)?;
+            out.push_str(tail);
             out
         }
         (Value::Str(_), other) => {
@@ -227,7 +238,7 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
         (Value::Regex(_), other) => return expected(fname, "a replacement string or a fn of the match", other),
         (m, _) => return expected(fname, "a string or regex to match", m),
     };
-    interp.charge(out.len() as u64 + cost::HEADER)?;
+    interp.charge(cost::HEADER)?;
     Ok(Value::str(out))
 }
 fn char_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -246,8 +257,9 @@ pub(super) fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn replace_first(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     replace_impl(interp, a, "replace-first", true)
 }
-fn re_quote_replacement(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_quote_replacement(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("re-quote-replacement", &a[0])?;
+    super::core::charge_text(interp, s.len() + s.matches(['\\', '$']).count())?;
     Ok(Value::str(s.replace('\\', "\\\\").replace('$', "\\$")))
 }
 
@@ -299,22 +311,30 @@ fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     interp.charge(cost::items(lines.len() as u64) + s.len() as u64)?;
     Ok(Value::vector(lines.into_iter().map(Value::str)))
 }
-fn triml(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("triml", &a[0])?.trim_start_matches(super::java_whitespace)))
+fn triml(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = str_arg("triml", &a[0])?.trim_start_matches(super::java_whitespace);
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
-fn trimr(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("trimr", &a[0])?.trim_end_matches(super::java_whitespace)))
+fn trimr(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = str_arg("trimr", &a[0])?.trim_end_matches(super::java_whitespace);
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
-fn trim_newline(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("trim-newline", &a[0])?.trim_end_matches(['\n', '\r'])))
+fn trim_newline(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let out = str_arg("trim-newline", &a[0])?.trim_end_matches(['\n', '\r']);
+    super::core::charge_text(interp, out.len())?;
+    Ok(Value::str(out))
 }
-fn capitalize(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn capitalize(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("capitalize", &a[0])?;
-    let mut chars = s.chars();
-    Ok(Value::str(match chars.next() {
-        Some(c) => c.to_uppercase().chain(chars.as_str().to_lowercase().chars()).collect::<String>(),
-        None => String::new(),
-    }))
+    super::core::case_mapped(interp, s, |s| {
+        let mut chars = s.chars();
+        match chars.next() {
+            Some(c) => c.to_uppercase().chain(chars.as_str().to_lowercase().chars()).collect::<String>(),
+            None => String::new(),
+        }
+    })
 }
 fn parse_long(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(match &a[0] {
@@ -354,8 +374,8 @@ fn printed_all(interp: &mut Interp, a: &[Value], readable: bool) -> EvalResult<S
             out.push(' ');
         }
         if readable {
-            let text = to_clojure(v);
-            interp.charge(text.len() as u64)?;
+            // printed within what is left of the budget, and charged: never cut silently
+            let text = interp.print_value(v, usize::MAX)?;
             out.push_str(&text);
         } else {
             print_plain(interp, v, &mut out, 0)?;
@@ -441,12 +461,16 @@ fn escape(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             Value::Map(m) => m.get(&ch).cloned().unwrap_or(Value::Nil),
             f => interp.apply(f, &mut [ch])?,
         };
-        let before = out.len();
         match r {
-            Value::Nil => out.push(c),
-            r => super::core::str_of(&r, &mut out),
+            Value::Nil => {
+                interp.charge(c.len_utf8() as u64)?;
+                out.push(c);
+            }
+            r => {
+                interp.charge(super::core::str_len_bound(&r))?;
+                super::core::push_str_form(interp, &r, &mut out)?;
+            }
         }
-        interp.charge((out.len() - before) as u64)?;
     }
     interp.charge(cost::HEADER)?;
     Ok(Value::str(out))
@@ -491,18 +515,24 @@ fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn is_regex(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(matches!(a[0], Value::Regex(_))))
 }
-fn re_find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_find(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let re = regex_arg("re-find", &a[0])?;
     let s = str_arg("re-find", &a[1])?;
-    Ok(re.regex().captures(s).map_or(Value::Nil, |c| match_value(&c)))
+    match re.regex().captures(s) {
+        Some(c) => match_value(interp, &c),
+        None => Ok(Value::Nil),
+    }
 }
-fn re_matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_matches(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let re = regex_arg("re-matches", &a[0])?;
     let s = str_arg("re-matches", &a[1])?;
     let Some(full) = re.anchored() else {
         return err(ErrorKind::RuntimeError, format!("re-matches: the pattern #\"{}\" is too large", re.source()));
     };
-    Ok(full.captures(s).map_or(Value::Nil, |c| match_value(&c)))
+    match full.captures(s) {
+        Some(c) => match_value(interp, &c),
+        None => Ok(Value::Nil),
+    }
 }
 fn re_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let re = regex_arg("re-seq", &a[0])?;
@@ -511,7 +541,7 @@ fn re_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     for c in java_regex::find_iter(re.regex(), s) {
         interp.tick(1)?;
         interp.charge(cost::ELEM)?;
-        out.push(match_value(&c));
+        out.push(match_value(interp, &c)?);
     }
     interp.charge(cost::HEADER)?;
     Ok(if out.is_empty() { Value::Nil } else { Value::vector(out) })
@@ -645,8 +675,10 @@ fn json_parse_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(Value::vector(out))
 }
 
-fn str_reverse(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(str_arg("str/reverse", &a[0])?.chars().rev().collect::<String>()))
+fn str_reverse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    let s = str_arg("str/reverse", &a[0])?;
+    super::core::charge_text(interp, s.len())?;
+    Ok(Value::str(s.chars().rev().collect::<String>()))
 }
 
 #[cfg(test)]

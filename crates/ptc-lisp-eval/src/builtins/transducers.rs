@@ -108,7 +108,8 @@ fn ensure_reduced_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn iterate(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     Ok(lazy::iterate(std::mem::take(&mut a[0]), std::mem::take(&mut a[1])))
 }
-fn cycle(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn cycle(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    interp.charge(super::materialized_cost(&a[0]))?;
     let items: PVector = seq_iter("cycle", &a[0])?.collect();
     if items.is_empty() {
         return Ok(Value::vector([]));
@@ -195,6 +196,7 @@ fn transduce(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn sequence(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     match a {
         [coll] => {
+            interp.charge(super::materialized_cost(coll))?;
             let items: PVector = seq_iter("sequence", coll)?.collect();
             interp.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * items.len() as u64)?;
             Ok(Value::from_pvec(items))

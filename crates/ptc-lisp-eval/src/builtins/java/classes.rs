@@ -184,10 +184,8 @@ pub(super) fn long_to_binary(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("Long/toBinaryString", "an integer", other),
     }
 }
-pub(super) fn string_value_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let mut out = String::new();
-    crate::builtins::core::str_of(&a[0], &mut out);
-    Ok(Value::str(out))
+pub(super) fn string_value_of(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(crate::builtins::core::str_form(interp, &a[0])?))
 }
 pub(super) fn string_join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     str_arg("String/join", &a[0])?;

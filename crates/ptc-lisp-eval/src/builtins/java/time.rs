@@ -2,8 +2,9 @@
 //! (and a `java.util.Date`) the UTC text `"2026-01-15T10:00:00Z"`, and a `Duration` a
 //! number of milliseconds. Every result therefore prints, compares and serialises
 //! plainly, and `(str d)` gives what Java's `toString` gives. Calendar arithmetic is the
-//! proleptic Gregorian calendar (days-from-civil); the only clock read is the system time
-//! for `System/currentTimeMillis` and `(java.util.Date.)`.
+//! proleptic Gregorian calendar (days-from-civil). There is no clock here: the current
+//! time of `System/currentTimeMillis` and `(java.util.Date.)` comes from the host
+//! ([`crate::Host::clock_millis`]), and without one those calls are refused.
 
 use super::{expected, java_int};
 use crate::error::{ErrorKind, EvalResult, err, type_err};
@@ -14,12 +15,21 @@ const DAY_MS: i64 = 86_400_000;
 /// Dates stay within years -999 999..=999 999 (Java allows ±999 999 999).
 const MAX_DAYS: i64 = 365_000_000;
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+/// The host's clock, or the error that explains there is none.
+fn now_ms(interp: &Interp, fname: &str) -> EvalResult<i64> {
+    match interp.host.clock_millis() {
+        Some(ms) => Ok(ms),
+        None => err(
+            ErrorKind::UnsupportedMethod,
+            format!(
+                "{fname}: programs have no clock here (runs are deterministic); take the current time from the context or a tool"
+            ),
+        ),
+    }
 }
 /// `System/currentTimeMillis`.
-pub(super) fn now_millis(_: &mut Interp, _: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(now_ms()))
+pub(super) fn now_millis(interp: &mut Interp, _: &mut [Value]) -> EvalResult {
+    Ok(Value::Int(now_ms(interp, "System/currentTimeMillis")?))
 }
 
 /// Days since 1970-01-01 for a civil date (proleptic Gregorian).
@@ -202,9 +212,9 @@ pub(super) fn instant_of_epoch_milli(_: &mut Interp, a: &mut [Value]) -> EvalRes
 pub(super) fn instant_of_epoch_second(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     checked_instant("Instant/ofEpochSecond", int_of("Instant/ofEpochSecond", &a[0])?.checked_mul(1000))
 }
-pub(super) fn new_date(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn new_date(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     match a.first() {
-        None => Ok(Value::str(instant_text(now_ms()))),
+        None => checked_instant("java.util.Date.", Some(now_ms(interp, "(java.util.Date.)")?)),
         Some(Value::Int(ms)) => checked_instant("java.util.Date.", Some(*ms)),
         Some(Value::Str(s)) => parse_ms(s, false)
             .map_or_else(|| bad_date("java.util.Date.", s, INSTANT_FORM), |ms| Ok(Value::str(instant_text(ms)))),

@@ -7,7 +7,7 @@
 //! differences: nil prints as an empty string (DIV-21), `%f`/`%e`/`%g` accept integers,
 //! and `%c` accepts a one-character string (characters are strings).
 
-use crate::builtins::core::str_of;
+use crate::builtins::core::push_str_form;
 use crate::builtins::expected;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::interp::Interp;
@@ -139,7 +139,7 @@ pub fn format(interp: &mut Interp, fmt: &str, args: &[Value]) -> EvalResult<Stri
                 args.len()
             ));
         };
-        let piece = convert(&spec, arg)?;
+        let piece = convert(interp, &spec, arg)?;
         interp.charge(piece.len() as u64)?;
         out.push_str(&piece);
     }
@@ -208,13 +208,15 @@ fn upper_if(spec: &Spec, s: String) -> String {
     if spec.conv.is_ascii_uppercase() { s.to_uppercase() } else { s }
 }
 
-fn convert(spec: &Spec, arg: &Value) -> EvalResult<String> {
+fn convert(interp: &mut Interp, spec: &Spec, arg: &Value) -> EvalResult<String> {
     let conv = spec.conv;
     match conv.to_ascii_lowercase() {
         's' => {
             only_flags(spec, "")?;
+            // an atom is a copy the loop charges; a collection prints within what is left
+            // of the budget (never cut silently)
             let mut s = String::new();
-            str_of(arg, &mut s);
+            push_str_form(interp, arg, &mut s)?;
             Ok(pad(spec, upper_if(spec, truncate(spec, s))))
         }
         'b' => {

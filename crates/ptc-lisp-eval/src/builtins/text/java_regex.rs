@@ -218,6 +218,18 @@ pub fn parse_replacement(fname: &str, re: &Regex, r: &str) -> EvalResult<Vec<Pie
 }
 
 /// Appends the replacement for one match.
+/// Bytes [`expand`] appends for one match, computed without building it.
+pub fn expanded_len(pieces: &[Piece], caps: &Captures<'_>) -> u64 {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.len(),
+            Piece::Group(n) => caps.get(*n).map_or(0, |m| m.len()),
+            Piece::Named(n) => caps.name(n).map_or(0, |m| m.len()),
+        } as u64)
+        .fold(0u64, u64::saturating_add)
+}
+
 pub fn expand(pieces: &[Piece], caps: &Captures<'_>, out: &mut String) {
     for p in pieces {
         match p {
