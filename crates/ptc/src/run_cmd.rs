@@ -144,9 +144,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
-        (None, Some(f)) => {
-            std::fs::read_to_string(f).with_context(|| format!("cannot read prompt file {}", f.display()))?
-        }
+        (None, Some(f)) => ptc_files::Limit::new("--prompt-file", ptc_files::CONFIG_MAX_BYTES).read_to_string(f)?,
         (None, None) => bail!("give the mission with --prompt TEXT or --prompt-file FILE"),
     };
     let context = args.data.load()?;
@@ -227,8 +225,8 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
 fn llm_from_spec(spec: &str, llm_config: Option<&Path>, record: Option<&Path>) -> Result<Arc<dyn Llm>> {
     let llm: Arc<dyn Llm> = match spec.split_once(':') {
         Some(("script", path)) if !path.is_empty() => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("--llm {spec}: cannot read the script file"))?;
+            let text = ptc_files::Limit::new("the --llm script", ptc_files::SCRIPT_MAX_BYTES)
+                .read_to_string(Path::new(path))?;
             Arc::new(ScriptedLlm::from_jsonl(&text).map_err(|e| anyhow!("--llm {spec}: {e}"))?)
         }
         _ => crate::models_cmd::provider_llm(spec, llm_config)?,
@@ -271,7 +269,7 @@ struct NativeResultDef {
 
 /// Reads a tools file; every problem names the tool.
 fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read tools file {}", path.display()))?;
+    let text = ptc_files::Limit::new("--tools", ptc_files::CONFIG_MAX_BYTES).read_to_string(path)?;
     let file: ToolsFile = serde_json::from_str(&text)
         .map_err(|e| anyhow!("tools file {}: {e}; expected {{\"tools\": {{\"NAME\": {{...}}}}}}", path.display()))?;
     let mut tools = Vec::new();

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use ptc_lisp_eval::Limits;
 use ptc_subagent::{
     ConfigError, Event, LlmRef, LlmRetry, LlmTool, MemoryStrategy, Step, SubAgent, SubAgentBuilder, Tool, ToolError,
@@ -98,8 +98,9 @@ impl Loader<'_> {
             (Some(p), None) => p,
             (None, Some(f)) => {
                 let full = self.file.parent().map(|d| d.join(f)).unwrap_or_else(|| f.clone());
-                std::fs::read_to_string(&full)
-                    .map_err(|e| self.err(path, "prompt_file", format!("cannot read {}: {e}", full.display())))?
+                ptc_files::Limit::new("prompt_file", ptc_files::CONFIG_MAX_BYTES)
+                    .read_to_string(&full)
+                    .map_err(|e| self.err(path, "prompt_file", e))?
             }
             (Some(_), Some(_)) => return Err(self.err(path, "prompt", "give either prompt or prompt_file, not both")),
             (None, None) => return Err(self.err(path, "prompt", "missing; say what the agent should do")),
@@ -217,7 +218,7 @@ impl Loader<'_> {
 
 /// Reads an agent file: TOML when it ends in `.toml`, JSON otherwise.
 fn read(path: &Path) -> Result<(AgentDef, Option<String>)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read agent file {}", path.display()))?;
+    let text = ptc_files::Limit::new("--agent", ptc_files::CONFIG_MAX_BYTES).read_to_string(path)?;
     let is_toml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     let raw: Json = if is_toml {
         toml::from_str(&text).map_err(|e| anyhow!("agent file {}: not valid TOML: {e}", path.display()))?
