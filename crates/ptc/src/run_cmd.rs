@@ -134,6 +134,8 @@ const DEFAULT_PROGRAM_TIMEOUT: Duration = Duration::from_millis(5_000);
 
 /// Runs the mission. `Err` is a usage or configuration error (exit 2).
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    // however the run ends, no process a command tool started outlives it
+    let _processes = command_tool::Processes::start();
     if let Some(path) = args.agent.clone() {
         return agent_file::run(&path, args);
     }
@@ -257,6 +259,39 @@ struct ToolDef {
     expose: Option<String>,
     #[serde(default)]
     native_result: Option<NativeResultDef>,
+    /// Environment variables a command gets, with their values.
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    /// Names of `ptc`'s own environment variables a command gets.
+    #[serde(default)]
+    inherit_env: Option<Vec<String>>,
+    /// The most stdout a command may print.
+    #[serde(default)]
+    max_output_bytes: Option<u64>,
+}
+
+impl ToolDef {
+    /// The command of a `command` tool, checked; `Err` names the field. A fixed `result`
+    /// tool cannot take the command-only fields.
+    fn command_spec(&mut self) -> Result<Option<command_tool::CommandSpec>, (&'static str, String)> {
+        let (env, inherit_env, max_output_bytes) =
+            (self.env.take(), self.inherit_env.take(), self.max_output_bytes.take());
+        match self.command.take() {
+            Some(argv) => command_tool::CommandSpec::new(argv, env, inherit_env, max_output_bytes).map(Some),
+            None => {
+                for (field, given) in [
+                    ("env", env.is_some()),
+                    ("inherit_env", inherit_env.is_some()),
+                    ("max_output_bytes", max_output_bytes.is_some()),
+                ] {
+                    if given {
+                        return Err((field, "goes with \"command\" only".to_string()));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -274,19 +309,16 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
         .map_err(|e| anyhow!("tools file {}: {e}; expected {{\"tools\": {{\"NAME\": {{...}}}}}}", path.display()))?;
     let mut tools = Vec::new();
     for (name, raw) in file.tools {
-        let def: ToolDef =
+        let mut def: ToolDef =
             serde_json::from_value(raw).map_err(|e| anyhow!("tools file {}: tool {name:?}: {e}", path.display()))?;
-        let tool = match (def.command, def.result) {
-            (Some(argv), None) => {
-                if argv.is_empty() || argv[0].is_empty() {
-                    bail!(
-                        "tools file {}: tool {name:?}: \"command\" needs a program: [\"prog\", \"arg\"]",
-                        path.display()
-                    );
-                }
-                let argv = Arc::new(argv);
+        let command = def
+            .command_spec()
+            .map_err(|(field, e)| anyhow!("tools file {}: tool {name:?}: \"{field}\" {e}", path.display()))?;
+        let tool = match (command, def.result) {
+            (Some(spec), None) => {
+                let spec = Arc::new(spec);
                 Tool::with_context(name.clone(), move |args, cx| {
-                    command_tool::call(&argv, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
+                    command_tool::call(&spec, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
                 })
             }
             (None, Some(value)) => Tool::fixed(name.clone(), value),

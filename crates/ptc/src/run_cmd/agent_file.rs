@@ -186,18 +186,18 @@ impl Loader<'_> {
 
     /// A tool of the tools file's kinds: `command` or a fixed `result`.
     fn plain_tool(&self, name: &str, raw: Json, at: &str) -> Result<Tool> {
-        let def: ToolDef = serde_json::from_value(raw).map_err(|e| {
+        let mut def: ToolDef = serde_json::from_value(raw).map_err(|e| {
             self.err(at, "tool", format!("{e}; expected \"self\", {{\"agent\": ...}}, {{\"llm_tool\": ...}}, {{\"command\": [...]}} or {{\"result\": ...}}"))
         })?;
-        let tool = match (def.command, def.result) {
-            (Some(argv), None) if argv.first().is_some_and(|p| !p.is_empty()) => {
-                let argv = Arc::new(argv);
+        let command = def.command_spec().map_err(|(field, e)| self.err(at, field, e))?;
+        let tool = match (command, def.result) {
+            (Some(spec), None) => {
+                let spec = Arc::new(spec);
                 let tool_timeout = self.tool_timeout;
                 Tool::with_context(name, move |args, cx| {
-                    command_tool::call(&argv, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
+                    command_tool::call(&spec, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
                 })
             }
-            (Some(_), None) => return Err(self.err(at, "command", "needs a program: [\"prog\", \"arg\"]")),
             (None, Some(value)) => Tool::fixed(name, value),
             (Some(_), Some(_)) => return Err(self.err(at, "tool", "give either \"command\" or \"result\", not both")),
             (None, None) => {
