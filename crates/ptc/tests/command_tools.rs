@@ -239,3 +239,48 @@ fn no_process_a_tool_started_outlives_the_call_or_ptc() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// SIGTERM (or Ctrl-C's SIGINT) while a tool runs: the tool's group is not the terminal's
+/// foreground group, so `ptc` kills it, and what escaped it, before exiting.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_to_ptc_ends_its_tools_too() {
+    use std::io::Read;
+    let dir = scratch();
+    let fifo = dir.join("started");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let tools = json!({"tools": {"hangs": {"command": ["sh", "-c", format!(
+        "cat >/dev/null; sleep 308 & a=$!; setsid sleep 309 >/dev/null 2>&1 & echo \"$a $!\" > {}; wait", fifo.display())]}}});
+    let tools = write(&dir, "tools.json", &tools.to_string());
+    let llm = script(&dir, &["(tool/hangs {})"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args([
+            "run",
+            "--prompt",
+            "Go",
+            "--llm",
+            &llm,
+            "--tools",
+            &tools,
+            "--timeout-ms",
+            "60000",
+            "--tool-timeout-ms",
+            "60000",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // opening the FIFO waits for the tool to write its processes' pids
+    let mut pids = String::new();
+    std::fs::File::open(&fifo).unwrap().read_to_string(&mut pids).unwrap();
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15), "{status:?}");
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    assert!(!alive(pids[0], "sleep 308"), "the tool's child {} outlived ptc", pids[0]);
+    assert!(!alive(pids[1], "sleep 309"), "the tool's setsid child {} outlived ptc", pids[1]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -403,6 +403,8 @@ impl Drop for Running {
 /// The command tools of one `ptc run`: while it lives, processes that escaped a tool's
 /// group are re-parented to `ptc` (Linux); when it is dropped — the run is over, however it
 /// ended — every tool still running is killed with its group, and every escaped process.
+/// SIGINT, SIGTERM and SIGHUP end the run the same way (then `ptc` exits with 128 + the
+/// signal's number): the tools' own process groups do not receive a terminal's Ctrl-C.
 pub struct Processes(());
 
 impl Processes {
@@ -417,21 +419,45 @@ impl Processes {
                 SWEEPING.store(true, std::sync::atomic::Ordering::SeqCst);
             }
         }
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{SigSet, Signal};
+            // Blocked here, before the runtime and the tool threads exist, so every thread
+            // inherits the mask and only the waiting thread takes these signals (a command
+            // starts with an empty mask: std resets it when spawning).
+            let mut set = SigSet::empty();
+            for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+                set.add(signal);
+            }
+            if set.thread_block().is_ok() {
+                std::thread::spawn(move || {
+                    if let Ok(signal) = set.wait() {
+                        end_run();
+                        std::process::exit(128 + signal as i32);
+                    }
+                });
+            }
+        }
         Processes(())
     }
 }
 
 impl Drop for Processes {
     fn drop(&mut self) {
-        let mut live = live();
-        live.ended = true;
-        for pid in &live.groups {
-            kill_group(*pid);
-        }
-        // the run is over: the leaders still running are swept too (their calls, if they
-        // ever return, find them gone), so their escaped children are re-parented here
-        sweep_orphans();
+        end_run();
     }
+}
+
+/// Kills every running command's group and every escaped process; no command starts after.
+fn end_run() {
+    let mut live = live();
+    live.ended = true;
+    for pid in &live.groups {
+        kill_group(*pid);
+    }
+    // the run is over: the leaders still running are swept too (their calls, if they ever
+    // return, find them gone), so their escaped children are re-parented here
+    sweep_orphans();
 }
 
 /// Kills a process group by its leader's pid (the command was started as a group leader).
