@@ -56,7 +56,7 @@ pub fn feature_matrix(cargo: &str) -> Result<()> {
         args.extend(["--", "-D", "warnings"]);
         step(combination.title, cargo, &args)?;
     }
-    for krate in ["ptc-lisp-syntax", "ptc-lisp-eval", "ptc-signature"] {
+    for krate in ["ptc-lisp-syntax", "ptc-lisp-eval", "ptc-signature", "ptc-files"] {
         eprintln!("==> {krate} has no tokio, reqwest or hyper");
         let output = Command::new(cargo)
             .args(["tree", "-p", krate, "-e", "normal", "--prefix", "none"])

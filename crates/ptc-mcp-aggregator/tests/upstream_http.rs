@@ -262,5 +262,10 @@ fn the_schema_size_cap_fires() {
     let mut cfg: serde_json::Value = serde_json::from_str(&openapi_config(addr, TOKEN, &["ping"], 1000)).unwrap();
     cfg["upstreams"]["orders"]["schema_max_bytes"] = json!(100);
     let err = start_runtime(&cfg.to_string(), UpstreamOptions::default()).err().unwrap();
-    assert!(err.contains("field `schema_file`") && err.contains("over schema_max_bytes (100)"), "{err}");
+    assert!(
+        err.contains("field `schema_file`")
+            && err.contains("larger than the 100-byte limit of the schema file")
+            && err.contains("raise the upstream's schema_max_bytes"),
+        "{err}"
+    );
 }

@@ -81,9 +81,9 @@ impl Registry {
     /// Reads the registry at `path`.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, LlmError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            LlmError::new(LlmErrorKind::ConfigError, format!("cannot read the LLM registry {}: {e}", path.display()))
-        })?;
+        let text = ptc_files::Limit::new("the LLM registry", ptc_files::CONFIG_MAX_BYTES)
+            .read_to_string(path)
+            .map_err(|e| LlmError::new(LlmErrorKind::ConfigError, e.to_string()))?;
         Registry::from_json(&text, Some(path.to_path_buf()))
     }
 

@@ -27,9 +27,9 @@ impl Replay {
     /// Loads the recording at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, LlmError> {
         let path: PathBuf = path.as_ref().to_path_buf();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            LlmError::new(LlmErrorKind::ConfigError, format!("cannot read the recording {}: {e}", path.display()))
-        })?;
+        let text = ptc_files::Limit::new("the recording", ptc_files::SCRIPT_MAX_BYTES)
+            .read_to_string(&path)
+            .map_err(|e| LlmError::new(LlmErrorKind::ConfigError, e.to_string()))?;
         Replay::from_jsonl(&text, path.display().to_string())
     }
 

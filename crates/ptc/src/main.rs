@@ -142,9 +142,12 @@ enum Output {
 impl ContextArgs {
     fn text(&self) -> Result<Option<String>> {
         Ok(match (&self.context_file, &self.context_json) {
+            // the JSON text is never larger than what it loads into, so the load budget
+            // bounds the file too
             (Some(path), _) => Some(
-                std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read context file {}", path.display()))?,
+                ptc_files::Limit::new("--context", self.max_context_bytes)
+                    .raise_with("pass less data or raise --max-context-bytes")
+                    .read_to_string(path)?,
             ),
             (None, Some(json)) => Some(json.clone()),
             (None, None) => None,
@@ -243,12 +246,7 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
             read_program(std::io::stdin().lock(), limits.max_program_bytes, "stdin").map_err(UsageError)?
         }
         (Some(p), None) => p.clone(),
-        (None, Some(f)) => {
-            let file = std::fs::File::open(f)
-                .with_context(|| format!("cannot read program file {}", f.display()))
-                .map_err(UsageError)?;
-            read_program(file, limits.max_program_bytes, &f.display().to_string()).map_err(UsageError)?
-        }
+        (None, Some(f)) => program_file(f, limits.max_program_bytes).map_err(UsageError)?,
         _ => {
             return Err(UsageError(anyhow::anyhow!(
                 "give a program: ptc eval '(+ 1 2)', ptc eval -f prog.clj, or ptc eval - < prog.clj"
@@ -312,6 +310,15 @@ fn add_upstream_calls(env: &mut serde_json::Value, outcome: &ptc_lisp_eval::Outc
             serde_json::Value::Array(ptc_mcp_aggregator::upstream::upstream_calls(outcome)),
         );
     }
+}
+
+/// Reads `ptc eval -f FILE`: a regular file of at most `max` bytes.
+fn program_file(path: &std::path::Path, max: usize) -> Result<String> {
+    let max = u64::try_from(max).unwrap_or(u64::MAX);
+    let limit = ptc_files::Limit::new("--file", max).raise_with(
+        "send a shorter program or raise --max-program-bytes (a program can also come on stdin: ptc eval -)",
+    );
+    Ok(limit.read_to_string(path)?)
 }
 
 /// Reads a program, stopping one byte past `max` so that a huge input is never held whole.

@@ -134,6 +134,8 @@ const DEFAULT_PROGRAM_TIMEOUT: Duration = Duration::from_millis(5_000);
 
 /// Runs the mission. `Err` is a usage or configuration error (exit 2).
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    // however the run ends, no process a command tool started outlives it
+    let _processes = command_tool::Processes::start();
     if let Some(path) = args.agent.clone() {
         return agent_file::run(&path, args);
     }
@@ -144,9 +146,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
-        (None, Some(f)) => {
-            std::fs::read_to_string(f).with_context(|| format!("cannot read prompt file {}", f.display()))?
-        }
+        (None, Some(f)) => ptc_files::Limit::new("--prompt-file", ptc_files::CONFIG_MAX_BYTES).read_to_string(f)?,
         (None, None) => bail!("give the mission with --prompt TEXT or --prompt-file FILE"),
     };
     let context = args.data.load()?;
@@ -227,8 +227,8 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
 fn llm_from_spec(spec: &str, llm_config: Option<&Path>, record: Option<&Path>) -> Result<Arc<dyn Llm>> {
     let llm: Arc<dyn Llm> = match spec.split_once(':') {
         Some(("script", path)) if !path.is_empty() => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("--llm {spec}: cannot read the script file"))?;
+            let text = ptc_files::Limit::new("the --llm script", ptc_files::SCRIPT_MAX_BYTES)
+                .read_to_string(Path::new(path))?;
             Arc::new(ScriptedLlm::from_jsonl(&text).map_err(|e| anyhow!("--llm {spec}: {e}"))?)
         }
         _ => crate::models_cmd::provider_llm(spec, llm_config)?,
@@ -259,6 +259,39 @@ struct ToolDef {
     expose: Option<String>,
     #[serde(default)]
     native_result: Option<NativeResultDef>,
+    /// Environment variables a command gets, with their values.
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    /// Names of `ptc`'s own environment variables a command gets.
+    #[serde(default)]
+    inherit_env: Option<Vec<String>>,
+    /// The most stdout a command may print.
+    #[serde(default)]
+    max_output_bytes: Option<u64>,
+}
+
+impl ToolDef {
+    /// The command of a `command` tool, checked; `Err` names the field. A fixed `result`
+    /// tool cannot take the command-only fields.
+    fn command_spec(&mut self) -> Result<Option<command_tool::CommandSpec>, (&'static str, String)> {
+        let (env, inherit_env, max_output_bytes) =
+            (self.env.take(), self.inherit_env.take(), self.max_output_bytes.take());
+        match self.command.take() {
+            Some(argv) => command_tool::CommandSpec::new(argv, env, inherit_env, max_output_bytes).map(Some),
+            None => {
+                for (field, given) in [
+                    ("env", env.is_some()),
+                    ("inherit_env", inherit_env.is_some()),
+                    ("max_output_bytes", max_output_bytes.is_some()),
+                ] {
+                    if given {
+                        return Err((field, "goes with \"command\" only".to_string()));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -271,24 +304,21 @@ struct NativeResultDef {
 
 /// Reads a tools file; every problem names the tool.
 fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read tools file {}", path.display()))?;
+    let text = ptc_files::Limit::new("--tools", ptc_files::CONFIG_MAX_BYTES).read_to_string(path)?;
     let file: ToolsFile = serde_json::from_str(&text)
         .map_err(|e| anyhow!("tools file {}: {e}; expected {{\"tools\": {{\"NAME\": {{...}}}}}}", path.display()))?;
     let mut tools = Vec::new();
     for (name, raw) in file.tools {
-        let def: ToolDef =
+        let mut def: ToolDef =
             serde_json::from_value(raw).map_err(|e| anyhow!("tools file {}: tool {name:?}: {e}", path.display()))?;
-        let tool = match (def.command, def.result) {
-            (Some(argv), None) => {
-                if argv.is_empty() || argv[0].is_empty() {
-                    bail!(
-                        "tools file {}: tool {name:?}: \"command\" needs a program: [\"prog\", \"arg\"]",
-                        path.display()
-                    );
-                }
-                let argv = Arc::new(argv);
+        let command = def
+            .command_spec()
+            .map_err(|(field, e)| anyhow!("tools file {}: tool {name:?}: \"{field}\" {e}", path.display()))?;
+        let tool = match (command, def.result) {
+            (Some(spec), None) => {
+                let spec = Arc::new(spec);
                 Tool::with_context(name.clone(), move |args, cx| {
-                    command_tool::call(&argv, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
+                    command_tool::call(&spec, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
                 })
             }
             (None, Some(value)) => Tool::fixed(name.clone(), value),

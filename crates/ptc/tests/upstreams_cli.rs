@@ -38,7 +38,9 @@ fn config_errors_exit_2_and_name_file_upstream_and_field() {
     }
     let o = ptc(&["eval", "--upstreams", "/nonexistent/upstreams.json", "1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the upstreams config"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the upstreams config /nonexistent/upstreams.json: cannot read it")
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -262,7 +262,9 @@ pub fn resolve_path(flag: Option<&Path>, env_value: Option<&str>, home: Option<&
 /// in stdio `env` values.
 pub fn load(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Result<UpstreamsConfig, ConfigError> {
     let top = |msg: String| ConfigError { file: path.to_path_buf(), place: "file".into(), message: msg };
-    let text = std::fs::read_to_string(path).map_err(|e| top(format!("cannot read the upstreams config: {e}")))?;
+    let text = ptc_files::Limit::new("the upstreams config", ptc_files::CONFIG_MAX_BYTES)
+        .read_to_string(path)
+        .map_err(|e| top(e.to_string()))?;
     parse(path, &text, lookup)
 }
 

@@ -132,15 +132,11 @@ impl Service {
         let client = super::mcp_client::http_client(&config.common, &secrets).map_err(|f| lerr("auth", f.message))?;
         let bytes = match &config.schema {
             SchemaSource::File(p) => {
-                let meta = std::fs::metadata(p)
-                    .map_err(|e| lerr("schema_file", format!("cannot read {}: {e}", p.display())))?;
-                if meta.len() as usize > config.schema_max_bytes {
-                    return Err(lerr(
-                        "schema_file",
-                        format!("{} is over schema_max_bytes ({})", p.display(), config.schema_max_bytes),
-                    ));
-                }
-                std::fs::read(p).map_err(|e| lerr("schema_file", format!("cannot read {}: {e}", p.display())))?
+                let max = u64::try_from(config.schema_max_bytes).unwrap_or(u64::MAX);
+                ptc_files::Limit::new("the schema file", max)
+                    .raise_with("raise the upstream's schema_max_bytes")
+                    .read(p)
+                    .map_err(|e| lerr("schema_file", e.to_string()))?
             }
             SchemaSource::Url(u) => {
                 let resp = tokio::time::timeout(Duration::from_secs(30), client.get(u).send())

@@ -60,16 +60,10 @@ pub fn resolve(config: &UpstreamsConfig, env: &dyn Fn(&str) -> Option<String>) -
                 .filter(|v| !v.is_empty())
                 .ok_or_else(|| fail("var", format!("environment variable {var} is not set")))?,
             CredentialSource::File(path) => {
-                let meta = std::fs::metadata(path)
-                    .map_err(|e| fail("path", format!("cannot read {}: {e}", path.display())))?;
-                if meta.len() > 64 * 1024 {
-                    return Err(fail(
-                        "path",
-                        format!("{} is larger than 64 KiB; it is not a credential", path.display()),
-                    ));
-                }
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| fail("path", format!("cannot read {}: {e}", path.display())))?;
+                let text = ptc_files::Limit::new("the credential file", ptc_files::SECRET_MAX_BYTES)
+                    .raise_with("a credential is never that long: point `path` at the file holding only the secret")
+                    .read_to_string(path)
+                    .map_err(|e| fail("path", e.to_string()))?;
                 let trimmed = text.trim_end().to_string();
                 if trimmed.is_empty() {
                     return Err(fail("path", format!("{} is empty", path.display())));

@@ -19,6 +19,9 @@ pub const HISTORY_ENV: &str = "PTC_REPL_HISTORY";
 /// Entries kept in the file (older ones are dropped when it is rewritten).
 pub const MAX_ENTRIES: usize = 1000;
 
+/// A history file larger than this is not loaded (1000 entries of up to 16 KiB each).
+pub const HISTORY_MAX_BYTES: u64 = 16 * ptc_files::MIB;
+
 /// The history file to use: `Ok(None)` when history is turned off, `Err` (a sentence for
 /// the warning) when no data directory can be found. `var` reads the environment, so tests
 /// can pass their own.
@@ -61,6 +64,14 @@ impl HistoryFile {
     pub fn load(&mut self, history: &mut impl rustyline::history::History) {
         let Some(path) = &self.path else { return };
         if !path.exists() {
+            return;
+        }
+        // rustyline reads the file whole: a device, a FIFO or a huge file is refused first
+        let limit = ptc_files::Limit::new("--history", HISTORY_MAX_BYTES)
+            .raise_with("point --history at another file, or an empty value to turn history off");
+        if let Err(e) = limit.check(path) {
+            warn(&format!("{e}; this session's history is not saved"));
+            self.path = None;
             return;
         }
         if let Err(e) = history.load(path) {
@@ -147,6 +158,17 @@ mod tests {
         let entries: Vec<&String> = second.iter().collect();
         assert_eq!(entries, ["(def x 1)", "(defn f [a]\n  (* a 2))"]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_as_history_is_not_read_and_history_turns_off() {
+        // rustyline would read /dev/zero as one endless line
+        let mut file = HistoryFile::new(Some(PathBuf::from("/dev/zero")));
+        let mut h = FileHistory::new();
+        file.load(&mut h);
+        assert_eq!(file.path(), None);
+        assert_eq!(h.len(), 0);
     }
 
     #[test]

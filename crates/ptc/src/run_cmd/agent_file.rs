@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use ptc_lisp_eval::Limits;
 use ptc_subagent::{
     ConfigError, Event, LlmRef, LlmRetry, LlmTool, MemoryStrategy, Step, SubAgent, SubAgentBuilder, Tool, ToolError,
@@ -98,8 +98,9 @@ impl Loader<'_> {
             (Some(p), None) => p,
             (None, Some(f)) => {
                 let full = self.file.parent().map(|d| d.join(f)).unwrap_or_else(|| f.clone());
-                std::fs::read_to_string(&full)
-                    .map_err(|e| self.err(path, "prompt_file", format!("cannot read {}: {e}", full.display())))?
+                ptc_files::Limit::new("prompt_file", ptc_files::CONFIG_MAX_BYTES)
+                    .read_to_string(&full)
+                    .map_err(|e| self.err(path, "prompt_file", e))?
             }
             (Some(_), Some(_)) => return Err(self.err(path, "prompt", "give either prompt or prompt_file, not both")),
             (None, None) => return Err(self.err(path, "prompt", "missing; say what the agent should do")),
@@ -185,18 +186,18 @@ impl Loader<'_> {
 
     /// A tool of the tools file's kinds: `command` or a fixed `result`.
     fn plain_tool(&self, name: &str, raw: Json, at: &str) -> Result<Tool> {
-        let def: ToolDef = serde_json::from_value(raw).map_err(|e| {
+        let mut def: ToolDef = serde_json::from_value(raw).map_err(|e| {
             self.err(at, "tool", format!("{e}; expected \"self\", {{\"agent\": ...}}, {{\"llm_tool\": ...}}, {{\"command\": [...]}} or {{\"result\": ...}}"))
         })?;
-        let tool = match (def.command, def.result) {
-            (Some(argv), None) if argv.first().is_some_and(|p| !p.is_empty()) => {
-                let argv = Arc::new(argv);
+        let command = def.command_spec().map_err(|(field, e)| self.err(at, field, e))?;
+        let tool = match (command, def.result) {
+            (Some(spec), None) => {
+                let spec = Arc::new(spec);
                 let tool_timeout = self.tool_timeout;
                 Tool::with_context(name, move |args, cx| {
-                    command_tool::call(&argv, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
+                    command_tool::call(&spec, &args, cx.deadline, tool_timeout).map_err(ToolError::new)
                 })
             }
-            (Some(_), None) => return Err(self.err(at, "command", "needs a program: [\"prog\", \"arg\"]")),
             (None, Some(value)) => Tool::fixed(name, value),
             (Some(_), Some(_)) => return Err(self.err(at, "tool", "give either \"command\" or \"result\", not both")),
             (None, None) => {
@@ -217,7 +218,7 @@ impl Loader<'_> {
 
 /// Reads an agent file: TOML when it ends in `.toml`, JSON otherwise.
 fn read(path: &Path) -> Result<(AgentDef, Option<String>)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read agent file {}", path.display()))?;
+    let text = ptc_files::Limit::new("--agent", ptc_files::CONFIG_MAX_BYTES).read_to_string(path)?;
     let is_toml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     let raw: Json = if is_toml {
         toml::from_str(&text).map_err(|e| anyhow!("agent file {}: not valid TOML: {e}", path.display()))?
