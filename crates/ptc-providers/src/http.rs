@@ -1,6 +1,6 @@
-//! The HTTP plumbing shared by the vendor modules: one JSON POST with a timeout, and the
-//! classification of everything that can go wrong into an [`LlmError`] the retry policy
-//! understands.
+//! The HTTP plumbing shared by the vendor modules: one JSON POST with a timeout, its
+//! answer read up to a cap and scrubbed of every known secret, and the classification of
+//! everything that can go wrong into an [`LlmError`] the retry policy understands.
 
 use std::sync::Once;
 use std::time::{Duration, Instant, SystemTime};
@@ -10,16 +10,22 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value as Json;
 
 use crate::provider::ProviderConfig;
+use crate::redact::{Secrets, redact_url, url_secrets};
 use crate::secret::ApiKey;
 
 /// Longest vendor error text we carry into a message.
 const MAX_ERROR_TEXT: usize = 600;
+
+/// Most bytes of an error (non-2xx) body read: enough for any vendor's error object.
+const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// A configured client for one provider instance.
 pub(crate) struct Http {
     client: reqwest::Client,
     key: Option<ApiKey>,
     vendor: &'static str,
+    max_answer_bytes: usize,
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for Http {
@@ -51,7 +57,14 @@ impl Http {
             .map_err(|e| {
                 LlmError::new(LlmErrorKind::ConfigError, format!("{vendor}: cannot build the HTTP client: {e}"))
             })?;
-        Ok(Http { client, key: config.api_key.clone(), vendor })
+        let mut secrets = Secrets::default();
+        for key in config.api_key.iter().chain(&config.secrets) {
+            secrets.add(key.expose());
+        }
+        for found in url_secrets(&config.base_url) {
+            secrets.add(&found);
+        }
+        Ok(Http { client, key: config.api_key.clone(), vendor, max_answer_bytes: config.max_answer_bytes, secrets })
     }
 
     /// POSTs `body` to `url` and returns the parsed JSON answer of a 2xx response.
@@ -81,28 +94,84 @@ impl Http {
             headers.insert(name, value);
         }
         let started = Instant::now();
-        tracing::debug!(vendor = self.vendor, url, "llm request");
+        let shown = redact_url(url);
+        tracing::debug!(vendor = self.vendor, url = %shown, "llm request");
         let response =
             self.client.post(url).headers(headers).json(body).send().await.map_err(|e| self.transport_error(url, e))?;
         let status = response.status().as_u16();
         let response_headers = response.headers().clone();
-        let text = response.text().await.map_err(|e| self.transport_error(url, e))?;
+        let ok = (200..300).contains(&status);
+        let bytes = if ok {
+            self.read_capped(url, response, self.max_answer_bytes, true).await?
+        } else {
+            self.read_capped(url, response, MAX_ERROR_BODY.min(self.max_answer_bytes), false).await?
+        };
         tracing::debug!(
             vendor = self.vendor,
             status,
+            bytes = bytes.len(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "llm response"
         );
-        if !(200..300).contains(&status) {
+        if !ok {
+            let text = String::from_utf8_lossy(&bytes);
             let error = classify_status(self.vendor, status, &response_headers, &text);
             return Err(self.scrubbed(error));
         }
-        serde_json::from_str(&text).map_err(|e| {
-            self.scrubbed(LlmError::new(
+        match serde_json::from_slice::<Json>(&bytes) {
+            Ok(mut json) => {
+                // A vendor may echo the key (or another known secret) anywhere in its answer.
+                self.secrets.scrub_json(&mut json);
+                Ok(json)
+            }
+            Err(e) => Err(self.scrubbed(LlmError::new(
                 LlmErrorKind::Unknown,
-                format!("{}: the answer is not JSON ({e}): {}", self.vendor, truncate(&text)),
-            ))
-        })
+                format!(
+                    "{}: the answer is not JSON ({e}): {}",
+                    self.vendor,
+                    truncate(&String::from_utf8_lossy(&bytes))
+                ),
+            ))),
+        }
+    }
+
+    /// Reads `response`'s body chunk by chunk, never holding more than `cap` bytes. Past
+    /// the cap, `fail_over` makes it an `answer_too_large` error (the rest is not read);
+    /// otherwise the body is cut there.
+    async fn read_capped(
+        &self,
+        url: &str,
+        mut response: reqwest::Response,
+        cap: usize,
+        fail_over: bool,
+    ) -> Result<Vec<u8>, LlmError> {
+        if fail_over && let Some(announced) = response.content_length().filter(|&n| n > cap as u64) {
+            return Err(self.too_large(url, cap, &format!("it announced {announced} bytes")));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.transport_error(url, e))? {
+            let room = cap - body.len();
+            if chunk.len() > room {
+                if fail_over {
+                    return Err(self.too_large(url, cap, "reading stopped there"));
+                }
+                body.extend_from_slice(&chunk[..room]);
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    fn too_large(&self, url: &str, cap: usize, detail: &str) -> LlmError {
+        let message = format!(
+            "{}: the answer from {} is larger than max_answer_bytes ({cap} bytes; {detail}). No model answer \
+             is this long: check the server, or raise the cap (`ptc run --max-answer-bytes`, \
+             ProviderConfig::max_answer_bytes)",
+            self.vendor,
+            redact_url(url)
+        );
+        self.scrubbed(LlmError::new(LlmErrorKind::AnswerTooLarge, message))
     }
 
     fn transport_error(&self, url: &str, error: reqwest::Error) -> LlmError {
@@ -115,13 +184,12 @@ impl Http {
             "request failed"
         };
         let detail = error_chain(&error.without_url());
-        self.scrubbed(LlmError::new(kind, format!("{}: {what} ({url}): {detail}", self.vendor)))
+        let shown = redact_url(url);
+        self.scrubbed(LlmError::new(kind, format!("{}: {what} ({shown}): {detail}", self.vendor)))
     }
 
     fn scrubbed(&self, mut error: LlmError) -> LlmError {
-        if let Some(key) = &self.key {
-            error.message = key.scrub(&error.message);
-        }
+        error.message = self.secrets.scrub(&error.message);
         error
     }
 }
@@ -173,7 +241,11 @@ pub(crate) fn vendor_message(body: &str) -> String {
     if body.trim().is_empty() { "(empty body)".to_string() } else { truncate(body.trim()) }
 }
 
-/// `Retry-After` (seconds or an HTTP date) or OpenAI's `retry-after-ms`.
+/// The longest `Retry-After` taken from a header (a day); the retry policy's `max_delay`
+/// (a minute by default) and the mission deadline cap the actual wait further.
+const MAX_RETRY_AFTER_SECS: f64 = 86_400.0;
+
+/// `Retry-After` (seconds or an HTTP date) or OpenAI's `retry-after-ms`, at most a day.
 pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     if let Some(ms) = header_str(headers, "retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
         return duration_from_secs(ms / 1000.0);
@@ -183,7 +255,8 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
         return duration_from_secs(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+    let wait = when.duration_since(now).unwrap_or(Duration::ZERO);
+    Some(wait.min(Duration::from_secs_f64(MAX_RETRY_AFTER_SECS)))
 }
 
 fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
@@ -191,7 +264,7 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 fn duration_from_secs(secs: f64) -> Option<Duration> {
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(MAX_RETRY_AFTER_SECS)))
 }
 
 fn truncate(text: &str) -> String {
@@ -253,6 +326,9 @@ mod tests {
         // 2001-09-09T01:46:40Z is the epoch + 1e9 s; ten seconds later:
         let date = headers(&[("retry-after", "Sun, 09 Sep 2001 01:46:50 GMT")]);
         assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
+        // a date a month away asks for a day at most (the retry policy caps it further)
+        let month = headers(&[("retry-after", "Tue, 09 Oct 2001 01:46:40 GMT")]);
+        assert_eq!(retry_after(&month, now), Some(Duration::from_secs(86_400)));
         assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
         assert_eq!(retry_after(&headers(&[("retry-after", "-3")]), now), None);
         assert_eq!(retry_after(&HeaderMap::new(), now), None);

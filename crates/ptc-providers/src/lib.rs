@@ -41,12 +41,17 @@
 //! What this crate must never do: put an API key anywhere but the outgoing request's auth
 //! header. Keys live in [`ApiKey`], whose `Debug` prints `***`; recordings hold requests and
 //! responses only; error messages are built from the vendor's answer and scrubbed of the
-//! key as a second line of defence.
+//! key as a second line of defence. Everything a vendor returns is scrubbed of every known
+//! secret (the key, other vendors' keys from the environment, credentials in the base
+//! URL) before the loop, a trace or a recording sees it; a URL is shown only through
+//! [`redact_url`]. An answer's body is read up to
+//! [`ProviderConfig::max_answer_bytes`] and no further.
 
 #![deny(missing_docs)]
 
 mod env;
 mod record;
+mod redact;
 mod registry;
 mod replay;
 mod resolve;
@@ -66,13 +71,14 @@ pub mod openai;
 
 pub use env::Env;
 pub use record::{RecordedError, RecordedExchange, Recorder};
+pub use redact::redact_url;
 pub use registry::{Registry, RegistryEntry};
 pub use replay::Replay;
 pub use resolve::{Resolved, Vendor, from_resolved, from_spec, from_spec_with, resolve, resolve_with};
 pub use secret::ApiKey;
 
 #[cfg(feature = "http")]
-pub use provider::ProviderConfig;
+pub use provider::{DEFAULT_MAX_ANSWER_BYTES, ProviderConfig};
 
 /// The vendor features compiled into this build, in the order `openai`, `anthropic`,
 /// `gemini` (empty without any): what `ptc --version` reports.

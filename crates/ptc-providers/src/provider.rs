@@ -9,6 +9,10 @@ use crate::secret::ApiKey;
 /// normal, but finite, so a stuck connection surfaces as a `timeout` the loop can retry.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The default cap on one answer's body: 4 MiB, far above any model's longest output
+/// (a 128k-token answer is about 512 KB of text), far below what would hurt the machine.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
 /// Configuration of one provider instance (one vendor, one model).
 ///
 /// `Debug` never shows the key.
@@ -30,6 +34,12 @@ pub struct ProviderConfig {
     pub temperature: Option<f32>,
     /// The name reported by `Llm::name` (`openai:gpt-4.1-mini`).
     pub label: String,
+    /// Most bytes of one answer's body. Reading stops there and the request fails with
+    /// [`LlmErrorKind::AnswerTooLarge`](ptc_subagent::LlmErrorKind::AnswerTooLarge).
+    pub max_answer_bytes: usize,
+    /// Other secrets (keys of other vendors, tokens) to scrub from everything the vendor
+    /// returns, besides `api_key` and credentials in `base_url`, which are always scrubbed.
+    pub secrets: Vec<ApiKey>,
 }
 
 impl ProviderConfig {
@@ -43,6 +53,8 @@ impl ProviderConfig {
             max_tokens: None,
             temperature: None,
             label: label.into(),
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            secrets: Vec::new(),
         }
     }
 
@@ -55,6 +67,18 @@ impl ProviderConfig {
     /// Sets the whole-request timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Sets the cap on one answer's body.
+    pub fn with_max_answer_bytes(mut self, bytes: usize) -> Self {
+        self.max_answer_bytes = bytes;
+        self
+    }
+
+    /// Adds a secret to scrub from the vendor's answers and errors.
+    pub fn with_secret(mut self, secret: ApiKey) -> Self {
+        self.secrets.push(secret);
         self
     }
 
@@ -80,11 +104,13 @@ impl fmt::Debug for ProviderConfig {
         f.debug_struct("ProviderConfig")
             .field("label", &self.label)
             .field("model", &self.model)
-            .field("base_url", &self.base_url)
+            .field("base_url", &crate::redact::redact_url(&self.base_url))
             .field("api_key", &self.api_key.as_ref().map(|_| "***"))
             .field("timeout", &self.timeout)
             .field("max_tokens", &self.max_tokens)
             .field("temperature", &self.temperature)
+            .field("max_answer_bytes", &self.max_answer_bytes)
+            .field("secrets", &self.secrets.len())
             .finish()
     }
 }

@@ -142,4 +142,8 @@ impl Llm for Recorder {
     fn name(&self) -> String {
         self.inner.name()
     }
+
+    fn retry_waits(&self) -> bool {
+        self.inner.retry_waits()
+    }
 }

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use ptc_subagent::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
 use serde_json::Value as Json;
 
-use crate::record::RecordedExchange;
+use crate::record::{FORMAT_VERSION, RecordedExchange};
 
 /// Longest value shown in a drift message.
 const MAX_SHOWN: usize = 160;
@@ -33,7 +33,10 @@ impl Replay {
         Replay::from_jsonl(&text, path.display().to_string())
     }
 
-    /// Parses a recording from its text; `source` names it in messages.
+    /// Parses a recording from its text; `source` names it in messages. Every line must
+    /// be an exchange of this format version, numbered 1, 2, 3... in order, with exactly
+    /// one outcome (a response or an error); the first that is not fails the whole
+    /// recording, naming the file, the line and the entry.
     pub fn from_jsonl(text: &str, source: impl Into<String>) -> Result<Self, LlmError> {
         let source = source.into();
         let mut exchanges = Vec::new();
@@ -41,17 +44,29 @@ impl Replay {
             if line.trim().is_empty() {
                 continue;
             }
-            let exchange: RecordedExchange = serde_json::from_str(line).map_err(|e| {
-                LlmError::new(
-                    LlmErrorKind::ConfigError,
-                    format!("recording {source}, line {}: not a recorded exchange: {e}", number + 1),
-                )
-            })?;
-            if exchange.response.is_none() && exchange.error.is_none() {
-                return Err(LlmError::new(
-                    LlmErrorKind::ConfigError,
-                    format!("recording {source}, line {}: has neither a response nor an error", number + 1),
-                ));
+            let at = format!("recording {source}, line {} (entry #{})", number + 1, exchanges.len() + 1);
+            let bad = |problem: String| LlmError::new(LlmErrorKind::ConfigError, format!("{at}: {problem}"));
+            let exchange: RecordedExchange =
+                serde_json::from_str(line).map_err(|e| bad(format!("not a recorded exchange: {e}")))?;
+            if exchange.v != FORMAT_VERSION {
+                return Err(bad(format!(
+                    "format version {} is not one this build reads (version {FORMAT_VERSION}); record the run again with `ptc run --record`",
+                    exchange.v
+                )));
+            }
+            let expected = exchanges.len() as u64 + 1;
+            if exchange.index != expected {
+                return Err(bad(format!(
+                    "has index {}, expected {expected}: entries are numbered 1, 2, 3... in the order they were recorded (was the file edited or were recordings joined?)",
+                    exchange.index
+                )));
+            }
+            match (&exchange.response, &exchange.error) {
+                (Some(_), None) | (None, Some(_)) => {}
+                (None, None) => return Err(bad("has neither a response nor an error".into())),
+                (Some(_), Some(_)) => {
+                    return Err(bad("has both a response and an error; an exchange has exactly one outcome".into()));
+                }
             }
             exchanges.push(exchange);
         }
@@ -115,6 +130,11 @@ impl Llm for Replay {
 
     fn name(&self) -> String {
         format!("replay:{}", self.source)
+    }
+
+    /// A recording has no server to spare: a recorded `Retry-After` is not slept.
+    fn retry_waits(&self) -> bool {
+        false
     }
 }
 

@@ -115,8 +115,9 @@ impl fmt::Display for Vendor {
     }
 }
 
-/// What a spec resolves to. Holds the name of the key's variable, never the key.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a spec resolves to. Holds the name of the key's variable, never the key; its
+/// `Debug`, `Display` and JSON show the base URL without credentials.
+#[derive(Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Resolved {
     /// The spec as given.
@@ -129,7 +130,9 @@ pub struct Resolved {
     pub vendor: Vendor,
     /// The model id (for replay, the recording's path).
     pub model: String,
-    /// Where requests go (empty for replay).
+    /// Where requests go (empty for replay). Shown and serialised through
+    /// [`redact_url`](crate::redact_url): credentials in it never print.
+    #[serde(serialize_with = "redacted")]
     pub base_url: String,
     /// The variable the key is read from, when one is needed.
     pub key_var: Option<String>,
@@ -142,6 +145,34 @@ pub struct Resolved {
     /// Request timeout, when not the default (in JSON: `timeout_secs`).
     #[serde(rename = "timeout_secs", serialize_with = "secs")]
     pub timeout: Option<Duration>,
+    /// Cap on one answer's body, when not the default
+    /// ([`DEFAULT_MAX_ANSWER_BYTES`](crate::DEFAULT_MAX_ANSWER_BYTES)); set by the caller
+    /// (`ptc run --max-answer-bytes`) before [`from_resolved`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_answer_bytes: Option<usize>,
+}
+
+impl fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resolved")
+            .field("spec", &self.spec)
+            .field("alias", &self.alias)
+            .field("registry", &self.registry)
+            .field("vendor", &self.vendor)
+            .field("model", &self.model)
+            .field("base_url", &crate::redact::redact_url(&self.base_url))
+            .field("key_var", &self.key_var)
+            .field("key_set", &self.key_set)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .field("timeout", &self.timeout)
+            .field("max_answer_bytes", &self.max_answer_bytes)
+            .finish()
+    }
+}
+
+fn redacted<S: serde::Serializer>(url: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&crate::redact::redact_url(url))
 }
 
 fn secs<S: serde::Serializer>(timeout: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
@@ -181,7 +212,7 @@ impl fmt::Display for Resolved {
             writeln!(f, "recording:   {}", self.model)?;
         } else {
             writeln!(f, "model:       {}", self.model)?;
-            writeln!(f, "base url:    {}", self.base_url)?;
+            writeln!(f, "base url:    {}", crate::redact::redact_url(&self.base_url))?;
         }
         match &self.key_var {
             Some(var) => writeln!(f, "key:         ${var} ({})", if self.key_set { "set" } else { "NOT set" })?,
@@ -246,6 +277,7 @@ fn direct(spec: &str, vendor: Vendor, model: &str, env: &Env) -> Resolved {
         max_tokens: None,
         temperature: None,
         timeout: None,
+        max_answer_bytes: None,
     }
 }
 
@@ -354,6 +386,17 @@ fn build_http(resolved: &Resolved, env: &Env) -> Result<Arc<dyn Llm>, LlmError> 
     config.temperature = resolved.temperature;
     if let Some(timeout) = resolved.timeout {
         config.timeout = timeout;
+    }
+    if let Some(bytes) = resolved.max_answer_bytes {
+        config.max_answer_bytes = bytes;
+    }
+    // Every key this process knows is a secret no answer may carry back, whichever
+    // vendor echoes it.
+    let known = Vendor::ALL.iter().filter_map(|v| v.key_var()).chain(resolved.key_var.as_deref());
+    for var in known {
+        if let Some(value) = env.get(var) {
+            config.secrets.push(ApiKey::new(value.trim()));
+        }
     }
     match resolved.vendor {
         #[cfg(feature = "openai")]

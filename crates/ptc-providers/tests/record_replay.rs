@@ -132,3 +132,37 @@ fn a_recording_that_cannot_be_created_fails_before_any_request() {
     let e = Recorder::create(Arc::new(Canned(Mutex::new(vec![]))), "/nonexistent/dir/run.jsonl").unwrap_err();
     assert_eq!(e.kind, LlmErrorKind::ConfigError);
 }
+
+#[test]
+fn a_recording_with_a_bad_entry_fails_naming_the_file_and_entry() {
+    let good = |index: u64| json!({"v": 1, "index": index, "llm": "m", "request": hello(), "response": LlmResponse::text("(return 1)")});
+    let mut unknown_version = good(1);
+    unknown_version["v"] = json!(7);
+    let mut both = good(2);
+    both["error"] = json!({"kind": "rate_limit", "message": "slow down"});
+    let cases = [
+        (vec![unknown_version], "line 1 (entry #1): format version 7 is not one this build reads"),
+        (vec![good(1), good(3)], "line 2 (entry #2): has index 3, expected 2"),
+        (vec![good(2)], "line 1 (entry #1): has index 2, expected 1"),
+        (vec![good(1), both], "line 2 (entry #2): has both a response and an error"),
+    ];
+    for (lines, expected) in cases {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let e = Replay::from_jsonl(&text, "run.jsonl").unwrap_err();
+        assert_eq!(e.kind, LlmErrorKind::ConfigError);
+        assert!(e.message.starts_with(&format!("recording run.jsonl, {expected}")), "{}", e.message);
+    }
+    let fine: String = [good(1), good(2)].iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(Replay::from_jsonl(&fine, "run.jsonl").unwrap().len(), 2);
+}
+
+#[test]
+fn a_replay_does_not_wait_but_a_recorder_waits_like_its_model() {
+    let replay = Replay::from_jsonl("", "empty.jsonl").unwrap();
+    assert!(!replay.retry_waits(), "a recorded Retry-After is never slept");
+    let dir = temp_dir("waits");
+    let recorder = Recorder::create(Arc::new(replay), dir.join("r.jsonl")).unwrap();
+    assert!(!recorder.retry_waits());
+    let live = Recorder::create(Arc::new(Canned(Mutex::new(vec![]))), dir.join("l.jsonl")).unwrap();
+    assert!(live.retry_waits());
+}

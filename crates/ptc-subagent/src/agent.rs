@@ -87,6 +87,7 @@ pub(crate) struct Config {
     pub(crate) mode: Mode,
     pub(crate) compress_history: Option<HistoryOptions>,
     pub(crate) compaction: Option<Compaction>,
+    pub(crate) max_history_bytes: usize,
     pub(crate) compose: crate::compose::ComposeOptions,
 }
 
@@ -169,6 +170,7 @@ pub struct SubAgentBuilder {
     pub(crate) mode: Mode,
     compress_history: Option<HistoryOptions>,
     compaction: Option<Compaction>,
+    max_history_bytes: usize,
     pub(crate) compose: crate::compose::ComposeOptions,
 }
 
@@ -200,6 +202,7 @@ impl SubAgentBuilder {
             mode: Mode::Lisp,
             compress_history: None,
             compaction: None,
+            max_history_bytes: crate::history_cap::DEFAULT_MAX_HISTORY_BYTES,
             compose: Default::default(),
         }
     }
@@ -295,6 +298,15 @@ impl SubAgentBuilder {
     /// Time limit of the whole mission (default none).
     pub fn mission_timeout(mut self, t: Duration) -> Self {
         self.mission_timeout = Some(t);
+        self
+    }
+
+    /// Bytes of conversation the loop keeps after the mission (the model's answers, tool
+    /// calls and results, feedback), and separately of answers and programs recorded in
+    /// the step's turns (default 8 MiB each). Past it the oldest texts are replaced by a
+    /// marker saying how much was dropped; a newest answer over it keeps its head.
+    pub fn max_history_bytes(mut self, bytes: usize) -> Self {
+        self.max_history_bytes = bytes;
         self
     }
 
@@ -430,6 +442,7 @@ impl SubAgentBuilder {
             mode: self.mode,
             compress_history: self.compress_history,
             compaction: self.compaction,
+            max_history_bytes: self.max_history_bytes,
             compose: self.compose,
         };
         Ok(SubAgent { config: Arc::new(config), tools: Arc::new(tools) })
@@ -483,6 +496,9 @@ fn check_numbers(b: &SubAgentBuilder) -> Result<(), ConfigError> {
     }
     if b.mission_timeout.is_some_and(|t| t.is_zero()) {
         return Err(ConfigError::new("mission_timeout", "must be more than 0 ms"));
+    }
+    if b.max_history_bytes < 1024 {
+        return Err(ConfigError::new("max_history_bytes", "must be at least 1024"));
     }
     if b.llm_retry.max_attempts == 0 {
         return Err(ConfigError::new("llm_retry", "max_attempts must be at least 1 (1 means no retry)"));

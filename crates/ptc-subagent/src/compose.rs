@@ -374,6 +374,8 @@ pub(crate) struct Ask {
 pub(crate) struct CallerLlm {
     tx: mpsc::UnboundedSender<Ask>,
     name: String,
+    /// The caller's model's [`Llm::retry_waits`].
+    waits: bool,
 }
 
 impl Llm for CallerLlm {
@@ -390,13 +392,17 @@ impl Llm for CallerLlm {
     fn name(&self) -> String {
         self.name.clone()
     }
+
+    fn retry_waits(&self) -> bool {
+        self.waits
+    }
 }
 
 /// A channel for one program run: the sender goes into the tools' context, the receiver
 /// to [`serve_while`].
 pub(crate) fn caller_channel(llm: &dyn Llm) -> (CallerLlm, mpsc::UnboundedReceiver<Ask>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (CallerLlm { tx, name: llm.name() }, rx)
+    (CallerLlm { tx, name: llm.name(), waits: llm.retry_waits() }, rx)
 }
 
 /// Waits for `work` (a program on a blocking thread), answering the model requests of

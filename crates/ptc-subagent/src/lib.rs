@@ -60,6 +60,7 @@ pub mod compress;
 mod exec;
 pub mod extract;
 pub mod feedback;
+mod history_cap;
 pub mod llm;
 pub mod llm_tool;
 mod mission;
@@ -83,6 +84,7 @@ pub use compiled::CompiledAgent;
 pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use compress::HistoryOptions;
 pub use feedback::FormatOptions;
+pub use history_cap::DEFAULT_MAX_HISTORY_BYTES;
 pub use llm::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
     ToolSchema,
@@ -90,7 +92,7 @@ pub use llm::{
 pub use llm_tool::LlmTool;
 pub use mode::{Expose, Mode, NativeResult};
 pub use observe::{Event, Observer};
-pub use retry::{Backoff, LlmRetry};
+pub use retry::{Backoff, DEFAULT_MAX_RETRY_DELAY, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
 pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 pub use tool::{CatalogEntry, Tool, ToolContext, ToolError};

@@ -25,6 +25,13 @@ pub trait Llm: Send + Sync {
     fn name(&self) -> String {
         "llm".to_string()
     }
+
+    /// Whether the loop waits (real time) between retries of a failed request. A live
+    /// vendor asks for the wait; a recording played back has no server to spare and
+    /// answers `false`, so a recorded `Retry-After` never sleeps.
+    fn retry_waits(&self) -> bool {
+        true
+    }
 }
 
 /// One request to a model.
@@ -195,6 +202,9 @@ pub enum LlmErrorKind {
     ClientError,
     /// Missing key, unknown model, bad base URL (not retryable).
     ConfigError,
+    /// The answer exceeded the size cap and was not read further (not retryable: the
+    /// same request would bring the same answer).
+    AnswerTooLarge,
     /// Anything else.
     Unknown,
 }
@@ -208,6 +218,7 @@ impl LlmErrorKind {
             LlmErrorKind::ServerError => "server_error",
             LlmErrorKind::ClientError => "client_error",
             LlmErrorKind::ConfigError => "config_error",
+            LlmErrorKind::AnswerTooLarge => "answer_too_large",
             LlmErrorKind::Unknown => "unknown",
         }
     }

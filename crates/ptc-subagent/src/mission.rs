@@ -216,8 +216,9 @@ impl<'a> Mission<'a> {
         self.messages.clone()
     }
 
-    /// A new request for turn `number`.
+    /// A new request for turn `number`, the kept conversation bounded first.
     pub(crate) fn request(&mut self, number: u32) -> LlmRequest {
+        self.bound_history();
         LlmRequest {
             system: self.system.clone(),
             messages: self.request_messages(number),
@@ -263,6 +264,14 @@ impl<'a> Mission<'a> {
         self.messages.push(Message::user(feedback));
     }
 
+    /// Keeps the conversation after the mission, the failed turns of history compression
+    /// and the turns' recorded answers within `max_history_bytes` (see `history_cap`).
+    fn bound_history(&mut self) {
+        let cap = self.agent.config.max_history_bytes;
+        crate::history_cap::bound_messages(&mut self.messages, 1, cap);
+        crate::history_cap::bound_messages(&mut self.failed_pairs, 0, cap);
+    }
+
     /// `max_turns` minus the turns used so far.
     fn turns_left(&self) -> u32 {
         self.agent.config.max_turns.saturating_sub(self.turns.len() as u32)
@@ -296,6 +305,7 @@ impl<'a> Mission<'a> {
         let record = turn.clone();
         emit(self.observer.as_deref(), move || Event::TurnEnd { turn: record });
         self.turns.push(turn);
+        crate::history_cap::bound_turns(&mut self.turns, self.agent.config.max_history_bytes);
     }
 
     pub(crate) async fn run(&mut self) -> Step {
@@ -487,10 +497,15 @@ impl<'a> Mission<'a> {
                         fail.details = Some(serde_json::json!({"kind": error.kind.as_str(), "status": error.status}));
                         return Err(fail);
                     };
+                    // The wait is capped by the policy's max_delay (in `delay`) and by the
+                    // deadline: a retry that could not start before it is not waited for.
                     if self.deadline.is_some_and(|d| Instant::now() + delay >= d) {
                         return Err(self.mission_timeout());
                     }
-                    tokio::time::sleep(delay).await;
+                    // A replayed model has no server to spare: its recorded waits are not slept.
+                    if self.llm.retry_waits() {
+                        tokio::time::sleep(delay).await;
+                    }
                 }
             }
         }

@@ -32,16 +32,26 @@ pub struct LlmRetry {
     pub base_delay: Duration,
     /// Error classes worth retrying.
     pub retryable: Vec<LlmErrorKind>,
+    /// The longest wait between two attempts, whatever the backoff computes or the server
+    /// asks for in `Retry-After` (a date a month away, a number of a day). The mission
+    /// deadline caps it further: a retry that could not start before the deadline is not
+    /// waited for.
+    pub max_delay: Duration,
 }
 
+/// The default [`LlmRetry::max_delay`]: one minute.
+pub const DEFAULT_MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+
 impl Default for LlmRetry {
-    /// 3 attempts, exponential from 1 s, retrying rate limits, timeouts and server errors.
+    /// 3 attempts, exponential from 1 s, retrying rate limits, timeouts and server errors,
+    /// never waiting more than [`DEFAULT_MAX_RETRY_DELAY`].
     fn default() -> Self {
         LlmRetry {
             max_attempts: 3,
             backoff: Backoff::Exponential,
             base_delay: Duration::from_secs(1),
             retryable: vec![LlmErrorKind::RateLimit, LlmErrorKind::Timeout, LlmErrorKind::ServerError],
+            max_delay: DEFAULT_MAX_RETRY_DELAY,
         }
     }
 }
@@ -57,7 +67,8 @@ impl LlmRetry {
         attempt < self.max_attempts && self.retryable.contains(&error.kind)
     }
 
-    /// The wait before attempt `attempt + 1`; a server's `Retry-After` wins when longer.
+    /// The wait before attempt `attempt + 1`; a server's `Retry-After` wins when longer,
+    /// and neither exceeds [`max_delay`](Self::max_delay).
     pub fn delay(&self, error: &LlmError, attempt: u32) -> Duration {
         let n = attempt.max(1);
         let computed = match self.backoff {
@@ -65,10 +76,11 @@ impl LlmRetry {
             Backoff::Linear => self.base_delay.saturating_mul(n),
             Backoff::Constant => self.base_delay,
         };
-        match error.retry_after {
+        let wanted = match error.retry_after {
             Some(server) if server > computed => server,
             _ => computed,
-        }
+        };
+        wanted.min(self.max_delay)
     }
 }
 
@@ -98,6 +110,22 @@ mod tests {
         let mut e = err(LlmErrorKind::RateLimit);
         e.retry_after = Some(Duration::from_secs(2));
         assert_eq!(r.delay(&e, 1), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn no_wait_exceeds_max_delay() {
+        let r = LlmRetry {
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(250),
+            ..LlmRetry::default()
+        };
+        let mut e = err(LlmErrorKind::RateLimit);
+        // a Retry-After a month away (an HTTP date) or a day (the numeric form)
+        e.retry_after = Some(Duration::from_secs(30 * 86_400));
+        assert_eq!(r.delay(&e, 1), Duration::from_millis(250));
+        e.retry_after = None;
+        assert_eq!(r.delay(&e, 10), Duration::from_millis(250), "exponential growth is capped too");
+        assert_eq!(LlmRetry::default().delay(&err(LlmErrorKind::Timeout), 30), DEFAULT_MAX_RETRY_DELAY);
     }
 
     #[test]

@@ -133,3 +133,79 @@ pub fn temp_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A vendor whose 200 answer never ends: after the request it sends `chunk`-byte pieces
+/// of a JSON string (chunked encoding), pausing `pause` between them, until the client
+/// hangs up. Returns the URL and a counter of the body bytes written so far.
+pub async fn endless_server(
+    chunk: usize,
+    pause: Option<std::time::Duration>,
+) -> (String, Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tokio::io::AsyncWriteExt;
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = sent.clone();
+    tokio::spawn(async move {
+        // Bounded: a test makes a few connections at most.
+        for _ in 0..4 {
+            let Ok((mut stream, _)) = listener.accept().await else { break };
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                read_request(&mut stream).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let opening = b"{\"choices\": [{\"message\": {\"content\": \"";
+                let piece = format!("{:x}\r\n{}\r\n", opening.len(), String::from_utf8_lossy(opening));
+                if stream.write_all(piece.as_bytes()).await.is_err() {
+                    return;
+                }
+                let filler = format!("{chunk:x}\r\n{}\r\n", "x".repeat(chunk));
+                loop {
+                    if stream.write_all(filler.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    counter.fetch_add(chunk as u64, Ordering::SeqCst);
+                    if let Some(pause) = pause {
+                        tokio::time::sleep(pause).await;
+                    }
+                }
+            });
+        }
+    });
+    (url, sent)
+}
+
+/// Reads one HTTP/1.1 request (head and `content-length` body) from `stream`.
+pub async fn read_request(stream: &mut tokio::net::TcpStream) {
+    use tokio::io::AsyncReadExt;
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let Ok(n) = stream.read(&mut buf).await else { return };
+        if n == 0 {
+            return;
+        }
+        data.extend_from_slice(&buf[..n]);
+        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while data.len() < end + 4 + length {
+                let Ok(n) = stream.read(&mut buf).await else { return };
+                if n == 0 {
+                    return;
+                }
+                data.extend_from_slice(&buf[..n]);
+            }
+            return;
+        }
+    }
+}
