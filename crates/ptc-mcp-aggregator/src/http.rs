@@ -77,6 +77,16 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
+/// The token of an `Authorization: Bearer <token>` value. The scheme is matched without
+/// regard to case and may be followed by several spaces (RFC 9110 §11.1, §11.4), so
+/// `bearer <token>` from a client that lowercases it is accepted.
+fn bearer_token(value: &str) -> Option<&str> {
+    let value = value.trim_matches([' ', '\t']);
+    let (scheme, rest) = value.split_once([' ', '\t'])?;
+    let token = rest.trim_start_matches([' ', '\t']);
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 fn unauthorized(challenge: &'static str) -> Response {
     let mut r = (StatusCode::UNAUTHORIZED, "unauthorized: send Authorization: Bearer <token>\n").into_response();
     r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
@@ -124,8 +134,7 @@ async fn auth(
 ) -> Response {
     let Some(token) = &guard.token else { return next.run(req).await };
     let ip = peer.ip();
-    let presented =
-        req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
     match presented {
         Some(p) if same_secret(p.as_bytes(), token.as_bytes()) => next.run(req).await,
         other => {
@@ -578,6 +587,16 @@ pub async fn serve_http(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive() {
+        for v in ["Bearer tok", "bearer tok", "BEARER tok", "bEaReR  tok", "Bearer\ttok", " Bearer tok "] {
+            assert_eq!(bearer_token(v), Some("tok"), "{v:?}");
+        }
+        for v in ["Basic tok", "Bearer", "Bearer ", "Bearertok", "tok", ""] {
+            assert_eq!(bearer_token(v), None, "{v:?}");
+        }
+    }
 
     #[test]
     fn secret_comparison() {

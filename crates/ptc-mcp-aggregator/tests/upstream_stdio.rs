@@ -373,3 +373,136 @@ fn a_message_over_the_frame_cap_ends_the_connection_not_the_process() {
         "\"still here\""
     );
 }
+
+/// True once `pid` has exited (gone, or a zombie nobody reaped yet); waits for the kill
+/// to land, at most five seconds.
+fn exited(pid: u32) -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next()));
+        if matches!(state, None | Some('Z' | 'X')) {
+            return true;
+        }
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn fixture_config(dir: &tempfile::TempDir, args: &[&str], extra: &str) -> config::UpstreamsConfig {
+    let path = dir.path().join("u.json");
+    let text = format!(
+        r#"{{"upstreams": {{"fx": {{"transport": "mcp_stdio", "command": {}, "args": {}{extra}}}}}}}"#,
+        serde_json::json!(FIXTURE),
+        serde_json::json!(args)
+    );
+    std::fs::write(&path, text).unwrap();
+    config::load(&path, &|_: &str| None).unwrap()
+}
+
+#[test]
+fn an_upstream_that_answers_initialize_but_never_lists_fails_start_in_time_and_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let cfg = fixture_config(
+        &dir,
+        &["--never-list", "--pid-file", pid_file.to_str().unwrap()],
+        r#", "handshake_timeout_ms": 300"#,
+    );
+    let started = std::time::Instant::now();
+    let err = UpstreamRuntime::start(&cfg, UpstreamOptions::default(), &|_: &str| None).unwrap_err().to_string();
+    assert!(err.contains("upstream 'fx' could not start (timeout)"), "{err}");
+    assert!(err.contains("answered `initialize` but not `tools/list` within 300 ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(exited(pid), "the silent child {pid} outlived the failed start");
+}
+
+#[test]
+fn start_stopped_by_a_signal_stops_the_children_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let cfg = fixture_config(&dir, &["--never-list", "--pid-file", pid_file.to_str().unwrap()], "");
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopper = {
+        let stop = stop.clone();
+        let pid_file = pid_file.clone();
+        std::thread::spawn(move || {
+            // the child is up once it wrote its pid
+            let until = std::time::Instant::now() + Duration::from_secs(20);
+            while !pid_file.exists() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            stop.cancel();
+        })
+    };
+    let started = std::time::Instant::now();
+    let err = UpstreamRuntime::start_until(&cfg, UpstreamOptions::default(), &|_: &str| None, &stop).unwrap_err();
+    stopper.join().unwrap();
+    assert!(matches!(err, ptc_mcp_aggregator::upstream::StartError::Interrupted), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(9), "not the 10 s handshake timeout: {:?}", started.elapsed());
+    let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(exited(pid), "the child {pid} outlived the interrupted start");
+}
+
+#[test]
+fn an_upstream_that_is_ptc_itself_is_refused_by_its_server_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let cfg = fixture_config(&dir, &["--name", "ptc", "--pid-file", pid_file.to_str().unwrap()], "");
+    let err = UpstreamRuntime::start(&cfg, UpstreamOptions::default(), &|_: &str| None).unwrap_err().to_string();
+    assert!(err.contains("could not start (self_upstream)"), "{err}");
+    assert!(err.contains("answered `initialize` as the ptc MCP server itself"), "{err}");
+    let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(exited(pid), "the refused child {pid} is stopped");
+}
+
+#[test]
+fn children_carry_the_nesting_marker_and_a_marked_process_starts_no_upstreams() {
+    let s = setup();
+    let depth = printed(&s, r#"(:value (tool/call {:server "fx" :tool "env" :args {:name "PTC_UPSTREAM_DEPTH"}}))"#);
+    assert_eq!(depth, "1", "the marker (a JSON-looking text reads as a number)");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fixture_config(&dir, &[], "");
+    let marked = |k: &str| (k == ptc_mcp_aggregator::upstream::NESTING_ENV).then(|| "1".to_string());
+    let err = UpstreamRuntime::start(&cfg, UpstreamOptions::default(), &marked).unwrap_err().to_string();
+    assert!(err.contains("started as an upstream of another ptc (PTC_UPSTREAM_DEPTH=1)"), "{err}");
+    assert!(err.contains("refuses to start upstreams of its own"), "{err}");
+}
+
+#[test]
+fn credentials_written_into_an_upstream_url_never_appear_in_errors() {
+    // a port nobody listens on: the transport error names the URL it tried
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.json");
+    let url = format!("http://robot:PASSWORD-in-url-1@127.0.0.1:{port}/mcp?api_key=KEY-in-query-2&v=1");
+    std::fs::write(
+        &path,
+        serde_json::json!({"upstreams": {"web": {"transport": "mcp_http", "url": url, "allow_insecure_http": true, "handshake_timeout_ms": 3000}}})
+            .to_string(),
+    )
+    .unwrap();
+    let none = |_: &str| None;
+    let cfg = config::load(&path, &none).unwrap();
+    let err = UpstreamRuntime::start(&cfg, UpstreamOptions::default(), &none).unwrap_err().to_string();
+    assert!(err.contains("upstream 'web' could not start"), "{err}");
+    assert!(!err.contains("PASSWORD-in-url-1") && !err.contains("KEY-in-query-2"), "{err}");
+    // and in live mode, the program sees the fault scrubbed too
+    let rt = UpstreamRuntime::start(
+        &cfg,
+        UpstreamOptions { snapshot: SnapshotMode::Live, ..UpstreamOptions::default() },
+        &none,
+    )
+    .unwrap();
+    let out = engine().eval(
+        r#"(:message (tool/call {:server "web" :tool "x"}))"#,
+        RunInput::new(),
+        &rt.program_host(),
+        &Cancel::new(),
+    );
+    assert!(!out.printed.contains("PASSWORD-in-url-1") && !out.printed.contains("KEY-in-query-2"), "{}", out.printed);
+}

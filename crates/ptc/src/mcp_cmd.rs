@@ -120,28 +120,34 @@ fn init_logs(level: &str, format: &str) -> Result<()> {
     result.map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))
 }
 
-/// Cancels `token` on SIGINT or SIGTERM (the first of either starts a drain).
+/// Cancels `token` on SIGINT or SIGTERM (the first of either starts a drain). The
+/// handlers are installed before this returns (call it inside the runtime), so a signal
+/// that arrives while upstreams start is handled too instead of killing the process and
+/// orphaning their children.
 fn on_signals(token: tokio_util::sync::CancellationToken) {
-    tokio::spawn(async move {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            match signal(SignalKind::terminate()) {
-                Ok(mut term) => {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        tokio::spawn(async move {
+            match (term, int) {
+                (Ok(mut term), Ok(mut int)) => {
                     tokio::select! {
-                        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
+                        _ = int.recv() => tracing::info!("SIGINT received"),
                         _ = term.recv() => tracing::info!("SIGTERM received"),
                     }
                 }
-                Err(_) => {
+                _ => {
                     let _ = tokio::signal::ctrl_c().await;
                 }
             }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+            token.cancel();
+        });
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
         token.cancel();
     });
 }
@@ -153,8 +159,20 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
     init_logs(&args.log_level, &args.log_format)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
-    // frozen snapshot: every upstream is started and listed before serving, or start fails
-    let backend: Arc<dyn ToolBackend> = match args.upstreams.start(SnapshotMode::Frozen)? {
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    {
+        let _inside = runtime.enter();
+        on_signals(shutdown.clone());
+    }
+    // frozen snapshot: every upstream is started and listed before serving, or start
+    // fails; a signal meanwhile stops the children started so far and ends here
+    let started = args.upstreams.start_until(SnapshotMode::Frozen, &shutdown);
+    if started.is_err() && shutdown.is_cancelled() {
+        // a shutdown signal, not a failure: the same exit as a drained server
+        tracing::info!("stopped while the upstreams were starting; their processes were stopped");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let backend: Arc<dyn ToolBackend> = match started? {
         Some(rt) => {
             tracing::info!(upstreams = ?rt.names(), "aggregator mode");
             Arc::new(rt)
@@ -163,8 +181,6 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
     };
     let server = PtcServer::new(config.clone(), backend);
     let result = runtime.block_on(async move {
-        let shutdown = tokio_util::sync::CancellationToken::new();
-        on_signals(shutdown.clone());
         match args.http {
             None => {
                 tracing::info!("serving MCP over stdio");

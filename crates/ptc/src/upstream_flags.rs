@@ -42,6 +42,16 @@ impl UpstreamArgs {
 
     /// Loads and starts the upstreams (none configured: `None`).
     pub fn start(&self, default_snapshot: SnapshotMode) -> Result<Option<UpstreamRuntime>> {
+        self.start_until(default_snapshot, &tokio_util::sync::CancellationToken::new())
+    }
+
+    /// [`Self::start`], given up (and every child started so far stopped) once `stop` is
+    /// cancelled.
+    pub fn start_until(
+        &self,
+        default_snapshot: SnapshotMode,
+        stop: &tokio_util::sync::CancellationToken,
+    ) -> Result<Option<UpstreamRuntime>> {
         let Some(path) = self.path() else { return Ok(None) };
         let env = |k: &str| std::env::var(k).ok();
         let cfg = config::load(&path, &env)?;
@@ -68,6 +78,6 @@ impl UpstreamArgs {
                 other => bail!("unknown --catalog-snapshot-mode {other:?}; use frozen or live"),
             };
         }
-        Ok(Some(UpstreamRuntime::start(&cfg, o, &env)?))
+        Ok(Some(UpstreamRuntime::start_until(&cfg, o, &env, stop)?))
     }
 }

@@ -171,6 +171,13 @@ fn bearer_auth_and_rate_limit() {
     assert!(wrong.header("www-authenticate").unwrap().contains("invalid_token"));
     assert_eq!(http(s.port, "GET", "/health", &[], "").status, 200, "health needs no token");
     initialize(s.port, Some(token));
+    // RFC 9110: the scheme is case-insensitive
+    for scheme in ["bearer", "BEARER", "BeArEr"] {
+        let value = format!("{scheme} {token}");
+        let r = http(s.port, "POST", "/mcp", &[JSON, ACCEPT, ("Authorization", value.as_str())], &body);
+        assert_ne!(r.status, 401, "`{scheme}` is the Bearer scheme: {} {}", r.status, r.body);
+        assert_ne!(r.status, 429, "`{scheme}` with the right token is no failed attempt");
+    }
     for _ in 0..5 {
         http(s.port, "POST", "/mcp", &[JSON, ACCEPT, ("Authorization", "Bearer nope")], &body);
     }

@@ -1,6 +1,10 @@
 //! A tiny MCP server over stdio for the aggregator's tests (a real child process, not a
 //! mock): `echo`, `orders`, `slow`, `crash`, `big`, `fail`, `env`.
 //!
+//! Flags make it misbehave on purpose: `--never-list` answers `initialize` but never
+//! `tools/list`; `--name NAME` answers `initialize` under another server name;
+//! `--pid-file PATH` writes its pid there first.
+//!
 //! Not part of the product; it exists so that integration tests exercise rmcp's client
 //! against a real process boundary.
 
@@ -20,7 +24,10 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value as Json, json};
 
 #[derive(Clone)]
-struct Fixture;
+struct Fixture {
+    name: String,
+    never_list: bool,
+}
 
 fn tool(name: &'static str, description: &'static str, schema: Json) -> Tool {
     let Json::Object(schema) = schema else { return Tool::new(name, description, Arc::new(Map::new())) };
@@ -34,7 +41,7 @@ fn text(s: impl Into<String>) -> CallToolResult {
 impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("ptc-upstream-fixture", "0.1.0"))
+            .with_server_info(Implementation::new(self.name.clone(), "0.1.0"))
     }
 
     async fn list_tools(
@@ -42,6 +49,9 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.never_list {
+            std::future::pending::<()>().await;
+        }
         Ok(ListToolsResult::with_all_items(vec![
             tool(
                 "echo",
@@ -124,7 +134,16 @@ impl ServerHandler for Fixture {
 
 #[tokio::main]
 async fn main() {
-    if let Ok(service) = Fixture.serve(rmcp::transport::stdio()).await {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    if let Some(path) = value("--pid-file") {
+        let _ = std::fs::write(path, std::process::id().to_string());
+    }
+    let fixture = Fixture {
+        name: value("--name").unwrap_or_else(|| "ptc-upstream-fixture".into()),
+        never_list: args.iter().any(|a| a == "--never-list"),
+    };
+    if let Ok(service) = fixture.serve(rmcp::transport::stdio()).await {
         let _ = service.waiting().await;
     }
 }

@@ -21,6 +21,49 @@ use super::secrets::{Redactor, Resolved};
 /// Environment variables a stdio child inherits from the server (besides its `env`).
 const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR", "USER"];
 
+/// Set in every stdio child's environment: a `ptc` that finds it was started as an
+/// upstream of another `ptc` (through a copy of the binary, a wrapper script or
+/// `sh -c 'exec ptc mcp'`) and refuses to start upstreams of its own, so a config that
+/// reaches back to `ptc` cannot nest servers without end.
+pub const NESTING_ENV: &str = "PTC_UPSTREAM_DEPTH";
+
+/// The `serverInfo.name` our own MCP server answers `initialize` with.
+pub(crate) const OUR_SERVER_NAME: &str = "ptc";
+
+/// Refuses a stdio upstream that answered `initialize` as `ptc` itself (a copy of the
+/// binary, a wrapper script): the path check of the config cannot see through those, and
+/// a ptc child only runs `lisp_eval` inside `lisp_eval` while nesting processes.
+fn refuse_ourselves(service: &RunningService<RoleClient, ()>, what: &str) -> Result<(), Fault> {
+    let is_ptc = service.peer_info().is_some_and(|i| i.server_info.as_ref().is_some_and(|s| s.name == OUR_SERVER_NAME));
+    if is_ptc {
+        return Err(Fault::new(
+            "self_upstream",
+            format!(
+                "{what} answered `initialize` as the ptc MCP server itself; an aggregator cannot aggregate ptc \
+                 (remove this upstream, and give its tools to ptc as upstreams directly)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Kills a starting child's process group unless disarmed: a handshake that fails, times
+/// out or is abandoned (shutdown during start) never leaves the child running.
+struct StartGuard {
+    pid: Option<u32>,
+    kill: CancellationToken,
+    armed: bool,
+}
+
+impl Drop for StartGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.kill.cancel();
+            kill_group(self.pid);
+        }
+    }
+}
+
 /// A live connection to one MCP upstream.
 pub(crate) struct McpConn {
     service: RunningService<RoleClient, ()>,
@@ -170,6 +213,8 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
         }
     }
     cmd.envs(&cfg.env);
+    let depth = std::env::var(NESTING_ENV).ok().and_then(|d| d.trim().parse::<u32>().ok()).unwrap_or(0);
+    cmd.env(NESTING_ENV, depth.saturating_add(1).to_string());
     if let Some(d) = &cfg.cwd {
         cmd.current_dir(d);
     }
@@ -181,25 +226,39 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(Fault::unavailable("the child's stdio could not be captured"));
     };
+    let kill = CancellationToken::new();
+    let mut guard = StartGuard { pid, kill: kill.clone(), armed: true };
     let stdout = FrameCap { inner: stdout, since_newline: 0, cap: frame_cap(cfg.max_response_bytes) };
+    // the last line the child wrote to stderr (scrubbed, cut): why it exited, if it says
+    let last_err: std::sync::Arc<std::sync::Mutex<String>> = std::sync::Arc::default();
+    let mut stderr_reader: Option<tokio::task::JoinHandle<()>> = None;
     if let Some(stderr) = child.stderr.take() {
         let command = cfg.command.clone();
         let redactor = redactor.clone();
-        tokio::spawn(async move {
+        let last_err = last_err.clone();
+        stderr_reader = Some(tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             let mut n = 0u32;
             while let Ok(Some(line)) = lines.next_line().await {
                 // bounded: a chatty child cannot flood the logs
                 if n < 200 {
-                    let line: String = line.chars().take(500).collect();
-                    tracing::debug!(upstream = %command, "stderr: {}", redactor.scrub(&line));
+                    let line = redactor.scrub(&line.chars().take(500).collect::<String>());
+                    tracing::debug!(upstream = %command, "stderr: {line}");
+                    if let Ok(mut l) = last_err.lock()
+                        && !line.trim().is_empty()
+                    {
+                        *l = line;
+                    }
                 }
                 n = n.saturating_add(1);
             }
-        });
+        }));
     }
+    let said = || {
+        let line = last_err.lock().map(|l| l.clone()).unwrap_or_default();
+        if line.is_empty() { String::new() } else { format!("; its last stderr line: {line}") }
+    };
     let dead = CancellationToken::new();
-    let kill = CancellationToken::new();
     {
         let dead = dead.clone();
         let kill = kill.clone();
@@ -217,27 +276,38 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
             kill_group(pid);
         });
     }
+    // every way out below but success kills the child (the guard), also when this future
+    // is dropped half-way because the server is shutting down
+    // the child's last words may still be in the pipe when it is gone: read them (briefly;
+    // a grandchild may hold stderr open)
+    let drain_stderr = |reader: Option<tokio::task::JoinHandle<()>>| async move {
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), reader).await;
+        }
+    };
     let handshake = tokio::select! {
         r = tokio::time::timeout(cfg.handshake_timeout, ().serve((stdout, stdin))) => r,
         _ = dead.cancelled() => {
-            kill.cancel();
-            return Err(Fault::unavailable(format!("`{}` exited during the MCP handshake", cfg.command)));
+            drain_stderr(stderr_reader).await;
+            return Err(Fault::unavailable(format!("`{}` exited during the MCP handshake{}", cfg.command, said())));
         }
     };
     match handshake {
-        Ok(Ok(service)) => Ok(McpConn { service, dead, kill, pid }),
+        Ok(Ok(service)) => {
+            refuse_ourselves(&service, &format!("`{}`", cfg.command))?;
+            guard.armed = false;
+            Ok(McpConn { service, dead, kill, pid })
+        }
         Ok(Err(e)) => {
-            kill.cancel();
-            Err(Fault::unavailable(format!("the MCP handshake with `{}` failed: {e}", cfg.command)))
+            drain_stderr(stderr_reader).await;
+            Err(Fault::unavailable(format!("the MCP handshake with `{}` failed: {e}{}", cfg.command, said())))
         }
-        Err(_) => {
-            kill.cancel();
-            Err(Fault::unavailable(format!(
-                "`{}` did not complete the MCP handshake within {} ms (handshake_timeout_ms)",
-                cfg.command,
-                cfg.handshake_timeout.as_millis()
-            )))
-        }
+        Err(_) => Err(Fault::unavailable(format!(
+            "`{}` did not complete the MCP handshake within {} ms (handshake_timeout_ms){}",
+            cfg.command,
+            cfg.handshake_timeout.as_millis(),
+            said()
+        ))),
     }
 }
 
@@ -326,6 +396,7 @@ pub(crate) async fn connect_http(cfg: &HttpConfig, secrets: &Resolved) -> Result
         StreamableHttpClientTransportConfig::with_uri(cfg.url.clone()),
     );
     match tokio::time::timeout(cfg.handshake_timeout, ().serve(transport)).await {
+        // a remote ptc over HTTP is a service like any other (no process nests)
         Ok(Ok(service)) => {
             Ok(McpConn { service, dead: CancellationToken::new(), kill: CancellationToken::new(), pid: None })
         }

@@ -153,12 +153,40 @@ pub enum StartError {
     /// The async runtime could not be built.
     #[error("cannot start the upstream runtime: {0}")]
     Runtime(String),
+    /// This process is itself a stdio upstream of a `ptc` (its environment carries
+    /// [`NESTING_ENV`]); starting upstreams here could nest servers without end.
+    #[error(
+        "ptc was started as an upstream of another ptc ({var}={depth}) and refuses to start upstreams of its own: \
+         an upstream that runs ptc (a copy of the binary, a wrapper script, `sh -c 'exec ptc mcp'`) would nest \
+         servers without end; remove that upstream from the parent's config"
+    )]
+    Nested {
+        /// The variable that says so.
+        var: &'static str,
+        /// Its value: how many `ptc` aggregators are above this process.
+        depth: String,
+    },
+    /// Start was interrupted (a shutdown signal) before every upstream was ready; the
+    /// children started so far were stopped.
+    #[error("interrupted while starting the upstreams; the upstream processes started so far were stopped")]
+    Interrupted,
 }
+
+pub use self::mcp_client::NESTING_ENV;
 
 pub(crate) enum Kind {
     Stdio(config::StdioConfig),
     Http(config::HttpConfig),
     OpenApi(openapi::Service),
+}
+
+/// The upstream's own `request_timeout_ms`, if it sets one.
+fn kind_request_timeout(kind: &Kind) -> Option<Duration> {
+    match kind {
+        Kind::Stdio(c) => c.request_timeout,
+        Kind::Http(c) => c.common.request_timeout,
+        Kind::OpenApi(s) => s.request_timeout(),
+    }
 }
 
 /// One configured upstream and its connection.
@@ -171,6 +199,9 @@ pub(crate) struct Upstream {
     permits: Arc<Semaphore>,
     secrets: Arc<Resolved>,
     redactor: Redactor,
+    /// Bound on `tools/list`: the upstream's `handshake_timeout_ms` (which covers
+    /// `initialize` and `tools/list`).
+    list_timeout: Duration,
 }
 
 /// What a successful upstream call brought back.
@@ -195,11 +226,7 @@ impl Upstream {
     }
 
     fn request_timeout(&self) -> Option<Duration> {
-        match &self.kind {
-            Kind::Stdio(c) => c.request_timeout,
-            Kind::Http(c) => c.common.request_timeout,
-            Kind::OpenApi(s) => s.request_timeout(),
-        }
+        kind_request_timeout(&self.kind)
     }
 
     fn max_response_bytes(&self) -> usize {
@@ -261,13 +288,28 @@ impl Upstream {
             Kind::OpenApi(s) => s.tools(),
             _ => {
                 let conn = self.connection().await?;
-                match conn.list_tools(&self.redactor).await {
-                    Ok(t) => t,
-                    Err(f) => {
+                let listed = tokio::time::timeout(self.list_timeout, conn.list_tools(&self.redactor)).await;
+                match listed {
+                    Ok(Ok(t)) => t,
+                    Ok(Err(f)) => {
                         if f.reason == "upstream_unavailable" {
                             self.forget(&conn).await;
                         }
                         return Err(f);
+                    }
+                    Err(_) => {
+                        // a server that does not list its tools is of no use: drop it (this
+                        // stops a stdio child) and start afresh on the next use
+                        self.forget(&conn).await;
+                        return Err(Fault::new(
+                            "timeout",
+                            format!(
+                                "upstream '{}' answered `initialize` but not `tools/list` within {} ms \
+                                 (handshake_timeout_ms); its process was stopped",
+                                self.name,
+                                self.list_timeout.as_millis()
+                            ),
+                        ));
                     }
                 }
             }
@@ -405,6 +447,64 @@ where
     })
 }
 
+/// Query parameters whose values are treated as credentials (matched as substrings of
+/// the lowercased name: `api_key`, `access_token`, `client_secret`, `sig`...).
+const CREDENTIAL_PARAMS: &[&str] = &["key", "token", "secret", "pass", "auth", "sig", "credential", "session", "code"];
+
+/// The credentials a URL carries, in the forms an error could print them: the user and
+/// password of its userinfo, and the values of credential-like query parameters (both as
+/// written and percent-decoded).
+fn url_credentials(url: &str) -> Vec<String> {
+    let Ok(u) = reqwest::Url::parse(url) else { return Vec::new() };
+    let mut out = Vec::new();
+    for part in [Some(u.username()), u.password()].into_iter().flatten().filter(|p| !p.is_empty()) {
+        out.push(part.to_string());
+        out.push(percent_decoded(part));
+    }
+    let credential = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        CREDENTIAL_PARAMS.iter().any(|c| name.contains(c))
+    };
+    for pair in u.query().unwrap_or("").split('&') {
+        if let Some((name, value)) = pair.split_once('=')
+            && !value.is_empty()
+            && credential(&percent_decoded(name))
+        {
+            out.push(value.to_string());
+        }
+    }
+    out.extend(u.query_pairs().filter(|(n, v)| !v.is_empty() && credential(n)).map(|(_, v)| v.into_owned()));
+    out
+}
+
+/// `%XX` escapes decoded (invalid escapes kept as written).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (b.get(i + 1).and_then(|c| hex(*c)), b.get(i + 2).and_then(|c| hex(*c)))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Runs `fut` unless `stop` fires first (`None`).
+async fn until<F: std::future::Future>(stop: &tokio_util::sync::CancellationToken, fut: F) -> Option<F::Output> {
+    tokio::select! {
+        r = fut => Some(r),
+        _ = stop.cancelled() => None,
+    }
+}
+
 /// Paths a stdio `command` must not resolve to (this very binary).
 fn is_self(command: &str) -> bool {
     let Ok(me) = std::env::current_exe().and_then(|p| p.canonicalize()) else {
@@ -433,6 +533,24 @@ impl UpstreamRuntime {
         options: UpstreamOptions,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, StartError> {
+        Self::start_until(config, options, env, &tokio_util::sync::CancellationToken::new())
+    }
+
+    /// [`Self::start`], given up when `stop` is cancelled (a shutdown signal during start):
+    /// it then returns [`StartError::Interrupted`] after stopping every child it started.
+    /// Refuses with [`StartError::Nested`] when `env` says this process is itself a stdio
+    /// upstream of a `ptc`.
+    pub fn start_until(
+        config: &UpstreamsConfig,
+        options: UpstreamOptions,
+        env: &dyn Fn(&str) -> Option<String>,
+        stop: &tokio_util::sync::CancellationToken,
+    ) -> Result<Self, StartError> {
+        if !config.upstreams.is_empty()
+            && let Some(depth) = env(NESTING_ENV).filter(|d| !d.trim().is_empty() && d.trim() != "0")
+        {
+            return Err(StartError::Nested { var: NESTING_ENV, depth });
+        }
         let secrets = Arc::new(secrets::resolve(config, env)?);
         let mut redactor = Redactor::new(secrets.values());
         // stdio env values may carry secrets expanded from ${VAR}
@@ -446,6 +564,22 @@ impl UpstreamRuntime {
             .flatten()
             .collect();
         redactor = redactor.with(env_values);
+        // credentials written into an upstream URL (user:password@, ?api_key=...) travel in
+        // transport errors (reqwest and rmcp print the URL): scrub them like resolved ones
+        let url_values: Vec<String> = config
+            .upstreams
+            .values()
+            .flat_map(|u| match &u.transport {
+                Transport::Http(h) => vec![h.url.as_str()],
+                Transport::OpenApi(o) => match &o.schema {
+                    config::SchemaSource::Url(s) => vec![o.base_url.as_str(), s.as_str()],
+                    _ => vec![o.base_url.as_str()],
+                },
+                _ => Vec::new(),
+            })
+            .flat_map(url_credentials)
+            .collect();
+        redactor = redactor.with(url_values);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("ptc-upstream")
@@ -468,16 +602,21 @@ impl UpstreamRuntime {
                 }
                 Transport::Http(h) => Kind::Http(h.clone()),
                 Transport::OpenApi(o) => {
-                    let svc = block_on(&handle, openapi::Service::load(name, o, secrets.clone(), redactor.clone()))
-                        .map_err(|e| {
-                            StartError::Config(ConfigError {
-                                file: config.path.clone(),
-                                place: format!("upstream '{name}', field `{}`", e.field),
-                                message: e.message,
-                            })
-                        })?;
+                    let load = openapi::Service::load(name, o, secrets.clone(), redactor.clone());
+                    let svc = block_on(&handle, until(stop, load)).ok_or(StartError::Interrupted)?.map_err(|e| {
+                        StartError::Config(ConfigError {
+                            file: config.path.clone(),
+                            place: format!("upstream '{name}', field `{}`", e.field),
+                            message: e.message,
+                        })
+                    })?;
                     Kind::OpenApi(svc)
                 }
+            };
+            let list_timeout = match &kind {
+                Kind::Stdio(c) => c.handshake_timeout,
+                Kind::Http(c) => c.handshake_timeout,
+                Kind::OpenApi(_) => options.call_timeout,
             };
             upstreams.insert(
                 name.clone(),
@@ -490,6 +629,7 @@ impl UpstreamRuntime {
                     permits: Arc::new(Semaphore::new(options.max_concurrent_calls_per_upstream.max(1))),
                     secrets: secrets.clone(),
                     redactor: redactor.clone(),
+                    list_timeout,
                 }),
             );
         }
@@ -510,6 +650,7 @@ impl UpstreamRuntime {
         }
         if frozen {
             let all: Vec<Arc<Upstream>> = inner.upstreams.values().cloned().collect();
+            let stop = stop.clone();
             let results = block_on(&handle, async move {
                 let mut set = Vec::new();
                 for u in all {
@@ -519,13 +660,26 @@ impl UpstreamRuntime {
                     }));
                 }
                 let mut out = Vec::new();
-                for h in set {
-                    if let Ok(r) = h.await {
-                        out.push(r);
+                for h in &mut set {
+                    tokio::select! {
+                        r = h => if let Ok(r) = r { out.push(r) },
+                        _ = stop.cancelled() => {
+                            // abandon every start under way: the dropped futures kill their
+                            // children (see mcp_client::StartGuard); wait until they are gone
+                            for h in &set {
+                                h.abort();
+                            }
+                            for h in set {
+                                let _ = h.await;
+                            }
+                            return None;
+                        }
                     }
                 }
-                out
+                Some(out)
             });
+            // on interruption, dropping `inner` stops the children already connected
+            let results = results.ok_or(StartError::Interrupted)?;
             for (name, r) in results {
                 if let Err(f) = r {
                     return Err(StartError::Upstream {
@@ -573,5 +727,21 @@ impl ToolBackend for UpstreamRuntime {
         if debug {
             metrics::attach(outcome, payload);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_urls_are_found_in_every_written_form() {
+        let found = url_credentials("https://bot:p%40ss-w0rd@api.example.com/v1?api_key=K3Y-s3cret&format=json&x=1");
+        for needle in ["bot", "p%40ss-w0rd", "p@ss-w0rd", "K3Y-s3cret"] {
+            assert!(found.iter().any(|f| f == needle), "{needle} in {found:?}");
+        }
+        assert!(!found.iter().any(|f| f == "json"), "ordinary parameters are not secrets: {found:?}");
+        assert!(url_credentials("https://api.example.com/v1").is_empty());
+        assert_eq!(percent_decoded("a%2Fb%zz%4"), "a/b%zz%4");
     }
 }

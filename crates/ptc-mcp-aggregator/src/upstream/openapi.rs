@@ -15,6 +15,9 @@ use super::fault::Fault;
 use super::secrets::{Redactor, Resolved};
 use super::{Called, ToolInfo};
 
+/// How long fetching a `schema_url` may take when the upstream sets no `request_timeout_ms`.
+const SCHEMA_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Why an OpenAPI upstream could not be loaded.
 #[derive(Debug, Clone)]
 pub struct LoadError {
@@ -116,7 +119,7 @@ async fn read_capped(resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, Fau
                 body.extend_from_slice(&c);
             }
             Ok(None) => return Ok(body),
-            Err(e) => return Err(Fault::unavailable(format!("reading the response failed: {e}"))),
+            Err(e) => return Err(Fault::unavailable(format!("reading the response failed: {}", e.without_url()))),
         }
     }
 }
@@ -139,17 +142,30 @@ impl Service {
                     .map_err(|e| lerr("schema_file", e.to_string()))?
             }
             SchemaSource::Url(u) => {
-                let resp = tokio::time::timeout(Duration::from_secs(30), client.get(u).send())
-                    .await
-                    .map_err(|_| lerr("schema_url", "the schema did not arrive within 30 s"))?
-                    .map_err(|e| lerr("schema_url", redactor.scrub(&format!("cannot fetch the schema: {e}"))))?;
-                if !resp.status().is_success() {
-                    return Err(lerr(
+                // the whole fetch, body included, within the upstream's request_timeout_ms
+                let limit = config.common.request_timeout.unwrap_or(SCHEMA_FETCH_TIMEOUT);
+                let fetch = async {
+                    let resp = client.get(u).send().await.map_err(|e| {
+                        lerr("schema_url", redactor.scrub(&format!("cannot fetch the schema: {}", e.without_url())))
+                    })?;
+                    if !resp.status().is_success() {
+                        return Err(lerr(
+                            "schema_url",
+                            format!("fetching the schema answered HTTP {}", resp.status().as_u16()),
+                        ));
+                    }
+                    read_capped(resp, config.schema_max_bytes).await.map_err(|f| lerr("schema_url", f.message))
+                };
+                tokio::time::timeout(limit, fetch).await.map_err(|_| {
+                    lerr(
                         "schema_url",
-                        format!("fetching the schema answered HTTP {}", resp.status().as_u16()),
-                    ));
-                }
-                read_capped(resp, config.schema_max_bytes).await.map_err(|f| lerr("schema_url", f.message))?
+                        format!(
+                            "the schema did not arrive within {} ms (request_timeout_ms, default {} ms)",
+                            limit.as_millis(),
+                            SCHEMA_FETCH_TIMEOUT.as_millis()
+                        ),
+                    )
+                })??
             }
         };
         let field = match config.schema {
