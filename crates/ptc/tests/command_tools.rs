@@ -224,7 +224,7 @@ fn no_process_a_tool_started_outlives_the_call_or_ptc() {
         &dir,
         &tools,
         &["(tool/leaves {})", "(tool/hangs {})"],
-        &["--timeout-ms", "60000", "--tool-timeout-ms", "60000", "--mission-timeout-ms", "3000"],
+        &["--timeout-ms", "60000", "--tool-timeout-ms", "60000", "--mission-timeout-ms", "5000"],
     );
     // the mission ended by its time limit while `hangs` was running
     assert_eq!(o.status.code(), Some(1), "{}\n{step}", err(&o));

@@ -17,7 +17,9 @@
 //! `root.tools.researcher`) and the field. Child agents and LLM tools without an `llm` use
 //! their caller's model, so with `--llm script:FILE` one script answers the whole tree in
 //! the order the requests are made. Command paths are relative to the current directory;
-//! `prompt_file` is relative to the agent file.
+//! `prompt_file` is relative to the agent file. A `command` tool takes the tools file's
+//! `env`, `inherit_env` and `max_output_bytes` (see `command_tool.rs`): it sees none of
+//! `ptc`'s environment beyond the safe set unless the file says so.
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -358,6 +358,7 @@ struct Live {
 static LIVE: Mutex<Live> = Mutex::new(Live { groups: BTreeSet::new(), ended: false });
 
 /// Whether [`Processes`] made this process a subreaper, so re-parented orphans are ours to kill.
+#[cfg(target_os = "linux")]
 static SWEEPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn live() -> MutexGuard<'static, Live> {
