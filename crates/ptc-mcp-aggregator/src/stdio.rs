@@ -149,6 +149,7 @@ where
     let mut reader = {
         let out = out.clone();
         let in_flight = in_flight.clone();
+        let server = server.clone();
         tokio::spawn(async move {
             let mut input = BufReader::with_capacity(64 * 1024, input);
             let mut to_rmcp = to_rmcp;
@@ -175,7 +176,23 @@ where
                         write_line(&out, r.to_json().to_string().as_bytes()).await?;
                     }
                     Verdict::Drop(why) => tracing::debug!(%why, "bad notification dropped"),
-                    Verdict::Pass { id, .. } => {
+                    Verdict::Pass { id, method } => {
+                        // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
+                        let bytes = match method.as_deref() {
+                            Some("tools/call") => {
+                                match server.stash().lift(&bytes, id.as_ref().unwrap_or(&Json::Null)) {
+                                    Ok(Some(lifted)) => lifted,
+                                    Ok(None) => bytes,
+                                    Err(r) => {
+                                        if id.is_some() {
+                                            write_line(&out, r.to_json().to_string().as_bytes()).await?;
+                                        }
+                                        continue;
+                                    }
+                                }
+                            }
+                            _ => bytes,
+                        };
                         if let Some(id) = id {
                             let fresh = in_flight.lock().map(|mut s| s.insert(id_key(&id))).unwrap_or(true);
                             if !fresh {
