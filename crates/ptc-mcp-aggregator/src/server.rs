@@ -19,6 +19,10 @@ use crate::config::McpConfig;
 use crate::context_stash::{ContextStash, PLACEHOLDER_PREFIX};
 use crate::envelope::{self, CallPayload};
 
+/// The `serverInfo.name` of our `initialize` answer; the upstream client refuses a stdio
+/// upstream that answers with it (a ptc nested in ptc).
+pub(crate) const SERVER_NAME: &str = "ptc";
+
 /// The tool description: a prompt card with a byte budget (checked by a test).
 pub const LISP_EVAL_CARD: &str = include_str!("../prompts/lisp_eval.md");
 
@@ -415,7 +419,7 @@ fn to_result(p: CallPayload) -> CallToolResult {
 impl ServerHandler for PtcServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("ptc", env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Run PTC-Lisp programs with the lisp_eval tool: filter, join and aggregate data in one call.",
             )
