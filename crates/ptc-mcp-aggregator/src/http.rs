@@ -363,17 +363,6 @@ async fn frame_guard(
         }
         Verdict::Pass { method, id } => (method, id),
     };
-    // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
-    let bytes = if method.as_deref() == Some("tools/call") {
-        match st.stash.lift(&bytes, id.as_ref().unwrap_or(&serde_json::Value::Null)) {
-            Ok(Some(lifted)) => axum::body::Bytes::from(lifted),
-            Ok(None) => bytes,
-            Err(r) if id.is_some() => return json_rpc_error(StatusCode::OK, &r),
-            Err(_) => return StatusCode::ACCEPTED.into_response(),
-        }
-    } else {
-        bytes
-    };
     let ticket = match (&session, &id) {
         (Some(sid), Some(id)) => {
             let key = format!("{sid} {id}");
@@ -389,6 +378,17 @@ async fn frame_guard(
             Some(InFlightTicket { owner: st.clone(), key })
         }
         _ => None,
+    };
+    // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
+    let bytes = if method.as_deref() == Some("tools/call") {
+        match st.stash.lift(&bytes, id.as_ref().unwrap_or(&serde_json::Value::Null)) {
+            Ok(Some(lifted)) => axum::body::Bytes::from(lifted),
+            Ok(None) => bytes,
+            Err(r) if id.is_some() => return json_rpc_error(StatusCode::OK, &r),
+            Err(_) => return StatusCode::ACCEPTED.into_response(),
+        }
+    } else {
+        bytes
     };
     let opens_session = session.is_none() && method.as_deref() == Some("initialize");
     let owner = if st.by_token { "token".to_string() } else { peer.ip().to_string() };

@@ -177,24 +177,8 @@ where
                     }
                     Verdict::Drop(why) => tracing::debug!(%why, "bad notification dropped"),
                     Verdict::Pass { id, method } => {
-                        // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
-                        let bytes = match method.as_deref() {
-                            Some("tools/call") => {
-                                match server.stash().lift(&bytes, id.as_ref().unwrap_or(&Json::Null)) {
-                                    Ok(Some(lifted)) => lifted,
-                                    Ok(None) => bytes,
-                                    Err(r) => {
-                                        if id.is_some() {
-                                            write_line(&out, r.to_json().to_string().as_bytes()).await?;
-                                        }
-                                        continue;
-                                    }
-                                }
-                            }
-                            _ => bytes,
-                        };
-                        if let Some(id) = id {
-                            let fresh = in_flight.lock().map(|mut s| s.insert(id_key(&id))).unwrap_or(true);
+                        if let Some(id) = &id {
+                            let fresh = in_flight.lock().map(|mut s| s.insert(id_key(id))).unwrap_or(true);
                             if !fresh {
                                 let r = Rejection {
                                     id: id.clone(),
@@ -205,6 +189,25 @@ where
                                 continue;
                             }
                         }
+                        // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
+                        let bytes = match method.as_deref() {
+                            Some("tools/call") => {
+                                match server.stash().lift(&bytes, id.as_ref().unwrap_or(&Json::Null)) {
+                                    Ok(Some(lifted)) => lifted,
+                                    Ok(None) => bytes,
+                                    Err(r) => {
+                                        if let Some(id) = &id {
+                                            if let Ok(mut set) = in_flight.lock() {
+                                                set.remove(&id_key(id));
+                                            }
+                                            write_line(&out, r.to_json().to_string().as_bytes()).await?;
+                                        }
+                                        continue;
+                                    }
+                                }
+                            }
+                            _ => bytes,
+                        };
                         to_rmcp.write_all(&bytes).await?;
                         to_rmcp.write_all(b"\n").await?;
                         to_rmcp.flush().await?;

@@ -256,3 +256,17 @@ fn large_contexts_over_eval_context_and_jsonl_are_charged_and_bounded() {
     assert!(env["message"].as_str().unwrap().contains("--max-context-bytes"), "{env}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The context's path must name each key once: which of two contexts would win is up to
+/// the parser, so the call is refused (-32602) and its id is free for the next request.
+#[test]
+fn a_context_given_twice_is_invalid_params_and_the_id_stays_usable() {
+    let mut s = Stdio_::start(&[]);
+    s.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"lisp_eval","arguments":{"program":"data/a","context":{"a":1},"context":{"a":2}}}}"#);
+    let r = s.answer();
+    assert_eq!(r["id"], 5);
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("\"context\" appears twice"), "{r}");
+    s.send(&call_frame(5, "data/a", r#"{"a": 3}"#));
+    assert_eq!(text(&s.answer()), "user=> 3");
+}
