@@ -386,8 +386,26 @@ impl std::io::Write for CappedWriter {
 /// `data/<key>`), loaded straight into values and charged against `max_bytes` of built
 /// data (the cost model of the memory limit), so a context's footprint has a known bound.
 pub fn parse_context(text: &str, max_bytes: u64) -> Result<PMap, String> {
-    match parse_str(text, max_bytes) {
-        Ok(Value::Map(m)) => Ok(Arc::unwrap_or_clone(m)),
+    parse_context_charged(text, max_bytes, "--max-context-bytes").map(|(m, _)| m)
+}
+
+/// [`parse_context`], also returning the bytes the loaded values were charged (so a
+/// caller can charge them to a run's memory limit); `limit` names the limit in the
+/// message when `max_bytes` is not enough.
+///
+/// ```
+/// let (m, used) = ptc_lisp_eval::json::parse_context_charged(r#"{"xs": [1, 2, 3]}"#, 1 << 20, "x").unwrap();
+/// assert_eq!(m.len(), 1);
+/// assert!(used > 0);
+/// let err = ptc_lisp_eval::json::parse_context_charged(r#"{"xs": [1, 2, 3]}"#, 8, "max_heap_bytes").err().unwrap();
+/// assert!(err.contains("more than 8 bytes once loaded (max_heap_bytes)"), "{err}");
+/// ```
+pub fn parse_context_charged(text: &str, max_bytes: u64, limit: &str) -> Result<(PMap, u64), String> {
+    let mut pb = ParseBudget { bytes_left: max_bytes, budget: None, nodes: 0, failure: None };
+    let parsed = parse_with(text, &mut pb);
+    let used = max_bytes.saturating_sub(pb.bytes_left);
+    match parsed {
+        Ok(Value::Map(m)) => Ok((Arc::unwrap_or_clone(m), used)),
         Ok(other) => Err(format!(
             "the context must be a JSON object whose keys become data/<key>; got a JSON {}",
             match other {
@@ -400,7 +418,7 @@ pub fn parse_context(text: &str, max_bytes: u64) -> Result<PMap, String> {
         )),
         Err(ParseError::Syntax(e)) => Err(format!("the context is not valid JSON: {e}")),
         Err(ParseError::TooLarge) => Err(format!(
-            "the context needs more than {max_bytes} bytes once loaded (--max-context-bytes); pass less data or raise the limit"
+            "the context needs more than {max_bytes} bytes once loaded ({limit}); pass less data or raise the limit"
         )),
         Err(ParseError::OutOfTime) => Err("loading the context ran out of time".into()),
     }

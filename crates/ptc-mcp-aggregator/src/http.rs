@@ -280,6 +280,8 @@ struct GuardState {
     max_frame: usize,
     body_timeout: Duration,
     by_token: bool,
+    /// The server's lifted contexts.
+    stash: Arc<crate::context_stash::ContextStash>,
 }
 
 fn json_rpc_error(status: StatusCode, r: &Rejection) -> Response {
@@ -376,6 +378,17 @@ async fn frame_guard(
             Some(InFlightTicket { owner: st.clone(), key })
         }
         _ => None,
+    };
+    // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
+    let bytes = if method.as_deref() == Some("tools/call") {
+        match st.stash.lift(&bytes, id.as_ref().unwrap_or(&serde_json::Value::Null)) {
+            Ok(Some(lifted)) => axum::body::Bytes::from(lifted),
+            Ok(None) => bytes,
+            Err(r) if id.is_some() => return json_rpc_error(StatusCode::OK, &r),
+            Err(_) => return StatusCode::ACCEPTED.into_response(),
+        }
+    } else {
+        bytes
     };
     let opens_session = session.is_none() && method.as_deref() == Some("initialize");
     let owner = if st.by_token { "token".to_string() } else { peer.ip().to_string() };
@@ -502,6 +515,7 @@ pub async fn serve_http(
         max_frame: config.max_frame_bytes,
         body_timeout: config.http_body_timeout,
         by_token: config.http_auth_token.is_some(),
+        stash: server.stash_handle(),
     });
     let answering = guard_state.clone();
     let mcp = Router::new()

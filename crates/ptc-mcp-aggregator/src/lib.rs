@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod config;
+mod context_stash;
 mod envelope;
 // Public only for the fuzz target (`fuzz/fuzz_targets/frame.rs`); not part of the API.
 #[doc(hidden)]

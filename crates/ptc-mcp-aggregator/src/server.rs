@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use ptc_lisp_eval::{Cancel, Engine, Host, NoTools, RunInput};
+use ptc_lisp_eval::{Cancel, Engine, Host, Limits, NoTools, RunInput, RunResult};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod, DiscoverResult,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -16,7 +16,12 @@ use serde_json::{Map, Value as Json, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::McpConfig;
+use crate::context_stash::{ContextStash, PLACEHOLDER_PREFIX};
 use crate::envelope::{self, CallPayload};
+
+/// The `serverInfo.name` of our `initialize` answer; the upstream client refuses a stdio
+/// upstream that answers with it (a ptc nested in ptc).
+pub(crate) const SERVER_NAME: &str = "ptc";
 
 /// The tool description: a prompt card with a byte budget (checked by a test).
 pub const LISP_EVAL_CARD: &str = include_str!("../prompts/lisp_eval.md");
@@ -62,6 +67,10 @@ pub struct PtcServer {
     shutting_down: Arc<AtomicBool>,
     /// Calls waiting for a slot (bounded by `max_queued_calls`).
     queued: Arc<AtomicUsize>,
+    /// Contexts the transports lifted out of frames, waiting for their calls.
+    stash: Arc<ContextStash>,
+    /// Notified when the last running program finishes.
+    went_idle: Arc<tokio::sync::Notify>,
 }
 
 /// Why a call got no evaluation slot.
@@ -84,7 +93,10 @@ impl PtcServer {
     pub fn new(config: McpConfig, backend: Arc<dyn ToolBackend>) -> Self {
         let permits = Arc::new(Semaphore::new(config.max_concurrent_calls.max(1)));
         let engine = Engine::new(config.limits.clone());
+        let stash = Arc::new(ContextStash::new(config.max_concurrent_calls.max(1) + config.max_queued_calls + 8));
         PtcServer {
+            stash,
+            went_idle: Arc::new(tokio::sync::Notify::new()),
             config: Arc::new(config),
             engine,
             permits,
@@ -97,6 +109,23 @@ impl PtcServer {
     /// The configuration the server runs with.
     pub fn config(&self) -> &McpConfig {
         &self.config
+    }
+
+    /// Where the transports keep the contexts they lift out of frames.
+    pub(crate) fn stash(&self) -> &ContextStash {
+        &self.stash
+    }
+
+    /// The same, shared.
+    pub(crate) fn stash_handle(&self) -> Arc<ContextStash> {
+        self.stash.clone()
+    }
+
+    /// Waits until the server goes idle after work: the last running program finished
+    /// (at once when that happened since the previous wait). The binary returns freed
+    /// memory to the system then.
+    pub async fn went_idle(&self) {
+        self.went_idle.notified().await;
     }
 
     /// Programs running right now.
@@ -210,7 +239,7 @@ impl PtcServer {
             return envelope::error("shutting_down", "the server is shutting down", None, &[], profile);
         }
         let run_cancel = Cancel::new();
-        let input = RunInput { strict_data: true, ..RunInput::new() }.with_json_context(&parsed.context);
+        let context_text = parsed.context;
         let program = parsed.program;
         let watcher = {
             let run_cancel = run_cancel.clone();
@@ -222,14 +251,37 @@ impl PtcServer {
         };
         // the engine runs the program on its own large-stack thread; this blocking-pool
         // thread only waits for it
-        let engine = self.engine.clone();
+        let limits = self.engine.limits().clone();
         let host = self.backend.host();
-        let joined =
-            tokio::task::spawn_blocking(move || engine.eval(&program, input, host.as_ref(), &run_cancel)).await;
+        let joined = tokio::task::spawn_blocking(move || {
+            // the context is loaded only now that the call has its slot, so at most
+            // max_concurrent_calls contexts exist as values at once
+            let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
+            let input = RunInput { strict_data: true, context: Arc::new(context), ..RunInput::new() };
+            let engine =
+                Engine::new(Limits { max_heap_bytes: limits.max_heap_bytes.saturating_sub(used), ..limits.clone() });
+            let mut outcome = engine.eval(&program, input, host.as_ref(), &run_cancel);
+            explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
+            Ok::<_, String>(outcome)
+        })
+        .await;
         watcher.abort();
         drop(permit);
-        let Ok(mut outcome) = joined else {
-            return envelope::error("runtime_error", "internal error: the evaluation task failed", None, &[], profile);
+        if self.calls_in_flight() == 0 {
+            self.went_idle.notify_one();
+        }
+        let mut outcome = match joined {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(msg)) => return envelope::error("args_error", &msg, None, &[], profile),
+            Err(_) => {
+                return envelope::error(
+                    "runtime_error",
+                    "internal error: the evaluation task failed",
+                    None,
+                    &[],
+                    profile,
+                );
+            }
         };
         let mut validated = None;
         if let Some(ty) = &parsed.output_type
@@ -243,7 +295,7 @@ impl PtcServer {
     }
 
     fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {
-        let args = args.unwrap_or_default();
+        let mut args = args.unwrap_or_default();
         for k in args.keys() {
             match k.as_str() {
                 "program" | "context" | "output_schema" => {}
@@ -270,27 +322,31 @@ impl PtcServer {
             Some(_) => return Err("argument `program` must be a string".into()),
             None => return Err("missing argument `program`: pass {\"program\": \"(+ 1 2)\"}".into()),
         };
-        let context = match args.get("context") {
-            None | Some(Json::Null) => Map::new(),
-            Some(Json::Object(c)) => {
-                let size = Json::Object(c.clone()).to_string().len();
-                if size > self.config.max_context_bytes {
-                    return Err(format!(
-                        "argument `context` exceeds max_context_bytes ({size} > {})",
-                        self.config.max_context_bytes
-                    ));
-                }
-                for k in c.keys() {
-                    if k.is_empty() || k.contains('/') {
-                        return Err(format!(
-                            "context key {k:?} is invalid: keys must be non-empty and must not contain '/' (it would shadow a PTC-Lisp namespace)"
-                        ));
-                    }
-                }
-                c.clone()
+        let context = match args.remove("context") {
+            None | Some(Json::Null) => None,
+            // lifted out of the frame by the transport (see context_stash.rs)
+            Some(Json::String(p)) if p.starts_with(PLACEHOLDER_PREFIX) => {
+                let token = &p[PLACEHOLDER_PREFIX.len()..];
+                Some(self.stash.take(token).ok_or_else(|| {
+                    "argument `context` was dropped before the call ran (the server holds the contexts of at most \
+                     max_concurrent_calls + max_queued_calls calls, for 60 s); send the call again"
+                        .to_string()
+                })?)
             }
+            // a caller without a transport (an embedder, a test) hands the object itself:
+            // its JSON text takes the same way, and the tree is freed before the run
+            Some(Json::Object(c)) => Some(serde_json::to_string(&c).map_err(|e| format!("argument `context`: {e}"))?),
             Some(_) => return Err("argument `context` must be a JSON object; each key becomes data/<key>".into()),
         };
+        if let Some(text) = &context
+            && text.len() > self.config.max_context_bytes
+        {
+            return Err(format!(
+                "argument `context` exceeds max_context_bytes ({} > {}); pass less data",
+                text.len(),
+                self.config.max_context_bytes
+            ));
+        }
         let output_type = match args.get("output_schema") {
             None | Some(Json::Null) => None,
             Some(s @ Json::Object(_)) => Some(
@@ -305,8 +361,44 @@ impl PtcServer {
 
 struct ParsedArgs {
     program: String,
-    context: Map<String, Json>,
+    /// The context's JSON text (an object), loaded when the call has its slot.
+    context: Option<String>,
     output_type: Option<ptc_signature::Type>,
+}
+
+/// Loads a call's context straight from its JSON text into values, charged with the cost
+/// model of the memory limit against `max_heap_bytes`: the context and what the program
+/// builds share one limit. Returns the map and the bytes charged.
+fn load_context(text: Option<&str>, max_heap_bytes: u64) -> Result<(ptc_lisp_eval::value::PMap, u64), String> {
+    let Some(text) = text else { return Ok((ptc_lisp_eval::value::PMap::new(), 0)) };
+    let (map, used) = ptc_lisp_eval::json::parse_context_charged(
+        text,
+        max_heap_bytes,
+        "max_heap_bytes, which the context shares with the program",
+    )
+    .map_err(|e| format!("argument `context`: {e}"))?;
+    for k in map.keys() {
+        let ptc_lisp_eval::Value::Str(k) = k else { continue };
+        if k.is_empty() || k.contains('/') {
+            return Err(format!(
+                "context key {k:?} is invalid: keys must be non-empty and must not contain '/' (it would shadow a PTC-Lisp namespace)"
+            ));
+        }
+    }
+    Ok((map, used))
+}
+
+/// A program that ran out of memory is told how much of the limit its context took.
+fn explain_memory_error(outcome: &mut ptc_lisp_eval::Outcome, context_bytes: u64, max_heap_bytes: u64) {
+    if context_bytes == 0 {
+        return;
+    }
+    if let RunResult::Error(e) = &mut outcome.result
+        && e.kind == ptc_lisp_eval::ErrorKind::MemoryExceeded
+    {
+        e.message
+            .push_str(&format!(" (the context took {context_bytes} of the {max_heap_bytes} bytes of max_heap_bytes)"));
+    }
 }
 
 fn unreachable_schema() -> ! {
@@ -327,7 +419,7 @@ fn to_result(p: CallPayload) -> CallToolResult {
 impl ServerHandler for PtcServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("ptc", env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Run PTC-Lisp programs with the lisp_eval tool: filter, join and aggregate data in one call.",
             )

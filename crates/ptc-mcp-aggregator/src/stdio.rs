@@ -149,6 +149,7 @@ where
     let mut reader = {
         let out = out.clone();
         let in_flight = in_flight.clone();
+        let server = server.clone();
         tokio::spawn(async move {
             let mut input = BufReader::with_capacity(64 * 1024, input);
             let mut to_rmcp = to_rmcp;
@@ -175,9 +176,9 @@ where
                         write_line(&out, r.to_json().to_string().as_bytes()).await?;
                     }
                     Verdict::Drop(why) => tracing::debug!(%why, "bad notification dropped"),
-                    Verdict::Pass { id, .. } => {
-                        if let Some(id) = id {
-                            let fresh = in_flight.lock().map(|mut s| s.insert(id_key(&id))).unwrap_or(true);
+                    Verdict::Pass { id, method } => {
+                        if let Some(id) = &id {
+                            let fresh = in_flight.lock().map(|mut s| s.insert(id_key(id))).unwrap_or(true);
                             if !fresh {
                                 let r = Rejection {
                                     id: id.clone(),
@@ -188,6 +189,25 @@ where
                                 continue;
                             }
                         }
+                        // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
+                        let bytes = match method.as_deref() {
+                            Some("tools/call") => {
+                                match server.stash().lift(&bytes, id.as_ref().unwrap_or(&Json::Null)) {
+                                    Ok(Some(lifted)) => lifted,
+                                    Ok(None) => bytes,
+                                    Err(r) => {
+                                        if let Some(id) = &id {
+                                            if let Ok(mut set) = in_flight.lock() {
+                                                set.remove(&id_key(id));
+                                            }
+                                            write_line(&out, r.to_json().to_string().as_bytes()).await?;
+                                        }
+                                        continue;
+                                    }
+                                }
+                            }
+                            _ => bytes,
+                        };
                         to_rmcp.write_all(&bytes).await?;
                         to_rmcp.write_all(b"\n").await?;
                         to_rmcp.flush().await?;

@@ -269,3 +269,21 @@ fn the_schema_size_cap_fires() {
         "{err}"
     );
 }
+
+#[test]
+fn a_schema_url_that_never_answers_fails_start_within_request_timeout_ms() {
+    // a server that accepts connections and never answers (held open until the test ends)
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let held = std::thread::spawn(move || silent.accept().map(|(conn, _)| conn));
+    let mut cfg: serde_json::Value = serde_json::from_str(&openapi_config(addr, TOKEN, &["ping"], 1000)).unwrap();
+    let orders = &mut cfg["upstreams"]["orders"];
+    orders.as_object_mut().unwrap().remove("schema_file");
+    orders["schema_url"] = json!(format!("http://{addr}/openapi.json"));
+    orders["request_timeout_ms"] = json!(400);
+    let started = std::time::Instant::now();
+    let err = start_runtime(&cfg.to_string(), UpstreamOptions::default()).err().unwrap();
+    assert!(err.contains("field `schema_url`") && err.contains("did not arrive within 400 ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "not a fixed 30 s: {:?}", started.elapsed());
+    drop(held.join());
+}

@@ -16,6 +16,7 @@ use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{Limits, RunOptions};
 
 mod envelope;
+mod heap;
 mod limit_flags;
 mod mcp_cmd;
 mod models_cmd;
@@ -239,7 +240,8 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
         None => None,
     };
     if args.jsonl {
-        return jsonl(&limits, &context, signature.as_ref(), upstreams.as_ref()).map_err(UsageError);
+        return jsonl(&limits, &context, args.data.max_context_bytes, signature.as_ref(), upstreams.as_ref())
+            .map_err(UsageError);
     }
     let source = match (&args.program, &args.file) {
         (Some(p), None) if p == "-" => {
@@ -336,12 +338,19 @@ fn read_program(input: impl Read, max: usize, from: &str) -> Result<String> {
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("the program in {from} is not valid UTF-8"))
 }
 
+/// Runs one program per stdin line: a JSON string (the source) or `{"src": ..., "ctx":
+/// {...}}`. Each line is parsed straight into values, charged against `max_ctx` bytes
+/// (`--max-context-bytes`, the cost model of the memory limit), so a large `ctx` costs
+/// what it builds and no intermediate JSON tree.
 fn jsonl(
     limits: &Limits,
     base_context: &Arc<PMap>,
+    max_ctx: u64,
     signature: Option<&ptc_signature::Signature>,
     upstreams: Option<&ptc_mcp_aggregator::UpstreamRuntime>,
 ) -> Result<ExitCode> {
+    use ptc_lisp_eval::Value;
+    let shape_error = "each line must be a JSON object {\"src\": \"...\", \"ctx\": {...}} or a JSON string";
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -350,34 +359,43 @@ fn jsonl(
         if line.trim().is_empty() {
             continue;
         }
-        let env = match serde_json::from_str::<serde_json::Value>(&line) {
-            Ok(serde_json::Value::String(src)) => run_one(&src, base_context.clone(), limits, signature, upstreams),
-            Ok(serde_json::Value::Object(obj)) => match obj.get("src").and_then(|s| s.as_str()) {
-                Some(src) => {
+        let budget = max_ctx.saturating_add(u64::try_from(limits.max_program_bytes).unwrap_or(u64::MAX));
+        let env = match ptc_lisp_eval::json::parse_str(&line, budget) {
+            Ok(Value::Str(src)) => run_one(&src, base_context.clone(), limits, signature, upstreams),
+            Ok(Value::Map(obj)) => match obj.get(&Value::str("src")).cloned() {
+                Some(Value::Str(src)) => {
                     let mut ctx = base_context.clone();
-                    match obj.get("ctx") {
-                        Some(serde_json::Value::Object(c)) => {
+                    match obj.get(&Value::str("ctx")) {
+                        Some(Value::Map(c)) => {
                             let merged = Arc::make_mut(&mut ctx);
-                            for (k, v) in ptc_lisp_eval::json::map_from_json(c).iter() {
+                            for (k, v) in c.iter() {
                                 merged.insert(k.clone(), v.clone());
                             }
                         }
-                        None | Some(serde_json::Value::Null) => {}
+                        None | Some(Value::Nil) => {}
                         Some(_) => {
                             writeln!(out, "{}", envelope::usage_error("\"ctx\" must be a JSON object"))?;
                             continue;
                         }
                     }
-                    run_one(src, ctx, limits, signature, upstreams)
+                    // the line's values are shared into ctx; free the rest before the run
+                    drop(obj);
+                    run_one(&src, ctx, limits, signature, upstreams)
                 }
-                None => envelope::usage_error("each line needs a \"src\" string: {\"src\": \"(+ 1 2)\", \"ctx\": {}}"),
+                _ => envelope::usage_error("each line needs a \"src\" string: {\"src\": \"(+ 1 2)\", \"ctx\": {}}"),
             },
-            _ => envelope::usage_error(
-                "each line must be a JSON object {\"src\": \"...\", \"ctx\": {...}} or a JSON string",
-            ),
+            Err(ptc_lisp_eval::json::ParseError::TooLarge) => envelope::usage_error(&format!(
+                "the line needs more than {budget} bytes once loaded (--max-context-bytes plus --max-program-bytes); pass less data or raise the limit"
+            )),
+            _ => envelope::usage_error(shape_error),
         };
         writeln!(out, "{env}")?;
         out.flush()?;
+        if line.len() > 1024 * 1024 {
+            // a large ctx leaves many small freed blocks behind: give them back
+            drop(line);
+            heap::give_back_free_memory();
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

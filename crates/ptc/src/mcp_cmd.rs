@@ -180,6 +180,17 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
         None => Arc::new(NoUpstreams),
     };
     let server = PtcServer::new(config.clone(), backend);
+    {
+        // each time the server goes idle after work, freed memory goes back to the system
+        // (a large context leaves many small freed blocks in the allocator's arenas)
+        let server = server.clone();
+        runtime.spawn(async move {
+            loop {
+                server.went_idle().await;
+                let _ = tokio::task::spawn_blocking(crate::heap::give_back_free_memory).await;
+            }
+        });
+    }
     let result = runtime.block_on(async move {
         match args.http {
             None => {

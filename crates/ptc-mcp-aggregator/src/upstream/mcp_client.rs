@@ -27,8 +27,8 @@ const INHERITED_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "
 /// reaches back to `ptc` cannot nest servers without end.
 pub const NESTING_ENV: &str = "PTC_UPSTREAM_DEPTH";
 
-/// The `serverInfo.name` our own MCP server answers `initialize` with.
-pub(crate) const OUR_SERVER_NAME: &str = "ptc";
+// the `serverInfo.name` our own MCP server answers `initialize` with
+use crate::server::SERVER_NAME as OUR_SERVER_NAME;
 
 /// Refuses a stdio upstream that answered `initialize` as `ptc` itself (a copy of the
 /// binary, a wrapper script): the path check of the config cannot see through those, and
