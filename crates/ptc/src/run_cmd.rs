@@ -481,7 +481,11 @@ fn trace_line(event: &Event, max: usize) -> Option<String> {
         return Some(line);
     }
     let full = line.len();
-    let mut json: Json = serde_json::from_str(&line).ok()?;
+    let stub = |kind: Json| {
+        serde_json::json!({"event": kind, "truncated": true, "bytes": full, "max_trace_event_bytes": max}).to_string()
+    };
+    // (a line nested past serde_json's depth limit cannot be read back: it is a stub)
+    let Ok(mut json) = serde_json::from_str::<Json>(&line) else { return Some(stub(Json::Null)) };
     drop(line);
     let mut allowance = max / 2;
     while allowance >= 64 {
@@ -493,7 +497,7 @@ fn trace_line(event: &Event, max: usize) -> Option<String> {
         allowance /= 2;
     }
     let kind = json.get("event").cloned().unwrap_or(Json::Null);
-    Some(serde_json::json!({"event": kind, "truncated": true, "bytes": full, "max_trace_event_bytes": max}).to_string())
+    Some(stub(kind))
 }
 
 /// Cuts every string of `json` longer than `allowance` bytes to that length, noting the cut.
@@ -577,5 +581,43 @@ fn brief(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}...", &s[..i]),
         None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptc_subagent::{NativeToolCall, TokenUsage};
+
+    fn response(content: String, args: Json) -> Event {
+        Event::LlmResponse {
+            turn: 1,
+            attempt: 1,
+            content,
+            tool_calls: vec![NativeToolCall { id: "c1".into(), name: "f".into(), args, provider_data: None }],
+            usage: TokenUsage::default(),
+            duration_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_long_trace_event_is_cut_to_fit() {
+        let line = trace_line(&response("x".repeat(100_000), Json::Null), 10_000).unwrap_or_default();
+        assert!(line.len() <= 10_000, "{}", line.len());
+        let json: Json = serde_json::from_str(&line).unwrap_or_default();
+        assert_eq!(json["event"], "llm_response");
+        assert!(json["content"].as_str().unwrap_or_default().contains("[trace cut:"), "{line}");
+    }
+
+    #[test]
+    fn an_event_too_deep_to_cut_becomes_a_stub() {
+        let mut deep = Json::Null;
+        for _ in 0..300 {
+            deep = Json::Array(vec![deep]);
+        }
+        let line = trace_line(&response("y".repeat(5_000), deep), 1_000).unwrap_or_default();
+        let json: Json = serde_json::from_str(&line).unwrap_or_default();
+        assert_eq!(json["truncated"], true, "{line}");
+        assert!(json["bytes"].as_u64().unwrap_or_default() > 1_000);
     }
 }
