@@ -150,6 +150,10 @@ pub struct Resolved {
     /// (`ptc run --max-answer-bytes`) before [`from_resolved`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_answer_bytes: Option<usize>,
+    /// Every key variable the LLM registry names (`api_key_env` of each alias): their
+    /// values are scrubbed from this model's answers too, whichever model echoes them.
+    #[serde(skip)]
+    pub secret_vars: Vec<String>,
 }
 
 impl fmt::Debug for Resolved {
@@ -167,6 +171,7 @@ impl fmt::Debug for Resolved {
             .field("temperature", &self.temperature)
             .field("timeout", &self.timeout)
             .field("max_answer_bytes", &self.max_answer_bytes)
+            .field("secret_vars", &self.secret_vars)
             .finish()
     }
 }
@@ -245,6 +250,15 @@ pub fn resolve(spec: &str, registry: Option<&Registry>) -> Result<Resolved, LlmE
 /// `VENDOR:MODEL` is used directly; anything else is a registry alias. An unknown alias is
 /// a `config_error` whose message starts with `model_not_found`.
 pub fn resolve_with(spec: &str, registry: Option<&Registry>, env: &Env) -> Result<Resolved, LlmError> {
+    let mut resolved = resolve_spec(spec, registry, env)?;
+    if let Some(registry) = registry {
+        resolved.secret_vars =
+            registry.aliases().filter_map(|alias| registry.get(alias)?.api_key_env.clone()).collect();
+    }
+    Ok(resolved)
+}
+
+fn resolve_spec(spec: &str, registry: Option<&Registry>, env: &Env) -> Result<Resolved, LlmError> {
     let spec = spec.trim();
     if let Some((prefix, model)) = spec.split_once(':')
         && let Some(vendor) = Vendor::parse(prefix)
@@ -278,6 +292,7 @@ fn direct(spec: &str, vendor: Vendor, model: &str, env: &Env) -> Resolved {
         temperature: None,
         timeout: None,
         max_answer_bytes: None,
+        secret_vars: Vec::new(),
     }
 }
 
@@ -392,7 +407,11 @@ fn build_http(resolved: &Resolved, env: &Env) -> Result<Arc<dyn Llm>, LlmError> 
     }
     // Every key this process knows is a secret no answer may carry back, whichever
     // vendor echoes it.
-    let known = Vendor::ALL.iter().filter_map(|v| v.key_var()).chain(resolved.key_var.as_deref());
+    let known = Vendor::ALL
+        .iter()
+        .filter_map(|v| v.key_var())
+        .chain(resolved.key_var.as_deref())
+        .chain(resolved.secret_vars.iter().map(String::as_str));
     for var in known {
         if let Some(value) = env.get(var) {
             config.secrets.push(ApiKey::new(value.trim()));

@@ -121,3 +121,27 @@ async fn credentials_in_the_base_url_never_show() {
     let answer = llm.complete(&hello()).await.unwrap();
     assert_eq!(answer.content, "query was ***");
 }
+
+#[tokio::test]
+async fn keys_named_by_the_llm_registry_are_scrubbed_from_every_model() {
+    let vllm_key = "vllm-token-REGISTRY-SECRET";
+    let server = FakeServer::start(vec![Reply::json(
+        200,
+        json!({"choices": [{"message": {"content": format!("the vllm box uses {vllm_key}")}}]}),
+    )])
+    .await;
+    let registry = ptc_providers::Registry::from_json(
+        r#"{"vllm": {"vendor": "openai", "model": "q", "base_url": "http://gpu:8000/v1", "api_key_env": "VLLM_API_KEY"}}"#,
+        None,
+    )
+    .unwrap();
+    let env = Env::from_pairs([
+        ("OPENAI_API_KEY", KEY.to_string()),
+        ("VLLM_API_KEY", vllm_key.to_string()),
+        ("OPENAI_BASE_URL", format!("{}/v1", server.url)),
+    ]);
+    // a different model than the alias: the registry's keys are secrets all the same
+    let resolved = resolve_with("openai:m", Some(&registry), &env).unwrap();
+    let answer = from_resolved(&resolved, &env).unwrap().complete(&hello()).await.unwrap();
+    assert_eq!(answer.content, "the vllm box uses ***");
+}

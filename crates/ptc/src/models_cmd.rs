@@ -74,7 +74,7 @@ fn print_aliases(registry: Option<&Registry>, resolutions: &[Resolved]) {
             None => "no key".to_string(),
         };
         let alias = r.alias.as_deref().unwrap_or_default();
-        println!("  {alias:width$}  {}  {}  {key}", r.label(), r.base_url);
+        println!("  {alias:width$}  {}  {}  {key}", r.label(), ptc_providers::redact_url(&r.base_url));
     }
     let vendors: Vec<String> = Vendor::ALL
         .iter()
@@ -93,15 +93,17 @@ pub fn load_registry(explicit: Option<&Path>, env: &Env) -> Result<Option<Regist
 }
 
 /// The model for `ptc run --llm SPEC`: resolved against the registry, its key read from
-/// the environment (a missing key is a usage error naming the variable).
-pub fn provider_llm(spec: &str, llm_config: Option<&Path>) -> Result<Arc<dyn Llm>> {
+/// the environment (a missing key is a usage error naming the variable), its answers
+/// read up to `max_answer_bytes`.
+pub fn provider_llm(spec: &str, llm_config: Option<&Path>, max_answer_bytes: usize) -> Result<Arc<dyn Llm>> {
     let env = Env::process();
     let registry = load_registry(llm_config, &env)?;
-    let resolved = resolve_with(spec, registry.as_ref(), &env).map_err(|e| {
+    let mut resolved = resolve_with(spec, registry.as_ref(), &env).map_err(|e| {
         // `ptc run` also knows scripted models; say so where the spec made no sense.
         let scripted = if e.message.starts_with("model_not_found") { "; or script:FILE" } else { "" };
         anyhow!("--llm {spec}: {}{scripted}", e.message)
     })?;
+    resolved.max_answer_bytes = Some(max_answer_bytes);
     from_resolved(&resolved, &env).map_err(|e| anyhow!("--llm {spec}: {}", e.message))
 }
 

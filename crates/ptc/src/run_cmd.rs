@@ -83,6 +83,22 @@ pub struct RunArgs {
     /// Delay before the first retry (doubling after each attempt; Retry-After wins).
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     llm_retry_delay_ms: u64,
+    /// Longest wait between two attempts, a vendor's Retry-After included (the mission
+    /// deadline caps it further; a replay never waits).
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    llm_max_retry_delay_ms: u64,
+    /// Bytes of one model answer; reading stops there and the mission fails (answer_too_large).
+    #[arg(long, default_value_t = ptc_providers::DEFAULT_MAX_ANSWER_BYTES, value_name = "BYTES")]
+    max_answer_bytes: usize,
+    /// Bytes of conversation kept and re-sent after the mission (oldest answers elided first).
+    #[arg(long, default_value_t = ptc_subagent::DEFAULT_MAX_HISTORY_BYTES, value_name = "BYTES")]
+    max_history_bytes: usize,
+    /// With --trace: bytes of the whole trace file; later events are dropped, one line says so.
+    #[arg(long, default_value_t = DEFAULT_MAX_TRACE_BYTES, value_name = "BYTES", requires = "trace")]
+    max_trace_bytes: u64,
+    /// With --trace: bytes of one event line; longer texts in it are cut, saying so.
+    #[arg(long, default_value_t = DEFAULT_MAX_TRACE_EVENT_BYTES, value_name = "BYTES", requires = "trace")]
+    max_trace_event_bytes: usize,
     /// Time limit of one command tool call (the program's own limit also applies).
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     tool_timeout_ms: u64,
@@ -132,6 +148,13 @@ impl From<ModeArg> for Mode {
 /// Per-program time limit when `--timeout-ms` is not given (the agent default).
 const DEFAULT_PROGRAM_TIMEOUT: Duration = Duration::from_millis(5_000);
 
+/// `--max-trace-bytes`: 64 MiB of trace per run.
+const DEFAULT_MAX_TRACE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `--max-trace-event-bytes`: 8 MiB per event line (a request event carries the whole
+/// conversation, itself bounded by `--max-history-bytes`).
+const DEFAULT_MAX_TRACE_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
 /// Runs the mission. `Err` is a usage or configuration error (exit 2).
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     // however the run ends, no process a command tool started outlives it
@@ -155,10 +178,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(path) => load_tools(path, Duration::from_millis(args.tool_timeout_ms))?,
         None => Vec::new(),
     };
-    let llm = llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref())?;
-    if args.llm_retries == 0 {
-        bail!("--llm-retries counts attempts and must be at least 1");
-    }
+    let llm = llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref(), args.max_answer_bytes)?;
+    let retry = llm_retry(&args)?;
 
     let mut builder = SubAgent::builder(prompt)
         .mode(args.mode.into())
@@ -166,11 +187,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .max_turns(args.max_turns)
         .retry_turns(args.retry_turns)
         .timeout(limits.timeout)
-        .llm_retry(LlmRetry {
-            max_attempts: args.llm_retries,
-            base_delay: Duration::from_millis(args.llm_retry_delay_ms),
-            ..LlmRetry::default()
-        });
+        .max_history_bytes(args.max_history_bytes)
+        .llm_retry(retry);
     if let Some(n) = limits.max_tool_calls {
         builder = builder.max_tool_calls(n);
     }
@@ -199,6 +217,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     run_mission(&agent, llm.as_ref(), &args)
 }
 
+/// The retry policy of `--llm-retries`, `--llm-retry-delay-ms` and
+/// `--llm-max-retry-delay-ms`.
+fn llm_retry(args: &RunArgs) -> Result<LlmRetry> {
+    if args.llm_retries == 0 {
+        bail!("--llm-retries counts attempts and must be at least 1");
+    }
+    Ok(LlmRetry {
+        max_attempts: args.llm_retries,
+        base_delay: Duration::from_millis(args.llm_retry_delay_ms),
+        max_delay: Duration::from_millis(args.llm_max_retry_delay_ms),
+        ..LlmRetry::default()
+    })
+}
+
 /// `--llm SPEC` to a model. `script:FILE` is built in; everything else goes to
 /// `ptc-providers` (`openai:MODEL`, an alias, `replay:FILE`, ...). `--record` wraps either.
 /// Runs a built mission with the trace and live-text observers the flags ask for, prints
@@ -207,7 +239,7 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
     let mut observers: Vec<Arc<dyn Observer>> = Vec::new();
     if let Some(path) = &args.trace {
         let file = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
-        observers.push(Arc::new(TraceFile { out: Mutex::new(BufWriter::new(file)) }));
+        observers.push(Arc::new(TraceFile::new(file, args.max_trace_bytes, args.max_trace_event_bytes)));
     }
     if args.output == Output::Text {
         observers.push(Arc::new(LiveText));
@@ -224,14 +256,19 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
     Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn llm_from_spec(spec: &str, llm_config: Option<&Path>, record: Option<&Path>) -> Result<Arc<dyn Llm>> {
+fn llm_from_spec(
+    spec: &str,
+    llm_config: Option<&Path>,
+    record: Option<&Path>,
+    max_answer_bytes: usize,
+) -> Result<Arc<dyn Llm>> {
     let llm: Arc<dyn Llm> = match spec.split_once(':') {
         Some(("script", path)) if !path.is_empty() => {
             let text = ptc_files::Limit::new("the --llm script", ptc_files::SCRIPT_MAX_BYTES)
                 .read_to_string(Path::new(path))?;
             Arc::new(ScriptedLlm::from_jsonl(&text).map_err(|e| anyhow!("--llm {spec}: {e}"))?)
         }
-        _ => crate::models_cmd::provider_llm(spec, llm_config)?,
+        _ => crate::models_cmd::provider_llm(spec, llm_config, max_answer_bytes)?,
     };
     crate::models_cmd::with_recording(llm, record)
 }
@@ -414,17 +451,100 @@ impl Observer for Fanout {
     }
 }
 
-/// `--trace FILE`: one JSON line per event, flushed as it happens.
+/// `--trace FILE`: one JSON line per event, flushed as it happens. A line longer than
+/// `max_event` has its longest texts cut (each saying how much); once the file reaches
+/// `max_total`, one `trace_truncated` line ends it and later events are dropped.
 struct TraceFile {
-    out: Mutex<BufWriter<File>>,
+    out: Mutex<TraceState>,
+    max_total: u64,
+    max_event: usize,
+}
+
+struct TraceState {
+    file: BufWriter<File>,
+    written: u64,
+    closed: bool,
+}
+
+impl TraceFile {
+    fn new(file: File, max_total: u64, max_event: usize) -> Self {
+        TraceFile {
+            out: Mutex::new(TraceState { file: BufWriter::new(file), written: 0, closed: false }),
+            max_total,
+            max_event,
+        }
+    }
 }
 
 impl Observer for TraceFile {
     fn event(&self, event: &Event) {
-        if let (Ok(line), Ok(mut out)) = (serde_json::to_string(event), self.out.lock()) {
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
+        let Ok(mut state) = self.out.lock() else { return };
+        if state.closed {
+            return;
         }
+        let Some(line) = trace_line(event, self.max_event) else { return };
+        let state = &mut *state;
+        let needed = line.len() as u64 + 1;
+        if state.written + needed > self.max_total {
+            let note = serde_json::json!({
+                "event": "trace_truncated",
+                "max_trace_bytes": self.max_total,
+                "message": "the trace reached --max-trace-bytes; later events are not written",
+            });
+            let _ = writeln!(state.file, "{note}");
+            let _ = state.file.flush();
+            state.closed = true;
+            return;
+        }
+        if writeln!(state.file, "{line}").and_then(|()| state.file.flush()).is_ok() {
+            state.written += needed;
+        }
+    }
+}
+
+/// `event` as one JSON line of at most about `max` bytes: the longest strings are cut
+/// (halving the allowance) until it fits; an event that still does not fit is replaced by
+/// a stub naming its kind and size.
+fn trace_line(event: &Event, max: usize) -> Option<String> {
+    let line = serde_json::to_string(event).ok()?;
+    if line.len() <= max {
+        return Some(line);
+    }
+    let full = line.len();
+    let stub = |kind: Json| {
+        serde_json::json!({"event": kind, "truncated": true, "bytes": full, "max_trace_event_bytes": max}).to_string()
+    };
+    // (a line nested past serde_json's depth limit cannot be read back: it is a stub)
+    let Ok(mut json) = serde_json::from_str::<Json>(&line) else { return Some(stub(Json::Null)) };
+    drop(line);
+    let mut allowance = max / 2;
+    while allowance >= 64 {
+        cut_strings(&mut json, allowance);
+        let line = json.to_string();
+        if line.len() <= max {
+            return Some(line);
+        }
+        allowance /= 2;
+    }
+    let kind = json.get("event").cloned().unwrap_or(Json::Null);
+    Some(stub(kind))
+}
+
+/// Cuts every string of `json` longer than `allowance` bytes to that length, noting the cut.
+fn cut_strings(json: &mut Json, allowance: usize) {
+    match json {
+        Json::String(text) if text.len() > allowance => {
+            let total = text.len();
+            let mut end = allowance;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str(&format!("...[trace cut: {} of {total} bytes]", total - end));
+        }
+        Json::Array(items) => items.iter_mut().for_each(|item| cut_strings(item, allowance)),
+        Json::Object(map) => map.values_mut().for_each(|value| cut_strings(value, allowance)),
+        _ => {}
     }
 }
 
@@ -491,5 +611,43 @@ fn brief(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}...", &s[..i]),
         None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptc_subagent::{NativeToolCall, TokenUsage};
+
+    fn response(content: String, args: Json) -> Event {
+        Event::LlmResponse {
+            turn: 1,
+            attempt: 1,
+            content,
+            tool_calls: vec![NativeToolCall { id: "c1".into(), name: "f".into(), args, provider_data: None }],
+            usage: TokenUsage::default(),
+            duration_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_long_trace_event_is_cut_to_fit() {
+        let line = trace_line(&response("x".repeat(100_000), Json::Null), 10_000).unwrap_or_default();
+        assert!(line.len() <= 10_000, "{}", line.len());
+        let json: Json = serde_json::from_str(&line).unwrap_or_default();
+        assert_eq!(json["event"], "llm_response");
+        assert!(json["content"].as_str().unwrap_or_default().contains("[trace cut:"), "{line}");
+    }
+
+    #[test]
+    fn an_event_too_deep_to_cut_becomes_a_stub() {
+        let mut deep = Json::Null;
+        for _ in 0..300 {
+            deep = Json::Array(vec![deep]);
+        }
+        let line = trace_line(&response("y".repeat(5_000), deep), 1_000).unwrap_or_default();
+        let json: Json = serde_json::from_str(&line).unwrap_or_default();
+        assert_eq!(json["truncated"], true, "{line}");
+        assert!(json["bytes"].as_u64().unwrap_or_default() > 1_000);
     }
 }

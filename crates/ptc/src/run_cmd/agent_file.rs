@@ -31,8 +31,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 use ptc_lisp_eval::Limits;
 use ptc_subagent::{
-    ConfigError, Event, LlmRef, LlmRetry, LlmTool, MemoryStrategy, Step, SubAgent, SubAgentBuilder, Tool, ToolError,
-    Turn,
+    ConfigError, Event, LlmRef, LlmTool, MemoryStrategy, Step, SubAgent, SubAgentBuilder, Tool, ToolError, Turn,
 };
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -78,6 +77,10 @@ struct Loader<'a> {
     file: &'a Path,
     llm_config: Option<&'a Path>,
     tool_timeout: Duration,
+    /// `--max-answer-bytes`, for every model of the file.
+    max_answer_bytes: usize,
+    /// `--max-history-bytes`, for every agent of the file.
+    max_history_bytes: usize,
 }
 
 impl Loader<'_> {
@@ -91,7 +94,8 @@ impl Loader<'_> {
 
     /// A model spec or alias of the file (`llm` of an agent or LLM tool).
     fn model(&self, agent: &str, spec: &str) -> Result<Arc<dyn ptc_subagent::Llm>> {
-        super::llm_from_spec(spec, self.llm_config, None).map_err(|e| self.err(agent, "llm", format!("{e:#}")))
+        super::llm_from_spec(spec, self.llm_config, None, self.max_answer_bytes)
+            .map_err(|e| self.err(agent, "llm", format!("{e:#}")))
     }
 
     /// The builder of one agent, its tools built recursively.
@@ -107,7 +111,7 @@ impl Loader<'_> {
             (Some(_), Some(_)) => return Err(self.err(path, "prompt", "give either prompt or prompt_file, not both")),
             (None, None) => return Err(self.err(path, "prompt", "missing; say what the agent should do")),
         };
-        let mut b = SubAgent::builder(prompt);
+        let mut b = SubAgent::builder(prompt).max_history_bytes(self.max_history_bytes);
         if let Some(s) = def.signature {
             b = b.signature(s);
         }
@@ -261,13 +265,13 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
     let limits = args.limits.to_limits(Limits { timeout: DEFAULT_PROGRAM_TIMEOUT, ..Limits::default() })?;
     def.timeout_ms = def.timeout_ms.or(Some(limits.timeout.as_millis() as u64));
     def.max_tool_calls = def.max_tool_calls.or(limits.max_tool_calls);
-    if args.llm_retries == 0 {
-        bail!("--llm-retries counts attempts and must be at least 1");
-    }
+    let retry = super::llm_retry(&args)?;
     let loader = Loader {
         file: path,
         llm_config: args.llm_config.as_deref(),
         tool_timeout: Duration::from_millis(args.tool_timeout_ms),
+        max_answer_bytes: args.max_answer_bytes,
+        max_history_bytes: args.max_history_bytes,
     };
     let mut builder = loader.builder(def, "root")?;
     if let Some(extra) = &args.tools {
@@ -284,15 +288,11 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
         });
     }
     let builder = builder
-        .llm_retry(LlmRetry {
-            max_attempts: args.llm_retries,
-            base_delay: Duration::from_millis(args.llm_retry_delay_ms),
-            ..LlmRetry::default()
-        })
+        .llm_retry(retry)
         .format_options(ptc_subagent::FormatOptions { max_print_length: limits.max_print_length, ..Default::default() })
         .limits(limits.clone());
     let agent = builder.build().map_err(|e| loader.config_err("root", &e))?;
-    let llm = super::llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref())?;
+    let llm = super::llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref(), args.max_answer_bytes)?;
 
     super::run_mission(&agent, llm.as_ref(), &args)
 }
