@@ -1088,7 +1088,8 @@ impl<'h> Interp<'h> {
 
     /// The printed form of `v`, built within the memory budget (and charged to it): a
     /// value whose printed form is huge (shared structure nested sixty times) fails with
-    /// `memory_exceeded` instead of building gigabytes.
+    /// `memory_exceeded` instead of building gigabytes. With `max_bytes` of `usize::MAX`
+    /// (the whole form) it is never cut: too deep a value is an error too.
     pub fn print_value(&mut self, v: &Value, max_bytes: usize) -> EvalResult<String> {
         let used = self.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed);
         let left = usize::try_from(self.budget.heap_limit.saturating_sub(used)).unwrap_or(usize::MAX);
@@ -1098,6 +1099,14 @@ impl<'h> Interp<'h> {
         self.budget.check_time()?;
         if truncated && text.len() > cap && cap == left {
             self.charge(left as u64 + 1)?;
+        }
+        if truncated && text.len() <= cap && max_bytes == usize::MAX {
+            // cut for its depth, not its size: the whole form was asked for (`str`,
+            // `pr-str`, `.toString`), and a cut one would be a wrong answer
+            return err(
+                ErrorKind::RecursionLimitExceeded,
+                "a value nested more than 1,000 levels deep cannot be turned into text whole; build flatter data",
+            );
         }
         self.charge(text.len() as u64)?;
         Ok(text)

@@ -67,6 +67,13 @@ fn cases() -> Vec<(String, &'static str)> {
         ("(def s (.repeat \"x\" 3000000)) (count (reverse s))".into(), "memory_exceeded"),
         ("(def s (.repeat \"x\" 3000000)) (count (concat s s))".into(), "memory_exceeded"),
         ("(def s (.repeat \"x\" 3000000)) (count (interpose \",\" s))".into(), "memory_exceeded"),
+        ("(def s (.repeat \"x\" 3000000)) (count (partition-by identity s))".into(), "memory_exceeded"),
+        ("(def s (.repeat \"xy\" 1500000)) (count (dedupe s))".into(), "memory_exceeded"),
+        ("(def s (.repeat \"xy\" 1500000)) (count (map-indexed (fn [_ c] c) s))".into(), "memory_exceeded"),
+        // splits count their pieces against the budget as they find them
+        ("(def s (.repeat \"x\" 10000000)) (count (str/split s #\"\"))".into(), "memory_exceeded"),
+        ("(def s (.repeat \"x\" 10000000)) (count (re-split #\"\" s))".into(), "memory_exceeded"),
+        ("(def s (.repeat \"\\n\" 10000000)) (count (split-lines s))".into(), "memory_exceeded"),
         // what is only read is not built: no charge, no memory
         ("(def s (.repeat \"x\" 3000000)) (let [[a b] s] (str a b))".into(), "ok"),
         ("(def s (.repeat \"x\" 3000000)) (some #{\"y\"} s)".into(), "ok"),

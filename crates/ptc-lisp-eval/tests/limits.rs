@@ -333,3 +333,16 @@ fn collection_builders_charge_their_output() {
         assert_eq!(kind, "memory_exceeded", "{src}: {msg}");
     }
 }
+
+#[test]
+fn text_of_a_too_deep_value_is_an_error_not_a_cut_string() {
+    let deep = "(let [d (reduce (fn [a _] [a]) [] (range 1500))]";
+    for call in ["(str d)", "(pr-str d)", "(.toString d)", "(str/join [d])"] {
+        let (kind, msg) = kind_of(&format!("{deep} (count {call}))"), RunOptions::default());
+        assert_eq!(kind, "recursion_limit_exceeded", "{call}: {msg}");
+        assert!(msg.contains("1,000 levels"), "{msg}");
+    }
+    // a line printed for people is cut, and says so
+    let o = run(&format!("{deep} (println d) 1)"), RunOptions::default());
+    assert!(o.error().is_none(), "{:?}", o.error());
+}

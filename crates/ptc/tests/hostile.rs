@@ -260,3 +260,235 @@ fn hostile_programs_over_mcp_end_cleanly_and_the_server_keeps_serving() {
     let peak = peak_rss_kb(pid).unwrap_or(0);
     assert!(peak < baseline + MAX_RSS_KB, "server peak RSS {peak} kB (baseline {baseline} kB)");
 }
+
+// ---- string and collection bombs (issue 22, finding 2) ----
+//
+// Each builder charges the memory budget before it allocates, so these end in
+// `memory_exceeded` (or the deadline, for the ones that build near the limit under a
+// loaded debug build) with the process near the 64 MiB limit, on every surface. (Printed
+// forms of huge values are in ptc-lisp-eval's tests/builder_memory.rs: printing 64 MiB
+// takes seconds in a debug build.)
+
+/// A 1 MB string the program builds itself (charged).
+const ONE_MB: &str = "(def s (.repeat \"x\" 1000000))";
+
+/// (program, reasons it may end with) for the builder bombs.
+fn builder_bomb_cases() -> Vec<(String, &'static [&'static str])> {
+    const MEM: &[&str] = &["memory_exceeded"];
+    const MEM_OR_TIME: &[&str] = &["memory_exceeded", "timeout"];
+    let s = |body: &str| format!("{ONE_MB} {body}");
+    vec![
+        (s("(count (apply str (repeat 3000 s)))"), MEM),
+        (s("(count (str/join (repeat 3000 s)))"), MEM),
+        (s("(count (String/join \",\" (repeat 3000 s)))"), MEM),
+        (s("(count (apply format (apply str (repeat 3000 \"%s\")) (repeat 3000 s)))"), MEM_OR_TIME),
+        (s("(count (str/replace s #\"x+\" (apply str (repeat 3000 \"$0\"))))"), MEM),
+        (s("(count (mapv (fn [_] (upper-case s)) (range 3000)))"), MEM_OR_TIME),
+        ("(def v (vec (range 10000))) (count (apply interleave (repeat 1000 v)))".into(), MEM),
+        ("(count (partition 100000 1 (range 200000)))".into(), MEM_OR_TIME),
+        ("(def v (vec (range 1000))) (count (for [a v b v c v] 1))".into(), MEM_OR_TIME),
+        ("(def s (.repeat \"x\" 30000000)) (count (vec s))".into(), MEM),
+        ("(def s (.repeat \"x\" 30000000)) (count (str/split s #\"\"))".into(), MEM),
+    ]
+}
+
+/// Peak RSS a builder bomb may reach (kB): the 64 MiB limit, one copy of the largest
+/// string (a built string is copied into its shared form), and the process itself.
+const BUILDER_BOMB_MAX_RSS_KB: u64 = 200 * 1024;
+
+/// The reason of an MCP `lisp_eval` answer's text (`ok` for a value).
+fn reason_of_text(text: &str) -> String {
+    if text.starts_with("user=>") || text.starts_with("<prints>") || text.is_empty() {
+        "ok".to_string()
+    } else {
+        text.split(':').next().unwrap_or_default().to_string()
+    }
+}
+
+#[test]
+fn builder_bombs_over_eval_stay_near_the_memory_limit() {
+    for (program, allowed) in builder_bomb_cases() {
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .args(["eval", "--output", "json", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(program.as_bytes()).unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+            s
+        });
+        let pid = child.id();
+        let mut peak = 0;
+        loop {
+            if let Some(kb) = peak_rss_kb(pid) {
+                peak = peak.max(kb);
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            assert!(started.elapsed() < WALL, "{}: still running after {WALL:?}", short(&program));
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let text = reader.join().unwrap();
+        let env: Value =
+            serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{}: {e}: {text:?}", short(&program)));
+        let reason = reason_of_envelope(&env);
+        assert!(allowed.contains(&reason.as_str()), "{}: {reason}: {env}", short(&program));
+        assert!(peak < BUILDER_BOMB_MAX_RSS_KB, "{}: peak RSS {peak} kB", short(&program));
+    }
+}
+
+#[test]
+fn builder_bombs_over_eval_jsonl_stay_near_the_memory_limit() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["eval", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let pid = child.id();
+    for (program, allowed) in builder_bomb_cases() {
+        let started = Instant::now();
+        writeln!(stdin, "{}", json!({ "src": program })).unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "{}: ptc eval --jsonl exited", short(&program));
+        assert!(started.elapsed() < WALL, "{}: took {:?}", short(&program), started.elapsed());
+        let env: Value = serde_json::from_str(line.trim()).unwrap();
+        let reason = reason_of_envelope(&env);
+        assert!(allowed.contains(&reason.as_str()), "{}: {reason}: {env}", short(&program));
+    }
+    writeln!(stdin, "{}", json!({ "src": "(+ 1 2)" })).unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let env: Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(reason_of_envelope(&env), "ok", "{env}");
+    // one process, every case: its peak stays near one run's limit
+    let peak = peak_rss_kb(pid).unwrap_or(0);
+    drop(stdin);
+    let _ = child.wait();
+    assert!(peak < BUILDER_BOMB_MAX_RSS_KB, "ptc eval --jsonl peak RSS {peak} kB");
+}
+
+#[test]
+fn builder_bombs_over_mcp_stdio_stay_near_the_memory_limit() {
+    let mut s = Server::start();
+    let pid = s.child.id();
+    for (i, (program, allowed)) in builder_bomb_cases().into_iter().enumerate() {
+        let started = Instant::now();
+        let text = s.call(10 + 2 * i as i64, &program);
+        assert!(started.elapsed() < WALL, "{}: took {:?}", short(&program), started.elapsed());
+        assert!(allowed.contains(&reason_of_text(&text).as_str()), "{}: {text:.300}", short(&program));
+        let next = s.call(11 + 2 * i as i64, "(+ 1 2)");
+        assert_eq!(next, "user=> 3", "after {}", short(&program));
+    }
+    let peak = peak_rss_kb(pid).unwrap_or(0);
+    assert!(peak < BUILDER_BOMB_MAX_RSS_KB, "ptc mcp peak RSS {peak} kB");
+}
+
+/// `ptc mcp --http` on 127.0.0.1 with one initialized session.
+struct HttpServer {
+    child: Child,
+    port: u16,
+    session: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // the "serving" line names the port really bound; the socket is bound before it
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let port = loop {
+            line.clear();
+            assert!(err.read_line(&mut line).unwrap() > 0, "server exited before serving");
+            if let Some((_, rest)) = line.split_once("serving MCP over Streamable HTTP at http://127.0.0.1:") {
+                break rest.split('/').next().unwrap().parse::<u16>().unwrap();
+            }
+        };
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        let mut s = HttpServer { child, port, session: String::new() };
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let (head, _) = s.post(&init);
+        s.session = head
+            .lines()
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")))
+            .map(|(_, v)| v.trim().to_string())
+            .expect("a session id");
+        s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    /// One POST to /mcp: (response head, body).
+    fn post(&self, body: &Value) -> (String, String) {
+        let body = body.to_string();
+        let mut req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n",
+            self.port,
+            body.len()
+        );
+        if !self.session.is_empty() {
+            req.push_str(&format!("Mcp-Session-Id: {}\r\n", self.session));
+        }
+        req.push_str("\r\n");
+        req.push_str(&body);
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.write_all(req.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut stream, &mut raw).unwrap();
+        let raw = String::from_utf8_lossy(&raw).to_string();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+        (head.to_string(), body.to_string())
+    }
+
+    /// The text of a `lisp_eval` call's answer.
+    fn call(&self, id: i64, program: &str) -> String {
+        let (_, body) = self.post(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": program}}}),
+        );
+        // a JSON body, or an SSE stream (possibly chunked) with the message on a data: line
+        let start = body.find("{\"").unwrap_or(0);
+        let end = body.rfind('}').map_or(body.len(), |e| e + 1);
+        let msg: Value = serde_json::from_str(body.get(start..end).unwrap_or_default()).unwrap_or(Value::Null);
+        msg["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn builder_bombs_over_mcp_http_stay_near_the_memory_limit() {
+    let s = HttpServer::start();
+    let pid = s.child.id();
+    for (i, (program, allowed)) in builder_bomb_cases().into_iter().enumerate() {
+        let started = Instant::now();
+        let text = s.call(10 + 2 * i as i64, &program);
+        assert!(started.elapsed() < WALL, "{}: took {:?}", short(&program), started.elapsed());
+        assert!(allowed.contains(&reason_of_text(&text).as_str()), "{}: {text:.300}", short(&program));
+        let next = s.call(11 + 2 * i as i64, "(+ 1 2)");
+        assert_eq!(next, "user=> 3", "after {}", short(&program));
+    }
+    let peak = peak_rss_kb(pid).unwrap_or(0);
+    assert!(peak < BUILDER_BOMB_MAX_RSS_KB, "ptc mcp --http peak RSS {peak} kB");
+}

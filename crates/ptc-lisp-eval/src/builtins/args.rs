@@ -125,6 +125,18 @@ pub fn materialized_cost(v: &Value) -> u64 {
     }
 }
 
+/// Bytes to charge before keeping one item read from `source` one at a time: for a string
+/// or a map, the item was built by the reading (a character's string, an entry's vector)
+/// and takes a slot; items of vectors and sets already exist, and their slots are charged
+/// with the builder's output.
+pub fn kept_item_cost(source: &Value) -> u64 {
+    match source {
+        Value::Str(_) => 2 * cost::ELEM,
+        Value::Map(_) => cost::items(2) + cost::ELEM,
+        _ => 0,
+    }
+}
+
 /// Every item of a seqable argument, collected after what [`materialized_cost`] counts
 /// was charged.
 pub fn collect_items(interp: &mut Interp, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {

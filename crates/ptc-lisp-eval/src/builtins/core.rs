@@ -448,7 +448,6 @@ where
         count += 1;
     }
     known = known.saturating_add((sep.len() as u64).saturating_mul(count.saturating_sub(1)));
-    interp.tick(count)?;
     interp.charge(known.saturating_add(16))?;
     let mut out = String::with_capacity(usize::try_from(known).unwrap_or(0));
     for (i, v) in parts().enumerate() {

@@ -711,6 +711,7 @@ fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let mut out = PVector::new();
     for (i, item) in seq_iter("map-indexed", &coll)?.enumerate() {
         interp.tick(1)?;
+        interp.charge(super::kept_item_cost(&coll))?;
         out.push_back(interp.apply(&f, &mut [Value::Int(i as i64), item])?);
     }
     interp.charge(cost::items(out.len() as u64))?;

@@ -515,6 +515,7 @@ fn dedupe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut out: Vec<Value> = Vec::new();
     for item in seq_iter("dedupe", &a[0])? {
         if out.last().is_none_or(|l| !l.equiv(&item)) {
+            interp.charge(super::kept_item_cost(&a[0]))?;
             out.push(item);
         }
     }
@@ -529,6 +530,7 @@ fn distinct_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     for item in seq_iter("distinct-by", &coll)? {
         interp.tick(1)?;
         if seen.insert(interp.apply(&f, &mut [item.clone()])?) {
+            interp.charge(super::kept_item_cost(&coll))?;
             out.push(item);
         }
     }
@@ -548,6 +550,7 @@ fn partition_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             out.push(Value::vector(std::mem::take(&mut run)));
         }
         last = Some(k);
+        interp.charge(super::kept_item_cost(&coll).max(cost::ELEM))?;
         run.push(item);
     }
     if !run.is_empty() {
@@ -564,6 +567,7 @@ fn keep_indexed(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         interp.tick(1)?;
         let r = interp.apply(&f, &mut [Value::Int(i as i64), item])?;
         if !r.is_nil() {
+            interp.charge(super::kept_item_cost(&coll))?;
             out.push(r);
         }
     }
@@ -957,6 +961,7 @@ fn reductions(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     for x in items {
         interp.tick(1)?;
         acc = interp.apply(&f, &mut [acc, x])?;
+        interp.charge(super::kept_item_cost(coll))?;
         out.push(acc.clone());
     }
     out_vec(interp, out)

@@ -279,12 +279,13 @@ pub fn split_parts<'a>(interp: &mut Interp, a: &'a [Value]) -> EvalResult<Vec<&'
         Some(l) => int_arg("split", l)?,
         None => 0,
     };
+    let max = max_pieces(interp);
     let parts = match &a[1] {
-        Value::Regex(r) if r.source() == "\\s+" => java_regex::split_whitespace(s, limit),
-        Value::Regex(r) => java_regex::split(r.regex(), s, limit),
+        Value::Regex(r) if r.source() == "\\s+" => java_regex::split_whitespace(s, limit, max),
+        Value::Regex(r) => java_regex::split(r.regex(), s, limit, max),
         Value::Str(sep) if sep.chars().count() <= 1 => {
             let literal = RegexValue::compile(&regex::escape(sep)).or_else(|m| err(ErrorKind::RuntimeError, m))?;
-            java_regex::split(literal.regex(), s, limit)
+            java_regex::split(literal.regex(), s, limit, max)
         }
         Value::Str(sep) => {
             return type_err(format!(
@@ -294,12 +295,33 @@ pub fn split_parts<'a>(interp: &mut Interp, a: &'a [Value]) -> EvalResult<Vec<&'
         }
         other => return expected("split", "a regex like #\",\" or a 1-character string", other),
     };
+    let parts = pieces_or_exceeded(interp, parts)?;
     interp.tick(parts.len() as u64)?;
     interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
     Ok(parts)
 }
+/// The most pieces a split may collect: each is charged at least one element, so more
+/// than the budget has room for fail before they are all found.
+fn max_pieces(interp: &Interp) -> usize {
+    let used = interp.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed);
+    usize::try_from(interp.budget.heap_limit.saturating_sub(used) / cost::ELEM).unwrap_or(usize::MAX).saturating_add(1)
+}
+/// The pieces of a split, or `memory_exceeded` when there were more than the budget holds.
+fn pieces_or_exceeded<'a>(interp: &mut Interp, parts: Option<Vec<&'a str>>) -> EvalResult<Vec<&'a str>> {
+    match parts {
+        Some(p) => Ok(p),
+        None => {
+            let left = interp.budget.heap_limit;
+            interp.charge(left.saturating_add(1))?;
+            Ok(Vec::new())
+        }
+    }
+}
 fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let s = str_arg("split-lines", &a[0])?;
+    // counted before they are collected: one line per '\n', plus the last
+    let lines = s.bytes().filter(|&b| b == b'\n').count() as u64 + 1;
+    interp.charge(cost::items(lines))?;
     let mut lines: Vec<&str> = s.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     // Java's split: no match keeps the input, otherwise trailing empty lines go
     if lines.len() > 1 {
@@ -308,7 +330,7 @@ fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     }
     interp.tick(lines.len() as u64)?;
-    interp.charge(cost::items(lines.len() as u64) + s.len() as u64)?;
+    interp.charge(s.len() as u64)?;
     Ok(Value::vector(lines.into_iter().map(Value::str)))
 }
 fn triml(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
@@ -557,7 +579,8 @@ fn re_split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => regex_arg("re-split", other)?,
     };
     let s = str_arg("re-split", &a[1])?;
-    let parts = java_regex::split(re.regex(), s, -1);
+    let max = max_pieces(interp);
+    let parts = pieces_or_exceeded(interp, java_regex::split(re.regex(), s, -1, max))?;
     interp.tick(parts.len() as u64)?;
     interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
     Ok(Value::vector(parts.into_iter().map(Value::str)))

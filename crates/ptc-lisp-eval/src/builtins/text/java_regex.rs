@@ -68,14 +68,17 @@ impl Iterator for MatchIter<'_, '_> {
 
 /// Java's `Pattern.split(input, limit)`: a positive limit caps the number of pieces, zero
 /// drops trailing empty pieces, a negative limit keeps them. No match yields `[input]`.
-pub fn split<'h>(re: &Regex, hay: &'h str, limit: i64) -> Vec<&'h str> {
-    split_at_matches(match_iter(re, hay), hay, limit)
+///
+/// `None` when there would be more than `max_pieces` pieces (the caller's memory budget
+/// cannot hold them): the pieces are counted as they are found, never all collected first.
+pub fn split<'h>(re: &Regex, hay: &'h str, limit: i64, max_pieces: usize) -> Option<Vec<&'h str>> {
+    split_at_matches(match_iter(re, hay), hay, limit, max_pieces)
 }
 
 /// [`split`] for the pattern `\s+` (Java's ASCII whitespace: space, tab, newline, vertical
 /// tab, form feed, carriage return), the commonest separator, without the regex engine.
-pub fn split_whitespace(hay: &str, limit: i64) -> Vec<&str> {
-    split_at_matches(WhitespaceRuns { hay: hay.as_bytes(), pos: 0 }, hay, limit)
+pub fn split_whitespace(hay: &str, limit: i64, max_pieces: usize) -> Option<Vec<&str>> {
+    split_at_matches(WhitespaceRuns { hay: hay.as_bytes(), pos: 0 }, hay, limit, max_pieces)
 }
 
 /// Runs of ASCII whitespace, as `\s+` matches them (whole runs, never empty).
@@ -95,13 +98,21 @@ impl Iterator for WhitespaceRuns<'_> {
     }
 }
 
-fn split_at_matches<'h>(matches: impl Iterator<Item = (usize, usize)>, hay: &'h str, limit: i64) -> Vec<&'h str> {
+fn split_at_matches<'h>(
+    matches: impl Iterator<Item = (usize, usize)>,
+    hay: &'h str,
+    limit: i64,
+    max_pieces: usize,
+) -> Option<Vec<&'h str>> {
     let limited = limit > 0;
     let mut pieces: Vec<&'h str> = Vec::new();
     let mut index = 0;
     for (start, end) in matches {
         if limited && pieces.len() as i64 >= limit - 1 {
             break;
+        }
+        if pieces.len() >= max_pieces {
+            return None;
         }
         if index == 0 && start == 0 && end == 0 {
             // no empty leading piece for a zero-width match at the beginning
@@ -111,7 +122,7 @@ fn split_at_matches<'h>(matches: impl Iterator<Item = (usize, usize)>, hay: &'h 
         index = end;
     }
     if index == 0 && pieces.is_empty() {
-        return vec![hay];
+        return Some(vec![hay]);
     }
     pieces.push(&hay[index..]);
     if limit == 0 {
@@ -119,7 +130,7 @@ fn split_at_matches<'h>(matches: impl Iterator<Item = (usize, usize)>, hay: &'h 
             pieces.pop();
         }
     }
-    pieces
+    Some(pieces)
 }
 
 /// One piece of a parsed Java replacement string.
@@ -261,16 +272,23 @@ mod tests {
     }
 
     #[test]
+    fn split_stops_past_max_pieces() {
+        assert_eq!(split(&re(""), "abcdef", 0, 3), None);
+        assert_eq!(split(&re(","), "a,b,c", 0, 3), Some(vec!["a", "b", "c"]));
+        assert_eq!(split_whitespace("a b c d", 0, 2), None);
+    }
+
+    #[test]
     fn java_split() {
-        assert_eq!(split(&re(","), "a,b,,c,,", 0), vec!["a", "b", "", "c"]);
-        assert_eq!(split(&re(","), ",,,", 0), Vec::<&str>::new());
-        assert_eq!(split(&re(","), "", 0), vec![""]);
-        assert_eq!(split(&re(""), "abc", 0), vec!["a", "b", "c"]);
-        assert_eq!(split(&re(","), ",a", 0), vec!["", "a"]);
-        assert_eq!(split(&re(","), "a,b,,", -1), vec!["a", "b", "", ""]);
-        assert_eq!(split(&re(","), "a,b,c", 2), vec!["a", "b,c"]);
-        assert_eq!(split(&re(","), "a,b,c", 1), vec!["a,b,c"]);
-        assert_eq!(split(&re("\r?\n"), "\n", 0), Vec::<&str>::new());
+        assert_eq!(split(&re(","), "a,b,,c,,", 0, usize::MAX).unwrap(), vec!["a", "b", "", "c"]);
+        assert_eq!(split(&re(","), ",,,", 0, usize::MAX).unwrap(), Vec::<&str>::new());
+        assert_eq!(split(&re(","), "", 0, usize::MAX).unwrap(), vec![""]);
+        assert_eq!(split(&re(""), "abc", 0, usize::MAX).unwrap(), vec!["a", "b", "c"]);
+        assert_eq!(split(&re(","), ",a", 0, usize::MAX).unwrap(), vec!["", "a"]);
+        assert_eq!(split(&re(","), "a,b,,", -1, usize::MAX).unwrap(), vec!["a", "b", "", ""]);
+        assert_eq!(split(&re(","), "a,b,c", 2, usize::MAX).unwrap(), vec!["a", "b,c"]);
+        assert_eq!(split(&re(","), "a,b,c", 1, usize::MAX).unwrap(), vec!["a,b,c"]);
+        assert_eq!(split(&re("\r?\n"), "\n", 0, usize::MAX).unwrap(), Vec::<&str>::new());
     }
 
     #[test]
@@ -310,7 +328,11 @@ mod whitespace_split {
         ];
         for hay in inputs {
             for limit in [-1, 0, 1, 2, 3, 10] {
-                assert_eq!(split_whitespace(hay, limit), split(&re, hay, limit), "{hay:?} limit {limit}");
+                assert_eq!(
+                    split_whitespace(hay, limit, usize::MAX),
+                    split(&re, hay, limit, usize::MAX),
+                    "{hay:?} limit {limit}"
+                );
             }
         }
     }
