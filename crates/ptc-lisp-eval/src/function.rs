@@ -9,9 +9,9 @@ use crate::interp::Interp;
 use crate::node::Lambda;
 use crate::value::Value;
 
-/// The body of a native composed function (`partial`, `comp`, `juxt`...).
-/// The body of a native composed function: the interpreter, the values the function holds
-/// ([`Held`]'s fixed values, in order) and the call's arguments.
+/// The body of a native composed function (`partial`, `comp`, `juxt`...): it gets the
+/// interpreter, the values the function holds ([`Held`]'s fixed values, in order) and the
+/// call's arguments.
 pub type NativeBody = dyn Fn(&mut Interp, &[Value], &mut [Value]) -> EvalResult + Send + Sync;
 
 /// A callable value.
@@ -141,21 +141,22 @@ pub(crate) trait StepState: Send + Sync {
 
 impl StepState for std::sync::Mutex<Vec<Value>> {
     fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held: Vec<Value> = self.lock().map(|v| v.clone()).unwrap_or_default();
+        // a poisoned lock still holds its values
+        let held: Vec<Value> = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         held.into_iter().for_each(visit);
     }
 }
 
 impl StepState for std::sync::Mutex<Option<Value>> {
     fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held = self.lock().map(|v| v.clone()).unwrap_or_default();
+        let held = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         held.into_iter().for_each(visit);
     }
 }
 
 impl StepState for std::sync::Mutex<std::collections::HashSet<Value>> {
     fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held: Vec<Value> = self.lock().map(|v| v.iter().cloned().collect()).unwrap_or_default();
+        let held: Vec<Value> = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().cloned().collect();
         held.into_iter().for_each(visit);
     }
 }

@@ -217,3 +217,19 @@ fn a_program_value_handed_out_at_the_limit_drops_and_prints_on_an_ordinary_threa
     });
     assert_eq!(o.as_deref(), Some("#fn[...]"));
 }
+
+#[test]
+fn json_conversion_depth_is_capped() {
+    let program = |n: usize| format!("(count (json/generate-string (reduce (fn [a _] [a]) [] (range {n}))))");
+    let within = json::MAX_JSON_DEPTH - 1;
+    assert_eq!(reason(&program(within)), ("ok".to_string(), (2 * within + 2).to_string()));
+    // deeper has no JSON form here (json/generate-string gives nil, as for a function)
+    let deeper = format!("(nil? (json/generate-string (reduce (fn [a _] [a]) [] (range {}))))", json::MAX_JSON_DEPTH);
+    assert_eq!(reason(&deeper), ("ok".to_string(), "true".to_string()));
+    // the same cap off an evaluation thread, through the public API
+    on_small_thread(|| {
+        assert!(json::to_json(&nested(json::MAX_JSON_DEPTH, Value::Nil)).is_ok());
+        let e = json::to_json(&nested(json::MAX_JSON_DEPTH + 1, Value::Nil)).unwrap_err();
+        assert!(e.0.contains(&format!("more than {} levels deep", json::MAX_JSON_DEPTH)), "{e}");
+    });
+}
