@@ -9,8 +9,10 @@ use crate::interp::Interp;
 use crate::node::Lambda;
 use crate::value::Value;
 
-/// The body of a native composed function (`partial`, `comp`, `juxt`...).
-pub type NativeBody = dyn Fn(&mut Interp, &mut [Value]) -> EvalResult + Send + Sync;
+/// The body of a native composed function (`partial`, `comp`, `juxt`...): it gets the
+/// interpreter, the values the function holds ([`Held`]'s fixed values, in order) and the
+/// call's arguments.
+pub type NativeBody = dyn Fn(&mut Interp, &[Value], &mut [Value]) -> EvalResult + Send + Sync;
 
 /// A callable value.
 pub enum Function {
@@ -44,13 +46,14 @@ pub struct Closure {
 }
 
 impl Function {
-    /// Wraps a native closure as a function value. `held` must name every value the body
-    /// captures (clones share their nodes, so this costs a pointer each): it is how the
-    /// engine's nesting check sees inside the function.
+    /// Wraps a native closure as a function value. The body gets the values in `held` with
+    /// every call, so it need not capture any: what a function holds stays where the
+    /// engine's nesting check can see it. (A body that does capture a value must list a
+    /// clone in `held` too.)
     pub(crate) fn native(
         name: &'static str,
         held: Held,
-        body: impl Fn(&mut Interp, &mut [Value]) -> EvalResult + Send + Sync + 'static,
+        body: impl Fn(&mut Interp, &[Value], &mut [Value]) -> EvalResult + Send + Sync + 'static,
     ) -> Value {
         Value::Func(Arc::new(Function::Native { name, held, body: Box::new(body) }))
     }
@@ -78,7 +81,7 @@ impl Drop for Function {
             Function::Closure(c) => crate::release::release(std::mem::take(&mut c.captures)),
             Function::Native { held, body, .. } => crate::release::release((
                 std::mem::take(held),
-                std::mem::replace(body, Box::new(|_: &mut Interp, _: &mut [Value]| Ok(Value::Nil))),
+                std::mem::replace(body, Box::new(|_: &mut Interp, _: &[Value], _: &mut [Value]| Ok(Value::Nil))),
             )),
             Function::Reduced(v) => crate::release::release(std::mem::take(v)),
         }
@@ -117,6 +120,11 @@ impl Held {
         self
     }
 
+    /// The fixed values, in the order they were given.
+    pub(crate) fn fixed(&self) -> &[Value] {
+        &self.fixed
+    }
+
     fn each(&self, visit: &mut dyn FnMut(Value)) {
         self.fixed.iter().cloned().for_each(&mut *visit);
         if let Some(s) = &self.state {
@@ -133,21 +141,22 @@ pub(crate) trait StepState: Send + Sync {
 
 impl StepState for std::sync::Mutex<Vec<Value>> {
     fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held: Vec<Value> = self.lock().map(|v| v.clone()).unwrap_or_default();
+        // a poisoned lock still holds its values
+        let held: Vec<Value> = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         held.into_iter().for_each(visit);
     }
 }
 
 impl StepState for std::sync::Mutex<Option<Value>> {
     fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held = self.lock().map(|v| v.clone()).unwrap_or_default();
+        let held = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         held.into_iter().for_each(visit);
     }
 }
 
 impl StepState for std::sync::Mutex<std::collections::HashSet<Value>> {
     fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held: Vec<Value> = self.lock().map(|v| v.iter().cloned().collect()).unwrap_or_default();
+        let held: Vec<Value> = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().cloned().collect();
         held.into_iter().for_each(visit);
     }
 }

@@ -787,9 +787,9 @@ impl<'h> Interp<'h> {
                 b.call(self, args)
             }
             Function::Closure(c) => self.call_closure(func, c, args),
-            Function::Native { body, .. } => {
+            Function::Native { body, held, .. } => {
                 self.tick(1)?;
-                body(self, args)
+                body(self, held.fixed(), args)
             }
             Function::Tool(name) => {
                 let name = name.clone();

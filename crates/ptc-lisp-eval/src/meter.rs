@@ -96,6 +96,7 @@ pub(crate) fn within<R>(stopped: impl FnOnce() -> R, walk: impl FnOnce() -> R) -
     if !matches!(entered, Ok(true)) {
         return stopped();
     }
+    // the walk runs outside the thread-local access, so each level costs one small frame
     let _level = Level;
     walk()
 }

@@ -41,6 +41,9 @@ thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     /// Contents parked by releases that were too deep, dropped by the outermost one.
     static PARKED: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
+    /// Whether anything was parked since the last drain (checked on every outermost
+    /// release, so it is a plain cell: no destructor, no borrow).
+    static ANY_PARKED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Drops `contents` (what a value node owned) without deep recursion; see the module docs.
@@ -59,7 +62,7 @@ pub(crate) fn release<T: 'static>(contents: T) {
         park(Box::new(contents));
     } else {
         drop(contents);
-        if depth == 0 {
+        if depth == 0 && ANY_PARKED.try_with(Cell::get).unwrap_or(false) {
             drain();
         }
     }
@@ -70,6 +73,7 @@ pub(crate) fn release<T: 'static>(contents: T) {
 fn park(contents: Box<dyn Any>) {
     // if the list is gone (thread teardown), dropping here is all that is left to do
     let _ = PARKED.try_with(|p| p.borrow_mut().push(contents));
+    let _ = ANY_PARKED.try_with(|a| a.set(true));
 }
 
 /// Drops everything parked on this thread; runs in the outermost `release` (depth 1), so
@@ -80,8 +84,11 @@ fn drain() {
         let next = PARKED.try_with(|p| {
             let mut p = p.borrow_mut();
             let next = p.pop();
-            if next.is_none() && p.capacity() > KEEP_CAPACITY {
-                *p = Vec::new();
+            if next.is_none() {
+                let _ = ANY_PARKED.try_with(|a| a.set(false));
+                if p.capacity() > KEEP_CAPACITY {
+                    *p = Vec::new();
+                }
             }
             next
         });

@@ -97,25 +97,27 @@ pub(crate) enum Nesting {
 pub(crate) fn nesting(v: &Value, max: usize) -> Nesting {
     struct Frame {
         key: usize,
-        kids: Vec<Value>,
-        next: usize,
+        /// Where this node's held values begin in `pending`.
+        start: usize,
         /// Levels from this node to its deepest leaf found so far (the node itself is 1).
         height: usize,
     }
-    let Some((key, kids, leaves)) = holds(v) else { return Nesting::Within };
+    // the held values still to visit, of every open node (each node's after its parent's)
+    let mut pending: Vec<Value> = Vec::new();
+    let Some(key) = identity(v) else { return Nesting::Within };
+    let leaves = add_held(v, &mut pending);
     if leaves && max < 1 {
         return Nesting::TooDeep;
     }
     let mut heights: HashMap<usize, usize> = HashMap::new();
-    let mut stack = vec![Frame { key, kids, next: 0, height: if leaves { 2 } else { 1 } }];
+    let mut stack = vec![Frame { key, start: 0, height: if leaves { 2 } else { 1 } }];
     loop {
-        // the depth of the children of the frame on top
+        // the depth of the held values of the node on top
         let depth = stack.len();
         let Some(top) = stack.last_mut() else { return Nesting::Within };
-        if let Some(kid) = top.kids.get_mut(top.next) {
-            let kid = std::mem::take(kid);
-            top.next += 1;
-            let Some((key, kids, leaves)) = holds(&kid) else { continue };
+        let next = if pending.len() > top.start { pending.pop() } else { None };
+        if let Some(kid) = next {
+            let Some(key) = identity(&kid) else { continue };
             if let Some(&h) = heights.get(&key) {
                 if depth + h - 1 > max {
                     return Nesting::TooDeep;
@@ -123,13 +125,15 @@ pub(crate) fn nesting(v: &Value, max: usize) -> Nesting {
                 top.height = top.height.max(h + 1);
                 continue;
             }
-            if depth > max || (leaves && depth + 1 > max) {
+            if depth > max || !meter::step() {
+                return if depth > max { Nesting::TooDeep } else { Nesting::Stopped };
+            }
+            let start = pending.len();
+            let leaves = add_held(&kid, &mut pending);
+            if leaves && depth + 1 > max {
                 return Nesting::TooDeep;
             }
-            if !meter::step() {
-                return Nesting::Stopped;
-            }
-            stack.push(Frame { key, kids, next: 0, height: if leaves { 2 } else { 1 } });
+            stack.push(Frame { key, start, height: if leaves { 2 } else { 1 } });
         } else {
             let (key, h) = (top.key, top.height);
             heights.insert(key, h);
@@ -141,47 +145,45 @@ pub(crate) fn nesting(v: &Value, max: usize) -> Nesting {
     }
 }
 
-/// For a value that holds others: its identity, the held values that hold others in
-/// turn, and whether it also holds plain values (leaves one level down). `None` for
-/// plain values.
-fn holds(v: &Value) -> Option<(usize, Vec<Value>, bool)> {
-    let mut kids = Vec::new();
+/// The identity of a value that can hold others (`None` for plain values). A lazy step is
+/// handed out as a fresh function value each time, so its identity is the sequence's.
+fn identity(v: &Value) -> Option<usize> {
+    Some(match v {
+        Value::Vector(a) => Arc::as_ptr(a) as *const u8 as usize,
+        Value::Set(a) => Arc::as_ptr(a) as *const u8 as usize,
+        Value::Map(a) => Arc::as_ptr(a) as *const u8 as usize,
+        Value::Func(f) => match &**f {
+            Function::Lazy(l) => Arc::as_ptr(l) as *const u8 as usize,
+            _ => Arc::as_ptr(f) as *const u8 as usize,
+        },
+        _ => return None,
+    })
+}
+
+/// Pushes the values `v` holds that can hold others in turn onto `pending`; `true` when
+/// it also holds plain values (leaves one level down).
+fn add_held(v: &Value, pending: &mut Vec<Value>) -> bool {
     let mut leaves = false;
     let mut add = |x: &Value| {
         if matches!(x, Value::Vector(_) | Value::Map(_) | Value::Set(_) | Value::Func(_)) {
-            kids.push(x.clone());
+            pending.push(x.clone());
         } else {
             leaves = true;
         }
     };
-    let key = match v {
-        Value::Vector(a) => {
-            a.iter().for_each(&mut add);
-            Arc::as_ptr(a) as *const u8 as usize
-        }
-        Value::Set(a) => {
-            a.iter().for_each(&mut add);
-            Arc::as_ptr(a) as *const u8 as usize
-        }
+    match v {
+        Value::Vector(a) => a.iter().for_each(&mut add),
+        Value::Set(a) => a.iter().for_each(&mut add),
         Value::Map(a) => {
             for (k, x) in a.iter() {
                 add(k);
                 add(x);
             }
-            Arc::as_ptr(a) as *const u8 as usize
         }
-        Value::Func(f) => {
-            f.each_held(&mut |x| add(&x));
-            match &**f {
-                // a lazy step is visited as a fresh function value each time: its identity
-                // is the sequence's
-                Function::Lazy(l) => Arc::as_ptr(l) as *const u8 as usize,
-                _ => Arc::as_ptr(f) as *const u8 as usize,
-            }
-        }
-        _ => return None,
-    };
-    Some((key, kids, leaves))
+        Value::Func(f) => f.each_held(&mut |x| add(&x)),
+        _ => {}
+    }
+    leaves
 }
 
 /// How a run ended.

@@ -111,14 +111,16 @@ fn functions_holding_shallow_values_are_fine() {
 #[test]
 fn shared_nodes_are_judged_by_their_full_height() {
     // `a` is met first one level down, then again 600 levels below `b`'s top: the check
-    // must not skip it the second time
-    let src = "(let [a (reduce (fn [a _] [a]) [] (range 600))
-                     b (reduce (fn [x _] [x]) a (range 600))]
-                 [b a])";
-    let (kind, msg) = reason(src);
-    assert_eq!(kind, "output_too_large", "{msg}");
-    let (kind, msg) = reason(&src.replace("[b a]", "[a b]"));
-    assert_eq!(kind, "output_too_large", "{msg}");
+    // must not skip it the second time (a definition, so printing cannot catch it instead)
+    let src = "(def v (let [a (reduce (fn [a _] [a]) [] (range 600))
+                            b (reduce (fn [x _] [x]) a (range 600))]
+                        [b a]))
+               1";
+    for src in [src.to_string(), src.replace("[b a]", "[a b]")] {
+        let (kind, msg) = reason(&src);
+        assert_eq!(kind, "output_too_large", "{msg}");
+        assert!(msg.contains("nested more than"), "{msg}");
+    }
     // sharing alone is no depth: 2^60 paths through 60 nodes
     let (kind, msg) = reason("(def s (reduce (fn [a _] [a a]) [] (range 60))) (count s)");
     assert_eq!((kind.as_str(), msg.as_str()), ("ok", "2"));
@@ -216,4 +218,20 @@ fn a_program_value_handed_out_at_the_limit_drops_and_prints_on_an_ordinary_threa
         o.value().map(|v| format!("{v:?}"))
     });
     assert_eq!(o.as_deref(), Some("#fn[...]"));
+}
+
+#[test]
+fn json_conversion_depth_is_capped() {
+    let program = |n: usize| format!("(count (json/generate-string (reduce (fn [a _] [a]) [] (range {n}))))");
+    let within = json::MAX_JSON_DEPTH - 1;
+    assert_eq!(reason(&program(within)), ("ok".to_string(), (2 * within + 2).to_string()));
+    // deeper has no JSON form here (json/generate-string gives nil, as for a function)
+    let deeper = format!("(nil? (json/generate-string (reduce (fn [a _] [a]) [] (range {}))))", json::MAX_JSON_DEPTH);
+    assert_eq!(reason(&deeper), ("ok".to_string(), "true".to_string()));
+    // the same cap off an evaluation thread, through the public API
+    on_small_thread(|| {
+        assert!(json::to_json(&nested(json::MAX_JSON_DEPTH, Value::Nil)).is_ok());
+        let e = json::to_json(&nested(json::MAX_JSON_DEPTH + 1, Value::Nil)).unwrap_err();
+        assert!(e.0.contains(&format!("more than {} levels deep", json::MAX_JSON_DEPTH)), "{e}");
+    });
 }

@@ -1200,7 +1200,7 @@ fn max_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn comp(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let fs: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("comp", Held::values(fs.clone()), move |interp, args| {
+    Ok(Function::native("comp", Held::values(fs), |interp, fs, args| {
         let Some((last, rest)) = fs.split_last() else {
             return Ok(args.first().cloned().unwrap_or(Value::Nil));
         };
@@ -1212,23 +1212,28 @@ fn comp(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }))
 }
 fn partial(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let f = std::mem::take(&mut a[0]);
-    let fixed: Vec<Value> = a[1..].iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("partial", Held::values(fixed.clone()).with(f.clone()), move |interp, args| {
-        let mut call = fixed.clone();
+    // held: f, then the fixed arguments
+    let held: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("partial", Held::values(held), |interp, held, args| {
+        let Some((f, fixed)) = held.split_first() else { return Ok(Value::Nil) };
+        let mut call = Vec::with_capacity(fixed.len() + args.len());
+        call.extend_from_slice(fixed);
         call.extend(args.iter_mut().map(std::mem::take));
-        interp.apply(&f, &mut call)
+        interp.apply(f, &mut call)
     }))
 }
 fn complement(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
-    Ok(Function::native("complement", Held::values(vec![f.clone()]), move |interp, args| {
-        Ok(Value::Bool(!interp.apply(&f, args)?.truthy()))
+    Ok(Function::native("complement", Held::values(vec![f]), |interp, held, args| {
+        let Some(f) = held.first() else { return Ok(Value::Nil) };
+        Ok(Value::Bool(!interp.apply(f, args)?.truthy()))
     }))
 }
 fn constantly(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let v = std::mem::take(&mut a[0]);
-    Ok(Function::native("constantly", Held::values(vec![v.clone()]), move |_, _| Ok(v.clone())))
+    Ok(Function::native("constantly", Held::values(vec![v]), |_, held, _| {
+        Ok(held.first().cloned().unwrap_or_default())
+    }))
 }
 fn name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     match &a[0] {

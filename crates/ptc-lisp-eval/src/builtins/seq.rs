@@ -484,9 +484,9 @@ fn apply(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 
 fn juxt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     let fs: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("juxt", Held::values(fs.clone()), move |interp, call| {
+    Ok(Function::native("juxt", Held::values(fs), |interp, fs, call| {
         let mut out = PVector::new();
-        for f in &fs {
+        for f in fs {
             let mut a: Vec<Value> = call.to_vec();
             out.push_back(interp.apply(f, &mut a)?);
         }
@@ -719,14 +719,15 @@ fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
 }
 
 fn fnil(_: &mut Interp, args: &mut [Value]) -> EvalResult {
-    let f = std::mem::take(&mut args[0]);
-    let defaults: Vec<Value> = args[1..].iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("fnil", Held::values(defaults.clone()).with(f.clone()), move |interp, call| {
+    // held: f, then the defaults
+    let held: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("fnil", Held::values(held), |interp, held, call| {
+        let Some((f, defaults)) = held.split_first() else { return Ok(Value::Nil) };
         for (slot, d) in call.iter_mut().zip(defaults.iter()) {
             if slot.is_nil() {
                 *slot = d.clone();
             }
         }
-        interp.apply(&f, call)
+        interp.apply(f, call)
     }))
 }

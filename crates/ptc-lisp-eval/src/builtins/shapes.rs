@@ -674,8 +674,8 @@ fn tree_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("every-pred", Held::values(ps.clone()), move |interp, args| {
-        for p in &ps {
+    Ok(Function::native("every-pred", Held::values(ps), |interp, ps, args| {
+        for p in ps {
             for x in args.iter() {
                 if !interp.apply(p, &mut [x.clone()])?.truthy() {
                     return Ok(Value::Bool(false));
@@ -687,10 +687,10 @@ fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 fn some_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("some-fn", Held::values(ps.clone()), move |interp, args| {
+    Ok(Function::native("some-fn", Held::values(ps), |interp, ps, args| {
         // like Clojure's (or (p1 x) (p1 y) (p2 x) ...): the first truthy result, else the last one
         let mut last = Value::Nil;
-        for p in &ps {
+        for p in ps {
             for x in args.iter() {
                 last = interp.apply(p, &mut [x.clone()])?;
                 if last.truthy() {

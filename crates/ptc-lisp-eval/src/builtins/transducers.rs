@@ -151,7 +151,7 @@ pub fn reduce_items(interp: &mut Interp, f: &Value, mut acc: Value, coll: &Value
 
 /// The reducing function of `into`: conj, with an identity completion.
 fn conj_rf() -> Value {
-    Function::native("conj", Held::none(), |interp, args| match args {
+    Function::native("conj", Held::none(), |interp, _, args| match args {
         [] => Ok(Value::vector([])),
         [acc] => Ok(std::mem::take(acc)),
         [acc, x] => super::seq::conj1(interp, std::mem::take(acc), std::mem::take(x)),
@@ -211,7 +211,7 @@ fn eduction(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let coll = std::mem::take(&mut a[n - 1]);
     let xforms: Vec<Value> = a[..n - 1].iter_mut().map(std::mem::take).collect();
     // (eduction xf1 xf2 coll) is (comp xf1 xf2)
-    let composed = Function::native("eduction", Held::values(xforms.clone()), move |interp, args| {
+    let composed = Function::native("eduction", Held::values(xforms), |interp, xforms, args| {
         let mut rf = args.first().cloned().unwrap_or(Value::Nil);
         for xf in xforms.iter().rev() {
             rf = interp.apply(xf, &mut [rf])?;
@@ -222,20 +222,19 @@ fn eduction(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 fn completing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let f = std::mem::take(&mut a[0]);
-    let cf = a.get_mut(1).map(std::mem::take);
-    Ok(Function::native(
-        "completing",
-        Held::values(cf.iter().cloned().collect()).with(f.clone()),
-        move |interp, args| match args {
-            [] => interp.apply(&f, &mut []),
-            [acc] => match &cf {
+    // held: f, then the completion function if given
+    let held: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
+    Ok(Function::native("completing", Held::values(held), |interp, held, args| {
+        let Some((f, cf)) = held.split_first() else { return Ok(Value::Nil) };
+        match args {
+            [] => interp.apply(f, &mut []),
+            [acc] => match cf.first() {
                 Some(cf) => interp.apply(cf, &mut [std::mem::take(acc)]),
                 None => Ok(std::mem::take(acc)),
             },
-            _ => interp.apply(&f, args),
-        },
-    ))
+            _ => interp.apply(f, args),
+        }
+    }))
 }
 
 // ---- transducers ----
@@ -248,7 +247,7 @@ fn reducer(
     step: impl Fn(&mut Interp, &Value, Value, Value) -> EvalResult + Send + Sync + 'static,
     finish: impl Fn(&mut Interp, &Value, Value) -> EvalResult + Send + Sync + 'static,
 ) -> Value {
-    Function::native("transducer step", held.with(rf.clone()), move |interp, args| match args {
+    Function::native("transducer step", held.with(rf.clone()), move |interp, _, args| match args {
         [] => interp.apply(&rf, &mut []),
         [acc] => finish(interp, &rf, std::mem::take(acc)),
         [acc, x] => step(interp, &rf, std::mem::take(acc), std::mem::take(x)),
@@ -264,7 +263,7 @@ fn pass(interp: &mut Interp, rf: &Value, acc: Value) -> EvalResult {
 /// (fresh state per transduction).
 /// `held` names the values `make` captures.
 fn transducer(name: &'static str, held: Held, make: impl Fn(Value) -> Value + Send + Sync + 'static) -> Value {
-    Function::native(name, held, move |_, args| match args {
+    Function::native(name, held, move |_, _, args| match args {
         [rf] => Ok(make(std::mem::take(rf))),
         _ => err(
             ErrorKind::ArityError,
