@@ -5,7 +5,7 @@
 
 #![deny(missing_docs)]
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -354,13 +354,37 @@ fn jsonl(
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for line in stdin.lock().lines() {
-        let line = line.context("cannot read stdin")?;
+    let budget = max_ctx.saturating_add(u64::try_from(limits.max_program_bytes).unwrap_or(u64::MAX));
+    // a line's text is held whole while it is parsed: it may be as long as the budget its
+    // values may cost, and no longer (the rest of a longer line is skipped, never kept)
+    let max_line = usize::try_from(budget).unwrap_or(usize::MAX);
+    let mut input = stdin.lock();
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        let consumed = repl::input::read_line_bounded(&mut input, &mut raw, max_line.saturating_add(1))
+            .context("cannot read stdin")?;
+        if consumed == 0 {
+            break;
+        }
+        if raw.len() > max_line {
+            let env = envelope::usage_error(&format!(
+                "the line is over {max_line} bytes (--max-context-bytes plus --max-program-bytes); pass less data per line or raise --max-context-bytes"
+            ));
+            writeln!(out, "{env}")?;
+            out.flush()?;
+            continue;
+        }
+        let Ok(line) = std::str::from_utf8(&raw) else {
+            writeln!(out, "{}", envelope::usage_error("the line is not valid UTF-8"))?;
+            out.flush()?;
+            continue;
+        };
+        let line = line.trim_end_matches(['\n', '\r']);
         if line.trim().is_empty() {
             continue;
         }
-        let budget = max_ctx.saturating_add(u64::try_from(limits.max_program_bytes).unwrap_or(u64::MAX));
-        let env = match ptc_lisp_eval::json::parse_str(&line, budget) {
+        let env = match ptc_lisp_eval::json::parse_str(line, budget) {
             Ok(Value::Str(src)) => run_one(&src, base_context.clone(), limits, signature, upstreams),
             Ok(Value::Map(obj)) => match obj.get(&Value::str("src")).cloned() {
                 Some(Value::Str(src)) => {
@@ -391,9 +415,9 @@ fn jsonl(
         };
         writeln!(out, "{env}")?;
         out.flush()?;
-        if line.len() > 1024 * 1024 {
+        if raw.len() > 1024 * 1024 {
             // a large ctx leaves many small freed blocks behind: give them back
-            drop(line);
+            raw = Vec::new();
             heap::give_back_free_memory();
         }
     }

@@ -158,6 +158,35 @@ fn jsonl_batch() {
     assert_eq!(lines[4]["reason"], "arithmetic_error");
 }
 
+/// A `--jsonl` line longer than its budget is skipped whole (never held), answered with a
+/// usage error, and the lines after it still run; invalid UTF-8 gets the same treatment.
+#[test]
+fn jsonl_lines_over_their_budget_are_refused_and_the_batch_goes_on() {
+    let long = format!("{{\"src\": \"(count data/s)\", \"ctx\": {{\"s\": \"{}\"}}}}", "x".repeat(200_000));
+    let input = format!("{long}\n{{\"src\": \"(+ 1 2)\"}}\n");
+    let o = ptc(&["eval", "--jsonl", "--max-context-bytes", "50000", "--max-program-bytes", "1000"], Some(&input));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let lines: Vec<serde_json::Value> = out(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{}", out(&o));
+    assert_eq!(lines[0]["reason"], "usage_error");
+    assert!(lines[0]["message"].as_str().unwrap().contains("over 51000 bytes"), "{}", lines[0]);
+    assert_eq!(lines[1]["result"], "3");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["eval", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"\"\xff\xfe\"\n\"(+ 2 2)\"\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let lines: Vec<serde_json::Value> = out(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{}", out(&o));
+    assert_eq!(lines[0]["reason"], "usage_error");
+    assert_eq!(lines[1]["result"], "4");
+}
+
 /// Under `--output json`, usage errors are a JSON envelope on stdout too.
 #[test]
 fn usage_errors_under_output_json_are_json() {

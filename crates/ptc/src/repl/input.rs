@@ -164,7 +164,7 @@ impl<R: BufRead> Piped<R> {
 
 /// Reads one line (with its `\n`) into `buf`, keeping at most `max` bytes and skipping the
 /// rest of a longer line; returns the bytes consumed (0 at the end of input).
-fn read_line_bounded(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
+pub(crate) fn read_line_bounded(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
     let mut consumed = 0;
     loop {
         let chunk = match reader.fill_buf() {

@@ -17,7 +17,7 @@ use ptc_lisp_eval::value::PMap;
 
 mod complete;
 mod history;
-mod input;
+pub(crate) mod input;
 mod origin;
 mod session;
 
