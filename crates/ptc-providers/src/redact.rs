@@ -13,6 +13,7 @@ const HIDDEN: &str = "***";
 
 /// Secrets shorter than this are not scrubbed: they would mangle innocent text, and no
 /// vendor issues keys that short.
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the scrubbing is used by the HTTP client only
 const MIN_SECRET_LEN: usize = 8;
 
 /// `url` as it may be shown in messages, traces and listings: the userinfo before `@`
@@ -68,6 +69,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// The credential values a URL carries: user and password of its userinfo, its query
 /// values, its fragment.
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the scrubbing is used by the HTTP client only
 pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let mut found = Vec::new();
     let rest = url.find("://").map_or(url, |i| &url[i + 3..]);
@@ -95,6 +97,7 @@ pub(crate) fn url_secrets(url: &str) -> Vec<String> {
 }
 
 /// Known secret values, replaced by `***` wherever they appear.
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the scrubbing is used by the HTTP client only
 #[derive(Clone, Default)]
 pub(crate) struct Secrets {
     values: Vec<String>,
@@ -106,6 +109,7 @@ impl std::fmt::Debug for Secrets {
     }
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the scrubbing is used by the HTTP client only
 impl Secrets {
     /// Adds `value` (ignored when shorter than 8 bytes or already known).
     pub(crate) fn add(&mut self, value: &str) {
