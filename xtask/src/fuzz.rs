@@ -20,7 +20,7 @@
 //! recorded in `docs/security.md`.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
@@ -104,14 +104,42 @@ pub fn run(args: &[String]) -> Result<()> {
             .status()
             .with_context(|| format!("cannot start cargo fuzz for {target}"))?;
         if !status.success() {
-            bail!(
-                "fuzz target {target} found a failure: the input is in {} (reproduce: `RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --target-dir target/fuzz {target} <file>` in {})",
-                artifacts.display(),
+            let reproduce = format!(
+                "reproduce: `RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --target-dir target/fuzz {target} <file>` in {}",
                 dir.display()
+            );
+            if std::fs::read_dir(&artifacts).is_ok_and(|mut d| d.next().is_some()) {
+                bail!("fuzz target {target} found a failure: the input is in {} ({reproduce})", artifacts.display());
+            }
+            // a stack overflow kills the target before libFuzzer can save the input; the
+            // seeds are the inputs that can be named
+            let failing = failing_seeds(target, &seeds);
+            bail!(
+                "fuzz target {target} died without saving its input (a stack overflow does that); failing seeds: {} ({reproduce})",
+                if failing.is_empty() { "none, the input was a new one".to_string() } else { failing.join(", ") }
             );
         }
     }
     Ok(())
+}
+
+/// The seed files on which the built `target` fails when run alone.
+fn failing_seeds(target: &str, seeds: &Path) -> Vec<String> {
+    let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let binary = crate::target_dir().join("fuzz").join(host).join("release").join(target);
+    if !binary.is_file() {
+        return Vec::new();
+    }
+    let mut files: Vec<_> = std::fs::read_dir(seeds).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter(|f| {
+            let run = Command::new(&binary).arg(f).stdout(Stdio::null()).stderr(Stdio::null()).status();
+            !run.is_ok_and(|s| s.success())
+        })
+        .map(|f| f.display().to_string())
+        .collect()
 }
 
 fn names() -> String {
