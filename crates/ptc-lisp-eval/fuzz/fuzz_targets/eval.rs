@@ -14,6 +14,8 @@
 //!   `apply str`, `str/join`, `.repeat`, `format`), shared structure compared and hashed,
 //!   returned and `def`'d.
 //!
+//! `PTC_FUZZ_SHOW=1` prints each program before it runs (to see what a saved input is).
+//!
 //! Bugs: a panic or abort (a stack overflow included), an `internal error`, a run that
 //! overstays its deadline, a success above the heap limit, and any moment where the
 //! process holds more than [`PEAK_FACTOR`] times the heap limit: a counting allocator
@@ -422,6 +424,9 @@ fuzz_target!(|p: Program| {
     CEILING.store(before.saturating_add(PEAK_FACTOR * HEAP_LIMIT as usize), Ordering::Relaxed);
     ARMED.store(true, Ordering::Relaxed);
     let source = p.0;
+    if std::env::var_os("PTC_FUZZ_SHOW").is_some() {
+        eprintln!("==> program:\n{source}");
+    }
     let worker = std::thread::Builder::new().name("eval-fuzz".into()).stack_size(STACK).spawn(move || session(&source));
     let joined = worker.map(std::thread::JoinHandle::join);
     ARMED.store(false, Ordering::Relaxed);
