@@ -24,8 +24,9 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   ci            fmt --check, clippy -D warnings, tests (failing on a pending snapshot), the
-                feature matrix, rust-version, generated docs, prompt budgets, every fuzz target
-                for 25 s, conformance against real Clojure, MCP interop when python3 and npm are there
+                feature matrix, rust-version, generated docs, prompt budgets, conformance
+                against real Clojure, MCP interop when python3 and npm are there, every fuzz
+                target for 25 s
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
                 (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
@@ -144,8 +145,6 @@ fn ci() -> Result<()> {
     }
     eprintln!("==> prompt cards within budget");
     prompts::run(&root())?;
-    eprintln!("==> fuzz targets, {} s each", fuzz::CI_SECONDS);
-    fuzz::run(&["--ci".to_string()])?;
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
     if interop::available() {
@@ -154,6 +153,8 @@ fn ci() -> Result<()> {
     } else {
         eprintln!("==> MCP interop skipped: python3 and npm are needed");
     }
+    eprintln!("==> fuzz targets, {} s each", fuzz::CI_SECONDS);
+    fuzz::run(&["--ci".to_string()])?;
     eprintln!("==> ci: all green");
     Ok(())
 }
