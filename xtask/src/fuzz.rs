@@ -1,71 +1,174 @@
-//! `cargo xtask fuzz [--minutes N] [TARGET...]`: runs the cargo-fuzz targets with their
-//! committed seed corpora (`fixtures/fuzz/<target>`), each for N minutes (default 1).
+//! `cargo xtask fuzz [--ci | --seconds S | --minutes N | --runs N] [TARGET...]`: runs the
+//! cargo-fuzz targets with their committed seed corpora (`fixtures/fuzz/<target>`).
 //!
-//! Targets: `parse` (the reader, `crates/ptc-lisp-syntax/fuzz`), `eval` (structured
-//! programs through the engine) and `json_context` (context loading), both in
-//! `crates/ptc-lisp-eval/fuzz`, and `frame` (every incoming MCP JSON-RPC frame gets a verdict,
-//! `crates/ptc-mcp-aggregator/fuzz`). libFuzzer needs a nightly toolchain (`rustup toolchain
-//! install nightly`) and `cargo-fuzz` (installed here when missing). New corpus entries go
-//! to `target/fuzz-corpus/<target>`; crashes to the fuzz directory's `artifacts/`.
+//! Targets: `parse` (the reader, `crates/ptc-lisp-syntax/fuzz`); `eval` (programs through
+//! the engine and everything a server does with their results, under a counting allocator)
+//! and `json_context` (context loading), both in `crates/ptc-lisp-eval/fuzz`; `frame`
+//! (every incoming MCP JSON-RPC frame gets a verdict, `crates/ptc-mcp-aggregator/fuzz`);
+//! `answer` (hostile model answers through `ptc run`'s extraction, feedback and whole
+//! missions, `crates/ptc-subagent/fuzz`).
+//!
+//! No nightly toolchain is needed: the targets are built by the stable toolchain with
+//! `RUSTC_BOOTSTRAP=1` (cargo-fuzz passes a few `-Z` flags) and without a sanitizer
+//! (`--sanitizer none`; the engine has no `unsafe` to check, and the eval target counts
+//! allocations itself). `cargo-fuzz` is installed from crates.io when missing. All targets
+//! share one build directory, `target/fuzz`. New corpus entries go to
+//! `target/fuzz-corpus/<target>`; a failing input to `target/fuzz-artifacts/<target>/`.
+//!
+//! `--ci` (what `cargo xtask ci` runs) builds every target, then runs each for
+//! [`CI_SECONDS`]. `--runs N` stops each target after N executions, for the long runs
+//! recorded in `docs/security.md`.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+/// (target, crate directory holding its `fuzz/`).
 const TARGETS: &[(&str, &str)] = &[
     ("parse", "crates/ptc-lisp-syntax"),
     ("eval", "crates/ptc-lisp-eval"),
     ("json_context", "crates/ptc-lisp-eval"),
     ("frame", "crates/ptc-mcp-aggregator"),
+    ("answer", "crates/ptc-subagent"),
 ];
 
-/// Entry point.
+/// Seconds per target in `--ci`.
+pub const CI_SECONDS: u64 = 25;
+
+enum Budget {
+    Seconds(u64),
+    Runs(u64),
+}
+
+/// Entry point of `cargo xtask fuzz`.
 pub fn run(args: &[String]) -> Result<()> {
-    let mut minutes = 1u64;
+    let mut budget = Budget::Seconds(60);
     let mut chosen: Vec<&str> = Vec::new();
     let mut it = args.iter();
+    let whole = |v: Option<&String>, flag: &str| -> Result<u64> {
+        v.and_then(|m| m.parse().ok()).with_context(|| format!("{flag} takes a whole number"))
+    };
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--minutes" => {
-                minutes = it.next().and_then(|m| m.parse().ok()).context("--minutes takes a whole number")?;
-            }
+            "--ci" => budget = Budget::Seconds(CI_SECONDS),
+            "--minutes" => budget = Budget::Seconds(whole(it.next(), "--minutes")? * 60),
+            "--seconds" => budget = Budget::Seconds(whole(it.next(), "--seconds")?),
+            "--runs" => budget = Budget::Runs(whole(it.next(), "--runs")?),
             name => match TARGETS.iter().find(|(t, _)| *t == name) {
                 Some((t, _)) => chosen.push(t),
-                None => bail!("unknown fuzz target {name}; targets: parse, eval, json_context, frame"),
+                None => bail!("unknown fuzz target or option {name}; targets: {}", names()),
             },
         }
     }
     if chosen.is_empty() {
         chosen = TARGETS.iter().map(|(t, _)| *t).collect();
     }
-    let toolchain_ok = Command::new("rustup").args(["run", "nightly", "rustc", "--version"]).output();
-    if !toolchain_ok.is_ok_and(|o| o.status.success()) {
-        bail!("fuzzing needs a nightly toolchain: rustup toolchain install nightly");
-    }
-    let have_fuzz = Command::new("cargo").args(["+nightly", "fuzz", "--version"]).output();
-    if !have_fuzz.is_ok_and(|o| o.status.success()) {
-        crate::step("cargo install cargo-fuzz", "cargo", &["install", "cargo-fuzz", "--locked"])?;
-    }
+    ensure_cargo_fuzz()?;
     let root = crate::root();
+    // Build everything first, so a target that does not compile fails before any runs.
+    let mut built: Vec<&str> = Vec::new();
+    for target in &chosen {
+        let dir = crate_dir(target)?;
+        if !built.contains(&dir) {
+            eprintln!("==> build fuzz targets of {dir}");
+            let status = cargo_fuzz(&root.join(dir), &["build"], &[]).status().context("cannot start cargo fuzz")?;
+            if !status.success() {
+                bail!("building the fuzz targets of {dir} failed ({status})");
+            }
+            built.push(dir);
+        }
+    }
     for target in chosen {
-        let dir = TARGETS.iter().find(|(t, _)| *t == target).map(|(_, d)| root.join(d)).context("target")?;
+        let dir = root.join(crate_dir(target)?);
         let corpus = crate::target_dir().join("fuzz-corpus").join(target);
+        let artifacts = crate::target_dir().join("fuzz-artifacts").join(target);
         std::fs::create_dir_all(&corpus)?;
-        let seeds: PathBuf = root.join("fixtures/fuzz").join(target);
-        let secs = (minutes * 60).to_string();
-        eprintln!("==> fuzz {target} for {minutes} min");
-        let status = Command::new("cargo")
-            .args(["+nightly", "fuzz", "run", target])
-            .arg(&corpus)
-            .arg(&seeds)
-            .args(["--", &format!("-max_total_time={secs}"), "-rss_limit_mb=4096", "-timeout=10"])
-            .current_dir(&dir)
+        std::fs::create_dir_all(&artifacts)?;
+        let seeds = root.join("fixtures/fuzz").join(target);
+        let limit = match budget {
+            Budget::Seconds(s) => {
+                eprintln!("==> fuzz {target} for {s} s");
+                format!("-max_total_time={s}")
+            }
+            Budget::Runs(n) => {
+                eprintln!("==> fuzz {target} for {n} executions");
+                format!("-runs={n}")
+            }
+        };
+        let prefix = format!("-artifact_prefix={}/", artifacts.display());
+        let corpus_dirs = [corpus.display().to_string(), seeds.display().to_string()];
+        let libfuzzer = [limit.as_str(), "-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1", prefix.as_str()];
+        let status = cargo_fuzz(&dir, &["run", target], &[&corpus_dirs[0], &corpus_dirs[1], "--"])
+            .args(libfuzzer)
             .status()
             .with_context(|| format!("cannot start cargo fuzz for {target}"))?;
         if !status.success() {
-            bail!("fuzz target {target} found a failure (see {}/fuzz/artifacts/{target})", dir.display());
+            let reproduce = format!(
+                "reproduce: `RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --target-dir target/fuzz {target} <file>` in {}",
+                dir.display()
+            );
+            if std::fs::read_dir(&artifacts).is_ok_and(|mut d| d.next().is_some()) {
+                bail!("fuzz target {target} found a failure: the input is in {} ({reproduce})", artifacts.display());
+            }
+            // a stack overflow kills the target before libFuzzer can save the input; the
+            // seeds are the inputs that can be named
+            let failing = failing_seeds(target, &seeds);
+            bail!(
+                "fuzz target {target} died without saving its input (a stack overflow does that); failing seeds: {} ({reproduce})",
+                if failing.is_empty() { "none, the input was a new one".to_string() } else { failing.join(", ") }
+            );
         }
+    }
+    Ok(())
+}
+
+/// The seed files on which the built `target` fails when run alone.
+fn failing_seeds(target: &str, seeds: &Path) -> Vec<String> {
+    let host = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let binary = crate::target_dir().join("fuzz").join(host).join("release").join(target);
+    if !binary.is_file() {
+        return Vec::new();
+    }
+    let mut files: Vec<_> = std::fs::read_dir(seeds).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter(|f| {
+            let run = Command::new(&binary).arg(f).stdout(Stdio::null()).stderr(Stdio::null()).status();
+            !run.is_ok_and(|s| s.success())
+        })
+        .map(|f| f.display().to_string())
+        .collect()
+}
+
+fn names() -> String {
+    TARGETS.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ")
+}
+
+fn crate_dir(target: &str) -> Result<&'static str> {
+    TARGETS.iter().find(|(t, _)| *t == target).map(|(_, d)| *d).context("unknown fuzz target")
+}
+
+/// `cargo fuzz <sub> --sanitizer none --target-dir target/fuzz <rest>` in `dir`, on the
+/// toolchain that runs this xtask, allowed the `-Z` flags cargo-fuzz passes.
+fn cargo_fuzz(dir: &Path, sub: &[&str], rest: &[&str]) -> Command {
+    let mut c = Command::new(crate::cargo());
+    c.arg("fuzz")
+        .args(&sub[..1])
+        .args(["--sanitizer", "none", "--target-dir"])
+        .arg(crate::target_dir().join("fuzz"))
+        .args(&sub[1..])
+        .args(rest)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .current_dir(dir);
+    c
+}
+
+fn ensure_cargo_fuzz() -> Result<()> {
+    let have = Command::new(crate::cargo()).args(["fuzz", "--version"]).output();
+    if !have.is_ok_and(|o| o.status.success()) {
+        crate::step("cargo install cargo-fuzz --locked", &crate::cargo(), &["install", "cargo-fuzz", "--locked"])?;
     }
     Ok(())
 }

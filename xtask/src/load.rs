@@ -5,12 +5,13 @@
 //! or protocol failures), `busy` answers (the bounded queue pushing back), latency p50 and
 //! p99 of answered calls, and the server's RSS before and after.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -20,18 +21,35 @@ struct Options {
     clients: usize,
     seconds: u64,
     release: bool,
+    /// `--hostile`: the mix of [`hostile::CASES`] instead of one small program.
+    hostile: bool,
+    /// `--exclude a,b`: hostile cases left out of the mix.
+    exclude: Vec<String>,
 }
 
 fn options(args: &[String]) -> Result<Options> {
-    let mut o = Options { clients: 100, seconds: 30, release: false };
+    let mut o = Options { clients: 100, seconds: 0, release: false, hostile: false, exclude: Vec::new() };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--clients" => o.clients = it.next().context("--clients N")?.parse()?,
             "--seconds" => o.seconds = it.next().context("--seconds S")?.parse()?,
             "--release" => o.release = true,
-            other => bail!("unknown load option {other}; use --clients N, --seconds S, --release"),
+            "--hostile" => o.hostile = true,
+            "--exclude" => {
+                let list = it.next().context("--exclude CASE[,CASE...]")?;
+                o.exclude.extend(list.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()));
+            }
+            other => bail!(
+                "unknown load option {other}; use --clients N, --seconds S, --release, --hostile, --exclude CASE[,CASE...]"
+            ),
         }
+    }
+    if o.seconds == 0 {
+        o.seconds = if o.hostile { 60 } else { 30 };
+    }
+    if !o.exclude.is_empty() && !o.hostile {
+        bail!("--exclude names hostile cases; use it with --hostile");
     }
     if o.clients == 0 || o.clients > 1000 || o.seconds == 0 || o.seconds > 600 {
         bail!("the load test is bounded: 1..=1000 clients, 1..=600 seconds");
@@ -57,18 +75,26 @@ impl Conn {
 
     /// POSTs one JSON-RPC message; returns the status, the session header and the body.
     fn post(&mut self, body: &Value) -> Result<(u16, Option<String>, String)> {
-        let body = body.to_string();
-        let mut req = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-            self.port,
-            body.len()
-        );
+        self.request("POST", "/mcp", &body.to_string())
+    }
+
+    /// One request on the connection (a body only for POST).
+    fn request(&mut self, method: &str, path: &str, body: &str) -> Result<(u16, Option<String>, String)> {
+        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n", self.port);
+        if method == "POST" {
+            req.push_str(&format!(
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+                body.len()
+            ));
+        }
         if let Some(s) = &self.session {
             req.push_str(&format!("Mcp-Session-Id: {s}\r\nMcp-Protocol-Version: 2025-11-25\r\n"));
         }
         req.push_str("\r\n");
-        req.push_str(&body);
         self.writer.write_all(req.as_bytes())?;
+        if method == "POST" {
+            self.writer.write_all(body.as_bytes())?;
+        }
         let mut line = String::new();
         self.reader.read_line(&mut line)?;
         let status: u16 = line.split_whitespace().nth(1).and_then(|c| c.parse().ok()).context("no status line")?;
@@ -207,40 +233,86 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1000.0
 }
 
-/// Runs the load test; prints one report.
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let o = options(args)?;
+/// A `ptc mcp --http` child on 127.0.0.1, with the last lines of its stderr kept.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+    tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Server {
+    fn start(root: &Path, ptc: &Path, clients: usize) -> Result<Server> {
+        let sessions = (clients * 2 + 2).to_string();
+        let mut child = Command::new(ptc)
+            .current_dir(root)
+            .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
+            .args(["--http-max-sessions", &sessions, "--http-max-sessions-per-owner", &sessions])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start ptc mcp --http")?;
+        let mut err = BufReader::new(child.stderr.take().context("no stderr")?);
+        let mut line = String::new();
+        let port = loop {
+            line.clear();
+            if err.read_line(&mut line)? == 0 {
+                let _ = child.wait();
+                bail!("ptc mcp --http exited before serving");
+            }
+            if let Some((_, rest)) = line.split_once("at http://127.0.0.1:") {
+                break rest.split('/').next().unwrap_or_default().parse::<u16>()?;
+            }
+        };
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let keep = tail.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while err.read_line(&mut line).is_ok_and(|n| n > 0) {
+                if let Ok(mut t) = keep.lock() {
+                    if t.len() == 20 {
+                        t.pop_front();
+                    }
+                    t.push_back(line.trim_end().chars().take(400).collect());
+                }
+                line.clear();
+            }
+        });
+        Ok(Server { child, port, tail })
+    }
+
+    /// The last lines the server wrote to stderr.
+    fn tail(&self) -> String {
+        self.tail.lock().map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default()
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Builds `ptc` and returns its path and the profile name.
+fn build_ptc(release: bool) -> Result<(PathBuf, &'static str)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let profile = if o.release { "release" } else { "debug" };
+    let profile = if release { "release" } else { "debug" };
     let mut build = vec!["build", "-q", "-p", "ptc"];
-    if o.release {
+    if release {
         build.push("--release");
     }
     crate::step(&format!("build ptc ({profile})"), &cargo, &build)?;
-    let ptc = crate::target_dir().join(profile).join("ptc");
-    let sessions = (o.clients * 2).to_string();
-    let mut child = Command::new(&ptc)
-        .current_dir(root)
-        .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
-        .args(["--http-max-sessions", &sessions, "--http-max-sessions-per-owner", &sessions])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot start ptc mcp --http")?;
-    let mut err = BufReader::new(child.stderr.take().context("no stderr")?);
-    let mut line = String::new();
-    let port = loop {
-        line.clear();
-        if err.read_line(&mut line)? == 0 {
-            bail!("ptc mcp --http exited before serving");
-        }
-        if let Some((_, rest)) = line.split_once("at http://127.0.0.1:") {
-            break rest.split('/').next().unwrap_or_default().parse::<u16>()?;
-        }
-    };
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    let pid = child.id();
+    Ok((crate::target_dir().join(profile).join("ptc"), profile))
+}
+
+/// Runs the load test; prints one report.
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let o = options(args)?;
+    let (ptc, profile) = build_ptc(o.release)?;
+    if o.hostile {
+        return hostile::run(root, &ptc, profile, &o);
+    }
+    let server = Server::start(root, &ptc, o.clients)?;
+    let (port, pid) = (server.port, server.child.id());
     let rss_before = rss_kib(pid);
     eprintln!("==> {} clients x {} s against http://127.0.0.1:{port}/mcp ({profile} build)", o.clients, o.seconds);
     let stop = Arc::new(AtomicBool::new(false));
@@ -269,8 +341,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     let rss_after = rss_kib(pid);
-    let _ = child.kill();
-    let _ = child.wait();
+    server.stop();
     all.latencies.sort();
     let ok = all.latencies.len() as u64;
     println!("load: {} clients, {elapsed:.1} s, {profile} build", o.clients);
@@ -289,4 +360,447 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         bail!("{} calls failed", all.errors);
     }
     Ok(())
+}
+
+/// `cargo xtask load --hostile`: what a hostile crowd of clients does to one server.
+///
+/// Every client runs its own MCP session and, call after call, picks a case from
+/// [`CASES`] (small programs more often than the rest): shared-structure comparisons,
+/// string and collection builders far past the heap limit, 1 MB contexts, deep recursion,
+/// data nested 100k deep, and closures capturing it. Meanwhile a separate client polls
+/// `/health`, and the server's RSS is sampled. The run fails on
+/// - a crash: the server process exits;
+/// - an error other than a limit's: every answer is a success or one of [`LIMIT_REASONS`]
+///   (HTTP, protocol and transport failures count as errors);
+/// - `/health` p99 at or above [`HEALTH_P99_MS`] while the load runs;
+/// - server RSS after the run above [`RSS_FACTOR`] times its idle RSS (measured after a
+///   warm-up of small calls).
+mod hostile {
+    use super::*;
+
+    /// Error reasons that are a limit doing its job.
+    pub(super) const LIMIT_REASONS: &[&str] = &[
+        "busy",
+        "timeout",
+        "memory_exceeded",
+        "recursion_limit_exceeded",
+        "loop_limit_exceeded",
+        "output_too_large",
+        "program_too_large",
+        "symbol_limit_exceeded",
+        "parallel_capacity_exceeded",
+        "tool_call_limit_exceeded",
+    ];
+    /// `/health` p99 must stay under this while the load runs.
+    const HEALTH_P99_MS: f64 = 100.0;
+    /// Server RSS after the run must come back within this multiple of its idle RSS.
+    const RSS_FACTOR: u64 = 2;
+    /// How long RSS may take to come back after the last call.
+    const RSS_SETTLE: Duration = Duration::from_secs(10);
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum Ctx {
+        Small,
+        Megabyte,
+    }
+
+    pub(super) struct Case {
+        pub(super) name: &'static str,
+        program: &'static str,
+        context: Ctx,
+        /// Relative frequency in the mix.
+        weight: u32,
+    }
+
+    /// The mix. Names are what `--exclude` takes.
+    pub(super) const CASES: &[Case] = &[
+        Case {
+            name: "small",
+            program: "(->> data/xs (filter odd?) (map inc) (reduce +))",
+            context: Ctx::Small,
+            weight: 8,
+        },
+        Case {
+            name: "small-def",
+            program: "(def n (count data/xs)) (println n) {:n n :ok true}",
+            context: Ctx::Small,
+            weight: 2,
+        },
+        Case {
+            name: "shared-compare",
+            program: "(let [a (vec (range 100000)) b (vec (range 100000))] (= [a a a] [b b b]))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "shared-print",
+            program: "(let [a (vec (range 100000))] (count (str [a a a a a a a a a a])))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "shared-hash",
+            program: "(let [a (vec (range 100000)) b (vec (range 100000))] (count (set [a b [a b] [b a]])))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "apply-str-bomb",
+            program: "(let [s (.repeat \"x\" 1000000)] (count (apply str (repeat 3000 s))))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "str-join-bomb",
+            program: "(let [s (.repeat \"x\" 1000000)] (count (str/join \",\" (repeat 3000 s))))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "str-bomb",
+            program: "(let [s (.repeat \"x\" 8000000)] (count (str s s s s s s s s s s s s s s s s)))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case { name: "vec-bomb", program: "(count (vec (range 100000000)))", context: Ctx::Small, weight: 1 },
+        Case {
+            name: "map-bomb",
+            program: "(count (into {} (map (fn [i] [i (str i i i i)]) (range 10000000))))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "context-1mb",
+            program: "(->> data/rows (map :amount) (reduce +))",
+            context: Ctx::Megabyte,
+            weight: 2,
+        },
+        Case {
+            name: "deep-recursion",
+            program: "(defn f [n] (if (< n 1) 0 (+ 1 (f (dec n))))) (f 1000000)",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "deep-data",
+            program: "(reduce (fn [a _] [a]) [] (range 100000))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "deep-def",
+            program: "(def d (reduce (fn [a k] {k a}) {} (range 100000))) 1",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "deep-closure",
+            program: "(constantly (reduce (fn [a _] [a]) [] (range 100000)))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "deep-closure-def",
+            program: "(def f (memoize (comp (constantly (reduce (fn [a _] (list a)) nil (range 100000)))))) 1",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case {
+            name: "deep-closure-fail",
+            program: "(fail (juxt (partial vector (reduce (fn [a _] {:a a}) nil (range 100000)))))",
+            context: Ctx::Small,
+            weight: 1,
+        },
+        Case { name: "endless-loop", program: "(loop [i 0] (recur (inc i)))", context: Ctx::Small, weight: 1 },
+    ];
+
+    /// What happened to the calls of one case.
+    #[derive(Default, Clone)]
+    struct CaseTally {
+        ok: u64,
+        limits: BTreeMap<String, u64>,
+        errors: u64,
+        first_error: Option<String>,
+    }
+
+    /// A 1 MB context: rows of ids, amounts and names.
+    fn megabyte_context() -> String {
+        let rows: Vec<Value> = (0..12_000)
+            .map(|i| json!({"id": i, "amount": (i % 97) as f64 + 0.5, "name": format!("customer-{i:06}"), "tags": ["a", "b"]}))
+            .collect();
+        json!({ "rows": rows }).to_string()
+    }
+
+    /// A tiny xorshift, so each client's mix differs without a dependency.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    fn pick(cases: &[&Case], state: &mut u64) -> usize {
+        let total: u64 = cases.iter().map(|c| u64::from(c.weight)).sum();
+        let mut r = next(state) % total.max(1);
+        for (i, c) in cases.iter().enumerate() {
+            if r < u64::from(c.weight) {
+                return i;
+            }
+            r -= u64::from(c.weight);
+        }
+        0
+    }
+
+    /// The reason of an error payload: `reason: message`, after a `<prints>` trail if any.
+    fn reason(text: &str) -> &str {
+        let body = text.split_once("<error>\n").map_or(text, |(_, e)| e);
+        body.split_once(':').map_or(body, |(r, _)| r).trim()
+    }
+
+    fn call_body(id: u64, program: &str, context: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"lisp_eval","arguments":{{"program":{},"context":{context}}}}}}}"#,
+            Value::String(program.to_string())
+        )
+    }
+
+    fn client(port: u16, stop: &AtomicBool, n: usize, cases: &[&Case], big: &str) -> Vec<CaseTally> {
+        let mut tallies = vec![CaseTally::default(); cases.len()];
+        let small = json!({"xs": (0..50).map(|i| i * 3 + n as u64).collect::<Vec<_>>()}).to_string();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ (n as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
+        let mut conn: Option<Conn> = None;
+        let mut id = 1u64;
+        while !stop.load(Ordering::Relaxed) {
+            let i = pick(cases, &mut state);
+            let t = &mut tallies[i];
+            let c = match conn.as_mut() {
+                Some(c) => c,
+                None => match start_session(port) {
+                    Ok(c) => conn.insert(c),
+                    Err(e) => {
+                        t.errors += 1;
+                        t.first_error.get_or_insert(format!("session: {e:#}"));
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    }
+                },
+            };
+            id += 1;
+            let context = if cases[i].context == Ctx::Megabyte { big } else { small.as_str() };
+            match c.request("POST", "/mcp", &call_body(id, cases[i].program, context)) {
+                Ok((200, _, body)) => {
+                    let m = message(&body);
+                    let text = m["result"]["content"][0]["text"].as_str().unwrap_or_default();
+                    if m["result"]["isError"] == json!(false) {
+                        t.ok += 1;
+                    } else if m["result"]["isError"] == json!(true) && LIMIT_REASONS.contains(&reason(text)) {
+                        *t.limits.entry(reason(text).to_string()).or_default() += 1;
+                    } else {
+                        t.errors += 1;
+                        t.first_error.get_or_insert(format!("call: {}", body.chars().take(300).collect::<String>()));
+                    }
+                }
+                Ok((status, _, body)) => {
+                    t.errors += 1;
+                    t.first_error
+                        .get_or_insert(format!("HTTP {status}: {}", body.chars().take(300).collect::<String>()));
+                    conn = None;
+                }
+                Err(e) => {
+                    t.errors += 1;
+                    t.first_error.get_or_insert(format!("transport: {e:#}"));
+                    conn = None;
+                }
+            }
+        }
+        tallies
+    }
+
+    /// Polls `/health` on its own connection until `stop`; returns the latencies and the
+    /// failures (with the first one).
+    fn health(port: u16, stop: &AtomicBool) -> (Vec<Duration>, u64, Option<String>) {
+        let (mut lat, mut failures, mut first) = (Vec::new(), 0u64, None);
+        let mut conn: Option<Conn> = None;
+        while !stop.load(Ordering::Relaxed) {
+            let started = Instant::now();
+            let answer = match conn.as_mut() {
+                Some(c) => c.request("GET", "/health", ""),
+                None => Conn::open(port).and_then(|c| conn.insert(c).request("GET", "/health", "")),
+            };
+            match answer {
+                Ok((200, _, _)) => lat.push(started.elapsed()),
+                Ok((status, _, body)) => {
+                    failures += 1;
+                    first.get_or_insert(format!("HTTP {status}: {}", body.chars().take(200).collect::<String>()));
+                }
+                Err(e) => {
+                    failures += 1;
+                    first.get_or_insert(format!("{e:#}"));
+                    conn = None;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        (lat, failures, first)
+    }
+
+    /// Small calls so the server's pools and caches exist before idle RSS is taken.
+    fn warm_up(port: u16) -> Result<()> {
+        let mut c = start_session(port)?;
+        for id in 1..=50 {
+            let body = call_body(id, CASES[0].program, r#"{"xs": [1, 2, 3]}"#);
+            let (status, _, text) = c.request("POST", "/mcp", &body)?;
+            if status != 200 || message(&text)["result"]["isError"] != json!(false) {
+                bail!("warm-up call failed: HTTP {status}: {}", text.chars().take(300).collect::<String>());
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn run(root: &Path, ptc: &Path, profile: &str, o: &Options) -> Result<()> {
+        for name in &o.exclude {
+            if !CASES.iter().any(|c| c.name == name) {
+                let all: Vec<&str> = CASES.iter().map(|c| c.name).collect();
+                bail!("--exclude: no hostile case {name}; cases: {}", all.join(", "));
+            }
+        }
+        let cases: Vec<&'static Case> = CASES.iter().filter(|c| !o.exclude.iter().any(|e| e == c.name)).collect();
+        if cases.is_empty() {
+            bail!("--exclude left no case to run");
+        }
+        let mut server = Server::start(root, ptc, o.clients)?;
+        let (port, pid) = (server.port, server.child.id());
+        warm_up(port)?;
+        let idle = rss_kib(pid);
+        let big: Arc<str> = megabyte_context().into();
+        eprintln!(
+            "==> hostile load: {} clients x {} s against http://127.0.0.1:{port}/mcp ({profile} build), {} cases{}",
+            o.clients,
+            o.seconds,
+            cases.len(),
+            if o.exclude.is_empty() { String::new() } else { format!(" (excluded: {})", o.exclude.join(", ")) }
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let started = Instant::now();
+        let health_stop = stop.clone();
+        let poller = std::thread::spawn(move || health(port, &health_stop));
+        let handles: Vec<_> = (0..o.clients)
+            .map(|n| {
+                let (stop, cases, big) = (stop.clone(), cases.clone(), big.clone());
+                std::thread::spawn(move || client(port, &stop, n, &cases, &big))
+            })
+            .collect();
+        let mut peak = idle;
+        let mut crash = None;
+        while started.elapsed() < Duration::from_secs(o.seconds) {
+            std::thread::sleep(Duration::from_millis(100));
+            if let Ok(Some(status)) = server.child.try_wait() {
+                crash = Some((status, started.elapsed()));
+                break;
+            }
+            peak = peak.max(rss_kib(pid));
+        }
+        stop.store(true, Ordering::Relaxed);
+        let mut tallies = vec![CaseTally::default(); cases.len()];
+        for h in handles {
+            let per = h.join().map_err(|_| anyhow::anyhow!("a load client panicked"))?;
+            for (all, t) in tallies.iter_mut().zip(per) {
+                all.ok += t.ok;
+                all.errors += t.errors;
+                for (r, k) in t.limits {
+                    *all.limits.entry(r).or_default() += k;
+                }
+                if all.first_error.is_none() {
+                    all.first_error = t.first_error;
+                }
+            }
+        }
+        let (mut health_lat, health_failures, health_first) =
+            poller.join().map_err(|_| anyhow::anyhow!("the /health poller panicked"))?;
+        let elapsed = started.elapsed().as_secs_f64();
+        if crash.is_none()
+            && let Ok(Some(status)) = server.child.try_wait()
+        {
+            crash = Some((status, started.elapsed()));
+        }
+        // RSS after the run: the lowest sample while it settles (freed memory may take a
+        // moment to go back to the system)
+        let mut after = rss_kib(pid);
+        let settle = Instant::now();
+        while crash.is_none() && after > idle * RSS_FACTOR && settle.elapsed() < RSS_SETTLE {
+            std::thread::sleep(Duration::from_millis(250));
+            after = after.min(rss_kib(pid));
+        }
+        let tail = server.tail();
+        server.stop();
+
+        health_lat.sort();
+        println!("load --hostile: {} clients, {elapsed:.1} s, {profile} build", o.clients);
+        println!("{:<20} {:>8} {:>8} {:>8}  limits", "case", "calls", "ok", "errors");
+        let mut errors = 0;
+        for (c, t) in cases.iter().zip(&tallies) {
+            let limited: u64 = t.limits.values().sum();
+            let limits: Vec<String> = t.limits.iter().map(|(r, k)| format!("{r} {k}")).collect();
+            println!(
+                "{:<20} {:>8} {:>8} {:>8}  {}",
+                c.name,
+                t.ok + limited + t.errors,
+                t.ok,
+                t.errors,
+                limits.join(", ")
+            );
+            errors += t.errors;
+        }
+        let p99 = percentile(&health_lat, 0.99);
+        println!(
+            "/health: {} polls, p50 {:.1} ms, p99 {p99:.1} ms, max {:.1} ms, failures {health_failures}",
+            health_lat.len(),
+            percentile(&health_lat, 0.50),
+            percentile(&health_lat, 1.0)
+        );
+        if crash.is_none() {
+            println!("server RSS: idle {idle} KiB (after warm-up), peak {peak} KiB, after {after} KiB");
+        } else {
+            println!("server RSS: idle {idle} KiB (after warm-up), peak {peak} KiB before it exited");
+        }
+        let mut failures = Vec::new();
+        if let Some((status, at)) = &crash {
+            failures.push(format!(
+                "the server crashed ({status}) after {:.1} s; its last stderr lines:\n{tail}",
+                at.as_secs_f64()
+            ));
+        }
+        if errors > 0 {
+            let firsts: Vec<String> = cases
+                .iter()
+                .zip(&tallies)
+                .filter_map(|(c, t)| t.first_error.as_ref().map(|e| format!("  {}: {e}", c.name)))
+                .collect();
+            failures.push(format!(
+                "{errors} calls failed with something other than a limit ({}); first of each case:\n{}",
+                LIMIT_REASONS.join(", "),
+                firsts.join("\n")
+            ));
+        }
+        if health_failures > 0 {
+            failures.push(format!("/health failed {health_failures} times: {}", health_first.unwrap_or_default()));
+        }
+        if p99 >= HEALTH_P99_MS {
+            failures.push(format!("/health p99 {p99:.1} ms is not under {HEALTH_P99_MS} ms"));
+        }
+        if crash.is_none() && after > idle * RSS_FACTOR {
+            failures
+                .push(format!("server RSS {after} KiB after the run is more than {RSS_FACTOR}x its idle {idle} KiB"));
+        }
+        if failures.is_empty() {
+            println!(
+                "load --hostile: passed (no crash, only limit errors, /health p99 under {HEALTH_P99_MS} ms, RSS back within {RSS_FACTOR}x idle)"
+            );
+            return Ok(());
+        }
+        for f in &failures {
+            println!("FAIL: {f}");
+        }
+        bail!("hostile load failed {} of its checks", failures.len())
+    }
 }

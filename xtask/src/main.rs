@@ -25,16 +25,20 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   ci            fmt --check, clippy -D warnings, tests (failing on a pending snapshot), the
                 feature matrix, rust-version, generated docs, prompt budgets, conformance
-                against real Clojure, MCP interop when python3 and npm are there
+                against real Clojure, MCP interop when python3 and npm are there, every fuzz
+                target for 25 s
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
                 (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
-  fuzz          cargo-fuzz targets (parse, eval, json_context, frame) for --minutes N each (nightly)
+  fuzz          cargo-fuzz targets (parse, eval, json_context, frame, answer) on stable, each for
+                --seconds S / --minutes N / --runs N (--ci: 25 s each, as ci runs them)
   interop       ptc mcp against the Python MCP SDK, the MCP Inspector, the conformance suite,
                 and (aggregator mode) real upstream MCP servers and an OpenAPI service
   interop-upstreams  only the aggregator part of interop
   load          HTTP load test of ptc mcp on 127.0.0.1 [--clients 100] [--seconds 30] [--release]
+                (--hostile: 60 s of memory bombs, deep data and closures, 1 MB contexts; fails on
+                a crash, an error other than a limit's, /health p99 >= 100 ms or RSS > 2x idle)
   prompts       each prompt card's size against its byte budget (fails over budget)
   features      only the feature matrix of ci (clippy of each provider feature alone, none, all...)
   msrv          only the rust-version check of ci (every dependency, the workflow, the READMEs)
@@ -149,6 +153,8 @@ fn ci() -> Result<()> {
     } else {
         eprintln!("==> MCP interop skipped: python3 and npm are needed");
     }
+    eprintln!("==> fuzz targets, {} s each", fuzz::CI_SECONDS);
+    fuzz::run(&["--ci".to_string()])?;
     eprintln!("==> ci: all green");
     Ok(())
 }
