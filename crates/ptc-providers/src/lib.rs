@@ -74,11 +74,13 @@ pub use record::{RecordedError, RecordedExchange, Recorder};
 pub use redact::redact_url;
 pub use registry::{Registry, RegistryEntry};
 pub use replay::Replay;
-pub use resolve::{Resolved, Vendor, from_resolved, from_spec, from_spec_with, resolve, resolve_with};
+pub use resolve::{
+    DEFAULT_MAX_ANSWER_BYTES, Resolved, Vendor, from_resolved, from_spec, from_spec_with, resolve, resolve_with,
+};
 pub use secret::ApiKey;
 
 #[cfg(feature = "http")]
-pub use provider::{DEFAULT_MAX_ANSWER_BYTES, ProviderConfig};
+pub use provider::ProviderConfig;
 
 /// The vendor features compiled into this build, in the order `openai`, `anthropic`,
 /// `gemini` (empty without any): what `ptc --version` reports.

@@ -1,5 +1,6 @@
 //! What every HTTP provider is configured with.
 
+use crate::resolve::DEFAULT_MAX_ANSWER_BYTES;
 use std::fmt;
 use std::time::Duration;
 
@@ -8,10 +9,6 @@ use crate::secret::ApiKey;
 /// The default whole-request timeout: generous, because a long answer from a slow model is
 /// normal, but finite, so a stuck connection surfaces as a `timeout` the loop can retry.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The default cap on one answer's body: 4 MiB, far above any model's longest output
-/// (a 128k-token answer is about 512 KB of text), far below what would hurt the machine.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
 /// Configuration of one provider instance (one vendor, one model).
 ///

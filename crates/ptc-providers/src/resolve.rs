@@ -16,6 +16,10 @@ use crate::env::Env;
 use crate::registry::{Registry, RegistryEntry};
 use crate::replay::Replay;
 
+/// The default cap on one answer's body: 4 MiB, far above any model's longest output
+/// (a 128k-token answer is about 512 KB of text), far below what would hurt the machine.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+
 /// Where a spec sends requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
