@@ -63,7 +63,7 @@ pub fn envelope(source: &str, content: &str) -> String {
 }
 
 /// The first `max` characters of `s`, and whether anything was cut.
-fn cut_chars(s: &str, max: usize) -> (String, bool) {
+pub(crate) fn cut_chars(s: &str, max: usize) -> (String, bool) {
     match s.char_indices().nth(max) {
         Some((i, _)) => (s[..i].to_string(), true),
         None => (s.to_string(), false),

@@ -9,7 +9,7 @@
 use ptc_lisp_eval::{Globals, Outcome, RunResult, Value, repl_preview, to_clojure};
 use serde_json::{Map, Value as Json, json};
 
-use crate::feedback::FormatOptions;
+use crate::feedback::{FormatOptions, cut_chars};
 use crate::llm::ToolSchema;
 
 /// The native tool's name.
@@ -89,28 +89,72 @@ pub(crate) fn outcome_json(outcome: &Outcome, old_memory: &Globals, fmt: &Format
             if matches!(outcome.result, RunResult::Returned(_)) {
                 obj.insert("returned".into(), json!(true));
             }
-            obj.insert("prints".into(), json!(outcome.prints));
+            let (prints, prints_cut) = bounded_prints(&outcome.prints, fmt.feedback_max_chars);
+            obj.insert("prints".into(), json!(prints));
             obj.insert("memory".into(), memory_json(old_memory, &outcome.memory, fmt));
-            obj.insert("truncated".into(), json!(truncated));
+            obj.insert("truncated".into(), json!(truncated || prints_cut));
         }
         RunResult::Failed(v) => {
             obj.insert("status".into(), json!("error"));
             obj.insert("reason".into(), json!("fail"));
-            obj.insert("message".into(), json!(fail_message(v)));
-            obj.insert("result".into(), ptc_lisp_eval::json::to_json(v).unwrap_or_else(|_| json!(to_clojure(v))));
-            obj.insert("prints".into(), json!(outcome.prints));
+            let (message, message_cut) = bounded_message(&fail_message(v), fmt.feedback_max_chars);
+            obj.insert("message".into(), json!(message));
+            // the payload as data when it is small; a cut preview when it would flood the model
+            let as_json = ptc_lisp_eval::json::to_json(v).ok();
+            let (result, result_cut) = match as_json {
+                Some(j) if j.to_string().chars().count() <= fmt.feedback_max_chars => (j, false),
+                too_long => {
+                    let line = repl_preview(v, fmt.feedback_max_chars).unwrap_or_else(|| to_clojure(v));
+                    let (line, cut) = cut_chars(&line, fmt.feedback_max_chars);
+                    (json!(line), cut || too_long.is_some())
+                }
+            };
+            obj.insert("result".into(), result);
+            let (prints, prints_cut) = bounded_prints(&outcome.prints, fmt.feedback_max_chars);
+            obj.insert("prints".into(), json!(prints));
+            obj.insert("truncated".into(), json!(message_cut || result_cut || prints_cut));
         }
         RunResult::Error(e) => {
             obj.insert("status".into(), json!("error"));
             obj.insert("reason".into(), json!(e.kind.as_str()));
-            obj.insert("message".into(), json!(e.message));
-            obj.insert("prints".into(), json!(outcome.prints));
+            let (message, message_cut) = bounded_message(&e.message, fmt.feedback_max_chars);
+            obj.insert("message".into(), json!(message));
+            let (prints, prints_cut) = bounded_prints(&outcome.prints, fmt.feedback_max_chars);
+            obj.insert("prints".into(), json!(prints));
+            obj.insert("truncated".into(), json!(message_cut || prints_cut));
         }
     }
     if !feedback.is_empty() {
         obj.insert("feedback".into(), json!(feedback));
     }
     Json::Object(obj)
+}
+
+/// A message cut to `max` characters (a parse error can quote a whole hostile program),
+/// with a note saying so, and whether it was cut.
+fn bounded_message(message: &str, max: usize) -> (String, bool) {
+    let (mut text, cut) = cut_chars(message, max);
+    if cut {
+        text.push_str(&format!("... (truncated at {max} chars)"));
+    }
+    (text, cut)
+}
+
+/// The printed lines, at most `max` characters in all (the last kept line cut, then a
+/// note), and whether anything was left out: the same budget the content modes give them.
+fn bounded_prints(prints: &[String], max: usize) -> (Vec<String>, bool) {
+    let mut left = max;
+    let mut out = Vec::new();
+    for line in prints {
+        let (kept, cut) = cut_chars(line, left);
+        left -= kept.chars().count();
+        out.push(kept);
+        if cut || (left == 0 && out.len() < prints.len()) {
+            out.push(format!("... (prints truncated at {max} chars; print specific fields instead)"));
+            return (out, true);
+        }
+    }
+    (out, false)
 }
 
 fn fail_message(v: &Value) -> String {
@@ -172,5 +216,41 @@ mod tests {
             program_arg(&json!({"program": "  "})),
             Err("lisp_eval `program` must be a non-empty string.".into())
         );
+    }
+    fn rendered(src: &str) -> Json {
+        let outcome = ptc_lisp_eval::run(src, ptc_lisp_eval::RunOptions::default());
+        outcome_json(&outcome, &outcome.memory.clone(), &FormatOptions::default(), "")
+    }
+
+    #[test]
+    fn a_huge_error_message_is_cut_in_the_tool_result() {
+        // an undefined name is quoted in the message: a long one must not flood the model
+        let name = "x".repeat(30_000);
+        let j = rendered(&format!("(+ 1 {name})"));
+        assert_eq!(j["status"], "error");
+        let message = j["message"].as_str().unwrap();
+        assert!(message.chars().count() < 600, "{} chars", message.chars().count());
+        assert!(message.ends_with("(truncated at 512 chars)"), "{message}");
+        assert_eq!(j["truncated"], true);
+    }
+
+    #[test]
+    fn prints_and_a_fail_payload_are_bounded_in_the_tool_result() {
+        let j = rendered(
+            r#"(dotimes [i 200] (println (apply str (repeat 100 "p")))) (fail {:message (apply str (repeat 5000 "m")) :data (vec (range 5000))})"#,
+        );
+        assert_eq!(j["reason"], "fail");
+        let total: usize = j["prints"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().chars().count()).sum();
+        assert!(total < 700, "{total} chars of prints");
+        assert!(j["prints"].as_array().unwrap().last().unwrap().as_str().unwrap().contains("prints truncated"));
+        assert!(j["message"].as_str().unwrap().chars().count() < 600);
+        assert!(j["result"].to_string().chars().count() < 700, "{}", j["result"]);
+        assert_eq!(j["truncated"], true);
+
+        // small ones pass through whole, as data
+        let j = rendered(r#"(println "hi") (fail {:message "no" :code 7})"#);
+        assert_eq!(j["prints"], json!(["hi"]));
+        assert_eq!(j["result"]["code"], 7);
+        assert_eq!(j["truncated"], false);
     }
 }
