@@ -5,6 +5,7 @@
 
 #![deny(missing_docs)]
 
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
@@ -70,6 +71,16 @@ enum Command {
     /// Work with signatures (type contracts).
     #[command(subcommand)]
     Signature(SignatureCmd),
+    /// Print a shell completion script: `ptc completions bash > ~/.local/share/bash-completion/completions/ptc`.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `ptc man > ~/.local/share/man/man1/ptc.1`.
+    Man,
+    /// `ptc FILE.clj [ARGS...]`: run a script; ARGS are `*command-line-args*`.
+    #[command(external_subcommand)]
+    Script(Vec<OsString>),
 }
 
 #[derive(Subcommand, Debug)]
@@ -85,7 +96,10 @@ enum SignatureCmd {
 struct EvalArgs {
     /// Program text, or `-` to read it from stdin.
     program: Option<String>,
-    /// Read the program from a file.
+    /// The program text as a flag, as `clj -e` and `bb -e` take it.
+    #[arg(short = 'e', long = "expr", value_name = "PROGRAM", conflicts_with_all = ["program", "file"])]
+    expr: Option<String>,
+    /// Read the program from a file (a first line starting with `#!` is skipped).
     #[arg(short = 'f', long = "file", conflicts_with = "program")]
     file: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -208,6 +222,13 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp_cmd::run(args).map_err(UsageError),
         Command::Run(args) => run_cmd::run(*args).map_err(UsageError),
         Command::Models(args) => models_cmd::run(args).map_err(UsageError),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "ptc", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => man_page().map_err(UsageError),
+        Command::Script(argv) => script_cmd(argv),
     };
     match result {
         Ok(code) => code,
@@ -249,9 +270,10 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
         }
         (Some(p), None) => p.clone(),
         (None, Some(f)) => program_file(f, limits.max_program_bytes).map_err(UsageError)?,
+        (None, None) if args.expr.is_some() => args.expr.clone().unwrap_or_default(),
         _ => {
             return Err(UsageError(anyhow::anyhow!(
-                "give a program: ptc eval '(+ 1 2)', ptc eval -f prog.clj, or ptc eval - < prog.clj"
+                "give a program: ptc eval '(+ 1 2)', ptc eval -e '(+ 1 2)', ptc eval -f prog.clj, or ptc eval - < prog.clj"
             )));
         }
     };
@@ -320,7 +342,85 @@ fn program_file(path: &std::path::Path, max: usize) -> Result<String> {
     let limit = ptc_files::Limit::new("--file", max).raise_with(
         "send a shorter program or raise --max-program-bytes (a program can also come on stdin: ptc eval -)",
     );
-    Ok(limit.read_to_string(path)?)
+    Ok(skip_shebang(limit.read_to_string(path)?))
+}
+
+/// A script's `#!/usr/bin/env ptc` first line reads as a comment: `#!` becomes `;!`, so
+/// every line and column of the program stays where the file has it.
+fn skip_shebang(mut source: String) -> String {
+    if source.starts_with("#!") {
+        source.replace_range(0..1, ";");
+    }
+    source
+}
+
+/// `ptc man`: the man page generated from the command-line definition.
+fn man_page() -> Result<ExitCode> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd).render(&mut out).context("cannot render the man page")?;
+    std::io::stdout().write_all(&out).context("cannot write the man page")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ptc FILE.clj [ARGS...]` (and `#!/usr/bin/env ptc` scripts): runs the file with the
+/// default limits, prints what it prints and then its result unless that is nil (a script
+/// ending in `println` shows no extra `nil`); the arguments after the file are the
+/// program's `*command-line-args*` (a vector of strings, nil when there are none, as in
+/// Clojure). Errors go to stderr and exit 1, as with `ptc eval`.
+fn script_cmd(argv: Vec<OsString>) -> Result<ExitCode, UsageError> {
+    let mut argv = argv.into_iter();
+    let Some(file) = argv.next() else {
+        return Err(UsageError(anyhow::anyhow!("give a script: ptc FILE.clj [ARGS...]")));
+    };
+    let path = std::path::PathBuf::from(&file);
+    if !path.exists() {
+        let name = file.to_string_lossy();
+        return Err(UsageError(anyhow::anyhow!(
+            "'{name}' is neither a subcommand nor a script file; the subcommands are eval, repl, mcp, run, models, signature, completions and man (ptc --help), and `ptc FILE.clj [ARGS...]` runs a file"
+        )));
+    }
+    let mut args = Vec::new();
+    for a in argv {
+        match a.into_string() {
+            Ok(a) => args.push(ptc_lisp_eval::Value::str(a.as_str())),
+            Err(a) => {
+                return Err(UsageError(anyhow::anyhow!(
+                    "the argument {a:?} is not valid UTF-8; PTC-Lisp strings are text"
+                )));
+            }
+        }
+    }
+    let limits = Limits::default();
+    let source = program_file(&path, limits.max_program_bytes).map_err(UsageError)?;
+    let mut memory = ptc_lisp_eval::Globals::default();
+    let command_line_args =
+        if args.is_empty() { ptc_lisp_eval::Value::Nil } else { ptc_lisp_eval::Value::vector(args) };
+    memory.values.insert(Arc::from("*command-line-args*"), command_line_args);
+    let opts = RunOptions { limits, memory, ..RunOptions::default() };
+    let outcome = ptc_lisp_eval::run(&source, opts);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for line in &outcome.prints {
+        let _ = writeln!(out, "{line}");
+    }
+    let ok = outcome.is_ok();
+    match &outcome.result {
+        ptc_lisp_eval::RunResult::Value(v) | ptc_lisp_eval::RunResult::Returned(v) => {
+            if !matches!(v, ptc_lisp_eval::Value::Nil) {
+                let _ = writeln!(out, "{}", outcome.printed);
+            }
+        }
+        ptc_lisp_eval::RunResult::Failed(_) => {
+            let _ = out.flush();
+            eprintln!("Fail: {}", outcome.printed);
+        }
+        ptc_lisp_eval::RunResult::Error(e) => {
+            let _ = out.flush();
+            eprintln!("{}", envelope::render_error(e, &source));
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// Reads a program, stopping one byte past `max` so that a huge input is never held whole.

@@ -20,8 +20,13 @@ pub fn check(text: &str) -> Result<ExitCode> {
         let caret = format!("{}^", " ".repeat(at - from + prefix.len()));
         anyhow::anyhow!("{e}\n  {prefix}{shown}{suffix}\n  {caret}")
     })?;
-    println!("{}", ptc_signature::render(&sig));
-    println!("lisp:   {}", ptc_signature::render::render(&sig, KeyStyle::Lisp));
+    let canonical = ptc_signature::render(&sig);
+    let lisp = ptc_signature::render::render(&sig, KeyStyle::Lisp);
+    println!("{canonical}");
+    // the keyword form only when it reads differently (string keys)
+    if lisp != canonical {
+        println!("lisp:   {lisp}");
+    }
     let schemas = serde_json::json!({
         "input": ptc_signature::schema::input_schema(&sig),
         "output": ptc_signature::schema::output_schema(&sig.output),
