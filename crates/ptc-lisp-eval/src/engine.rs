@@ -247,7 +247,7 @@ fn execute(
     }
     let mut interp =
         Interp::new(host, limits.clone(), budget.clone(), input.context, input.memory, Arc::new(input.turn_history));
-    interp.strict_data = input.strict_data;
+    interp.set_strict_data(input.strict_data);
     let raw = interp.run_program(&program.nodes, program.frame_size);
     let mut result = match raw {
         Ok(v) => RunResult::Value(v),
@@ -265,7 +265,7 @@ fn execute(
     };
     let nesting = match value_nesting {
         Nesting::Within => interp
-            .globals
+            .definitions()
             .values
             .values()
             .map(|v| nesting(v, MAX_VALUE_NESTING))
@@ -330,9 +330,9 @@ fn execute(
     Outcome {
         result,
         printed,
-        prints: std::mem::take(&mut interp.prints),
-        tool_calls: std::mem::take(&mut interp.tool_calls),
-        memory: if ok { std::mem::take(&mut interp.globals) } else { memory_before },
+        prints: interp.take_prints(),
+        tool_calls: interp.take_tool_calls(),
+        memory: if ok { interp.take_definitions() } else { memory_before },
         usage: Usage {
             duration: Duration::ZERO,
             fuel: interp.fuel(),

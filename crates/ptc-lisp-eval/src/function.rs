@@ -4,15 +4,15 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::builtins::Builtin;
+use crate::builtins::context::BuiltinContext;
 use crate::error::EvalResult;
-use crate::interp::Interp;
 use crate::node::Lambda;
 use crate::value::Value;
 
 /// The body of a native composed function (`partial`, `comp`, `juxt`...): it gets the
 /// interpreter, the values the function holds ([`Held`]'s fixed values, in order) and the
 /// call's arguments.
-pub type NativeBody = dyn Fn(&mut Interp, &[Value], &mut [Value]) -> EvalResult + Send + Sync;
+pub type NativeBody = dyn Fn(&mut BuiltinContext, &[Value], &mut [Value]) -> EvalResult + Send + Sync;
 
 /// A callable value.
 pub enum Function {
@@ -53,7 +53,7 @@ impl Function {
     pub(crate) fn native(
         name: &'static str,
         held: Held,
-        body: impl Fn(&mut Interp, &[Value], &mut [Value]) -> EvalResult + Send + Sync + 'static,
+        body: impl Fn(&mut BuiltinContext, &[Value], &mut [Value]) -> EvalResult + Send + Sync + 'static,
     ) -> Value {
         Value::Func(Arc::new(Function::Native { name, held, body: Box::new(body) }))
     }
@@ -81,7 +81,10 @@ impl Drop for Function {
             Function::Closure(c) => crate::release::release(std::mem::take(&mut c.captures)),
             Function::Native { held, body, .. } => crate::release::release((
                 std::mem::take(held),
-                std::mem::replace(body, Box::new(|_: &mut Interp, _: &[Value], _: &mut [Value]| Ok(Value::Nil))),
+                std::mem::replace(
+                    body,
+                    Box::new(|_: &mut BuiltinContext, _: &[Value], _: &mut [Value]| Ok(Value::Nil)),
+                ),
             )),
             Function::Reduced(v) => crate::release::release(std::mem::take(v)),
         }

@@ -18,7 +18,7 @@
 use ptc_lisp_syntax::Span;
 use std::collections::HashMap;
 
-use crate::builtins::{self, Builtin};
+use crate::builtins::{self, Builtin, BuiltinContext};
 use crate::error::{EvalResult, Flow};
 use crate::interp::{Interp, get_in_value, with_span};
 use crate::limits::cost;
@@ -284,7 +284,8 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
             drive(interp, p, fns, &f0, sink, ints, true)
         }
         Items::Split(args, span) => {
-            let parts = builtins::split_parts(interp, &args).map_err(|e| with_span(e, span))?;
+            let parts = builtins::split_parts(&mut BuiltinContext::new(interp, "split"), &args)
+                .map_err(|e| with_span(e, span))?;
             drive(interp, p, fns, &f0, sink, parts.into_iter().map(Value::str), false)
         }
         Items::View { keys: true, map } => drive_ref(interp, p, fns, &f0, sink, map.keys()),
@@ -515,7 +516,8 @@ impl Acc {
             Acc::Into(to) => {
                 interp.tick(1)?;
                 let coll = std::mem::take(to);
-                *to = builtins::conj1(interp, coll, x).map_err(|e| with_span(e, span))?;
+                *to = builtins::conj1(&mut BuiltinContext::new(interp, "conj"), coll, x)
+                    .map_err(|e| with_span(e, span))?;
             }
             Acc::First => return Ok(Some(x)),
         }

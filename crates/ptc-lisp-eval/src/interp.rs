@@ -13,6 +13,7 @@ use crate::function::{Closure, Function};
 use crate::host::{CallCx, Discovery, Host, ToolCall, ToolCallRecord, ToolErrorKind};
 use crate::limits::{Limits, SharedBudget, cost};
 use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Num, Pattern};
+use crate::prints::{Chunk, Mark, Prints};
 use crate::stack;
 use crate::tool_keys::tool_args;
 use crate::value::{PMap, PSet, PVector, Value};
@@ -49,29 +50,27 @@ pub struct Interp<'h> {
     fuel: u64,
     next_check: u64,
     /// User definitions (`def`), persisted by the host between runs.
-    pub globals: Globals,
+    globals: Globals,
     /// Context data (`data/`).
-    pub data: Arc<PMap>,
+    data: Arc<PMap>,
     /// `data/` values read in place by arithmetic and comparisons, by key.
     data_cache: [std::cell::OnceCell<DataHit>; 4],
     /// Missing `data/` keys are errors instead of nil.
-    pub strict_data: bool,
+    strict_data: bool,
     /// Results of earlier turns, oldest first (`*1` is the last).
-    pub turn_history: Arc<Vec<Value>>,
+    turn_history: Arc<Vec<Value>>,
     /// The host (tools, discovery).
-    pub host: &'h dyn Host,
+    host: &'h dyn Host,
     /// Limits of this run.
-    pub limits: Arc<Limits>,
+    limits: Arc<Limits>,
     /// Deadline, memory and cancellation shared with parallel branches.
-    pub budget: Arc<SharedBudget>,
-    /// Captured `println` lines.
-    pub prints: Vec<String>,
-    /// Bytes in `prints` (capped by `max_print_bytes`).
-    print_bytes: usize,
+    budget: Arc<SharedBudget>,
+    /// Captured output lines (capped by `max_print_bytes`).
+    prints: Prints,
     /// Tool call ledger.
-    pub tool_calls: Vec<ToolCallRecord>,
+    tool_calls: Vec<ToolCallRecord>,
     /// True inside pmap/pcalls branches (`return` is not allowed there).
-    pub in_parallel: bool,
+    in_parallel: bool,
     /// Address near the bottom of this thread's stack (see [`Interp::reset_stack`]).
     stack_base: usize,
     /// Bytes of stack this interpreter may use before calls fail cleanly.
@@ -82,7 +81,7 @@ pub struct Interp<'h> {
 
 impl<'h> Interp<'h> {
     /// A fresh interpreter.
-    pub fn new(
+    pub(crate) fn new(
         host: &'h dyn Host,
         limits: Arc<Limits>,
         budget: Arc<SharedBudget>,
@@ -106,10 +105,9 @@ impl<'h> Interp<'h> {
             strict_data: false,
             turn_history,
             host,
+            prints: Prints::new(limits.max_print_bytes),
             limits,
             budget,
-            prints: Vec::new(),
-            print_bytes: 0,
             tool_calls: Vec::new(),
             in_parallel: false,
             stack_base,
@@ -120,7 +118,7 @@ impl<'h> Interp<'h> {
 
     /// Counts a keyword name made at run time (`keyword`): past `max_symbols` unique names,
     /// the run ends in `symbol_limit_exceeded`, as a program text with that many would.
-    pub fn note_made_keyword(&mut self, name: &Arc<str>) -> Result<(), Flow> {
+    pub(crate) fn note_made_keyword(&mut self, name: &Arc<str>) -> Result<(), Flow> {
         if self.made_keywords.contains(name) {
             return Ok(());
         }
@@ -138,7 +136,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Re-reads the stack budget of the current thread (a branch moved to its own thread).
-    pub fn reset_stack(&mut self) {
+    pub(crate) fn reset_stack(&mut self) {
         (self.stack_base, self.stack_budget) = stack::budget_here();
     }
 
@@ -156,7 +154,7 @@ impl<'h> Interp<'h> {
 
     /// A branch interpreter for pmap/pcalls: same data, host, budget; a snapshot of the
     /// user definitions (defs made in the branch are discarded).
-    pub fn branch(&self) -> Interp<'h> {
+    pub(crate) fn branch(&self) -> Interp<'h> {
         let mut b = Interp::new(
             self.host,
             self.limits.clone(),
@@ -172,13 +170,13 @@ impl<'h> Interp<'h> {
     }
 
     /// Fuel used so far.
-    pub fn fuel(&self) -> u64 {
+    pub(crate) fn fuel(&self) -> u64 {
         self.fuel
     }
 
     /// Burns `n` fuel units; checks the deadline every 1024 units.
     #[inline]
-    pub fn tick(&mut self, n: u64) -> Result<(), Flow> {
+    pub(crate) fn tick(&mut self, n: u64) -> Result<(), Flow> {
         self.fuel = self.fuel.saturating_add(n);
         if self.fuel >= self.next_check {
             self.next_check = self.fuel.saturating_add(CHECK_EVERY);
@@ -189,12 +187,12 @@ impl<'h> Interp<'h> {
 
     /// Charges memory for something the program built.
     #[inline]
-    pub fn charge(&mut self, bytes: u64) -> Result<(), Flow> {
+    pub(crate) fn charge(&mut self, bytes: u64) -> Result<(), Flow> {
         self.budget.charge(bytes)
     }
 
     /// Runs top-level nodes in a frame of `frame_size` slots.
-    pub fn run_program(&mut self, nodes: &[Node], frame_size: u32) -> EvalResult {
+    pub(crate) fn run_program(&mut self, nodes: &[Node], frame_size: u32) -> EvalResult {
         self.stack.clear();
         self.stack.resize(frame_size as usize, Value::Nil);
         self.base = 0;
@@ -245,7 +243,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Evaluates one node.
-    pub fn eval(&mut self, node: &Node) -> EvalResult {
+    pub(crate) fn eval(&mut self, node: &Node) -> EvalResult {
         match node {
             Node::Const(v) => Ok(v.clone()),
             Node::Local(i) => self.slot(*i),
@@ -728,7 +726,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Calls any callable value: functions, keywords, maps, sets, vectors.
-    pub fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
+    pub(crate) fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
         match f {
             Value::Func(func) => self.call_function(func, args),
             Value::Keyword(_) => match args {
@@ -779,7 +777,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Calls a function value.
-    pub fn call_function(&mut self, func: &Arc<Function>, args: &mut [Value]) -> EvalResult {
+    pub(crate) fn call_function(&mut self, func: &Arc<Function>, args: &mut [Value]) -> EvalResult {
         self.check_stack()?;
         match &**func {
             Function::Builtin(b) => {
@@ -787,9 +785,9 @@ impl<'h> Interp<'h> {
                 b.call(self, args)
             }
             Function::Closure(c) => self.call_closure(func, c, args),
-            Function::Native { body, held, .. } => {
+            Function::Native { name, body, held } => {
                 self.tick(1)?;
-                body(self, held.fixed(), args)
+                body(&mut crate::builtins::BuiltinContext::new(self, name), held.fixed(), args)
             }
             Function::Tool(name) => {
                 let name = name.clone();
@@ -897,7 +895,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Binds a pattern to a value (destructuring).
-    pub fn bind(&mut self, p: &Pattern, v: Value) -> Result<(), Flow> {
+    pub(crate) fn bind(&mut self, p: &Pattern, v: Value) -> Result<(), Flow> {
         match p {
             Pattern::Bind(slot) => {
                 self.set_slot(*slot, v);
@@ -1026,7 +1024,8 @@ impl<'h> Interp<'h> {
         }
         let mut cursor = crate::lazy::Cursor::new(&seq);
         loop {
-            let item = cursor.next(self)?;
+            let item = cursor
+                .next(&mut crate::builtins::BuiltinContext::new(self, if f.discard { "doseq" } else { "for" }))?;
             self.charge(cost::ELEM)?;
             self.bind(p, item)?;
             if !self.for_level(f, i + 1, out)? {
@@ -1090,7 +1089,7 @@ impl<'h> Interp<'h> {
     /// value whose printed form is huge (shared structure nested sixty times) fails with
     /// `memory_exceeded` instead of building gigabytes. With `max_bytes` of `usize::MAX`
     /// (the whole form) it is never cut: too deep a value is an error too.
-    pub fn print_value(&mut self, v: &Value, max_bytes: usize) -> EvalResult<String> {
+    pub(crate) fn print_value(&mut self, v: &Value, max_bytes: usize) -> EvalResult<String> {
         let used = self.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed);
         let left = usize::try_from(self.budget.heap_limit.saturating_sub(used)).unwrap_or(usize::MAX);
         let cap = left.min(max_bytes);
@@ -1112,26 +1111,112 @@ impl<'h> Interp<'h> {
         Ok(text)
     }
 
-    /// Records one printed line; past `max_print_bytes` in total, lines are dropped and one
-    /// marker line says so.
-    pub fn print_line(&mut self, line: String) {
-        let max = self.limits.max_print_bytes;
-        if self.print_bytes > max {
-            return;
+    /// Prints one line under both print caps: cut at `max_print_length` characters
+    /// (saying how long it was), charged to the memory budget, and recorded within
+    /// `max_print_bytes` (see [`Prints`]). Every print path comes through here.
+    pub(crate) fn print(&mut self, mut line: String) -> Result<(), Flow> {
+        let max = self.limits.max_print_length;
+        if line.len() > max {
+            let total = line.chars().count();
+            if total > max {
+                let head: String = line.chars().take(max).collect();
+                line = format!("{head}... ({max}/{total} chars)");
+            }
         }
-        self.print_bytes += line.len();
-        if self.print_bytes > max {
-            self.prints.push(format!(
-                "... (further output dropped: more than {max} bytes printed in this run; print less, e.g. counts or the first few items)"
-            ));
-            return;
-        }
-        self.prints.push(line);
+        self.charge(line.len() as u64)?;
+        self.prints.record(line);
+        Ok(())
+    }
+
+    /// The `max_print_length` cap.
+    pub(crate) fn max_print_length(&self) -> usize {
+        self.limits.max_print_length
+    }
+
+    /// Where the print log stands (a branch marks it before each call).
+    pub(crate) fn prints_mark(&self) -> Mark {
+        self.prints.mark()
+    }
+
+    /// What was printed since `mark`, taken out of the log.
+    pub(crate) fn prints_since(&mut self, mark: Mark) -> Chunk {
+        self.prints.since(mark)
+    }
+
+    /// Records what a branch's call printed, under this run's caps.
+    pub(crate) fn absorb_prints(&mut self, chunk: Chunk) {
+        self.prints.absorb(chunk);
+    }
+
+    /// The printed lines of the run (closed by the marker when some were dropped).
+    pub(crate) fn take_prints(&mut self) -> Vec<String> {
+        std::mem::replace(&mut self.prints, Prints::new(self.limits.max_print_bytes)).into_lines()
+    }
+
+    /// The tool call ledger, taken out.
+    pub(crate) fn take_tool_calls(&mut self) -> Vec<ToolCallRecord> {
+        std::mem::take(&mut self.tool_calls)
+    }
+
+    /// Appends a branch's tool calls to the ledger.
+    pub(crate) fn extend_tool_calls(&mut self, calls: Vec<ToolCallRecord>) {
+        self.tool_calls.extend(calls);
+    }
+
+    /// The user definitions.
+    pub(crate) fn definitions(&self) -> &Globals {
+        &self.globals
+    }
+
+    /// The user definitions, taken out (the run keeps none).
+    pub(crate) fn take_definitions(&mut self) -> Globals {
+        std::mem::take(&mut self.globals)
+    }
+
+    /// Makes missing `data/` keys errors instead of nil.
+    pub(crate) fn set_strict_data(&mut self, strict: bool) {
+        self.strict_data = strict;
+    }
+
+    /// The limits of this run.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The budget shared with parallel branches.
+    pub(crate) fn shared_budget(&self) -> &Arc<SharedBudget> {
+        &self.budget
+    }
+
+    /// Bytes of the memory budget not charged yet.
+    pub(crate) fn heap_left(&self) -> u64 {
+        let used = self.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed);
+        self.budget.heap_limit.saturating_sub(used)
+    }
+
+    /// The memory budget.
+    pub(crate) fn heap_limit(&self) -> u64 {
+        self.budget.heap_limit
+    }
+
+    /// Checks the deadline and cancellation.
+    pub(crate) fn check_time(&self) -> Result<(), Flow> {
+        self.budget.check_time()
+    }
+
+    /// A JSON parse budget of `bytes_left` bytes that checks this run's deadline.
+    pub(crate) fn json_budget(&self, bytes_left: u64) -> crate::json::ParseBudget<'_> {
+        crate::json::ParseBudget { bytes_left, budget: Some(&self.budget), nodes: 0, failure: None }
+    }
+
+    /// The host's clock (`None`: the host keeps runs deterministic).
+    pub(crate) fn clock_millis(&self) -> Option<i64> {
+        self.host.clock_millis()
     }
 
     /// Asks the host a discovery question. `None`: the host does not know the name.
     /// A world fault (data-kind error) answers nil, as seed 002 says; others raise.
-    pub fn discover(&mut self, query: &Discovery<'_>) -> Option<EvalResult> {
+    pub(crate) fn discover(&mut self, query: &Discovery<'_>) -> Option<EvalResult> {
         let cx = CallCx::new(self.budget.deadline, &self.budget.cancel, None);
         let answer = self.host.discover(query, &cx)?;
         Some(match answer {
@@ -1146,7 +1231,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Calls a host tool with named arguments.
-    pub fn call_tool(&mut self, name: &str, args: &mut [Value]) -> EvalResult {
+    pub(crate) fn call_tool(&mut self, name: &str, args: &mut [Value]) -> EvalResult {
         let arg_map = tool_args(name, args)?;
         // the host may convert, compare or keep the arguments on any thread
         match crate::run::nesting(&arg_map, crate::engine::MAX_VALUE_NESTING) {

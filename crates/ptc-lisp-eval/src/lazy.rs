@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::Function;
-use crate::interp::Interp;
 use crate::value::{PVector, Value};
 
 /// An infinite sequence: where its items come from, and how the program wrote it.
@@ -260,8 +260,8 @@ impl Cursor {
     }
 
     /// The next item (there always is one), charging one unit of fuel per item pulled.
-    pub fn next(&mut self, interp: &mut Interp) -> EvalResult {
-        interp.tick(1)?;
+    pub fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult {
+        cx.tick(1)?;
         match &mut self.state {
             State::Range { next, step } => {
                 let out = next.clone();
@@ -271,7 +271,7 @@ impl Cursor {
             State::Iterate { f, cur, started } => {
                 if *started {
                     let f = f.clone();
-                    *cur = interp.apply(&f, &mut [cur.clone()])?;
+                    *cur = cx.apply(&f, &mut [cur.clone()])?;
                 }
                 *started = true;
                 Ok(cur.clone())
@@ -284,55 +284,55 @@ impl Cursor {
             }
             State::Repeatedly(f) => {
                 let f = f.clone();
-                interp.apply(&f, &mut [])
+                cx.apply(&f, &mut [])
             }
             State::Map { f, inputs } => {
                 let mut args = Vec::with_capacity(inputs.len());
                 for c in inputs.iter_mut() {
-                    args.push(c.next(interp)?);
+                    args.push(c.next(cx)?);
                 }
                 let f = f.clone();
-                interp.apply(&f, &mut args)
+                cx.apply(&f, &mut args)
             }
             State::Filter { pred, keep_truthy, src } => loop {
-                let x = src.next(interp)?;
-                if interp.apply(pred, &mut [x.clone()])?.truthy() == *keep_truthy {
+                let x = src.next(cx)?;
+                if cx.apply(pred, &mut [x.clone()])?.truthy() == *keep_truthy {
                     return Ok(x);
                 }
             },
             State::Keep { f, src } => loop {
-                let x = src.next(interp)?;
-                let r = interp.apply(f, &mut [x])?;
+                let x = src.next(cx)?;
+                let r = cx.apply(f, &mut [x])?;
                 if !r.is_nil() {
                     return Ok(r);
                 }
             },
             State::MapIndexed { f, i, src } => {
-                let x = src.next(interp)?;
+                let x = src.next(cx)?;
                 let idx = Value::Int(*i);
                 *i += 1;
-                interp.apply(f, &mut [idx, x])
+                cx.apply(f, &mut [idx, x])
             }
             State::Drop { n, src } => {
                 while *n > 0 {
-                    src.next(interp)?;
+                    src.next(cx)?;
                     *n -= 1;
                 }
-                src.next(interp)
+                src.next(cx)
             }
             State::Concat { prefix, i, tail } => match prefix.get(*i) {
                 Some(x) => {
                     *i += 1;
                     Ok(x.clone())
                 }
-                None => tail.next(interp),
+                None => tail.next(cx),
             },
             State::Mapcat { f, buf, src } => loop {
                 if let Some(x) = buf.pop_front() {
                     return Ok(x);
                 }
-                let x = src.next(interp)?;
-                let ys = interp.apply(f, &mut [x])?;
+                let x = src.next(cx)?;
+                let ys = cx.apply(f, &mut [x])?;
                 buf.extend(crate::builtins::seq_iter("mapcat", &ys)?);
             },
             State::Interleave { srcs, i } => {
@@ -340,26 +340,26 @@ impl Cursor {
                 let k = *i % n;
                 *i = (*i + 1) % n;
                 match srcs.get_mut(k) {
-                    Some(c) => c.next(interp),
+                    Some(c) => c.next(cx),
                     None => Ok(Value::Nil),
                 }
             }
             State::Partition { n, step, window, src } => {
                 while window.len() < *n {
-                    window.push_back(src.next(interp)?);
+                    window.push_back(src.next(cx)?);
                 }
                 let out = Value::vector(window.iter().cloned());
-                interp.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * *n as u64)?;
+                cx.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * *n as u64)?;
                 for _ in 0..*step {
                     if window.pop_front().is_none() {
-                        src.next(interp)?;
+                        src.next(cx)?;
                     }
                 }
                 Ok(out)
             }
             State::DropWhile { pred, dropping, src } => loop {
-                let x = src.next(interp)?;
-                if !*dropping || !interp.apply(pred, &mut [x.clone()])?.truthy() {
+                let x = src.next(cx)?;
+                if !*dropping || !cx.apply(pred, &mut [x.clone()])?.truthy() {
                     *dropping = false;
                     return Ok(x);
                 }
@@ -369,48 +369,48 @@ impl Cursor {
 }
 
 /// The first `n` items as a vector, charging memory per item as it is kept.
-pub fn take(interp: &mut Interp, n: usize, seq: &LazySeq) -> EvalResult {
+pub fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
     let mut out = PVector::new();
-    interp.charge(crate::limits::cost::HEADER)?;
+    cx.charge(crate::limits::cost::HEADER)?;
     for _ in 0..n {
-        let x = c.next(interp)?;
-        interp.charge(crate::limits::cost::ELEM)?;
+        let x = c.next(cx)?;
+        cx.charge(crate::limits::cost::ELEM)?;
         out.push_back(x);
     }
     Ok(Value::from_pvec(out))
 }
 
 /// The leading items while `pred` holds.
-pub fn take_while(interp: &mut Interp, pred: &Value, seq: &LazySeq) -> EvalResult {
+pub fn take_while(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
     let mut out = PVector::new();
-    interp.charge(crate::limits::cost::HEADER)?;
+    cx.charge(crate::limits::cost::HEADER)?;
     loop {
-        let x = c.next(interp)?;
-        if !interp.apply(pred, &mut [x.clone()])?.truthy() {
+        let x = c.next(cx)?;
+        if !cx.apply(pred, &mut [x.clone()])?.truthy() {
             return Ok(Value::from_pvec(out));
         }
-        interp.charge(crate::limits::cost::ELEM)?;
+        cx.charge(crate::limits::cost::ELEM)?;
         out.push_back(x);
     }
 }
 
 /// The item at index `i`.
-pub fn nth(interp: &mut Interp, i: usize, seq: &LazySeq) -> EvalResult {
+pub fn nth(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
     for _ in 0..i {
-        c.next(interp)?;
+        c.next(cx)?;
     }
-    c.next(interp)
+    c.next(cx)
 }
 
 /// The first truthy `(pred x)`; never ends when there is none (fuel and time bound it).
-pub fn some(interp: &mut Interp, pred: &Value, seq: &LazySeq) -> EvalResult {
+pub fn some(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
     loop {
-        let x = c.next(interp)?;
-        let r = interp.apply(pred, &mut [x])?;
+        let x = c.next(cx)?;
+        let r = cx.apply(pred, &mut [x])?;
         if r.truthy() {
             return Ok(r);
         }
@@ -436,34 +436,34 @@ impl<'a> Items<'a> {
     }
 
     /// The next item, or `None` at the end of a finite collection.
-    pub fn next(&mut self, interp: &mut Interp) -> EvalResult<Option<Value>> {
+    pub fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
         match self {
             Items::Finite(it) => Ok(it.next()),
-            Items::Lazy(c) => c.next(interp).map(Some),
+            Items::Lazy(c) => c.next(cx).map(Some),
         }
     }
 }
 
 /// `(map f c1 c2 ...)` where some collection is infinite: lazy when all are, else a vector
 /// as long as the shortest finite one.
-pub fn map_mixed(interp: &mut Interp, f: Value, colls: &[Value]) -> EvalResult {
+pub fn map_mixed(cx: &mut BuiltinContext, f: Value, colls: &[Value]) -> EvalResult {
     let lazies: Vec<Arc<LazySeq>> = colls.iter().filter_map(|c| as_lazy(c).cloned()).collect();
     if lazies.len() == colls.len() {
         return map(f, lazies);
     }
     let mut its = colls.iter().map(|c| Items::of("map", c)).collect::<EvalResult<Vec<_>>>()?;
     let mut out = PVector::new();
-    interp.charge(crate::limits::cost::HEADER)?;
+    cx.charge(crate::limits::cost::HEADER)?;
     'outer: loop {
         let mut args = Vec::with_capacity(its.len());
         for it in its.iter_mut() {
-            match it.next(interp)? {
+            match it.next(cx)? {
                 Some(x) => args.push(x),
                 None => break 'outer,
             }
         }
-        let y = interp.apply(&f, &mut args)?;
-        interp.charge(crate::limits::cost::ELEM)?;
+        let y = cx.apply(&f, &mut args)?;
+        cx.charge(crate::limits::cost::ELEM)?;
         out.push_back(y);
     }
     Ok(Value::from_pvec(out))

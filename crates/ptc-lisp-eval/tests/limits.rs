@@ -346,3 +346,115 @@ fn text_of_a_too_deep_value_is_an_error_not_a_cut_string() {
     let o = run(&format!("{deep} (println d) 1)"), RunOptions::default());
     assert!(o.error().is_none(), "{:?}", o.error());
 }
+
+/// A host whose catalog documents `big/tool` with a long text.
+struct LongDocs;
+
+impl ptc_lisp_eval::Host for LongDocs {
+    fn tools(&self) -> Vec<ptc_lisp_eval::ToolSpec> {
+        Vec::new()
+    }
+    fn call(
+        &self,
+        call: &ptc_lisp_eval::ToolCall,
+        _cx: &ptc_lisp_eval::CallCx<'_>,
+    ) -> Result<Value, ptc_lisp_eval::ToolError> {
+        Err(ptc_lisp_eval::ToolError::unknown_tool(&call.name))
+    }
+    fn discover(
+        &self,
+        query: &ptc_lisp_eval::Discovery<'_>,
+        _cx: &ptc_lisp_eval::CallCx<'_>,
+    ) -> Option<Result<Value, ptc_lisp_eval::ToolError>> {
+        match query {
+            ptc_lisp_eval::Discovery::Doc { name: "big/tool" } => Some(Ok(Value::str("big/tool: ".repeat(500)))),
+            _ => None,
+        }
+    }
+}
+
+/// Asserts that `prints` keeps both caps: no line over `max_length` characters (a cut
+/// line is its first `max_length` characters plus the note saying how long it was), at
+/// most `max_bytes` bytes in all, and at most one drop marker, last.
+fn assert_print_caps(what: &str, prints: &[String], max_length: usize, max_bytes: usize) {
+    let (body, marker) = match prints.split_last() {
+        Some((last, rest)) if last.starts_with("... (further output dropped") => (rest, Some(last)),
+        _ => (prints, None),
+    };
+    let total: usize = body.iter().map(String::len).sum();
+    assert!(total <= max_bytes, "{what}: {total} bytes printed, cap {max_bytes}: {prints:?}");
+    for line in body {
+        assert!(!line.starts_with("... (further output dropped"), "{what}: a marker before the end: {prints:?}");
+        let kept = match line.rsplit_once("... (") {
+            Some((head, note)) if note.ends_with(" chars)") => head,
+            _ => line.as_str(),
+        };
+        assert!(kept.chars().count() <= max_length, "{what}: a line of {} chars: {line:?}", kept.chars().count());
+    }
+    if let Some(m) = marker {
+        assert!(m.contains(&format!("more than {max_bytes} bytes")), "{what}: {m}");
+    }
+}
+
+#[test]
+fn every_print_path_keeps_both_print_caps() {
+    let (max_length, max_bytes) = (40, 300);
+    let limits = Limits { max_print_length: max_length, max_print_bytes: max_bytes, ..Limits::default() };
+    let programs = [
+        ("println", "(dotimes [i 50] (println i (apply str (repeat 100 \"x\"))))"),
+        ("pmap", "(pmap (fn [i] (println i (apply str (repeat 100 \"x\"))) i) (range 40))"),
+        ("pcalls", "(apply pcalls (repeat 16 #(println (apply str (repeat 100 \"y\")))))"),
+        (
+            "nested pmap",
+            "(pmap (fn [i] (doall (map #(println i % (apply str (repeat 30 \"z\"))) (range 5)))) (range 8))",
+        ),
+        ("doc of a builtin", "(dotimes [_ 20] (doc map))"),
+        (
+            "doc of a definition",
+            "(defn f \"a very long docstring that goes on and on and on and on and on\" [] 1) (dotimes [_ 20] (doc f))",
+        ),
+        ("doc of a host entry", "(dotimes [_ 5] (doc big/tool))"),
+        ("doc in pmap", "(pmap (fn [_] (doc big/tool)) (range 8))"),
+    ];
+    for (what, src) in programs {
+        let opts = RunOptions { limits: limits.clone(), host: Arc::new(LongDocs), ..RunOptions::default() };
+        let o = run(src, opts);
+        assert!(o.error().is_none(), "{what}: {:?}", o.result);
+        assert!(!o.prints.is_empty(), "{what}: nothing printed");
+        assert_print_caps(what, &o.prints, max_length, max_bytes);
+    }
+}
+
+/// A tool that returns once `n` calls are waiting in it, so each of `n` parallel calls
+/// runs on a worker of its own (an error after 10 s instead of hanging a broken test).
+fn meeting_point(n: usize) -> FnHost {
+    let state = Arc::new((std::sync::Mutex::new(0usize), std::sync::Condvar::new()));
+    FnHost::new().with_tool("meet", move |_| {
+        let (count, all_here) = &*state;
+        let mut here = count.lock().unwrap();
+        *here += 1;
+        all_here.notify_all();
+        let (here, timeout) = all_here.wait_timeout_while(here, Duration::from_secs(10), |h| *h < n).unwrap();
+        if timeout.timed_out() { Err(format!("only {} of {n} calls met", *here)) } else { Ok(Value::Nil) }
+    })
+}
+
+#[test]
+fn parallel_prints_count_against_the_run_cap_in_call_order() {
+    // four calls on four workers, each printing 100 bytes: three fit in 300 bytes
+    let opts = RunOptions {
+        limits: Limits { max_print_bytes: 300, max_parallel_workers: 4, ..Limits::default() },
+        host: Arc::new(meeting_point(4)),
+        ..RunOptions::default()
+    };
+    let o = run(
+        "(pmap (fn [i] (tool/meet {}) (println (format \"%03d\" i) (apply str (repeat 96 \"x\")))) (range 4))",
+        opts,
+    );
+    assert!(o.error().is_none(), "{:?}", o.result);
+    assert_eq!(o.prints.len(), 4, "{:?}", o.prints);
+    for (i, line) in o.prints[..3].iter().enumerate() {
+        assert!(line.starts_with(&format!("{i:03} x")) && line.len() == 100, "{line}");
+    }
+    assert!(o.prints[3].contains("more than 300 bytes"), "{:?}", o.prints[3]);
+}

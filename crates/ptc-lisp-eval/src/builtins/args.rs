@@ -1,8 +1,8 @@
 //! Argument helpers shared by builtin families: type checks with messages that say what
 //! was expected, and iteration over anything seqable.
 
+use crate::builtins::context::BuiltinContext;
 use crate::error::{EvalResult, type_err};
-use crate::interp::Interp;
 use crate::limits::cost;
 use crate::printer::to_clojure;
 use crate::value::{MapIter, Value};
@@ -139,9 +139,9 @@ pub fn kept_item_cost(source: &Value) -> u64 {
 
 /// Every item of a seqable argument, collected after what [`materialized_cost`] counts
 /// was charged.
-pub fn collect_items(interp: &mut Interp, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+pub fn collect_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
     let it = seq_iter(fname, v)?;
-    interp.charge(materialized_cost(v))?;
+    cx.charge(materialized_cost(v))?;
     Ok(it.collect())
 }
 

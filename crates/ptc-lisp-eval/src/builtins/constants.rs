@@ -2,13 +2,13 @@
 //! Referring to one yields its value: `(+ Math/PI 1)`.
 
 use super::{Arity, Builtin, Category};
+use crate::builtins::context::BuiltinContext;
 use crate::error::EvalResult;
-use crate::interp::Interp;
 use crate::value::Value;
 
 macro_rules! constant {
     ($fname:ident, $value:expr) => {
-        fn $fname(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+        fn $fname(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
             Ok($value)
         }
     };

@@ -3,8 +3,8 @@
 use std::cmp::Ordering;
 
 use super::{Arity, Builtin, Category, expected};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::interp::Interp;
 use crate::printer::{format_float, to_clojure};
 use crate::value::Value;
 
@@ -120,7 +120,7 @@ pub fn add2(a: &Value, b: &Value) -> EvalResult {
     }
 }
 
-fn add(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn add(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let mut acc = Value::Int(0);
     for a in args.iter() {
         acc = add2(&acc, a)?;
@@ -146,7 +146,7 @@ fn num_f(fname: &str, v: &Value) -> EvalResult<f64> {
     }
 }
 
-fn sub(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn sub(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match args {
         [x] => sub2(&Value::Int(0), x),
         [first, rest @ ..] => {
@@ -170,7 +170,7 @@ fn mul2(a: &Value, b: &Value) -> EvalResult {
     }
 }
 
-fn mul(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn mul(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let mut acc = Value::Int(1);
     for a in args.iter() {
         acc = mul2(&acc, a)?;
@@ -190,7 +190,7 @@ fn div2(a: &Value, b: &Value) -> EvalResult {
     Ok(Value::Float(x / y))
 }
 
-fn div(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn div(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match args {
         [x] => div2(&Value::Int(1), x),
         [first, rest @ ..] => {
@@ -204,7 +204,7 @@ fn div(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn inc(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn inc(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Int(i) => i.checked_add(1).map(Value::Int).map_or_else(|| overflow("inc"), Ok),
         Value::Float(f) => Ok(Value::Float(f + 1.0)),
@@ -212,7 +212,7 @@ fn inc(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn dec(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn dec(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Int(i) => i.checked_sub(1).map(Value::Int).map_or_else(|| overflow("dec"), Ok),
         Value::Float(f) => Ok(Value::Float(f - 1.0)),
@@ -220,11 +220,11 @@ fn dec(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn eq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn eq(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(args.windows(2).all(|w| w[0].equiv(&w[1]))))
 }
 
-fn not_eq(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn not_eq(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(!args.windows(2).all(|w| w[0].equiv(&w[1]))))
 }
 
@@ -292,26 +292,26 @@ fn chain(args: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
     Ok(Value::Bool(true))
 }
 
-fn lt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn lt(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     chain(args, |o| o == Ordering::Less)
 }
-fn gt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn gt(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     chain(args, |o| o == Ordering::Greater)
 }
-fn le(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn le(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     chain(args, |o| o != Ordering::Greater)
 }
-fn ge(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn ge(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     chain(args, |o| o != Ordering::Less)
 }
 
-fn not(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn not(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(!args[0].truthy()))
 }
-fn is_nil(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_nil(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(args[0].is_nil()))
 }
-fn is_some(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_some(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(!args[0].is_nil()))
 }
 
@@ -323,22 +323,22 @@ fn whole(v: &Value) -> Option<i64> {
     }
 }
 
-fn is_zero(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_zero(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(args[0].as_f64() == Some(0.0)))
 }
-fn is_pos(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_pos(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(args[0].as_f64().is_some_and(|x| x > 0.0)))
 }
-fn is_neg(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_neg(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(args[0].as_f64().is_some_and(|x| x < 0.0)))
 }
-fn is_even(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_even(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(whole(&args[0]).is_some_and(|i| i % 2 == 0)))
 }
-fn is_odd(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_odd(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(whole(&args[0]).is_some_and(|i| i % 2 != 0)))
 }
-fn is_nan(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn is_nan(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(matches!(args[0], Value::Float(f) if f.is_nan())))
 }
 
@@ -358,10 +358,10 @@ fn extreme(args: &mut [Value], want: Ordering) -> EvalResult {
     }
     Ok(best)
 }
-fn max(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn max(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     extreme(args, Ordering::Greater)
 }
-fn min(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn min(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     extreme(args, Ordering::Less)
 }
 
@@ -413,9 +413,9 @@ pub fn str_len_bound(v: &Value) -> u64 {
 /// charged [`str_len_bound`] for them); collections are printed within what is left of
 /// the memory budget and charged, so a huge shared value fails with `memory_exceeded`
 /// instead of being built whole or silently cut.
-pub fn push_str_form(interp: &mut Interp, v: &Value, out: &mut String) -> EvalResult<()> {
+pub fn push_str_form(cx: &mut BuiltinContext, v: &Value, out: &mut String) -> EvalResult<()> {
     match v {
-        Value::Vector(_) | Value::Map(_) | Value::Set(_) => out.push_str(&interp.print_value(v, usize::MAX)?),
+        Value::Vector(_) | Value::Map(_) | Value::Set(_) => out.push_str(&cx.print_value(v, usize::MAX)?),
         other => atom_str(other, out),
     }
     Ok(())
@@ -423,11 +423,11 @@ pub fn push_str_form(interp: &mut Interp, v: &Value, out: &mut String) -> EvalRe
 
 /// The `str` form of one value as a new string, charged to the memory budget before it is
 /// built (`.toString`, `String/valueOf`, `format`'s `%s`, replacement values).
-pub fn str_form(interp: &mut Interp, v: &Value) -> EvalResult<String> {
+pub fn str_form(cx: &mut BuiltinContext, v: &Value) -> EvalResult<String> {
     let bound = str_len_bound(v);
-    interp.charge(bound)?;
+    cx.charge(bound)?;
     let mut out = String::with_capacity(bound as usize);
-    push_str_form(interp, v, &mut out)?;
+    push_str_form(cx, v, &mut out)?;
     Ok(out)
 }
 
@@ -435,7 +435,7 @@ pub fn str_form(interp: &mut Interp, v: &Value) -> EvalResult<String> {
 /// every part whose size is known are charged before the string is allocated, and each
 /// collection is charged as it prints (`str`, `str/join`, `String/join`).
 /// `parts` is called twice: once to size the result, once to build it.
-pub fn concat_str_forms<I>(interp: &mut Interp, parts: impl Fn() -> I, sep: &str) -> EvalResult<String>
+pub fn concat_str_forms<I>(cx: &mut BuiltinContext, parts: impl Fn() -> I, sep: &str) -> EvalResult<String>
 where
     I: Iterator,
     I::Item: std::borrow::Borrow<Value>,
@@ -448,30 +448,30 @@ where
         count += 1;
     }
     known = known.saturating_add((sep.len() as u64).saturating_mul(count.saturating_sub(1)));
-    interp.charge(known.saturating_add(16))?;
+    cx.charge(known.saturating_add(16))?;
     let mut out = String::with_capacity(usize::try_from(known).unwrap_or(0));
     for (i, v) in parts().enumerate() {
         if i > 0 {
             out.push_str(sep);
         }
-        push_str_form(interp, v.borrow(), &mut out)?;
+        push_str_form(cx, v.borrow(), &mut out)?;
     }
     Ok(out)
 }
 
 /// A case mapping of `s` (`upper-case`, `capitalize`...): the input's size is charged
 /// before the copy is made, and the rare growth (`ß` upper-cases to `SS`) after it.
-pub fn case_mapped(interp: &mut Interp, s: &str, map: impl FnOnce(&str) -> String) -> EvalResult {
-    charge_text(interp, s.len())?;
+pub fn case_mapped(cx: &mut BuiltinContext, s: &str, map: impl FnOnce(&str) -> String) -> EvalResult {
+    charge_text(cx, s.len())?;
     let out = map(s);
-    interp.charge(out.len().saturating_sub(s.len()) as u64)?;
+    cx.charge(out.len().saturating_sub(s.len()) as u64)?;
     Ok(Value::str(out))
 }
 
 /// Charges a string result of `bytes` before it is built (for functions whose output size
 /// is known from their input: trims, case changes, substrings).
-pub fn charge_text(interp: &mut Interp, bytes: usize) -> EvalResult<()> {
-    interp.charge((bytes as u64).saturating_add(crate::limits::cost::HEADER))?;
+pub fn charge_text(cx: &mut BuiltinContext, bytes: usize) -> EvalResult<()> {
+    cx.charge((bytes as u64).saturating_add(crate::limits::cost::HEADER))?;
     Ok(())
 }
 
@@ -494,11 +494,11 @@ fn push_int(out: &mut String, i: i64) {
     out.extend(digits[pos..].iter().map(|&d| d as char));
 }
 
-fn str_fn(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
-    Ok(Value::str(concat_str_forms(interp, || args.iter(), "")?))
+fn str_fn(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    Ok(Value::str(concat_str_forms(cx, || args.iter(), "")?))
 }
 
-fn println(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn println(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let mut line = String::new();
     for (i, a) in args.iter().enumerate() {
         if i > 0 {
@@ -509,19 +509,12 @@ fn println(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             Value::Float(f) => line.push_str(&format_float(*f)),
             // the line is cut at max_print_length characters anyway: print no more than that
             other => {
-                let room = interp.limits.max_print_length.saturating_mul(4).saturating_add(64);
-                line.push_str(&interp.print_value(other, room)?)
+                let room = cx.max_print_length().saturating_mul(4).saturating_add(64);
+                line.push_str(&cx.print_value(other, room)?)
             }
         }
     }
-    let max = interp.limits.max_print_length;
-    let total = line.chars().count();
-    if total > max {
-        let head: String = line.chars().take(max).collect();
-        line = format!("{head}... ({max}/{total} chars)");
-    }
-    interp.charge(line.len() as u64)?;
-    interp.print_line(line);
+    cx.print(line)?;
     Ok(Value::Nil)
 }
 

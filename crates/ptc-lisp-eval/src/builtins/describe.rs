@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{Arity, Builtin, Category};
+use crate::builtins::context::BuiltinContext;
 use crate::error::EvalResult;
-use crate::interp::Interp;
 use crate::printer::{PrintOptions, to_clojure_with};
 use crate::value::Value;
 
@@ -63,7 +63,7 @@ fn key_types<'a>(maps: impl Iterator<Item = &'a Value>, out: &mut BTreeMap<Value
     capped
 }
 
-fn describe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn describe(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let sample = match a.get(1) {
         Some(Value::Map(o)) => match o.get(&Value::kw("sample")) {
             Some(Value::Int(n)) => (*n).clamp(1, 3) as usize,
@@ -76,7 +76,7 @@ fn describe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     match v {
         Value::Vector(_) | Value::Set(_) => {
             let items: Vec<Value> = super::seq_iter("describe", v)?.take(MAX_ITEMS).collect();
-            interp.tick(items.len() as u64)?;
+            cx.tick(items.len() as u64)?;
             let total = super::seq_len(v).unwrap_or(0);
             out.push((Value::kw("count"), Value::Int(total as i64)));
             let mut types: BTreeMap<Value, i64> = BTreeMap::new();

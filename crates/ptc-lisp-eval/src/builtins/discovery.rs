@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::{Arity, Builtin, Category, expected, int_arg};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::Function;
 use crate::host::Discovery as Ask;
-use crate::interp::Interp;
 use crate::value::Value;
 
 use Arity::*;
@@ -81,11 +81,11 @@ fn arity_text(a: Arity) -> String {
     }
 }
 
-fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn doc(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let name = ref_name("doc", &a[0])?;
-    let text = if let Some(v) = interp.globals.values.get(name.as_str()) {
+    let text = if let Some(v) = cx.definition(name.as_str()) {
         let mut t = format!("{name}\n  user definition: {}", crate::builtins::brief(v));
-        if let Some(d) = interp.globals.docs.get(name.as_str()) {
+        if let Some(d) = cx.definition_doc(name.as_str()) {
             t.push_str(&format!("\n  {d}"));
         }
         t
@@ -105,13 +105,13 @@ fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         t
     } else {
-        match interp.discover(&Ask::Doc { name: &name }) {
+        match cx.discover(&Ask::Doc { name: &name }) {
             Some(answer) => match answer? {
                 Value::Nil => format!("no documentation for {name}; try (apropos \"{name}\")"),
                 // a host's documentation (an upstream tool) is printed and also returned
                 // as text, so a program can read it
                 Value::Str(s) => {
-                    interp.prints.push(s.to_string());
+                    cx.print(s.to_string())?;
                     return Ok(Value::Str(s));
                 }
                 other => crate::printer::to_clojure(&other),
@@ -119,13 +119,13 @@ fn doc(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             None => format!("no documentation for {name}; try (apropos \"{name}\")"),
         }
     };
-    interp.print_line(text);
+    cx.print(text)?;
     Ok(Value::Nil)
 }
 
-fn names_in(interp: &Interp, ns: &str) -> Vec<String> {
+fn names_in(cx: &BuiltinContext, ns: &str) -> Vec<String> {
     if ns == "user" {
-        let mut names: Vec<String> = interp.globals.values.keys().map(|k| k.to_string()).collect();
+        let mut names: Vec<String> = cx.definitions().map(|(k, _)| k.to_string()).collect();
         names.sort();
         return names;
     }
@@ -193,11 +193,11 @@ fn opt_int(opts: Option<&Value>, key: &str, default: i64, range: std::ops::Range
     }
 }
 
-fn dir(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn dir(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let raw = ref_name("dir", &a[0])?;
     let Some(ns) = canonical_ns(&raw) else {
         let options = a.get(1).cloned().unwrap_or(Value::Nil);
-        if let Some(answer) = interp.discover(&Ask::Dir { namespace: &raw, options: &options }) {
+        if let Some(answer) = cx.discover(&Ask::Dir { namespace: &raw, options: &options }) {
             return answer;
         }
         return err(
@@ -209,7 +209,7 @@ fn dir(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     let limit = opt_int(a.get(1), "limit", 50, 1..=200)? as usize;
     let offset = opt_int(a.get(1), "offset", 0, 0..=i64::MAX)? as usize;
-    Ok(Value::vector(names_in(interp, ns).into_iter().skip(offset).take(limit).map(Value::str)))
+    Ok(Value::vector(names_in(cx, ns).into_iter().skip(offset).take(limit).map(Value::str)))
 }
 
 /// Splits on `-`, `_`, `/`, `.`, `?`, `!`, spaces and camelCase, lower-cased.
@@ -269,7 +269,7 @@ pub fn score(query: &[String], name: &str, description: &str) -> i64 {
         .sum()
 }
 
-fn apropos(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn apropos(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let q = match &a[0] {
         Value::Str(s) if !s.trim().is_empty() => s.to_string(),
         Value::Str(_) => return err(ErrorKind::RuntimeError, "apropos: the query is empty; write (apropos \"sort\")"),
@@ -284,11 +284,9 @@ fn apropos(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             (s > 0).then(|| (s, n.to_string(), d.to_string()))
         })
         .collect();
-    for (name, v) in &interp.globals.values {
-        let d = interp
-            .globals
-            .docs
-            .get(name)
+    for (name, v) in cx.definitions() {
+        let d = cx
+            .definition_doc(name)
             .map(|d| d.to_string())
             .unwrap_or_else(|| format!("user definition ({})", v.type_name()));
         let s = score(&query, name, &d);
@@ -300,7 +298,7 @@ fn apropos(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     hits.dedup_by(|x, y| x.1 == y.1);
     // the host's catalog (upstream tools) comes first: it is what a search is usually for
     let options = a.get(1).cloned().unwrap_or(Value::Nil);
-    let mut out: Vec<Value> = match interp.discover(&Ask::Apropos { query: &q, options: &options }) {
+    let mut out: Vec<Value> = match cx.discover(&Ask::Apropos { query: &q, options: &options }) {
         Some(answer) => match answer? {
             Value::Vector(items) => items.iter().cloned().collect(),
             Value::Nil => Vec::new(),
@@ -328,11 +326,11 @@ fn meta_of(b: &Builtin) -> Value {
     ])
 }
 
-fn meta(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn meta(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let name = ref_name("meta", &a[0])?;
-    if let Some(v) = interp.globals.values.get(name.as_str()) {
+    if let Some(v) = cx.definition(name.as_str()) {
         let mut entries = vec![(Value::kw("name"), Value::str(name.as_str())), (Value::kw("ns"), Value::str("user"))];
-        if let Some(d) = interp.globals.docs.get(name.as_str()) {
+        if let Some(d) = cx.definition_doc(name.as_str()) {
             entries.push((Value::kw("doc"), Value::Str(d.clone())));
         }
         entries.push((Value::kw("type"), Value::kw(v.type_name())));
@@ -341,10 +339,10 @@ fn meta(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(b) = find_builtin(&name) {
         return Ok(meta_of(b));
     }
-    interp.discover(&Ask::Meta { name: &name }).unwrap_or(Ok(Value::Nil))
+    cx.discover(&Ask::Meta { name: &name }).unwrap_or(Ok(Value::Nil))
 }
 
-fn ns_publics(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ns_publics(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let raw = ref_name("ns-publics", &a[0])?;
     let Some(ns) = canonical_ns(&raw) else {
         return err(
@@ -353,26 +351,26 @@ fn ns_publics(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         );
     };
     let mut out = BTreeMap::new();
-    for n in names_in(interp, ns) {
+    for n in names_in(cx, ns) {
         // names of a library are looked up in its own table (set/join, not the string join)
         let found = if n.contains('/') { find_builtin(&n) } else { find_builtin(&format!("{ns}/{n}")) };
         let d = match found.or_else(|| find_builtin(&n)) {
             Some(b) if ns != "user" => b.doc.to_string(),
-            _ => interp.globals.docs.get(n.as_str()).map(|d| d.to_string()).unwrap_or_default(),
+            _ => cx.definition_doc(n.as_str()).map(|d| d.to_string()).unwrap_or_default(),
         };
         out.insert(Value::str(n), Value::str(d));
     }
     Ok(Value::map(out))
 }
 
-fn all_ns(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+fn all_ns(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
     let mut names = namespaces();
     names.push("user");
     names.sort_unstable();
     Ok(Value::vector(names.into_iter().map(Value::str)))
 }
 
-fn ns_name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ns_name(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let raw = ref_name("ns-name", &a[0])?;
     match canonical_ns(&raw) {
         Some(ns) => Ok(Value::str(ns)),

@@ -10,9 +10,10 @@ type FastHash = foldhash::fast::RandomState;
 use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, compare_values, expected, int_arg, seq_iter, seq_len, str_arg};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
-use crate::interp::{Interp, get_in_value};
+use crate::interp::get_in_value;
 use crate::limits::cost;
 use crate::value::{PMap, PSet, PVector, Value};
 
@@ -258,58 +259,58 @@ pub static BUILTINS: &[Builtin] = &[
 fn pred(args: &[Value], f: impl Fn(&Value) -> bool) -> EvalResult {
     Ok(Value::Bool(f(&args[0])))
 }
-fn is_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Func(_)))
 }
-fn is_map(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_map(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Map(_)))
 }
-fn is_vector(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_vector(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Vector(_)))
 }
-fn is_set(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_set(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Set(_)))
 }
-fn is_string(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_string(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Str(_)))
 }
-fn is_keyword(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_keyword(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Keyword(_)))
 }
-fn is_number(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_number(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Int(_) | Value::Float(_)))
 }
-fn is_integer(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_integer(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Int(_)))
 }
-fn is_float(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_float(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Float(_)))
 }
-fn is_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Bool(_)))
 }
-fn is_coll(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_coll(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Vector(_) | Value::Map(_) | Value::Set(_)))
 }
-fn is_true(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_true(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Bool(true)))
 }
-fn is_false(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_false(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Bool(false)))
 }
-fn is_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match seq_len(&a[0]) {
         Some(n) => Ok(Value::Bool(n == 0)),
         None => expected("empty?", "a collection, string or nil", &a[0]),
     }
 }
-fn identity(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn identity(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(std::mem::take(&mut a[0]))
 }
 
-fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn replace(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if a.len() == 3 {
-        return super::text::replace(interp, a);
+        return super::text::replace(cx, a);
     }
     let smap = std::mem::take(&mut a[0]);
     if !matches!(smap, Value::Map(_) | Value::Vector(_) | Value::Nil) {
@@ -324,46 +325,46 @@ fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     let mut out = PVector::new();
     for x in seq_iter("replace", &a[1])? {
-        interp.tick(1)?;
+        cx.tick(1)?;
         out.push_back(lookup(&x).unwrap_or(x));
     }
-    vec_out(interp, out)
+    vec_out(cx, out)
 }
 
-fn items(interp: &mut Interp, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
-    super::collect_items(interp, fname, v)
+fn items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    super::collect_items(cx, fname, v)
 }
 
-fn vec_out(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalResult {
+fn vec_out(cx: &mut BuiltinContext, items: impl IntoIterator<Item = Value>) -> EvalResult {
     let v: PVector = items.into_iter().collect();
-    interp.charge(cost::items(v.len() as u64))?;
+    cx.charge(cost::items(v.len() as u64))?;
     Ok(Value::from_pvec(v))
 }
 
-fn second(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn second(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[0]) {
-        return crate::lazy::nth(interp, 1, l);
+        return crate::lazy::nth(cx, 1, l);
     }
     Ok(seq_iter("second", &a[0])?.nth(1).unwrap_or(Value::Nil))
 }
-fn last(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn last(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Vector(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
         other => Ok(seq_iter("last", other)?.last().unwrap_or(Value::Nil)),
     }
 }
-fn next(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    interp.charge(super::materialized_cost(&a[0]))?;
+fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    cx.charge(super::materialized_cost(&a[0]))?;
     let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
-    if rest.is_empty() { Ok(Value::Nil) } else { vec_out(interp, rest) }
+    if rest.is_empty() { Ok(Value::Nil) } else { vec_out(cx, rest) }
 }
-fn nth(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let i = int_arg("nth", &a[1])?;
     if let Some(l) = crate::lazy::as_lazy(&a[0]) {
         return if i < 0 {
             Ok(a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil))
         } else {
-            crate::lazy::nth(interp, i as usize, l)
+            crate::lazy::nth(cx, i as usize, l)
         };
     }
     let found = if i < 0 { None } else { seq_iter("nth", &a[0])?.nth(i as usize) };
@@ -372,19 +373,19 @@ fn nth(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {
     Ok(int_arg(fname, v)?.max(0) as usize)
 }
-fn take(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn take(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = count_arg("take", &a[0])?;
     if a.len() == 1 {
         return Ok(super::transducers::xf_take(n as i64));
     }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::take(interp, n, l);
+        return crate::lazy::take(cx, n, l);
     }
-    interp.charge(super::materialized_cost(&a[1]))?;
+    cx.charge(super::materialized_cost(&a[1]))?;
     let out: Vec<Value> = seq_iter("take", &a[1])?.take(n).collect();
-    vec_out(interp, out)
+    vec_out(cx, out)
 }
-fn drop(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn drop(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = count_arg("drop", &a[0])?;
     if a.len() == 1 {
         return Ok(super::transducers::xf_drop(n as i64));
@@ -392,31 +393,31 @@ fn drop(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::drop(n, l);
     }
-    interp.charge(super::materialized_cost(&a[1]))?;
+    cx.charge(super::materialized_cost(&a[1]))?;
     let out: Vec<Value> = seq_iter("drop", &a[1])?.skip(n).collect();
-    vec_out(interp, out)
+    vec_out(cx, out)
 }
-fn take_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn take_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     if a.len() == 1 {
         return Ok(super::transducers::xf_take_while(f));
     }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::take_while(interp, &f, l);
+        return crate::lazy::take_while(cx, &f, l);
     }
     let mut out = Vec::new();
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("take-while", &coll)? {
-        interp.tick(1)?;
-        if !interp.apply(&f, &mut [item.clone()])?.truthy() {
+        cx.tick(1)?;
+        if !cx.apply(&f, &mut [item.clone()])?.truthy() {
             break;
         }
         out.push(item);
     }
-    vec_out(interp, out)
+    vec_out(cx, out)
 }
-fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn drop_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     if a.len() == 1 {
         return Ok(super::transducers::xf_drop_while(f));
@@ -424,26 +425,26 @@ fn drop_while(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::drop_while(f, l);
     }
-    let all = items(interp, "drop-while", &a[1])?;
+    let all = items(cx, "drop-while", &a[1])?;
     let mut start = all.len();
     for (i, item) in all.iter().enumerate() {
-        interp.tick(1)?;
-        if !interp.apply(&f, &mut [item.clone()])?.truthy() {
+        cx.tick(1)?;
+        if !cx.apply(&f, &mut [item.clone()])?.truthy() {
             start = i;
             break;
         }
     }
-    vec_out(interp, all.into_iter().skip(start))
+    vec_out(cx, all.into_iter().skip(start))
 }
-fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn concat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Some(k) = a.iter().position(|c| crate::lazy::as_lazy(c).is_some()) {
         let mut prefix = PVector::new();
         for c in &a[..k] {
             let n = seq_len(c).unwrap_or(0) as u64;
-            interp.charge(cost::ELEM.saturating_mul(n).saturating_add(super::materialized_cost(c)))?;
+            cx.charge(cost::ELEM.saturating_mul(n).saturating_add(super::materialized_cost(c)))?;
             prefix.extend(seq_iter("concat", c)?);
         }
-        interp.charge(cost::HEADER)?;
+        cx.charge(cost::HEADER)?;
         if let Some(l) = crate::lazy::as_lazy(&a[k]) {
             return crate::lazy::concat(prefix, l);
         }
@@ -455,7 +456,7 @@ fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         let n = seq_len(c).unwrap_or(0) as u64;
         total = total.saturating_add(cost::ELEM.saturating_mul(n)).saturating_add(super::materialized_cost(c));
     }
-    interp.charge(total)?;
+    cx.charge(total)?;
     let mut out = PVector::new();
     for c in a.iter() {
         match c {
@@ -465,10 +466,10 @@ fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::from_pvec(out))
 }
-fn reverse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let mut v = items(interp, "reverse", &a[0])?;
+fn reverse(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let mut v = items(cx, "reverse", &a[0])?;
     v.reverse();
-    vec_out(interp, v)
+    vec_out(cx, v)
 }
 
 /// How `sort`/`sort-by` order two keys.
@@ -530,11 +531,15 @@ fn check_sortable(fname: &str, keys: &[Value]) -> EvalResult<()> {
 }
 
 /// Stable merge sort that tolerates any comparator answers (a user fn may be inconsistent).
-fn sort_pairs(interp: &mut Interp, mut pairs: Vec<(Value, Value)>, order: &Order) -> EvalResult<Vec<(Value, Value)>> {
+fn sort_pairs(
+    cx: &mut BuiltinContext,
+    mut pairs: Vec<(Value, Value)>,
+    order: &Order,
+) -> EvalResult<Vec<(Value, Value)>> {
     match order {
         Order::Asc | Order::Desc => {
             let desc = matches!(order, Order::Desc);
-            interp.tick(pairs.len() as u64)?;
+            cx.tick(pairs.len() as u64)?;
             pairs.sort_by(|(a, _), (b, _)| {
                 let o = compare_values(a, b).ok().flatten().unwrap_or_else(|| a.cmp(b));
                 if desc { o.reverse() } else { o }
@@ -545,14 +550,14 @@ fn sort_pairs(interp: &mut Interp, mut pairs: Vec<(Value, Value)>, order: &Order
             let keys: Vec<Value> = pairs.iter().map(|(k, _)| k.clone()).collect();
             let order = match known_comparator(f) {
                 // `#(compare %2 %1)` and friends: the builtin, without a closure call each time
-                Some(flipped) => merge_sort_by(interp, &keys, |_, a, b| {
+                Some(flipped) => merge_sort_by(cx, &keys, |_, a, b| {
                     // what the `compare` builtin answers for (f b a), read in place
                     let (x, y) = if flipped { (a, b) } else { (b, a) };
                     Ok(super::compare_values(x, y)? == Some(std::cmp::Ordering::Less))
                 })?,
-                None => merge_sort_by(interp, &keys, |interp, a, b| {
-                    Ok(b_goes_first(&interp.apply(f, &mut [b.clone(), a.clone()])?))
-                })?,
+                None => {
+                    merge_sort_by(cx, &keys, |cx, a, b| Ok(b_goes_first(&cx.apply(f, &mut [b.clone(), a.clone()])?)))?
+                }
             };
             let mut slots: Vec<Option<(Value, Value)>> = pairs.into_iter().map(Some).collect();
             Ok(order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)).collect())
@@ -607,19 +612,19 @@ fn known_comparator(f: &Value) -> Option<bool> {
 /// user function may be inconsistent): n log n calls of `b_first(a, b)`, which says whether
 /// `b`, from the right run, goes before `a`.
 fn merge_sort_by(
-    interp: &mut Interp,
+    cx: &mut BuiltinContext,
     keys: &[Value],
-    mut b_first: impl FnMut(&mut Interp, &Value, &Value) -> EvalResult<bool>,
+    mut b_first: impl FnMut(&mut BuiltinContext, &Value, &Value) -> EvalResult<bool>,
 ) -> EvalResult<Vec<usize>> {
-    merge_sort_idx(interp, keys.len(), |interp, i, j| b_first(interp, &keys[i], &keys[j]))
+    merge_sort_idx(cx, keys.len(), |cx, i, j| b_first(cx, &keys[i], &keys[j]))
 }
 
 /// [`merge_sort_by`] over the indices `0..n` themselves: `b_first(i, j)` says whether item
 /// `j`, from the right run, goes before item `i`.
 fn merge_sort_idx(
-    interp: &mut Interp,
+    cx: &mut BuiltinContext,
     n: usize,
-    mut b_first: impl FnMut(&mut Interp, usize, usize) -> EvalResult<bool>,
+    mut b_first: impl FnMut(&mut BuiltinContext, usize, usize) -> EvalResult<bool>,
 ) -> EvalResult<Vec<usize>> {
     let mut idx: Vec<usize> = (0..n).collect();
     let mut buf = vec![0usize; n];
@@ -631,8 +636,8 @@ fn merge_sort_idx(
             let end = (start + 2 * width).min(n);
             let (mut i, mut j, mut k) = (start, mid, start);
             while i < mid && j < end {
-                interp.tick(1)?;
-                if b_first(interp, idx[i], idx[j])? {
+                cx.tick(1)?;
+                if b_first(cx, idx[i], idx[j])? {
                     buf[k] = idx[j];
                     j += 1;
                 } else {
@@ -723,11 +728,11 @@ impl FlatKeys {
     }
 
     /// The sorted order of the rows, as [`sort_pairs`] would sort the vectors (same fuel).
-    fn sort(&self, interp: &mut Interp, order: &Order) -> EvalResult<Vec<usize>> {
+    fn sort(&self, cx: &mut BuiltinContext, order: &Order) -> EvalResult<Vec<usize>> {
         match order {
             Order::Asc | Order::Desc => {
                 let desc = matches!(order, Order::Desc);
-                interp.tick(self.rows as u64)?;
+                cx.tick(self.rows as u64)?;
                 let mut idx: Vec<usize> = (0..self.rows).collect();
                 idx.sort_by(|&i, &j| {
                     // one step per comparison, as comparing two vectors takes
@@ -741,7 +746,7 @@ impl FlatKeys {
             }
             Order::Fn(f) => {
                 let flipped = known_comparator(f).unwrap_or(false);
-                merge_sort_idx(interp, self.rows, |_, a, b| {
+                merge_sort_idx(cx, self.rows, |_, a, b| {
                     let (x, y) = if flipped { (a, b) } else { (b, a) };
                     Ok(self.compare(x, y)? == Some(Ordering::Less))
                 })
@@ -750,29 +755,29 @@ impl FlatKeys {
     }
 }
 
-fn sort(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (order, coll) = if a.len() == 2 {
         (order_arg(std::mem::take(&mut a[0])), std::mem::take(&mut a[1]))
     } else {
         (Order::Asc, std::mem::take(&mut a[0]))
     };
-    let vals = items(interp, "sort", &coll)?;
+    let vals = items(cx, "sort", &coll)?;
     if !matches!(order, Order::Fn(_)) {
         check_sortable("sort", &vals)?;
     }
     let pairs = vals.into_iter().map(|v| (v.clone(), v)).collect();
-    let sorted = sort_pairs(interp, pairs, &order)?;
-    vec_out(interp, sorted.into_iter().map(|(_, v)| v))
+    let sorted = sort_pairs(cx, pairs, &order)?;
+    vec_out(cx, sorted.into_iter().map(|(_, v)| v))
 }
 
-fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn sort_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let keyfn = super::by_key(&a[0]);
     let (order, coll) = if a.len() == 3 {
         (order_arg(std::mem::take(&mut a[1])), std::mem::take(&mut a[2]))
     } else {
         (Order::Asc, std::mem::take(&mut a[1]))
     };
-    let items = items(interp, "sort-by", &coll)?;
+    let items = items(cx, "sort-by", &coll)?;
     // keys that are vectors of plain values of one width (`(juxt :a :b)`) are spread into
     // one table when only the builtin order looks at them
     let mut flat = match &order {
@@ -783,8 +788,8 @@ fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     // the items while their keys are in `flat`
     let mut vals = Vec::new();
     for item in items {
-        interp.tick(1)?;
-        let k = interp.apply(&keyfn, &mut [item.clone()])?;
+        cx.tick(1)?;
+        let k = cx.apply(&keyfn, &mut [item.clone()])?;
         match &mut flat {
             Some(f) => match f.push(k) {
                 Ok(()) => vals.push(item),
@@ -798,46 +803,46 @@ fn sort_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     }
     if let Some(f) = flat {
-        let order = f.sort(interp, &order)?;
+        let order = f.sort(cx, &order)?;
         let mut slots: Vec<Option<Value>> = vals.into_iter().map(Some).collect();
-        return vec_out(interp, order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)));
+        return vec_out(cx, order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)));
     }
     if !matches!(order, Order::Fn(_)) {
         let keys: Vec<Value> = pairs.iter().map(|(k, _)| k.clone()).collect();
         check_sortable("sort-by", &keys)?;
     }
-    let sorted = sort_pairs(interp, pairs, &order)?;
-    vec_out(interp, sorted.into_iter().map(|(_, v)| v))
+    let sorted = sort_pairs(cx, pairs, &order)?;
+    vec_out(cx, sorted.into_iter().map(|(_, v)| v))
 }
 
-fn group_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn group_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
     let mut groups: HashMap<Value, PVector, FastHash> = HashMap::default();
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("group-by", &coll)? {
-        interp.tick(1)?;
-        let k = interp.apply(&f, &mut [item.clone()])?;
-        interp.charge(cost::ELEM)?;
+        cx.tick(1)?;
+        let k = cx.apply(&f, &mut [item.clone()])?;
+        cx.charge(cost::ELEM)?;
         groups.entry(k).or_default().push_back(item);
     }
-    interp.charge(cost::entries(groups.len() as u64))?;
+    cx.charge(cost::entries(groups.len() as u64))?;
     Ok(Value::map(groups.into_iter().map(|(k, v)| (k, Value::from_pvec(v)))))
 }
 
-fn frequencies(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn frequencies(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut counts: HashMap<Value, i64, FastHash> = HashMap::default();
     // one item at a time: nothing is collected first
     let coll = a[0].clone();
     for item in seq_iter("frequencies", &coll)? {
-        interp.tick(1)?;
+        cx.tick(1)?;
         *counts.entry(item).or_insert(0) += 1;
     }
-    interp.charge(cost::entries(counts.len() as u64))?;
+    cx.charge(cost::entries(counts.len() as u64))?;
     Ok(Value::map(counts.into_iter().map(|(k, n)| (k, Value::Int(n)))))
 }
 
-fn distinct(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn distinct(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if a.is_empty() {
         return Ok(super::transducers::xf_distinct());
     }
@@ -846,47 +851,47 @@ fn distinct(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     // one item at a time: nothing is collected first
     let coll = a[0].clone();
     for item in seq_iter("distinct", &coll)? {
-        interp.tick(1)?;
+        cx.tick(1)?;
         if seen.insert(item.clone()) {
             out.push(item);
         }
     }
-    vec_out(interp, out)
+    vec_out(cx, out)
 }
 
-fn some(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn some(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::some(interp, &f, l);
+        return crate::lazy::some(cx, &f, l);
     }
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("some", &coll)? {
-        interp.tick(1)?;
-        let r = interp.apply(&f, &mut [item])?;
+        cx.tick(1)?;
+        let r = cx.apply(&f, &mut [item])?;
         if r.truthy() {
             return Ok(r);
         }
     }
     Ok(Value::Nil)
 }
-fn every(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn every(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("every?", &coll)? {
-        interp.tick(1)?;
-        if !interp.apply(&f, &mut [item])?.truthy() {
+        cx.tick(1)?;
+        if !cx.apply(&f, &mut [item])?.truthy() {
             return Ok(Value::Bool(false));
         }
     }
     Ok(Value::Bool(true))
 }
-fn not_any(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let r = some(interp, a)?;
+fn not_any(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let r = some(cx, a)?;
     Ok(Value::Bool(!r.truthy()))
 }
-fn keep(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn keep(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     if a.len() == 1 {
         return Ok(super::transducers::xf_keep(f));
@@ -898,15 +903,15 @@ fn keep(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("keep", &coll)? {
-        interp.tick(1)?;
-        let r = interp.apply(&f, &mut [item])?;
+        cx.tick(1)?;
+        let r = cx.apply(&f, &mut [item])?;
         if !r.is_nil() {
             out.push(r);
         }
     }
-    vec_out(interp, out)
+    vec_out(cx, out)
 }
-fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn mapcat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let [f] = a {
         return Ok(super::transducers::xf_mapcat(std::mem::take(f)));
     }
@@ -915,11 +920,11 @@ fn mapcat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     {
         return crate::lazy::mapcat(f.clone(), l);
     }
-    let mapped = super::lookup("map").map(|b| b.call(interp, a)).unwrap_or_else(|| Ok(Value::Nil))?;
-    let parts = items(interp, "mapcat", &mapped)?;
-    concat(interp, &mut parts.into_iter().collect::<Vec<_>>())
+    let mapped = super::lookup("map").map(|b| cx.call(b, a)).unwrap_or_else(|| Ok(Value::Nil))?;
+    let parts = items(cx, "mapcat", &mapped)?;
+    concat(cx, &mut parts.into_iter().collect::<Vec<_>>())
 }
-fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
+fn chunks(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
     let n = int_arg(fname, &a[0])?;
     if let Some(l) = a.last().and_then(crate::lazy::as_lazy) {
         let step = if a.len() >= 3 { int_arg(fname, &a[1])? } else { n };
@@ -934,20 +939,20 @@ fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool)
     let (step, pad, coll) = match a {
         [_, coll] => (n, None, &*coll),
         [_, step, coll] => (int_arg(fname, step)?, None, &*coll),
-        [_, step, pad, coll] => (int_arg(fname, step)?, Some(items(interp, fname, pad)?), &*coll),
+        [_, step, pad, coll] => (int_arg(fname, step)?, Some(items(cx, fname, pad)?), &*coll),
         _ => return err(ErrorKind::ArityError, format!("{fname}: expected (partition n step? pad? coll)")),
     };
     if n <= 0 || step <= 0 {
         return err(ErrorKind::RuntimeError, format!("{fname}: size and step must be positive, got {n} and {step}"));
     }
-    let all = items(interp, fname, coll)?;
+    let all = items(cx, fname, coll)?;
     let mut out = Vec::new();
     let mut i = 0usize;
     while i < all.len() {
-        interp.tick(1)?;
+        cx.tick(1)?;
         let end = (i + n as usize).min(all.len());
         // each window is a copy: with a small step, n items per step (charged before)
-        interp.charge(cost::items(n as u64))?;
+        cx.charge(cost::items(n as u64))?;
         if end - i < n as usize && !keep_partial {
             // as in Clojure, a pad fills the first incomplete group, and that group ends it
             if let Some(pad) = &pad {
@@ -959,12 +964,12 @@ fn chunks(interp: &mut Interp, a: &mut [Value], fname: &str, keep_partial: bool)
         out.push(Value::vector(all[i..end].iter().cloned()));
         i += step as usize;
     }
-    vec_out(interp, out)
+    vec_out(cx, out)
 }
-fn partition(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    chunks(interp, a, "partition", false)
+fn partition(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    chunks(cx, a, "partition", false)
 }
-fn partition_all(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn partition_all(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let [n] = a {
         let n = int_arg("partition-all", n)?;
         if n <= 0 {
@@ -972,10 +977,10 @@ fn partition_all(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
         return Ok(super::transducers::xf_partition_all(n as usize));
     }
-    chunks(interp, a, "partition-all", true)
+    chunks(cx, a, "partition-all", true)
 }
 
-fn merge(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn merge(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut acc: Option<Value> = None;
     for m in a.iter_mut() {
         match std::mem::take(m) {
@@ -984,7 +989,7 @@ fn merge(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
                 acc = Some(match acc.take() {
                     None => Value::Map(src),
                     Some(Value::Map(mut dst)) => {
-                        interp.charge(cost::ENTRY * src.len() as u64)?;
+                        cx.charge(cost::ENTRY * src.len() as u64)?;
                         let d = Arc::make_mut(&mut dst);
                         for (k, v) in src.iter() {
                             d.insert(k.clone(), v.clone());
@@ -999,7 +1004,7 @@ fn merge(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(acc.unwrap_or(Value::Nil))
 }
-fn merge_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn merge_with(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     let mut out: Option<PMap> = None;
     for m in a[1..].iter() {
@@ -1008,11 +1013,11 @@ fn merge_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             Value::Map(src) => {
                 let dst = out.get_or_insert_with(PMap::new);
                 for (k, v) in src.iter() {
-                    interp.tick(1)?;
+                    cx.tick(1)?;
                     let nv = match dst.get(k) {
-                        Some(old) => interp.apply(&f, &mut [old.clone(), v.clone()])?,
+                        Some(old) => cx.apply(&f, &mut [old.clone(), v.clone()])?,
                         None => {
-                            interp.charge(cost::ENTRY)?;
+                            cx.charge(cost::ENTRY)?;
                             v.clone()
                         }
                     };
@@ -1024,7 +1029,7 @@ fn merge_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(out.map(|m| Value::Map(Arc::new(m))).unwrap_or(Value::Nil))
 }
-fn select_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn select_keys(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut out = PMap::new();
     if let Value::Map(m) = &a[0] {
         // one item at a time: nothing is collected first
@@ -1040,10 +1045,10 @@ fn select_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             }
         }
     }
-    interp.charge(cost::entries(out.len() as u64))?;
+    cx.charge(cost::entries(out.len() as u64))?;
     Ok(Value::Map(Arc::new(out)))
 }
-fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn contains(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(match &a[0] {
         Value::Map(m) => crate::interp::flex_get(m, &a[1]).is_some(),
         Value::Set(s) => s.contains(&a[1]),
@@ -1053,21 +1058,21 @@ fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => return expected("contains?", "a map, set, vector or string", other),
     }))
 }
-fn zipmap(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn zipmap(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // an infinite side is bounded by the finite one
-    let bound = |i: usize, other: usize, a: &mut [Value], interp: &mut Interp| -> EvalResult<Vec<Value>> {
+    let bound = |i: usize, other: usize, a: &mut [Value], cx: &mut BuiltinContext| -> EvalResult<Vec<Value>> {
         match crate::lazy::as_lazy(&a[i]) {
             Some(l) => {
                 let n = seq_len(&a[other]).unwrap_or(0);
-                let taken = crate::lazy::take(interp, n, l)?;
-                items(interp, "zipmap", &taken)
+                let taken = crate::lazy::take(cx, n, l)?;
+                items(cx, "zipmap", &taken)
             }
-            None => items(interp, "zipmap", &a[i]),
+            None => items(cx, "zipmap", &a[i]),
         }
     };
-    let ks = bound(0, 1, a, interp)?;
-    let vs = bound(1, 0, a, interp)?;
-    interp.charge(cost::entries(ks.len().min(vs.len()) as u64))?;
+    let ks = bound(0, 1, a, cx)?;
+    let vs = bound(1, 0, a, cx)?;
+    cx.charge(cost::entries(ks.len().min(vs.len()) as u64))?;
     Ok(Value::map(ks.into_iter().zip(vs)))
 }
 fn path(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
@@ -1076,22 +1081,22 @@ fn path(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
         other => expected(fname, "a vector path like [:a :b]", other),
     }
 }
-fn assoc_path(interp: &mut Interp, coll: Value, keys: &[Value], v: Value) -> EvalResult {
+fn assoc_path(cx: &mut BuiltinContext, coll: Value, keys: &[Value], v: Value) -> EvalResult {
     match keys {
         [] => Ok(v),
         [k, rest @ ..] => {
             let inner = get_in_value(&coll, k).unwrap_or(Value::Nil);
-            let nv = assoc_path(interp, inner, rest, v)?;
-            super::seq::assoc1(interp, coll, k.clone(), nv)
+            let nv = assoc_path(cx, inner, rest, v)?;
+            super::seq::assoc1(cx, coll, k.clone(), nv)
         }
     }
 }
-fn assoc_in(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn assoc_in(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let keys = path("assoc-in", &a[1])?;
     let v = std::mem::take(&mut a[2]);
-    assoc_path(interp, std::mem::take(&mut a[0]), &keys, v)
+    assoc_path(cx, std::mem::take(&mut a[0]), &keys, v)
 }
-fn update_in(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn update_in(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let keys = path("update-in", &a[1])?;
     let f = std::mem::take(&mut a[2]);
     let coll = std::mem::take(&mut a[0]);
@@ -1101,20 +1106,20 @@ fn update_in(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     let mut call = vec![old];
     call.extend(a[3..].iter_mut().map(std::mem::take));
-    let new = interp.apply(&f, &mut call)?;
-    assoc_path(interp, coll, &keys, new)
+    let new = cx.apply(&f, &mut call)?;
+    assoc_path(cx, coll, &keys, new)
 }
-fn set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    interp.charge(super::materialized_cost(&a[0]))?;
+fn set(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    cx.charge(super::materialized_cost(&a[0]))?;
     let s = PSet::from_items(seq_iter("set", &a[0])?);
-    interp.charge(cost::items(s.len() as u64))?;
+    cx.charge(cost::items(s.len() as u64))?;
     Ok(Value::Set(Arc::new(s)))
 }
-fn hash_set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    interp.charge(cost::items(a.len() as u64))?;
+fn hash_set(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    cx.charge(cost::items(a.len() as u64))?;
     Ok(Value::set(a.iter_mut().map(std::mem::take)))
 }
-fn disj(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn disj(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match std::mem::take(&mut a[0]) {
         Value::Set(mut s) => {
             let m = Arc::make_mut(&mut s);
@@ -1127,14 +1132,14 @@ fn disj(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("disj", "a set", &other),
     }
 }
-fn numbers_of(interp: &mut Interp, fname: &str, f: Option<&Value>, coll: &Value) -> EvalResult<Vec<Value>> {
+fn numbers_of(cx: &mut BuiltinContext, fname: &str, f: Option<&Value>, coll: &Value) -> EvalResult<Vec<Value>> {
     let mut out = Vec::new();
     // one item at a time: nothing is collected first
     let coll = coll.clone();
     for item in seq_iter(fname, &coll)? {
-        interp.tick(1)?;
+        cx.tick(1)?;
         let v = match f {
-            Some(f) => interp.apply(f, &mut [item])?,
+            Some(f) => cx.apply(f, &mut [item])?,
             None => item,
         };
         match v {
@@ -1157,28 +1162,28 @@ fn mean(nums: &[Value]) -> Value {
     let total: f64 = nums.iter().filter_map(Value::as_f64).sum();
     Value::Float(total / nums.len() as f64)
 }
-fn avg(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let nums = numbers_of(interp, "avg", None, &a[0])?;
+fn avg(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let nums = numbers_of(cx, "avg", None, &a[0])?;
     Ok(mean(&nums))
 }
-fn sum_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn sum_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
-    let nums = numbers_of(interp, "sum-by", Some(&f), &a[1])?;
+    let nums = numbers_of(cx, "sum-by", Some(&f), &a[1])?;
     nums.iter().try_fold(Value::Int(0), |acc, x| super::core::add2(&acc, x))
 }
-fn avg_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn avg_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
-    let nums = numbers_of(interp, "avg-by", Some(&f), &a[1])?;
+    let nums = numbers_of(cx, "avg-by", Some(&f), &a[1])?;
     Ok(mean(&nums))
 }
-fn extreme_by(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering) -> EvalResult {
+fn extreme_by(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, want: Ordering) -> EvalResult {
     let f = super::by_key(&a[0]);
     let mut best: Option<(Value, Value)> = None;
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter(fname, &coll)? {
-        interp.tick(1)?;
-        let k = interp.apply(&f, &mut [item.clone()])?;
+        cx.tick(1)?;
+        let k = cx.apply(&f, &mut [item.clone()])?;
         if k.is_nil() {
             continue;
         }
@@ -1192,50 +1197,50 @@ fn extreme_by(interp: &mut Interp, a: &mut [Value], fname: &str, want: Ordering)
     }
     Ok(best.map(|(_, v)| v).unwrap_or(Value::Nil))
 }
-fn min_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    extreme_by(interp, a, "min-by", Ordering::Less)
+fn min_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    extreme_by(cx, a, "min-by", Ordering::Less)
 }
-fn max_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    extreme_by(interp, a, "max-by", Ordering::Greater)
+fn max_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    extreme_by(cx, a, "max-by", Ordering::Greater)
 }
-fn comp(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn comp(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let fs: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("comp", Held::values(fs), |interp, fs, args| {
+    Ok(Function::native("comp", Held::values(fs), |cx, fs, args| {
         let Some((last, rest)) = fs.split_last() else {
             return Ok(args.first().cloned().unwrap_or(Value::Nil));
         };
-        let mut v = interp.apply(last, args)?;
+        let mut v = cx.apply(last, args)?;
         for f in rest.iter().rev() {
-            v = interp.apply(f, &mut [v])?;
+            v = cx.apply(f, &mut [v])?;
         }
         Ok(v)
     }))
 }
-fn partial(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn partial(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // held: f, then the fixed arguments
     let held: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("partial", Held::values(held), |interp, held, args| {
+    Ok(Function::native("partial", Held::values(held), |cx, held, args| {
         let Some((f, fixed)) = held.split_first() else { return Ok(Value::Nil) };
         let mut call = Vec::with_capacity(fixed.len() + args.len());
         call.extend_from_slice(fixed);
         call.extend(args.iter_mut().map(std::mem::take));
-        interp.apply(f, &mut call)
+        cx.apply(f, &mut call)
     }))
 }
-fn complement(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn complement(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
-    Ok(Function::native("complement", Held::values(vec![f]), |interp, held, args| {
+    Ok(Function::native("complement", Held::values(vec![f]), |cx, held, args| {
         let Some(f) = held.first() else { return Ok(Value::Nil) };
-        Ok(Value::Bool(!interp.apply(f, args)?.truthy()))
+        Ok(Value::Bool(!cx.apply(f, args)?.truthy()))
     }))
 }
-fn constantly(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn constantly(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let v = std::mem::take(&mut a[0]);
     Ok(Function::native("constantly", Held::values(vec![v]), |_, held, _| {
         Ok(held.first().cloned().unwrap_or_default())
     }))
 }
-fn name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn name(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Keyword(k) => Ok(Value::Str(k.clone())),
         Value::Str(_) => Ok(a[0].clone()),
@@ -1243,28 +1248,27 @@ fn name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("name", "a keyword or string", other),
     }
 }
-fn keyword(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn keyword(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Str(s) if !s.is_empty() && !s.contains('/') => {
-            interp.note_made_keyword(s)?;
+            cx.note_made_keyword(s)?;
             Ok(Value::Keyword(s.clone()))
         }
         Value::Keyword(_) | Value::Nil => Ok(a[0].clone()),
         other => expected("keyword", "a non-empty string without '/'", other),
     }
 }
-fn join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn join(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // like Clojure, any separator is turned into a string first
-    let (sep, coll) =
-        if a.len() == 2 { (super::core::str_form(interp, &a[0])?, &a[1]) } else { (String::new(), &a[0]) };
+    let (sep, coll) = if a.len() == 2 { (super::core::str_form(cx, &a[0])?, &a[1]) } else { (String::new(), &a[0]) };
     // the parts' sizes are summed and charged before the result is allocated
     seq_iter("join", coll)?;
     let parts = || seq_iter("join", coll).unwrap_or(super::SeqIter::Empty);
-    let out = super::core::concat_str_forms(interp, parts, &sep)?;
-    interp.charge(cost::HEADER)?;
+    let out = super::core::concat_str_forms(cx, parts, &sep)?;
+    cx.charge(cost::HEADER)?;
     Ok(Value::str(out))
 }
-fn upper(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn upper(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Value::Str(s) = &a[0]
         && s.is_ascii()
         && !s.bytes().any(|b| b.is_ascii_lowercase())
@@ -1272,9 +1276,9 @@ fn upper(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         // already upper case: the same string, no copy
         return Ok(std::mem::take(&mut a[0]));
     }
-    super::core::case_mapped(interp, str_arg("upper-case", &a[0])?, str::to_uppercase)
+    super::core::case_mapped(cx, str_arg("upper-case", &a[0])?, str::to_uppercase)
 }
-fn lower(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn lower(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Value::Str(s) = &a[0]
         && s.is_ascii()
         && !s.bytes().any(|b| b.is_ascii_uppercase())
@@ -1282,20 +1286,20 @@ fn lower(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         // already lower case: the same string, no copy
         return Ok(std::mem::take(&mut a[0]));
     }
-    super::core::case_mapped(interp, str_arg("lower-case", &a[0])?, str::to_lowercase)
+    super::core::case_mapped(cx, str_arg("lower-case", &a[0])?, str::to_lowercase)
 }
-fn trim(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn trim(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = str_arg("trim", &a[0])?.trim_matches(super::java_whitespace);
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn includes(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn includes(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(str_arg("includes?", &a[0])?.contains(str_arg("includes?", &a[1])?)))
 }
-fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn starts_with(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(str_arg("starts-with?", &a[0])?.starts_with(str_arg("starts-with?", &a[1])?)))
 }
-fn ends_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ends_with(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(str_arg("ends-with?", &a[0])?.ends_with(str_arg("ends-with?", &a[1])?)))
 }
 /// A `subs` index: integers, or floats truncated toward zero as Clojure's interop does.
@@ -1307,7 +1311,7 @@ fn subs_index(v: &Value) -> EvalResult<i64> {
         other => expected("subs", "an integer index", other),
     }
 }
-fn subs(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn subs(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("subs", &a[0])?;
     let n = s.chars().count() as i64;
     let start = subs_index(&a[1])?;
@@ -1324,10 +1328,10 @@ fn subs(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let from = s.char_indices().nth(start as usize).map_or(s.len(), |(b, _)| b);
     let to = s[from..].char_indices().nth((end - start) as usize).map_or(s.len(), |(b, _)| from + b);
     let out = s.get(from..to).unwrap_or("");
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn blank(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn blank(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Nil => Ok(Value::Bool(true)),
         Value::Str(s) => Ok(Value::Bool(s.chars().all(super::java_whitespace))),
@@ -1342,38 +1346,38 @@ fn map_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<Option<&'a PMap>> {
         other => expected(fname, "a map", other),
     }
 }
-fn update_vals(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn update_vals(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[1]);
     let mut out = PMap::new();
     if let Some(m) = map_arg("update-vals", &a[0])? {
         for (k, v) in m.iter() {
-            interp.tick(1)?;
-            out.insert(k.clone(), interp.apply(&f, &mut [v.clone()])?);
+            cx.tick(1)?;
+            out.insert(k.clone(), cx.apply(&f, &mut [v.clone()])?);
         }
     }
-    interp.charge(cost::entries(out.len() as u64))?;
+    cx.charge(cost::entries(out.len() as u64))?;
     Ok(Value::Map(Arc::new(out)))
 }
-fn update_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn update_keys(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[1]);
     let mut out = PMap::new();
     if let Some(m) = map_arg("update-keys", &a[0])? {
         for (k, v) in m.iter() {
-            interp.tick(1)?;
-            out.insert(interp.apply(&f, &mut [k.clone()])?, v.clone());
+            cx.tick(1)?;
+            out.insert(cx.apply(&f, &mut [k.clone()])?, v.clone());
         }
     }
-    interp.charge(cost::entries(out.len() as u64))?;
+    cx.charge(cost::entries(out.len() as u64))?;
     Ok(Value::Map(Arc::new(out)))
 }
-fn sorted_map(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn sorted_map(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match super::lookup("hash-map") {
-        Some(b) => b.call(interp, a),
+        Some(b) => cx.call(b, a),
         None => Ok(Value::empty_map()),
     }
 }
-fn sorted_set(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    hash_set(interp, a)
+fn sorted_set(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    hash_set(cx, a)
 }
 fn entry_part(fname: &str, v: &Value, i: usize) -> EvalResult {
     match v {
@@ -1381,17 +1385,17 @@ fn entry_part(fname: &str, v: &Value, i: usize) -> EvalResult {
         other => expected(fname, "a map entry [k v]", other),
     }
 }
-fn key(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn key(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     entry_part("key", &a[0], 0)
 }
-fn val(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn val(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     entry_part("val", &a[0], 1)
 }
-fn ffirst(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ffirst(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let first = seq_iter("ffirst", &a[0])?.next().unwrap_or(Value::Nil);
     Ok(seq_iter("ffirst", &first)?.next().unwrap_or(Value::Nil))
 }
-fn reduce_kv(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn reduce_kv(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     let mut acc = std::mem::take(&mut a[1]);
     let pairs: Vec<(Value, Value)> = match &a[2] {
@@ -1401,17 +1405,17 @@ fn reduce_kv(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => return expected("reduce-kv", "a map or vector", other),
     };
     for (k, v) in pairs {
-        interp.tick(1)?;
-        acc = interp.apply(&f, &mut [acc, k, v])?;
+        cx.tick(1)?;
+        acc = cx.apply(&f, &mut [acc, k, v])?;
     }
     Ok(acc)
 }
-fn extreme_key(interp: &mut Interp, a: &mut [Value], want: Ordering) -> EvalResult {
+fn extreme_key(cx: &mut BuiltinContext, a: &mut [Value], want: Ordering) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
     let mut best: Option<(Value, Value)> = None;
     for x in a[1..].iter_mut() {
         let x = std::mem::take(x);
-        let k = interp.apply(&f, &mut [x.clone()])?;
+        let k = cx.apply(&f, &mut [x.clone()])?;
         let better = match &best {
             None => true,
             Some((bk, _)) => compare_values(&k, bk)? != Some(want.reverse()),
@@ -1422,15 +1426,15 @@ fn extreme_key(interp: &mut Interp, a: &mut [Value], want: Ordering) -> EvalResu
     }
     Ok(best.map(|(_, v)| v).unwrap_or(Value::Nil))
 }
-fn max_key(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    extreme_key(interp, a, Ordering::Greater)
+fn max_key(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    extreme_key(cx, a, Ordering::Greater)
 }
-fn min_key(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    extreme_key(interp, a, Ordering::Less)
+fn min_key(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    extreme_key(cx, a, Ordering::Less)
 }
 
-fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    super::text::split(interp, a)
+fn split(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    super::text::split(cx, a)
 }
 fn int_pair(fname: &str, a: &[Value]) -> EvalResult<Option<(i64, i64)>> {
     match (&a[0], &a[1]) {
@@ -1455,7 +1459,7 @@ fn floats(fname: &str, a: &[Value]) -> EvalResult<(f64, f64)> {
     }
     Ok((x, y))
 }
-fn modulo(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn modulo(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match int_pair("mod", a)? {
         Some((x, y)) => {
             Ok(Value::Int(x.checked_rem(y).map(|r| if r != 0 && (r < 0) != (y < 0) { r + y } else { r }).unwrap_or(0)))
@@ -1467,7 +1471,7 @@ fn modulo(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     }
 }
-fn rem(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn rem(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match int_pair("rem", a)? {
         Some((x, y)) => Ok(Value::Int(x.checked_rem(y).unwrap_or(0))),
         None => {
@@ -1476,7 +1480,7 @@ fn rem(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     }
 }
-fn quot(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn quot(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match int_pair("quot", a)? {
         Some((x, y)) => match x.checked_div(y) {
             Some(q) => Ok(Value::Int(q)),

@@ -12,8 +12,8 @@ mod classes;
 mod time;
 
 use super::{Arity, Builtin, Category, expected, str_arg};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err, type_err};
-use crate::interp::Interp;
 use crate::limits::cost;
 use crate::regex_value::RegexValue;
 use crate::value::Value;
@@ -377,7 +377,7 @@ fn byte_at(s: &str, unit: i64) -> Option<Result<usize, usize>> {
     (u == unit).then_some(Ok(s.len()))
 }
 
-fn index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn index_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Value::Vector(items) = &a[0] {
         let pos = items.iter().position(|x| x.equiv(&a[1]));
         return Ok(Value::Int(pos.map_or(-1, |p| p as i64)));
@@ -408,7 +408,7 @@ fn needle(fname: &str, v: &Value) -> EvalResult<String> {
         other => expected(fname, "a string or character", other),
     }
 }
-fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn last_index_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".lastIndexOf", a)?;
     let sub = needle(".lastIndexOf", &a[1])?;
     let hay = match a.get(2) {
@@ -427,13 +427,13 @@ fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     Ok(Value::Int(hay.rfind(sub.as_str()).map_or(-1, |b| utf16_at(s, b))))
 }
-fn to_lower(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    super::core::case_mapped(interp, recv(".toLowerCase", a)?, str::to_lowercase)
+fn to_lower(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    super::core::case_mapped(cx, recv(".toLowerCase", a)?, str::to_lowercase)
 }
-fn to_upper(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    super::core::case_mapped(interp, recv(".toUpperCase", a)?, str::to_uppercase)
+fn to_upper(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    super::core::case_mapped(cx, recv(".toUpperCase", a)?, str::to_uppercase)
 }
-fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn starts_with(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".startsWith", a)?;
     let prefix = str_arg(".startsWith", &a[1])?;
     let Some(offset) = a.get(2) else { return Ok(Value::Bool(s.starts_with(prefix))) };
@@ -444,40 +444,40 @@ fn starts_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         None => false,
     }))
 }
-fn ends_with(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ends_with(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(recv(".endsWith", a)?.ends_with(str_arg(".endsWith", &a[1])?)))
 }
-fn contains(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn contains(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Vector(items) => Ok(Value::Bool(items.iter().any(|x| x.equiv(&a[1])))),
         Value::Set(items) => Ok(Value::Bool(items.contains(&a[1]))),
         _ => Ok(Value::Bool(recv(".contains", a)?.contains(str_arg(".contains", &a[1])?))),
     }
 }
-fn length(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn length(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(utf16_len(recv(".length", a)?)))
 }
-fn trim(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn trim(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".trim", a)?.trim_matches(|c: char| c <= ' ');
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn strip(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn strip(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".strip", a)?.trim_matches(super::java_whitespace);
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn strip_leading(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn strip_leading(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".stripLeading", a)?.trim_start_matches(super::java_whitespace);
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn strip_trailing(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn strip_trailing(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".stripTrailing", a)?.trim_end_matches(super::java_whitespace);
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn is_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Vector(v) => Ok(Value::Bool(v.is_empty())),
         Value::Map(m) => Ok(Value::Bool(m.len() == 0)),
@@ -485,13 +485,13 @@ fn is_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         _ => Ok(Value::Bool(recv(".isEmpty", a)?.is_empty())),
     }
 }
-fn is_blank(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_blank(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(recv(".isBlank", a)?.chars().all(super::java_whitespace)))
 }
 fn out_of_range<T>(fname: &str, what: String, len: i64, instead: &str) -> EvalResult<T> {
     err(ErrorKind::RuntimeError, format!("{fname}: {what} is out of range for a string of length {len}{instead}"))
 }
-fn substring(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn substring(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".substring", a)?;
     let n = utf16_len(s);
     let start = java_int(".substring", &a[1])?;
@@ -509,7 +509,7 @@ fn substring(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     match (byte_at(s, start), byte_at(s, end)) {
         (Some(Ok(b)), Some(Ok(e))) => {
-            interp.charge((e - b) as u64 + cost::HEADER)?;
+            cx.charge((e - b) as u64 + cost::HEADER)?;
             Ok(Value::str(s.get(b..e).unwrap_or("")))
         }
         _ => err(
@@ -520,7 +520,7 @@ fn substring(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         ),
     }
 }
-fn char_at(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn char_at(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".charAt", a)?;
     let i = java_int(".charAt", &a[1])?;
     let n = utf16_len(s);
@@ -535,12 +535,12 @@ fn char_at(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         None => out_of_range(".charAt", format!("index {i}"), n, "; use (get s i), which gives nil"),
     }
 }
-fn replace_literal(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn replace_literal(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     recv(".replace", a)?;
     str_arg(".replace", &a[1])?;
     str_arg(".replace", &a[2])?;
     // the same as replace with two strings (which charges the result before building it)
-    super::lookup("replace").map_or(Ok(Value::Nil), |b| b.call(interp, a))
+    super::lookup("replace").map_or(Ok(Value::Nil), |b| cx.call(b, a))
 }
 /// The regex of a Java method that takes its pattern as a string.
 fn string_regex(fname: &str, v: &Value) -> EvalResult<Value> {
@@ -552,44 +552,44 @@ fn string_regex(fname: &str, v: &Value) -> EvalResult<Value> {
         other => expected(fname, "a regex pattern string", other),
     }
 }
-fn replace_regex(interp: &mut Interp, a: &mut [Value], fname: &str, target: &str) -> EvalResult {
+fn replace_regex(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, target: &str) -> EvalResult {
     recv(fname, a)?;
     str_arg(fname, &a[2])?;
     let re = string_regex(fname, &a[1])?;
     let mut args = [a[0].clone(), re, a[2].clone()];
-    super::lookup(target).map_or(Ok(Value::Nil), |b| b.call(interp, &mut args))
+    super::lookup(target).map_or(Ok(Value::Nil), |b| cx.call(b, &mut args))
 }
-fn replace_all(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    replace_regex(interp, a, ".replaceAll", "replace")
+fn replace_all(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    replace_regex(cx, a, ".replaceAll", "replace")
 }
-fn replace_first(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    replace_regex(interp, a, ".replaceFirst", "replace-first")
+fn replace_first(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    replace_regex(cx, a, ".replaceFirst", "replace-first")
 }
-fn matches(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn matches(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".matches", a)?;
     let Value::Regex(re) = string_regex(".matches", &a[1])? else { return Ok(Value::Bool(false)) };
     Ok(Value::Bool(re.anchored().is_some_and(|r| r.is_match(s))))
 }
-fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn split(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     recv(".split", a)?;
     let re = string_regex(".split", &a[1])?;
     let mut args = vec![a[0].clone(), re];
     if let Some(l) = a.get(2) {
         args.push(l.clone());
     }
-    super::lookup("split").map_or(Ok(Value::Nil), |b| b.call(interp, &mut args))
+    super::lookup("split").map_or(Ok(Value::Nil), |b| cx.call(b, &mut args))
 }
-fn equals(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn equals(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(a[0] == a[1]))
 }
-fn equals_ignore_case(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn equals_ignore_case(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".equalsIgnoreCase", a)?;
     Ok(Value::Bool(match &a[1] {
         Value::Str(t) => s.chars().count() == t.chars().count() && s.to_lowercase() == t.to_lowercase(),
         _ => false,
     }))
 }
-fn compare_to(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn compare_to(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match (&a[0], &a[1]) {
         (Value::Str(x), Value::Str(y)) => {
             let (mut p, mut q) = (x.encode_utf16(), y.encode_utf16());
@@ -610,30 +610,30 @@ fn compare_to(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         )),
     }
 }
-fn concat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn concat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (s, t) = (recv(".concat", a)?, str_arg(".concat", &a[1])?);
-    super::core::charge_text(interp, s.len().saturating_add(t.len()))?;
+    super::core::charge_text(cx, s.len().saturating_add(t.len()))?;
     let mut out = String::with_capacity(s.len() + t.len());
     out.push_str(s);
     out.push_str(t);
     Ok(Value::str(out))
 }
-fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn repeat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".repeat", a)?;
     let n = java_int(".repeat", &a[1])?;
     if n < 0 {
         return err(ErrorKind::RuntimeError, format!(".repeat: count is negative: {n}"));
     }
     let bytes = (s.len() as u64).saturating_mul(n as u64);
-    interp.charge(bytes.saturating_add(cost::HEADER))?;
-    interp.tick(n as u64)?;
+    cx.charge(bytes.saturating_add(cost::HEADER))?;
+    cx.tick(n as u64)?;
     Ok(Value::str(s.repeat(n as usize)))
 }
-fn to_string(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn to_string(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if matches!(a[0], Value::Nil) {
         return type_err(".toString: called on nil; use (str x), which gives \"\" for nil");
     }
-    Ok(Value::str(super::core::str_form(interp, &a[0])?))
+    Ok(Value::str(super::core::str_form(cx, &a[0])?))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use crate::value::Value;
 
 mod args;
 mod constants;
+pub(crate) mod context;
 mod core;
 mod describe;
 pub(crate) mod discovery;
@@ -23,6 +24,7 @@ mod text;
 mod transducers;
 
 pub use args::*;
+pub use context::BuiltinContext;
 pub use core::{add2, compare_values};
 pub use discovery::{names_in_namespace, namespaces};
 pub use seq::conj1;
@@ -30,7 +32,7 @@ pub use text::split_parts;
 pub use transducers::reduced_value;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
-pub type BuiltinFn = fn(&mut Interp, &mut [Value]) -> EvalResult;
+pub type BuiltinFn = fn(&mut BuiltinContext, &mut [Value]) -> EvalResult;
 
 /// How many arguments a builtin accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,13 +165,13 @@ impl Builtin {
         err(ErrorKind::ArityError, msg)
     }
 
-    /// Checks the argument count, then calls.
+    /// Checks the argument count, then calls in a context of this builtin's name.
     #[inline]
-    pub fn call(&'static self, interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+    pub(crate) fn call(&'static self, interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         if !self.arity.accepts(args.len()) {
             return self.arity_error(args.len());
         }
-        (self.f)(interp, args)
+        (self.f)(&mut BuiltinContext::new(interp, self.name), args)
     }
 }
 

@@ -2,8 +2,8 @@
 //! `Math/` names of the Java interop surface.
 
 use super::{Arity, Builtin, Category, expected, int_arg, num_arg};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::interp::Interp;
 use crate::value::Value;
 
 use Arity::*;
@@ -174,7 +174,7 @@ fn to_int(fname: &str, x: f64) -> EvalResult {
     to_int_in(fname, x, i64::MIN, i64::MAX, " for a 64-bit integer")
 }
 
-fn abs(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn abs(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Int(i) => i
             .checked_abs()
@@ -199,13 +199,13 @@ fn rounding(fname: &str, v: &Value, op: fn(f64) -> f64) -> EvalResult {
         }
     }
 }
-fn floor(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn floor(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     rounding("floor", &a[0], f64::floor)
 }
-fn ceil(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ceil(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     rounding("ceil", &a[0], f64::ceil)
 }
-fn trunc(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn trunc(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     rounding("trunc", &a[0], f64::trunc)
 }
 /// Java's Math.round rule: halves go toward positive infinity, without the x + 0.5 error.
@@ -260,7 +260,7 @@ fn round_places(x: f64, places: i64) -> f64 {
     let magnitude: f64 = format!("0.{text}e{point}").parse().unwrap_or(0.0);
     if x < 0.0 { -magnitude } else { magnitude }
 }
-fn round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn round(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Some(places) = a.get(1) {
         let n = int_arg("round", places)?.clamp(-400, 400);
         return match &a[0] {
@@ -270,7 +270,7 @@ fn round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     rounding("round", &a[0], half_up)
 }
-fn math_round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn math_round(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Int(i) => Ok(Value::Int(*i)),
         other => {
@@ -287,7 +287,7 @@ fn math_round(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     }
 }
-fn int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn int(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let hint = " for int (32 bits); use long for larger numbers";
     match &a[0] {
         Value::Int(i) if i32::try_from(*i).is_ok() => Ok(Value::Int(*i)),
@@ -295,13 +295,13 @@ fn int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => to_int_in("int", num_arg("int", other)?, i32::MIN as i64, i32::MAX as i64, hint),
     }
 }
-fn long(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn long(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Int(i) => Ok(Value::Int(*i)),
         other => to_int("long", num_arg("long", other)?),
     }
 }
-fn double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn double(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     f(num_arg("double", &a[0])?)
 }
 /// `java.lang.Math.pow`: like C's pow except that a NaN exponent, or |x| = 1 with an
@@ -315,27 +315,27 @@ fn java_pow(x: f64, y: f64) -> f64 {
         x.powf(y)
     }
 }
-fn pow(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn pow(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     f(java_pow(num_arg("pow", &a[0])?, num_arg("pow", &a[1])?))
 }
-fn sqrt(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn sqrt(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     f(num_arg("sqrt", &a[0])?.sqrt())
 }
-fn math_max(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn math_max(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match super::lookup("max") {
-        Some(b) => b.call(interp, a),
+        Some(b) => cx.call(b, a),
         None => Ok(Value::Nil),
     }
 }
-fn math_min(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn math_min(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match super::lookup("min") {
-        Some(b) => b.call(interp, a),
+        Some(b) => cx.call(b, a),
         None => Ok(Value::Nil),
     }
 }
 macro_rules! unary {
     ($name:ident, $label:literal, $op:expr) => {
-        fn $name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+        fn $name(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             let op: fn(f64) -> f64 = $op;
             f(op(num_arg($label, &a[0])?))
         }
@@ -357,10 +357,10 @@ unary!(tanh, "Math/tanh", f64::tanh);
 unary!(expm1, "Math/expm1", f64::exp_m1);
 unary!(rint, "Math/rint", f64::round_ties_even);
 unary!(signum, "Math/signum", |x| if x == 0.0 || x.is_nan() { x } else { x.signum() });
-fn atan2(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn atan2(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     f(num_arg("Math/atan2", &a[0])?.atan2(num_arg("Math/atan2", &a[1])?))
 }
-fn hypot(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn hypot(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     f(num_arg("Math/hypot", &a[0])?.hypot(num_arg("Math/hypot", &a[1])?))
 }
 
@@ -376,19 +376,19 @@ fn fold(fname: &str, a: &[Value], op: fn(i64, i64) -> i64) -> EvalResult {
     let xs = ints(fname, a)?;
     Ok(Value::Int(xs[1..].iter().fold(xs[0], |acc, x| op(acc, *x))))
 }
-fn bit_and(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_and(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     fold("bit-and", a, |x, y| x & y)
 }
-fn bit_or(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_or(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     fold("bit-or", a, |x, y| x | y)
 }
-fn bit_xor(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_xor(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     fold("bit-xor", a, |x, y| x ^ y)
 }
-fn bit_and_not(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_and_not(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     fold("bit-and-not", a, |x, y| x & !y)
 }
-fn bit_not(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_not(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(!ints("bit-not", a)?[0]))
 }
 /// The value and a bit index taken mod 64, as the JVM's shifts do.
@@ -396,31 +396,31 @@ fn bit_index(fname: &str, a: &[Value]) -> EvalResult<(i64, u32)> {
     let xs = ints(fname, a)?;
     Ok((xs[0], (xs[1] & 63) as u32))
 }
-fn shl(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn shl(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-shift-left", a)?;
     Ok(Value::Int(x.wrapping_shl(n)))
 }
-fn shr(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn shr(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-shift-right", a)?;
     Ok(Value::Int(x >> n))
 }
-fn ushr(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ushr(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("unsigned-bit-shift-right", a)?;
     Ok(Value::Int(((x as u64) >> n) as i64))
 }
-fn bit_set(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_set(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-set", a)?;
     Ok(Value::Int(x | (1i64 << n)))
 }
-fn bit_clear(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_clear(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-clear", a)?;
     Ok(Value::Int(x & !(1i64 << n)))
 }
-fn bit_flip(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_flip(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-flip", a)?;
     Ok(Value::Int(x ^ (1i64 << n)))
 }
-fn bit_test(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn bit_test(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, n) = bit_index("bit-test", a)?;
     Ok(Value::Bool(x & (1i64 << n) != 0))
 }
@@ -430,28 +430,28 @@ fn exact(fname: &str, r: Option<i64>) -> EvalResult {
         Ok,
     )
 }
-fn add_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn add_exact(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let xs = ints("Math/addExact", a)?;
     exact("Math/addExact", xs[0].checked_add(xs[1]))
 }
-fn subtract_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn subtract_exact(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let xs = ints("Math/subtractExact", a)?;
     exact("Math/subtractExact", xs[0].checked_sub(xs[1]))
 }
-fn multiply_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn multiply_exact(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let xs = ints("Math/multiplyExact", a)?;
     exact("Math/multiplyExact", xs[0].checked_mul(xs[1]))
 }
-fn negate_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn negate_exact(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     exact("Math/negateExact", ints("Math/negateExact", a)?[0].checked_neg())
 }
-fn increment_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn increment_exact(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     exact("Math/incrementExact", ints("Math/incrementExact", a)?[0].checked_add(1))
 }
-fn decrement_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn decrement_exact(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     exact("Math/decrementExact", ints("Math/decrementExact", a)?[0].checked_sub(1))
 }
-fn to_int_exact(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn to_int_exact(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let x = ints("Math/toIntExact", a)?[0];
     match i32::try_from(x) {
         Ok(_) => Ok(Value::Int(x)),
@@ -468,7 +468,7 @@ fn int_div_args(fname: &str, a: &[Value]) -> EvalResult<(i64, i64)> {
     }
     Ok((xs[0], xs[1]))
 }
-fn floor_div(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn floor_div(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = int_div_args("Math/floorDiv", a)?;
     match x.checked_div(y) {
         Some(q) if x % y != 0 && ((x < 0) != (y < 0)) => Ok(Value::Int(q - 1)),
@@ -476,7 +476,7 @@ fn floor_div(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         None => err(ErrorKind::ArithmeticError, "integer overflow in Math/floorDiv"),
     }
 }
-fn floor_mod(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn floor_mod(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = int_div_args("Math/floorMod", a)?;
     Ok(Value::Int(((x % y) + y) % y))
 }

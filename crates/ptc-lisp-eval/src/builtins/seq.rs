@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, SeqIter, expected, seq_iter, seq_len};
-use crate::error::{ErrorKind, EvalResult, Flow, err};
+use crate::builtins::context::BuiltinContext;
+use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
-use crate::interp::{Interp, get_in_value};
+use crate::interp::get_in_value;
 use crate::limits::cost;
-use crate::stack;
 use crate::value::{PMap, PVector, Value};
 
 use Arity::*;
@@ -48,14 +48,14 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("pcalls", AtLeast(0), Functional, pcalls).ext().doc("Calls zero-argument functions in parallel; returns their results in order.").ex(&[("(pcalls (fn [] 1) (fn [] 2))", "[1 2]")]),
 ];
 
-fn count(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn count(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match seq_len(&args[0]) {
         Some(n) => Ok(Value::Int(n as i64)),
         None => expected("count", "a collection or string", &args[0]),
     }
 }
 
-fn get(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn get(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let found = get_in_value(&args[0], &args[1]);
     Ok(match found {
         Some(v) => v,
@@ -63,7 +63,7 @@ fn get(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     })
 }
 
-fn get_in(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn get_in(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let path = match &args[1] {
         Value::Vector(p) => p.clone(),
         Value::Nil => Arc::new(PVector::new()),
@@ -80,14 +80,14 @@ fn get_in(_: &mut Interp, args: &mut [Value]) -> EvalResult {
 }
 
 /// `assoc` of one key on a map or vector.
-pub fn assoc1(interp: &mut Interp, coll: Value, k: Value, v: Value) -> EvalResult {
+pub fn assoc1(cx: &mut BuiltinContext, coll: Value, k: Value, v: Value) -> EvalResult {
     match coll {
         Value::Nil => {
-            interp.charge(cost::HEADER + cost::ENTRY)?;
+            cx.charge(cost::HEADER + cost::ENTRY)?;
             Ok(Value::map([(k, v)]))
         }
         Value::Map(mut m) => {
-            interp.charge(cost::ENTRY)?;
+            cx.charge(cost::ENTRY)?;
             Arc::make_mut(&mut m).insert(k, v);
             Ok(Value::Map(m))
         }
@@ -95,12 +95,12 @@ pub fn assoc1(interp: &mut Interp, coll: Value, k: Value, v: Value) -> EvalResul
             let len = items.len();
             match k {
                 Value::Int(i) if i >= 0 && (i as usize) < len => {
-                    interp.charge(cost::ELEM)?;
+                    cx.charge(cost::ELEM)?;
                     Arc::make_mut(&mut items).set(i as usize, v);
                     Ok(Value::Vector(items))
                 }
                 Value::Int(i) if i as usize == len => {
-                    interp.charge(cost::ELEM)?;
+                    cx.charge(cost::ELEM)?;
                     Arc::make_mut(&mut items).push_back(v);
                     Ok(Value::Vector(items))
                 }
@@ -117,7 +117,7 @@ pub fn assoc1(interp: &mut Interp, coll: Value, k: Value, v: Value) -> EvalResul
     }
 }
 
-fn assoc(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn assoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if args.len() % 2 != 1 {
         return err(
             ErrorKind::ArityError,
@@ -128,14 +128,14 @@ fn assoc(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     for pair in args[1..].chunks_mut(2) {
         let k = std::mem::take(&mut pair[0]);
         let v = std::mem::take(&mut pair[1]);
-        coll = assoc1(interp, coll, k, v)?;
+        coll = assoc1(cx, coll, k, v)?;
     }
     Ok(coll)
 }
 
 /// `conj` of one item.
-pub fn conj1(interp: &mut Interp, coll: Value, x: Value) -> EvalResult {
-    interp.charge(cost::ELEM)?;
+pub fn conj1(cx: &mut BuiltinContext, coll: Value, x: Value) -> EvalResult {
+    cx.charge(cost::ELEM)?;
     match coll {
         Value::Nil => Ok(Value::vector([x])),
         Value::Vector(mut items) => {
@@ -165,20 +165,20 @@ pub fn conj1(interp: &mut Interp, coll: Value, x: Value) -> EvalResult {
     }
 }
 
-fn conj(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn conj(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let Some((first, rest)) = args.split_first_mut() else {
         return Ok(Value::vector([]));
     };
     let mut coll = std::mem::take(first);
     for x in rest.iter_mut() {
-        coll = conj1(interp, coll, std::mem::take(x))?;
+        coll = conj1(cx, coll, std::mem::take(x))?;
     }
     Ok(coll)
 }
 
-fn first(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn first(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&args[0]) {
-        return crate::lazy::nth(interp, 0, l);
+        return crate::lazy::nth(cx, 0, l);
     }
     match &args[0] {
         Value::Vector(v) => Ok(v.front().cloned().unwrap_or(Value::Nil)),
@@ -186,7 +186,7 @@ fn first(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn rest(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn rest(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Vector(v) => {
             if v.is_empty() {
@@ -194,48 +194,48 @@ fn rest(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             }
             let mut v = (**v).clone();
             v.pop_front();
-            interp.charge(cost::HEADER)?;
+            cx.charge(cost::HEADER)?;
             Ok(Value::from_pvec(v))
         }
         other => {
-            interp.charge(super::materialized_cost(other))?;
+            cx.charge(super::materialized_cost(other))?;
             let items: PVector = seq_iter("rest", other)?.skip(1).collect();
-            interp.charge(cost::items(items.len() as u64))?;
+            cx.charge(cost::items(items.len() as u64))?;
             Ok(Value::from_pvec(items))
         }
     }
 }
 
-fn seq(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn seq(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Vector(v) if !v.is_empty() => Ok(args[0].clone()),
         other => {
-            interp.charge(super::materialized_cost(other))?;
+            cx.charge(super::materialized_cost(other))?;
             let items: PVector = seq_iter("seq", other)?.collect();
-            interp.charge(cost::items(items.len() as u64))?;
+            cx.charge(cost::items(items.len() as u64))?;
             Ok(if items.is_empty() { Value::Nil } else { Value::from_pvec(items) })
         }
     }
 }
 
 /// Applies `f` to each item, collecting a vector. Charges fuel per item.
-fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     if args.len() == 1 {
         return Ok(super::transducers::xf_map(f));
     }
     if args[1..].iter().any(|c| crate::lazy::as_lazy(c).is_some()) {
-        return crate::lazy::map_mixed(interp, f, &args[1..]);
+        return crate::lazy::map_mixed(cx, f, &args[1..]);
     }
     if args.len() == 2 {
         let coll = std::mem::take(&mut args[1]);
         let mut out = PVector::new();
         let n = seq_len(&coll).unwrap_or(0) as u64;
-        interp.charge(cost::items(n))?;
+        cx.charge(cost::items(n))?;
         // (map :key coll): look up by reference, no call
         if let (Value::Keyword(_), Value::Vector(items)) = (&f, &coll) {
             for item in items.iter() {
-                interp.tick(1)?;
+                cx.tick(1)?;
                 out.push_back(match item {
                     Value::Map(m) => crate::interp::flex_get(m, &f).cloned().unwrap_or(Value::Nil),
                     other => get_in_value(other, &f).unwrap_or(Value::Nil),
@@ -244,8 +244,8 @@ fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             return Ok(Value::from_pvec(out));
         }
         for item in seq_iter("map", &coll)? {
-            interp.tick(1)?;
-            out.push_back(interp.apply(&f, &mut [item])?);
+            cx.tick(1)?;
+            out.push_back(cx.apply(&f, &mut [item])?);
         }
         return Ok(Value::from_pvec(out));
     }
@@ -258,19 +258,19 @@ fn map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             match it.next() {
                 Some(v) => call.push(v),
                 None => {
-                    interp.charge(cost::HEADER)?;
+                    cx.charge(cost::HEADER)?;
                     return Ok(Value::from_pvec(out));
                 }
             }
         }
-        interp.tick(1)?;
+        cx.tick(1)?;
         // charged before it is kept: the collections may be long strings read char by char
-        interp.charge(cost::ELEM)?;
-        out.push_back(interp.apply(&f, &mut call)?);
+        cx.charge(cost::ELEM)?;
+        out.push_back(cx.apply(&f, &mut call)?);
     }
 }
 
-fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) -> EvalResult {
+fn filter_impl(cx: &mut BuiltinContext, args: &mut [Value], keep: bool, name: &str) -> EvalResult {
     if let [pred] = args {
         return Ok(super::transducers::xf_filter(std::mem::take(pred), keep));
     }
@@ -283,19 +283,19 @@ fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) 
     if let Value::Vector(items) = &coll {
         // by reference: one clone for the call, one more only for kept items
         for item in items.iter() {
-            interp.tick(1)?;
-            if interp.apply(&f, &mut [item.clone()])?.truthy() == keep {
+            cx.tick(1)?;
+            if cx.apply(&f, &mut [item.clone()])?.truthy() == keep {
                 out.push_back(item.clone());
             }
         }
-        interp.charge(cost::items(out.len() as u64))?;
+        cx.charge(cost::items(out.len() as u64))?;
     } else {
-        interp.charge(cost::HEADER)?;
+        cx.charge(cost::HEADER)?;
         for item in seq_iter(name, &coll)? {
-            interp.tick(1)?;
-            if interp.apply(&f, &mut [item.clone()])?.truthy() == keep {
+            cx.tick(1)?;
+            if cx.apply(&f, &mut [item.clone()])?.truthy() == keep {
                 // charged before it is kept: a long string's characters are built one by one
-                interp.charge(cost::ELEM)?;
+                cx.charge(cost::ELEM)?;
                 out.push_back(item);
             }
         }
@@ -303,15 +303,15 @@ fn filter_impl(interp: &mut Interp, args: &mut [Value], keep: bool, name: &str) 
     Ok(Value::from_pvec(out))
 }
 
-fn filter(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
-    filter_impl(interp, args, true, "filter")
+fn filter(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    filter_impl(cx, args, true, "filter")
 }
 
-fn remove(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
-    filter_impl(interp, args, false, "remove")
+fn remove(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    filter_impl(cx, args, false, "remove")
 }
 
-fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn reduce(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     let (init, coll) = if args.len() == 3 {
         (Some(std::mem::take(&mut args[1])), std::mem::take(&mut args[2]))
@@ -325,14 +325,14 @@ fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
                 "reduce over an infinite sequence needs an initial value and a (reduced x) to stop",
             );
         };
-        return super::transducers::reduce_items(interp, &f, init, &coll, "reduce");
+        return super::transducers::reduce_items(cx, &f, init, &coll, "reduce");
     }
     let mut it = seq_iter("reduce", &coll)?;
     let mut acc = match init {
         Some(v) => v,
         None => match it.next() {
             Some(v) => v,
-            None => return interp.apply(&f, &mut []),
+            None => return cx.apply(&f, &mut []),
         },
     };
     // (reduce + coll): add directly, no call per item
@@ -341,15 +341,15 @@ fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         && b.name == "+"
     {
         for item in it {
-            interp.tick(1)?;
+            cx.tick(1)?;
             acc = super::core::add2(&acc, &item)?;
         }
         return Ok(acc);
     }
     for item in it {
-        interp.tick(1)?;
+        cx.tick(1)?;
         let mut call = [acc, item];
-        acc = interp.apply(&f, &mut call)?;
+        acc = cx.apply(&f, &mut call)?;
         if let Some(v) = super::transducers::reduced_value(&acc) {
             return Ok(v.clone());
         }
@@ -357,7 +357,7 @@ fn reduce(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(acc)
 }
 
-fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn range(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     // (range) and a zero step never end: a lazy sequence for take and friends
     match args {
         [] => return Ok(crate::lazy::range(Value::Int(0), Value::Int(1))),
@@ -374,11 +374,11 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
                 "range with step 0 would never end; use (repeat n x) for repeated values",
             );
         };
-        interp.charge(cost::items(n))?;
+        cx.charge(cost::items(n))?;
         let mut out = PVector::new();
         let mut x = start as i128;
         for _ in 0..n {
-            interp.tick(1)?;
+            cx.tick(1)?;
             out.push_back(Value::Int(x as i64));
             x += step as i128;
         }
@@ -396,11 +396,11 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
     let n = ((end - start) / step).ceil();
     let n = if n.is_finite() && n > 0.0 { n as u64 } else { 0 };
-    interp.charge(cost::items(n))?;
+    cx.charge(cost::items(n))?;
     let first_int = matches!(args.first(), Some(Value::Int(_))) && args.len() > 1;
     let mut out = PVector::new();
     for i in 0..n {
-        interp.tick(1)?;
+        cx.tick(1)?;
         if i == 0 && first_int {
             out.push_back(args[0].clone());
         } else {
@@ -410,22 +410,22 @@ fn range(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(Value::from_pvec(out))
 }
 
-fn vector(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
-    interp.charge(cost::items(args.len() as u64))?;
+fn vector(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    cx.charge(cost::items(args.len() as u64))?;
     Ok(Value::vector(args.iter_mut().map(std::mem::take)))
 }
 
-fn vec(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn vec(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if let Value::Vector(_) = &args[0] {
         return Ok(std::mem::take(&mut args[0]));
     }
-    interp.charge(super::materialized_cost(&args[0]))?;
+    cx.charge(super::materialized_cost(&args[0]))?;
     let items: PVector = seq_iter("vec", &args[0])?.collect();
-    interp.charge(cost::items(items.len() as u64))?;
+    cx.charge(cost::items(items.len() as u64))?;
     Ok(Value::from_pvec(items))
 }
 
-fn hash_map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn hash_map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if !args.len().is_multiple_of(2) {
         return err(ErrorKind::ArityError, "hash-map needs key/value pairs: (hash-map :a 1 :b 2)");
     }
@@ -433,11 +433,11 @@ fn hash_map(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     for pair in args.chunks_mut(2) {
         m.insert(std::mem::take(&mut pair[0]), std::mem::take(&mut pair[1]));
     }
-    interp.charge(cost::entries(m.len() as u64))?;
+    cx.charge(cost::entries(m.len() as u64))?;
     Ok(Value::Map(Arc::new(m)))
 }
 
-fn keys(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn keys(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) if m.is_empty() => Ok(Value::Nil),
         Value::Map(m) => Ok(Value::vector(m.keys().cloned())),
@@ -446,7 +446,7 @@ fn keys(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn vals(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn vals(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) if m.is_empty() => Ok(Value::Nil),
         Value::Map(m) => Ok(Value::vector(m.values().cloned())),
@@ -455,10 +455,10 @@ fn vals(_: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn sum(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn sum(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let mut acc = Value::Int(0);
     for item in seq_iter("sum", &args[0])? {
-        interp.tick(1)?;
+        cx.tick(1)?;
         // nil is skipped, as in sum-by and avg
         if !item.is_nil() {
             acc = super::core::add2(&acc, &item)?;
@@ -467,153 +467,34 @@ fn sum(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     Ok(acc)
 }
 
-fn apply(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn apply(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let n = args.len();
     let f = std::mem::take(&mut args[0]);
     let last = std::mem::take(&mut args[n - 1]);
     let mut call: Vec<Value> = args[1..n - 1].iter_mut().map(std::mem::take).collect();
     match &last {
         Value::Vector(_) | Value::Set(_) | Value::Nil | Value::Map(_) => {
-            interp.charge(super::materialized_cost(&last))?;
+            cx.charge(super::materialized_cost(&last))?;
             call.extend(seq_iter("apply", &last)?)
         }
         other => return expected("apply", "a collection as its last argument, e.g. (apply + [1 2 3])", other),
     }
-    interp.apply(&f, &mut call)
+    cx.apply(&f, &mut call)
 }
 
-fn juxt(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn juxt(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let fs: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("juxt", Held::values(fs), |interp, fs, call| {
+    Ok(Function::native("juxt", Held::values(fs), |cx, fs, call| {
         let mut out = PVector::new();
         for f in fs {
             let mut a: Vec<Value> = call.to_vec();
-            out.push_back(interp.apply(f, &mut a)?);
+            out.push_back(cx.apply(f, &mut a)?);
         }
         Ok(Value::from_pvec(out))
     }))
 }
 
-/// Runs `calls` (each a function plus its arguments) on parallel worker threads.
-/// Results come back in order; the first failing branch (by position) decides the error.
-fn run_parallel(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'static str) -> EvalResult {
-    use std::sync::atomic::Ordering::SeqCst;
-    if calls.is_empty() {
-        return Ok(Value::vector([]));
-    }
-    let budget = interp.budget.clone();
-    let max = interp.limits.max_parallel_workers as u64;
-    // reserve worker slots from the global pool shared by nested pmaps
-    let wanted = (calls.len() as u64).min(max);
-    let mut got = 0;
-    while got < wanted {
-        let live = budget.workers_live.load(SeqCst);
-        if live >= max {
-            break;
-        }
-        if budget.workers_live.compare_exchange(live, live + 1, SeqCst, SeqCst).is_ok() {
-            got += 1;
-        }
-    }
-    if got == 0 {
-        return err(
-            ErrorKind::ParallelCapacityExceeded,
-            format!(
-                "{what}: no parallel worker available (max_parallel_workers = {max}, all busy); avoid nesting pmap inside pmap"
-            ),
-        );
-    }
-    let workers = got as usize;
-    let n = calls.len();
-    let branches: Vec<Interp> = (0..workers).map(|_| interp.branch()).collect();
-    let calls = std::sync::Mutex::new(calls.into_iter().enumerate().collect::<Vec<_>>().into_iter());
-    let mut results: Vec<Option<Result<Value, Flow>>> = (0..n).map(|_| None).collect();
-    let mut merged_prints: Vec<(usize, Vec<String>)> = Vec::new();
-    let mut merged_calls = Vec::new();
-    let outcome = std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for mut b in branches {
-            let calls = &calls;
-            let h = std::thread::Builder::new().stack_size(stack::BRANCH_STACK_BYTES).spawn_scoped(s, move || {
-                stack::mark_eval_thread(stack::BRANCH_STACK_BYTES);
-                b.reset_stack();
-                let _meter = crate::meter::install(b.budget.clone());
-                let mut out = Vec::new();
-                loop {
-                    let next = match calls.lock() {
-                        Ok(mut it) => it.next(),
-                        Err(_) => None,
-                    };
-                    let Some((i, (f, mut a))) = next else { break };
-                    let before = b.prints.len();
-                    let r = b.apply(&f, &mut a).and_then(|v| b.budget.check_time().map(|()| v));
-                    let prints = b.prints.split_off(before);
-                    let failed = r.is_err();
-                    out.push((i, r, prints));
-                    if failed {
-                        break;
-                    }
-                }
-                (out, std::mem::take(&mut b.tool_calls))
-            });
-            handles.push(h);
-        }
-        let mut spawn_failed = false;
-        for h in handles {
-            match h {
-                Ok(h) => match h.join() {
-                    Ok((out, tool_calls)) => {
-                        for (i, r, prints) in out {
-                            if let Some(slot) = results.get_mut(i) {
-                                *slot = Some(r);
-                            }
-                            merged_prints.push((i, prints));
-                        }
-                        merged_calls.extend(tool_calls);
-                    }
-                    Err(_) => spawn_failed = true,
-                },
-                Err(_) => spawn_failed = true,
-            }
-        }
-        spawn_failed
-    });
-    budget.workers_live.fetch_sub(got, SeqCst);
-    if outcome {
-        return err(ErrorKind::PmapError, format!("{what}: a worker thread could not run"));
-    }
-    merged_prints.sort_by_key(|(i, _)| *i);
-    for (_, p) in merged_prints {
-        interp.prints.extend(p);
-    }
-    interp.tool_calls.extend(merged_calls);
-    let mut out = PVector::new();
-    for (i, r) in results.into_iter().enumerate() {
-        match r {
-            Some(Ok(v)) => out.push_back(v),
-            Some(Err(Flow::Error(e))) => {
-                return Err(match e.kind {
-                    ErrorKind::Timeout
-                    | ErrorKind::MemoryExceeded
-                    | ErrorKind::ParallelCapacityExceeded
-                    | ErrorKind::Cancelled => Flow::Error(e),
-                    _ => Flow::Error(Box::new(crate::error::EvalError {
-                        kind: ErrorKind::PmapError,
-                        message: format!("{what} branch {i} failed: {}", e.message),
-                        span: e.span,
-                    })),
-                });
-            }
-            Some(Err(other)) => return Err(other),
-            // a branch stopped early because an earlier item failed
-            None => continue,
-        }
-    }
-    interp.charge(cost::items(out.len() as u64))?;
-    Ok(Value::from_pvec(out))
-}
-
-fn pmap(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn pmap(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     let colls: Vec<Value> = args[1..].iter_mut().map(std::mem::take).collect();
     let mut iters: Vec<SeqIter<'_>> = colls.iter().map(|c| seq_iter("pmap", c)).collect::<EvalResult<_>>()?;
@@ -628,19 +509,19 @@ fn pmap(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
         }
         calls.push((f.clone(), call));
     }
-    run_parallel(interp, calls, "pmap")
+    cx.parallel(calls)
 }
 
-fn pcalls(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn pcalls(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let calls = args.iter_mut().map(|f| (std::mem::take(f), Vec::new())).collect();
-    run_parallel(interp, calls, "pcalls")
+    cx.parallel(calls)
 }
 
-fn dissoc(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn dissoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match std::mem::take(&mut args[0]) {
         Value::Nil => Ok(Value::Nil),
         Value::Map(mut m) => {
-            interp.charge(cost::HEADER)?;
+            cx.charge(cost::HEADER)?;
             let mm = Arc::make_mut(&mut m);
             for k in args[1..].iter() {
                 mm.remove(k);
@@ -651,7 +532,7 @@ fn dissoc(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     }
 }
 
-fn update(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn update(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let coll = std::mem::take(&mut args[0]);
     let key = std::mem::take(&mut args[1]);
     let f = std::mem::take(&mut args[2]);
@@ -662,8 +543,8 @@ fn update(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
             if let Some(slot) = mm.get_mut(&key) {
                 let mut call = vec![std::mem::take(slot)];
                 call.extend(args[3..].iter_mut().map(std::mem::take));
-                let new = interp.apply(&f, &mut call)?;
-                interp.charge(cost::ENTRY)?;
+                let new = cx.apply(&f, &mut call)?;
+                cx.charge(cost::ENTRY)?;
                 *slot = new;
                 return Ok(Value::Map(m));
             }
@@ -674,32 +555,32 @@ fn update(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let old = get_in_value(&coll, &key).unwrap_or(Value::Nil);
     let mut call = vec![old];
     call.extend(args[3..].iter_mut().map(std::mem::take));
-    let new = interp.apply(&f, &mut call)?;
+    let new = cx.apply(&f, &mut call)?;
     // keep the key the map already uses (flexible access may have found "user_id" for :user-id)
     let key = match &coll {
         Value::Map(m) => crate::interp::flex_get_key(m, &key).unwrap_or(key),
         _ => key,
     };
-    assoc1(interp, coll, key, new)
+    assoc1(cx, coll, key, new)
 }
 
-fn into(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn into(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let mut to = std::mem::take(&mut args[0]);
     if let [_, xform, from] = args {
-        return super::transducers::into_with(interp, to, xform, from);
+        return super::transducers::into_with(cx, to, xform, from);
     }
     let Some(from) = args.get(1) else { return Ok(to) };
     if matches!(to, Value::Nil) {
         to = Value::vector([]);
     }
     for item in seq_iter("into", from)? {
-        interp.tick(1)?;
-        to = conj1(interp, to, item)?;
+        cx.tick(1)?;
+        to = conj1(cx, to, item)?;
     }
     Ok(to)
 }
 
-fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn map_indexed(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     if args.len() == 1 {
         return Ok(super::transducers::xf_map_indexed(f));
@@ -710,24 +591,24 @@ fn map_indexed(interp: &mut Interp, args: &mut [Value]) -> EvalResult {
     let coll = std::mem::take(&mut args[1]);
     let mut out = PVector::new();
     for (i, item) in seq_iter("map-indexed", &coll)?.enumerate() {
-        interp.tick(1)?;
-        interp.charge(super::kept_item_cost(&coll))?;
-        out.push_back(interp.apply(&f, &mut [Value::Int(i as i64), item])?);
+        cx.tick(1)?;
+        cx.charge(super::kept_item_cost(&coll))?;
+        out.push_back(cx.apply(&f, &mut [Value::Int(i as i64), item])?);
     }
-    interp.charge(cost::items(out.len() as u64))?;
+    cx.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }
 
-fn fnil(_: &mut Interp, args: &mut [Value]) -> EvalResult {
+fn fnil(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     // held: f, then the defaults
     let held: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("fnil", Held::values(held), |interp, held, call| {
+    Ok(Function::native("fnil", Held::values(held), |cx, held, call| {
         let Some((f, defaults)) = held.split_first() else { return Ok(Value::Nil) };
         for (slot, d) in call.iter_mut().zip(defaults.iter()) {
             if slot.is_nil() {
                 *slot = d.clone();
             }
         }
-        interp.apply(f, call)
+        cx.apply(f, call)
     }))
 }

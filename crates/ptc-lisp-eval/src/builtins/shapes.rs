@@ -5,9 +5,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, expected, int_arg, seq_iter, seq_len};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
-use crate::interp::Interp;
 use crate::limits::cost;
 use crate::value::{PMap, PSet, PVector, Value};
 
@@ -232,19 +232,19 @@ pub static BUILTINS: &[Builtin] = &[
         .ex(&[("(prewalk-replace {:a :b} [:a [:a]])", "[:b [:b]]")]),
 ];
 
-fn out_vec(interp: &mut Interp, items: impl IntoIterator<Item = Value>) -> EvalResult {
+fn out_vec(cx: &mut BuiltinContext, items: impl IntoIterator<Item = Value>) -> EvalResult {
     let v: PVector = items.into_iter().collect();
-    interp.charge(cost::items(v.len() as u64))?;
+    cx.charge(cost::items(v.len() as u64))?;
     Ok(Value::from_pvec(v))
 }
-fn all(interp: &mut Interp, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
-    super::collect_items(interp, fname, v)
+fn all(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    super::collect_items(cx, fname, v)
 }
 fn b(v: bool) -> EvalResult {
     Ok(Value::Bool(v))
 }
 
-fn type_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn type_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(match &a[0] {
         Value::Nil => Value::Nil,
         Value::Bool(_) => Value::kw("boolean"),
@@ -260,47 +260,47 @@ fn type_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         Value::Symbol(_) => Value::kw("symbol"),
     })
 }
-fn boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(a[0].truthy())
 }
-fn is_sequential(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_sequential(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Vector(_)))
 }
-fn is_seqable(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_seqable(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(super::is_seqable(&a[0]))
 }
-fn is_ifn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_ifn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Func(_) | Value::Keyword(_) | Value::Map(_) | Value::Set(_) | Value::Vector(_)))
 }
-fn is_char(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_char(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(&a[0], Value::Str(s) if s.chars().count() == 1))
 }
-fn always_false(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+fn always_false(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
     b(false)
 }
-fn is_rational(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_rational(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Int(_)))
 }
-fn pos_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn pos_int(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Int(i) if i > 0))
 }
-fn neg_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn neg_int(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Int(i) if i < 0))
 }
-fn nat_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn nat_int(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Int(i) if i >= 0))
 }
-fn infinite(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn infinite(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Float(f) if f.is_infinite()))
 }
-fn is_sorted(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_sorted(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Map(_) | Value::Set(_)))
 }
-fn compare(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn compare(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let o = super::compare_values(&a[0], &a[1])?.unwrap_or(std::cmp::Ordering::Equal);
     Ok(Value::Int(o as i64))
 }
-fn is_distinct(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_distinct(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     for i in 0..a.len() {
         for j in i + 1..a.len() {
             if a[i].equiv(&a[j]) {
@@ -310,26 +310,26 @@ fn is_distinct(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     b(true)
 }
-fn not_every(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn not_every(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("not-every?", &coll)? {
-        interp.tick(1)?;
-        if !interp.apply(&f, &mut [item])?.truthy() {
+        cx.tick(1)?;
+        if !cx.apply(&f, &mut [item])?.truthy() {
             return b(true);
         }
     }
     b(false)
 }
-fn not_empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn not_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match seq_len(&a[0]) {
         Some(0) => Ok(Value::Nil),
         Some(_) => Ok(std::mem::take(&mut a[0])),
         None => expected("not-empty", "a collection or string", &a[0]),
     }
 }
-fn empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(match &a[0] {
         Value::Map(_) => Value::empty_map(),
         Value::Set(_) => Value::set([]),
@@ -338,63 +338,63 @@ fn empty(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         _ => Value::Nil,
     })
 }
-fn butlast(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let mut v = all(interp, "butlast", &a[0])?;
+fn butlast(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let mut v = all(cx, "butlast", &a[0])?;
     v.pop();
-    if v.is_empty() { Ok(Value::Nil) } else { out_vec(interp, v) }
+    if v.is_empty() { Ok(Value::Nil) } else { out_vec(cx, v) }
 }
-fn drop_last(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn drop_last(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (n, coll) = if a.len() == 2 { (int_arg("drop-last", &a[0])?, &a[1]) } else { (1, &a[0]) };
-    let mut v = all(interp, "drop-last", coll)?;
+    let mut v = all(cx, "drop-last", coll)?;
     v.truncate(v.len().saturating_sub(n.max(0) as usize));
-    out_vec(interp, v)
+    out_vec(cx, v)
 }
-fn take_last(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn take_last(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = int_arg("take-last", &a[0])?.max(0) as usize;
-    let v = all(interp, "take-last", &a[1])?;
+    let v = all(cx, "take-last", &a[1])?;
     if v.is_empty() || n == 0 {
         return Ok(Value::Nil);
     }
     let start = v.len().saturating_sub(n);
-    out_vec(interp, v.into_iter().skip(start))
+    out_vec(cx, v.into_iter().skip(start))
 }
-fn fnext(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn fnext(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(seq_iter("fnext", &a[0])?.nth(1).unwrap_or(Value::Nil))
 }
-fn tail(interp: &mut Interp, v: &Value, n: usize, fname: &str, nil_when_empty: bool) -> EvalResult {
-    interp.charge(super::materialized_cost(v))?;
+fn tail(cx: &mut BuiltinContext, v: &Value, n: usize, fname: &str, nil_when_empty: bool) -> EvalResult {
+    cx.charge(super::materialized_cost(v))?;
     let rest: Vec<Value> = seq_iter(fname, v)?.skip(n).collect();
-    if rest.is_empty() && nil_when_empty { Ok(Value::Nil) } else { out_vec(interp, rest) }
+    if rest.is_empty() && nil_when_empty { Ok(Value::Nil) } else { out_vec(cx, rest) }
 }
-fn nfirst(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn nfirst(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let first = seq_iter("nfirst", &a[0])?.next().unwrap_or(Value::Nil);
-    tail(interp, &first, 1, "nfirst", true)
+    tail(cx, &first, 1, "nfirst", true)
 }
-fn nnext(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    tail(interp, &a[0], 2, "nnext", true)
+fn nnext(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    tail(cx, &a[0], 2, "nnext", true)
 }
-fn nthnext(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn nthnext(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = int_arg("nthnext", &a[1])?.max(0) as usize;
-    tail(interp, &a[0], n, "nthnext", true)
+    tail(cx, &a[0], n, "nthnext", true)
 }
-fn nthrest(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn nthrest(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = int_arg("nthrest", &a[1])?.max(0) as usize;
-    tail(interp, &a[0], n, "nthrest", false)
+    tail(cx, &a[0], n, "nthrest", false)
 }
-fn cons(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn cons(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut v = vec![std::mem::take(&mut a[0])];
-    interp.charge(super::materialized_cost(&a[1]))?;
+    cx.charge(super::materialized_cost(&a[1]))?;
     v.extend(seq_iter("cons", &a[1])?);
-    out_vec(interp, v)
+    out_vec(cx, v)
 }
-fn peek(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn peek(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Vector(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
         Value::Nil => Ok(Value::Nil),
         other => expected("peek", "a vector", other),
     }
 }
-fn pop(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn pop(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match std::mem::take(&mut a[0]) {
         Value::Vector(v) if v.is_empty() => Ok(Value::Nil),
         Value::Vector(mut v) => {
@@ -405,38 +405,38 @@ fn pop(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("pop", "a vector", &other),
     }
 }
-fn subvec(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let v = all(interp, "subvec", &a[0])?;
+fn subvec(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let v = all(cx, "subvec", &a[0])?;
     let n = v.len() as i64;
     let start = int_arg("subvec", &a[1])?.clamp(0, n);
     let end = match a.get(2) {
         Some(e) => int_arg("subvec", e)?.clamp(start, n),
         None => n,
     };
-    out_vec(interp, v.into_iter().skip(start as usize).take((end - start) as usize))
+    out_vec(cx, v.into_iter().skip(start as usize).take((end - start) as usize))
 }
-fn split_at(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn split_at(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = int_arg("split-at", &a[0])?.max(0) as usize;
-    let v = all(interp, "split-at", &a[1])?;
+    let v = all(cx, "split-at", &a[1])?;
     let n = n.min(v.len());
     let (l, r) = v.split_at(n);
-    out_vec(interp, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
+    out_vec(cx, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
 }
-fn split_with(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn split_with(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
-    let v = all(interp, "split-with", &a[1])?;
+    let v = all(cx, "split-with", &a[1])?;
     let mut n = v.len();
     for (i, item) in v.iter().enumerate() {
-        interp.tick(1)?;
-        if !interp.apply(&f, &mut [item.clone()])?.truthy() {
+        cx.tick(1)?;
+        if !cx.apply(&f, &mut [item.clone()])?.truthy() {
             n = i;
             break;
         }
     }
     let (l, r) = v.split_at(n);
-    out_vec(interp, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
+    out_vec(cx, [Value::vector(l.iter().cloned()), Value::vector(r.iter().cloned())])
 }
-fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn interleave(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let lazies: Vec<_> = a.iter().filter_map(|c| crate::lazy::as_lazy(c).cloned()).collect();
     if !lazies.is_empty() && lazies.len() == a.len() {
         return crate::lazy::interleave(lazies);
@@ -446,16 +446,16 @@ fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     // n items of every collection, the same one possibly many times: the rows and the
     // result are charged before anything is copied
     let rows = (n as u64).saturating_mul(a.len() as u64);
-    interp.charge(cost::items(rows).saturating_mul(2))?;
+    cx.charge(cost::items(rows).saturating_mul(2))?;
     let mut colls: Vec<Vec<Value>> = Vec::with_capacity(a.len());
     for c in a.iter() {
         colls.push(match crate::lazy::as_lazy(c) {
             Some(l) => {
-                let taken = crate::lazy::take(interp, n, l)?;
-                all(interp, "interleave", &taken)?
+                let taken = crate::lazy::take(cx, n, l)?;
+                all(cx, "interleave", &taken)?
             }
             None => {
-                interp.charge(super::materialized_cost(c))?;
+                cx.charge(super::materialized_cost(c))?;
                 seq_iter("interleave", c)?.take(n).collect()
             }
         });
@@ -469,10 +469,10 @@ fn interleave(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::vector(out))
 }
-fn interpose(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn interpose(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     seq_iter("interpose", &a[1])?;
     let n = seq_len(&a[1]).unwrap_or(0) as u64;
-    interp.charge(cost::items(n.saturating_mul(2)).saturating_add(super::materialized_cost(&a[1])))?;
+    cx.charge(cost::items(n.saturating_mul(2)).saturating_add(super::materialized_cost(&a[1])))?;
     let mut out = Vec::new();
     for (i, item) in seq_iter("interpose", &a[1])?.enumerate() {
         if i > 0 {
@@ -482,19 +482,19 @@ fn interpose(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::vector(out))
 }
-fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    fn go(interp: &mut Interp, v: &Value, out: &mut Vec<Value>) -> EvalResult<()> {
-        interp.tick(1)?;
+fn flatten(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    fn go(cx: &mut BuiltinContext, v: &Value, out: &mut Vec<Value>) -> EvalResult<()> {
+        cx.tick(1)?;
         match v {
             Value::Vector(items) => {
-                interp.check_stack()?;
+                cx.check_stack()?;
                 for x in items.iter() {
-                    go(interp, x, out)?;
+                    go(cx, x, out)?;
                 }
             }
             other => {
                 // a shared structure flattens to far more leaves than it holds
-                interp.charge(cost::ELEM)?;
+                cx.charge(cost::ELEM)?;
                 out.push(other.clone())
             }
         }
@@ -502,41 +502,41 @@ fn flatten(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     let mut out = Vec::new();
     match &a[0] {
-        Value::Vector(_) => go(interp, &a[0], &mut out)?,
+        Value::Vector(_) => go(cx, &a[0], &mut out)?,
         _ => return Ok(Value::vector([])),
     }
-    interp.charge(cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     Ok(Value::vector(out))
 }
-fn dedupe(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn dedupe(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if a.is_empty() {
         return Ok(super::transducers::xf_dedupe());
     }
     let mut out: Vec<Value> = Vec::new();
     for item in seq_iter("dedupe", &a[0])? {
         if out.last().is_none_or(|l| !l.equiv(&item)) {
-            interp.charge(super::kept_item_cost(&a[0]))?;
+            cx.charge(super::kept_item_cost(&a[0]))?;
             out.push(item);
         }
     }
-    out_vec(interp, out)
+    out_vec(cx, out)
 }
-fn distinct_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn distinct_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("distinct-by", &coll)? {
-        interp.tick(1)?;
-        if seen.insert(interp.apply(&f, &mut [item.clone()])?) {
-            interp.charge(super::kept_item_cost(&coll))?;
+        cx.tick(1)?;
+        if seen.insert(cx.apply(&f, &mut [item.clone()])?) {
+            cx.charge(super::kept_item_cost(&coll))?;
             out.push(item);
         }
     }
-    out_vec(interp, out)
+    out_vec(cx, out)
 }
-fn partition_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn partition_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
     let mut out: Vec<Value> = Vec::new();
     let mut run: Vec<Value> = Vec::new();
@@ -544,36 +544,36 @@ fn partition_by(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("partition-by", &coll)? {
-        interp.tick(1)?;
-        let k = interp.apply(&f, &mut [item.clone()])?;
+        cx.tick(1)?;
+        let k = cx.apply(&f, &mut [item.clone()])?;
         if last.as_ref().is_some_and(|l| !l.equiv(&k)) {
             out.push(Value::vector(std::mem::take(&mut run)));
         }
         last = Some(k);
-        interp.charge(super::kept_item_cost(&coll).max(cost::ELEM))?;
+        cx.charge(super::kept_item_cost(&coll).max(cost::ELEM))?;
         run.push(item);
     }
     if !run.is_empty() {
         out.push(Value::vector(run));
     }
-    out_vec(interp, out)
+    out_vec(cx, out)
 }
-fn keep_indexed(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn keep_indexed(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     let mut out = Vec::new();
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for (i, item) in seq_iter("keep-indexed", &coll)?.enumerate() {
-        interp.tick(1)?;
-        let r = interp.apply(&f, &mut [Value::Int(i as i64), item])?;
+        cx.tick(1)?;
+        let r = cx.apply(&f, &mut [Value::Int(i as i64), item])?;
         if !r.is_nil() {
-            interp.charge(super::kept_item_cost(&coll))?;
+            cx.charge(super::kept_item_cost(&coll))?;
             out.push(r);
         }
     }
-    out_vec(interp, out)
+    out_vec(cx, out)
 }
-fn find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn find(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Map(m) => Ok(m.get(&a[1]).map(|v| Value::vector([a[1].clone(), v.clone()])).unwrap_or(Value::Nil)),
         Value::Vector(v) => Ok(match &a[1] {
@@ -586,16 +586,16 @@ fn find(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("find", "a map or vector", other),
     }
 }
-fn entries(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn entries(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Map(_) | Value::Nil => {
-            let v = all(interp, "entries", &a[0])?;
-            out_vec(interp, v)
+            let v = all(cx, "entries", &a[0])?;
+            out_vec(cx, v)
         }
         other => expected("entries", "a map", other),
     }
 }
-fn zip(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn zip(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     for c in a.iter() {
         seq_iter("zip", c)?;
     }
@@ -603,18 +603,17 @@ fn zip(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     // tuples are charged before anything is built
     let n = a.iter().map(|c| seq_len(c).unwrap_or(0)).min().unwrap_or(0);
     let k = a.len() as u64;
-    interp
-        .charge(cost::items((n as u64).saturating_mul(k)).saturating_add((n as u64).saturating_mul(cost::items(k))))?;
+    cx.charge(cost::items((n as u64).saturating_mul(k)).saturating_add((n as u64).saturating_mul(cost::items(k))))?;
     let mut colls: Vec<Vec<Value>> = Vec::with_capacity(a.len());
     for c in a.iter() {
-        interp.charge(super::materialized_cost(c))?;
+        cx.charge(super::materialized_cost(c))?;
         colls.push(seq_iter("zip", c)?.take(n).collect());
     }
-    interp.charge(cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     Ok(Value::vector((0..n).map(|i| Value::vector(colls.iter().map(|c| c[i].clone())))))
 }
-fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let items = all(interp, "combinations", &a[0])?;
+fn combinations(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let items = all(cx, "combinations", &a[0])?;
     let k = int_arg("combinations", &a[1])?;
     if k < 0 {
         return Ok(Value::vector([]));
@@ -626,14 +625,14 @@ fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     let mut out = Vec::new();
     let mut idx: Vec<usize> = (0..k).collect();
     loop {
-        interp.tick(1)?;
-        interp.charge(cost::items(k as u64))?;
+        cx.tick(1)?;
+        cx.charge(cost::items(k as u64))?;
         out.push(Value::vector(idx.iter().map(|&i| items[i].clone())));
         // advance the rightmost index that can move
         let mut i = k;
         loop {
             if i == 0 {
-                return out_vec(interp, out);
+                return out_vec(cx, out);
             }
             i -= 1;
             if idx[i] < items.len() - k + i {
@@ -646,38 +645,38 @@ fn combinations(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     }
 }
-fn repeat(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn repeat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let [x] = a {
         return Ok(crate::lazy::repeat(std::mem::take(x)));
     }
     let n = int_arg("repeat", &a[0])?.max(0) as u64;
-    interp.charge(cost::items(n))?;
-    interp.tick(n)?;
+    cx.charge(cost::items(n))?;
+    cx.tick(n)?;
     Ok(Value::vector((0..n).map(|_| a[1].clone())))
 }
-fn tree_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn tree_seq(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (branch, children) = (a[0].clone(), a[1].clone());
     let mut out = Vec::new();
     let mut stack = vec![std::mem::take(&mut a[2])];
     while let Some(node) = stack.pop() {
-        interp.tick(1)?;
-        interp.charge(cost::ELEM)?;
+        cx.tick(1)?;
+        cx.charge(cost::ELEM)?;
         out.push(node.clone());
-        if interp.apply(&branch, &mut [node.clone()])?.truthy() {
-            let kids = interp.apply(&children, &mut [node])?;
-            let mut kids = all(interp, "tree-seq", &kids)?;
+        if cx.apply(&branch, &mut [node.clone()])?.truthy() {
+            let kids = cx.apply(&children, &mut [node])?;
+            let mut kids = all(cx, "tree-seq", &kids)?;
             kids.reverse();
             stack.extend(kids);
         }
     }
     Ok(Value::vector(out))
 }
-fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn every_pred(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("every-pred", Held::values(ps), |interp, ps, args| {
+    Ok(Function::native("every-pred", Held::values(ps), |cx, ps, args| {
         for p in ps {
             for x in args.iter() {
-                if !interp.apply(p, &mut [x.clone()])?.truthy() {
+                if !cx.apply(p, &mut [x.clone()])?.truthy() {
                     return Ok(Value::Bool(false));
                 }
             }
@@ -685,14 +684,14 @@ fn every_pred(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         Ok(Value::Bool(true))
     }))
 }
-fn some_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn some_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("some-fn", Held::values(ps), |interp, ps, args| {
+    Ok(Function::native("some-fn", Held::values(ps), |cx, ps, args| {
         // like Clojure's (or (p1 x) (p1 y) (p2 x) ...): the first truthy result, else the last one
         let mut last = Value::Nil;
         for p in ps {
             for x in args.iter() {
-                last = interp.apply(p, &mut [x.clone()])?;
+                last = cx.apply(p, &mut [x.clone()])?;
                 if last.truthy() {
                     return Ok(last);
                 }
@@ -708,17 +707,17 @@ fn set_arg(fname: &str, v: &Value) -> EvalResult<PSet> {
         other => expected(fname, "a set", other),
     }
 }
-fn union(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn union(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut out = PSet::new();
     for s in a.iter() {
         for x in set_arg("union", s)?.iter() {
             out.insert(x.clone());
         }
     }
-    interp.charge(cost::items(out.len() as u64))?;
+    cx.charge(cost::items(out.len() as u64))?;
     Ok(Value::Set(Arc::new(out)))
 }
-fn intersection(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn intersection(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut out = set_arg("intersection", &a[0])?;
     for s in a[1..].iter() {
         let other = set_arg("intersection", s)?;
@@ -726,7 +725,7 @@ fn intersection(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::Set(Arc::new(out)))
 }
-fn difference(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn difference(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut out = set_arg("difference", &a[0])?;
     for s in a[1..].iter() {
         for x in set_arg("difference", s)?.iter() {
@@ -735,11 +734,11 @@ fn difference(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::Set(Arc::new(out)))
 }
-fn subset(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn subset(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = (set_arg("subset?", &a[0])?, set_arg("subset?", &a[1])?);
     b(x.iter().all(|v| y.contains(v)))
 }
-fn superset(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn superset(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = (set_arg("superset?", &a[0])?, set_arg("superset?", &a[1])?);
     b(y.iter().all(|v| x.contains(v)))
 }
@@ -750,11 +749,11 @@ fn map_of<'a>(fname: &str, v: &'a Value) -> EvalResult<Option<&'a PMap>> {
         other => expected(fname, "a map", other),
     }
 }
-fn map_invert(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn map_invert(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let m = map_of("map-invert", &a[0])?;
     Ok(Value::map(m.into_iter().flat_map(|m| m.iter().map(|(k, v)| (v.clone(), k.clone())))))
 }
-fn rename_keys(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn rename_keys(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let Some(m) = map_of("rename-keys", &a[0])? else { return Ok(Value::Nil) };
     let renames = map_of("rename-keys", &a[1])?;
     let mut out = m.clone();
@@ -770,12 +769,12 @@ fn rename_keys(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::Map(Arc::new(out)))
 }
-fn set_select(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn set_select(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     let mut out = PSet::new();
     for x in set_arg("set/select", &a[1])?.iter() {
-        interp.tick(1)?;
-        if interp.apply(&f, &mut [x.clone()])?.truthy() {
+        cx.tick(1)?;
+        if cx.apply(&f, &mut [x.clone()])?.truthy() {
             out.insert(x.clone());
         }
     }
@@ -787,9 +786,9 @@ fn select_keys_of(m: &Value, ks: &[Value]) -> Value {
         _ => Value::empty_map(),
     }
 }
-fn set_join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let xs = all(interp, "set/join", &a[0])?;
-    let ys = all(interp, "set/join", &a[1])?;
+fn set_join(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let xs = all(cx, "set/join", &a[0])?;
+    let ys = all(cx, "set/join", &a[1])?;
     let mut out = PSet::new();
     let (Some(x0), Some(y0)) = (xs.first(), ys.first()) else {
         return Ok(Value::Set(Arc::new(out)));
@@ -812,36 +811,36 @@ fn set_join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     for x in &xs {
         let Value::Map(xm) = x else { return expected("set/join", "a set of maps", x) };
         for y in &ys {
-            interp.tick(1)?;
+            cx.tick(1)?;
             let Value::Map(ym) = y else { return expected("set/join", "a set of maps", y) };
             if pairs.iter().all(|(kx, ky)| xm.get(kx) == ym.get(ky)) {
                 let (mut base, top) = if y_wins { ((**xm).clone(), ym) } else { ((**ym).clone(), xm) };
                 for (k, v) in top.iter() {
                     base.insert(k.clone(), v.clone());
                 }
-                interp.charge(cost::HEADER + cost::ELEM * base.len() as u64)?;
+                cx.charge(cost::HEADER + cost::ELEM * base.len() as u64)?;
                 out.insert(Value::Map(Arc::new(base)));
             }
         }
     }
     Ok(Value::Set(Arc::new(out)))
 }
-fn set_rename(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn set_rename(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let kmap = a[1].clone();
     let mut out = PSet::new();
     // one item at a time: nothing is collected first
     let coll = a[0].clone();
     for m in seq_iter("set/rename", &coll)? {
-        out.insert(rename_keys(interp, &mut [m, kmap.clone()])?);
+        out.insert(rename_keys(cx, &mut [m, kmap.clone()])?);
     }
     Ok(Value::Set(Arc::new(out)))
 }
-fn set_project(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let ks = all(interp, "set/project", &a[1])?;
+fn set_project(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let ks = all(cx, "set/project", &a[1])?;
     Ok(Value::set(set_arg("set/project", &a[0])?.iter().map(|m| select_keys_of(m, &ks))))
 }
-fn set_index(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let ks = all(interp, "set/index", &a[1])?;
+fn set_index(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let ks = all(cx, "set/index", &a[1])?;
     let mut out = PMap::new();
     for m in set_arg("set/index", &a[0])?.iter() {
         let k = select_keys_of(m, &ks);
@@ -854,37 +853,41 @@ fn set_index(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::Map(Arc::new(out)))
 }
-fn rebuild(interp: &mut Interp, form: &Value, inner: &mut dyn FnMut(&mut Interp, Value) -> EvalResult) -> EvalResult {
-    interp.tick(1)?;
+fn rebuild(
+    cx: &mut BuiltinContext,
+    form: &Value,
+    inner: &mut dyn FnMut(&mut BuiltinContext, Value) -> EvalResult,
+) -> EvalResult {
+    cx.tick(1)?;
     if let Value::Vector(c) = form {
-        interp.check_stack()?;
-        interp.charge(cost::items(c.len() as u64))?;
+        cx.check_stack()?;
+        cx.charge(cost::items(c.len() as u64))?;
     } else if let Value::Set(c) = form {
-        interp.check_stack()?;
-        interp.charge(cost::items(c.len() as u64))?;
+        cx.check_stack()?;
+        cx.charge(cost::items(c.len() as u64))?;
     } else if let Value::Map(c) = form {
-        interp.check_stack()?;
-        interp.charge(cost::entries(c.len() as u64))?;
+        cx.check_stack()?;
+        cx.charge(cost::entries(c.len() as u64))?;
     }
     Ok(match form {
         Value::Vector(items) => {
             let mut out = PVector::new();
             for x in items.iter() {
-                out.push_back(inner(interp, x.clone())?);
+                out.push_back(inner(cx, x.clone())?);
             }
             Value::from_pvec(out)
         }
         Value::Set(items) => {
             let mut out = PSet::new();
             for x in items.iter() {
-                out.insert(inner(interp, x.clone())?);
+                out.insert(inner(cx, x.clone())?);
             }
             Value::Set(Arc::new(out))
         }
         Value::Map(m) => {
             let mut out = PMap::new();
             for (k, v) in m.iter() {
-                let entry = inner(interp, Value::vector([k.clone(), v.clone()]))?;
+                let entry = inner(cx, Value::vector([k.clone(), v.clone()]))?;
                 match entry {
                     Value::Vector(e) if e.len() == 2 => out.insert(e[0].clone(), e[1].clone()),
                     other => return expected("walk", "map entries to stay [k v] pairs", &other),
@@ -895,30 +898,38 @@ fn rebuild(interp: &mut Interp, form: &Value, inner: &mut dyn FnMut(&mut Interp,
         other => other.clone(),
     })
 }
-fn walk(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn walk(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (inner, outer) = (a[0].clone(), a[1].clone());
-    let rebuilt = rebuild(interp, &a[2], &mut |interp, x| interp.apply(&inner, &mut [x]))?;
-    interp.apply(&outer, &mut [rebuilt])
+    let rebuilt = rebuild(cx, &a[2], &mut |cx, x| cx.apply(&inner, &mut [x]))?;
+    cx.apply(&outer, &mut [rebuilt])
 }
-fn postwalk_with(interp: &mut Interp, f: &mut dyn FnMut(&mut Interp, Value) -> EvalResult, form: Value) -> EvalResult {
-    let rebuilt = rebuild(interp, &form, &mut |interp, x| postwalk_with(interp, f, x))?;
-    f(interp, rebuilt)
+fn postwalk_with(
+    cx: &mut BuiltinContext,
+    f: &mut dyn FnMut(&mut BuiltinContext, Value) -> EvalResult,
+    form: Value,
+) -> EvalResult {
+    let rebuilt = rebuild(cx, &form, &mut |cx, x| postwalk_with(cx, f, x))?;
+    f(cx, rebuilt)
 }
-fn prewalk_with(interp: &mut Interp, f: &mut dyn FnMut(&mut Interp, Value) -> EvalResult, form: Value) -> EvalResult {
-    let replaced = f(interp, form)?;
-    rebuild(interp, &replaced, &mut |interp, x| prewalk_with(interp, f, x))
+fn prewalk_with(
+    cx: &mut BuiltinContext,
+    f: &mut dyn FnMut(&mut BuiltinContext, Value) -> EvalResult,
+    form: Value,
+) -> EvalResult {
+    let replaced = f(cx, form)?;
+    rebuild(cx, &replaced, &mut |cx, x| prewalk_with(cx, f, x))
 }
-fn postwalk(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn postwalk(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let fv = a[0].clone();
-    postwalk_with(interp, &mut |interp, x| interp.apply(&fv, &mut [x]), std::mem::take(&mut a[1]))
+    postwalk_with(cx, &mut |cx, x| cx.apply(&fv, &mut [x]), std::mem::take(&mut a[1]))
 }
-fn prewalk(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn prewalk(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let fv = a[0].clone();
-    prewalk_with(interp, &mut |interp, x| interp.apply(&fv, &mut [x]), std::mem::take(&mut a[1]))
+    prewalk_with(cx, &mut |cx, x| cx.apply(&fv, &mut [x]), std::mem::take(&mut a[1]))
 }
-fn rekey(interp: &mut Interp, form: Value, to_keyword: bool) -> EvalResult {
+fn rekey(cx: &mut BuiltinContext, form: Value, to_keyword: bool) -> EvalResult {
     postwalk_with(
-        interp,
+        cx,
         &mut |_, x| {
             Ok(match x {
                 Value::Map(m) => Value::map(m.iter().map(|(k, v)| {
@@ -935,70 +946,70 @@ fn rekey(interp: &mut Interp, form: Value, to_keyword: bool) -> EvalResult {
         form,
     )
 }
-fn keywordize_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    rekey(interp, std::mem::take(&mut a[0]), true)
+fn keywordize_keys(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    rekey(cx, std::mem::take(&mut a[0]), true)
 }
-fn stringify_keys(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    rekey(interp, std::mem::take(&mut a[0]), false)
+fn stringify_keys(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    rekey(cx, std::mem::take(&mut a[0]), false)
 }
-fn prewalk_replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn prewalk_replace(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let smap = match &a[0] {
         Value::Map(m) => m.clone(),
         other => return expected("prewalk-replace", "a replacement map", other),
     };
-    prewalk_with(interp, &mut |_, x| Ok(smap.get(&x).cloned().unwrap_or(x)), std::mem::take(&mut a[1]))
+    prewalk_with(cx, &mut |_, x| Ok(smap.get(&x).cloned().unwrap_or(x)), std::mem::take(&mut a[1]))
 }
 
-fn reductions(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn reductions(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     let (init, coll) = if a.len() == 3 { (Some(a[1].clone()), &a[2]) } else { (None, &a[1]) };
     let mut items = seq_iter("reductions", coll)?;
     let mut acc = match init.or_else(|| items.next()) {
         Some(v) => v,
-        None => return Ok(Value::vector([interp.apply(&f, &mut [])?])),
+        None => return Ok(Value::vector([cx.apply(&f, &mut [])?])),
     };
     let mut out = vec![acc.clone()];
     for x in items {
-        interp.tick(1)?;
-        acc = interp.apply(&f, &mut [acc, x])?;
-        interp.charge(super::kept_item_cost(coll))?;
+        cx.tick(1)?;
+        acc = cx.apply(&f, &mut [acc, x])?;
+        cx.charge(super::kept_item_cost(coll))?;
         out.push(acc.clone());
     }
-    out_vec(interp, out)
+    out_vec(cx, out)
 }
-fn take_nth(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn take_nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = int_arg("take-nth", &a[0])?;
     if n <= 0 {
         return err(ErrorKind::RuntimeError, "take-nth: n must be positive (a step of 0 would never end)");
     }
-    interp.charge(super::materialized_cost(&a[1]))?;
+    cx.charge(super::materialized_cost(&a[1]))?;
     let v: Vec<Value> = seq_iter("take-nth", &a[1])?.step_by(n as usize).collect();
-    out_vec(interp, v)
+    out_vec(cx, v)
 }
-fn rseq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn rseq(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Vector(v) if v.is_empty() => Ok(Value::Nil),
-        Value::Vector(v) => out_vec(interp, v.iter().rev().cloned()),
+        Value::Vector(v) => out_vec(cx, v.iter().rev().cloned()),
         Value::Nil => Ok(Value::Nil),
         other => expected("rseq", "a vector", other),
     }
 }
-fn doall(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn doall(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(std::mem::take(&mut a[0]))
 }
-fn dorun(_: &mut Interp, _: &mut [Value]) -> EvalResult {
+fn dorun(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
     Ok(Value::Nil)
 }
-fn run_bang(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn run_bang(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for x in seq_iter("run!", &coll)? {
-        interp.tick(1)?;
-        interp.apply(&f, &mut [x])?;
+        cx.tick(1)?;
+        cx.apply(&f, &mut [x])?;
     }
     Ok(Value::Nil)
 }
-fn memoize(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn memoize(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(std::mem::take(&mut a[0]))
 }

@@ -10,8 +10,8 @@ mod java_regex;
 use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, expected, int_arg, str_arg};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err, type_err};
-use crate::interp::Interp;
 use crate::limits::cost;
 use crate::printer::to_clojure;
 use crate::regex_value::RegexValue;
@@ -138,7 +138,7 @@ fn chars_index(s: &str, byte: usize) -> i64 {
 fn char_to_byte(s: &str, idx: i64) -> usize {
     s.char_indices().nth(idx.max(0) as usize).map(|(b, _)| b).unwrap_or(s.len())
 }
-fn index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn index_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("index-of", &a[0])?;
     let sub = str_arg("index-of", &a[1])?;
     let from = match a.get(2) {
@@ -147,7 +147,7 @@ fn index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     };
     Ok(s.get(from..).and_then(|rest| rest.find(sub)).map_or(Value::Nil, |b| Value::Int(chars_index(s, from + b))))
 }
-fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn last_index_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("last-index-of", &a[0])?;
     let sub = str_arg("last-index-of", &a[1])?;
     let hay = match a.get(2) {
@@ -166,24 +166,24 @@ fn last_index_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 
 /// The vector form of a match: the string, or `[whole g1 ...]` when the pattern has groups;
 /// the copies of the match and its groups are charged before they are made.
-fn match_value(interp: &mut Interp, caps: &regex::Captures<'_>) -> EvalResult {
+fn match_value(cx: &mut BuiltinContext, caps: &regex::Captures<'_>) -> EvalResult {
     let bytes: u64 = caps.iter().map(|m| m.map_or(0, |m| m.len() as u64 + cost::HEADER)).sum();
-    interp.charge(bytes)?;
+    cx.charge(bytes)?;
     if caps.len() == 1 {
         return Ok(caps.get(0).map_or(Value::Nil, |m| Value::str(m.as_str())));
     }
-    interp.charge(cost::items(caps.len() as u64))?;
+    cx.charge(cost::items(caps.len() as u64))?;
     Ok(Value::vector(caps.iter().map(|m| m.map_or(Value::Nil, |m| Value::str(m.as_str())))))
 }
 
-fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: bool) -> EvalResult {
+fn replace_impl(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, first_only: bool) -> EvalResult {
     let s = str_arg(fname, &a[0])?;
     let out = match (&a[1], &a[2]) {
         (Value::Str(from), Value::Str(to)) => {
             // charge the result before building it: matches × replacement can be huge
             let hits = if first_only { usize::from(s.contains(&**from)) } else { s.matches(&**from).count() };
-            interp.tick(hits as u64)?;
-            interp.charge((s.len() as u64).saturating_add((hits as u64).saturating_mul(to.len() as u64)))?;
+            cx.tick(hits as u64)?;
+            cx.charge((s.len() as u64).saturating_add((hits as u64).saturating_mul(to.len() as u64)))?;
             if first_only { s.replacen(&**from, to, 1) } else { s.replace(&**from, to) }
         }
         (Value::Regex(re), Value::Str(to)) => {
@@ -191,11 +191,11 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
             let mut out = String::new();
             let mut last = 0;
             for caps in java_regex::find_iter(re.regex(), s) {
-                interp.tick(1)?;
+                cx.tick(1)?;
                 let Some(m) = caps.get(0) else { continue };
                 let gap = s.get(last..m.start()).unwrap_or("");
                 // a replacement like "$0$0$0..." multiplies the match: size it first
-                interp.charge((gap.len() as u64).saturating_add(java_regex::expanded_len(&pieces, &caps)))?;
+                cx.charge((gap.len() as u64).saturating_add(java_regex::expanded_len(&pieces, &caps)))?;
                 out.push_str(gap);
                 java_regex::expand(&pieces, &caps, &mut out);
                 last = m.end();
@@ -204,7 +204,7 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
                 }
             }
             let tail = s.get(last..).unwrap_or("");
-            interp.charge(tail.len() as u64)?;
+            cx.charge(tail.len() as u64)?;
             out.push_str(tail);
             out
         }
@@ -213,22 +213,22 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
             let mut out = String::new();
             let mut last = 0;
             for caps in java_regex::find_iter(re.regex(), s) {
-                interp.tick(1)?;
+                cx.tick(1)?;
                 let Some(m) = caps.get(0) else { continue };
                 let gap = s.get(last..m.start()).unwrap_or("");
-                interp.charge(gap.len() as u64)?;
+                cx.charge(gap.len() as u64)?;
                 out.push_str(gap);
-                let matched = match_value(interp, &caps)?;
-                let r = interp.apply(&f, &mut [matched])?;
-                interp.charge(super::core::str_len_bound(&r))?;
-                super::core::push_str_form(interp, &r, &mut out)?;
+                let matched = match_value(cx, &caps)?;
+                let r = cx.apply(&f, &mut [matched])?;
+                cx.charge(super::core::str_len_bound(&r))?;
+                super::core::push_str_form(cx, &r, &mut out)?;
                 last = m.end();
                 if first_only {
                     break;
                 }
             }
             let tail = s.get(last..).unwrap_or("");
-            interp.charge(tail.len() as u64)?;
+            cx.charge(tail.len() as u64)?;
             out.push_str(tail);
             out
         }
@@ -238,10 +238,10 @@ fn replace_impl(interp: &mut Interp, a: &mut [Value], fname: &str, first_only: b
         (Value::Regex(_), other) => return expected(fname, "a replacement string or a fn of the match", other),
         (m, _) => return expected(fname, "a string or regex to match", m),
     };
-    interp.charge(cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     Ok(Value::str(out))
 }
-fn char_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn char_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Str(s) if s.chars().count() == 1 => Ok(a[0].clone()),
         Value::Int(i) => match u32::try_from(*i).ok().and_then(char::from_u32) {
@@ -251,35 +251,35 @@ fn char_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("char", "a code point (integer) or a character", other),
     }
 }
-pub(super) fn replace(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    replace_impl(interp, a, "replace", false)
+pub(super) fn replace(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    replace_impl(cx, a, "replace", false)
 }
-fn replace_first(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    replace_impl(interp, a, "replace-first", true)
+fn replace_first(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    replace_impl(cx, a, "replace-first", true)
 }
-fn re_quote_replacement(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_quote_replacement(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("re-quote-replacement", &a[0])?;
-    super::core::charge_text(interp, s.len() + s.matches(['\\', '$']).count())?;
+    super::core::charge_text(cx, s.len() + s.matches(['\\', '$']).count())?;
     Ok(Value::str(s.replace('\\', "\\\\").replace('$', "\\$")))
 }
 
 /// `clojure.string/split`: Java's `Pattern.split` on a regex; a 1-character string splits
 /// on that character and "" into characters (PTC extensions; longer strings are refused,
 /// DIV-50). An optional limit caps the number of pieces (negative keeps trailing empties).
-pub fn split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let parts = split_parts(interp, a)?;
+pub fn split(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let parts = split_parts(cx, a)?;
     Ok(Value::vector(parts.into_iter().map(Value::str)))
 }
 
 /// The pieces `(split s re limit?)` returns, as slices of `s`, with the call's fuel and
 /// memory charged (a fused chain turns them into values one at a time).
-pub fn split_parts<'a>(interp: &mut Interp, a: &'a [Value]) -> EvalResult<Vec<&'a str>> {
+pub fn split_parts<'a>(cx: &mut BuiltinContext, a: &'a [Value]) -> EvalResult<Vec<&'a str>> {
     let s = str_arg("split", &a[0])?;
     let limit = match a.get(2) {
         Some(l) => int_arg("split", l)?,
         None => 0,
     };
-    let max = max_pieces(interp);
+    let max = max_pieces(cx);
     let parts = match &a[1] {
         Value::Regex(r) if r.source() == "\\s+" => java_regex::split_whitespace(s, limit, max),
         Value::Regex(r) => java_regex::split(r.regex(), s, limit, max),
@@ -295,33 +295,32 @@ pub fn split_parts<'a>(interp: &mut Interp, a: &'a [Value]) -> EvalResult<Vec<&'
         }
         other => return expected("split", "a regex like #\",\" or a 1-character string", other),
     };
-    let parts = pieces_or_exceeded(interp, parts)?;
-    interp.tick(parts.len() as u64)?;
-    interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
+    let parts = pieces_or_exceeded(cx, parts)?;
+    cx.tick(parts.len() as u64)?;
+    cx.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
     Ok(parts)
 }
 /// The most pieces a split may collect: each is charged at least one element, so more
 /// than the budget has room for fail before they are all found.
-fn max_pieces(interp: &Interp) -> usize {
-    let used = interp.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed);
-    usize::try_from(interp.budget.heap_limit.saturating_sub(used) / cost::ELEM).unwrap_or(usize::MAX).saturating_add(1)
+fn max_pieces(cx: &BuiltinContext) -> usize {
+    usize::try_from(cx.heap_left() / cost::ELEM).unwrap_or(usize::MAX).saturating_add(1)
 }
 /// The pieces of a split, or `memory_exceeded` when there were more than the budget holds.
-fn pieces_or_exceeded<'a>(interp: &mut Interp, parts: Option<Vec<&'a str>>) -> EvalResult<Vec<&'a str>> {
+fn pieces_or_exceeded<'a>(cx: &mut BuiltinContext, parts: Option<Vec<&'a str>>) -> EvalResult<Vec<&'a str>> {
     match parts {
         Some(p) => Ok(p),
         None => {
-            let left = interp.budget.heap_limit;
-            interp.charge(left.saturating_add(1))?;
+            let left = cx.heap_limit();
+            cx.charge(left.saturating_add(1))?;
             Ok(Vec::new())
         }
     }
 }
-fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn split_lines(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("split-lines", &a[0])?;
     // counted before they are collected: one line per '\n', plus the last
     let lines = s.bytes().filter(|&b| b == b'\n').count() as u64 + 1;
-    interp.charge(cost::items(lines))?;
+    cx.charge(cost::items(lines))?;
     let mut lines: Vec<&str> = s.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     // Java's split: no match keeps the input, otherwise trailing empty lines go
     if lines.len() > 1 {
@@ -329,28 +328,28 @@ fn split_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             lines.pop();
         }
     }
-    interp.tick(lines.len() as u64)?;
-    interp.charge(s.len() as u64)?;
+    cx.tick(lines.len() as u64)?;
+    cx.charge(s.len() as u64)?;
     Ok(Value::vector(lines.into_iter().map(Value::str)))
 }
-fn triml(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn triml(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = str_arg("triml", &a[0])?.trim_start_matches(super::java_whitespace);
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn trimr(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn trimr(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = str_arg("trimr", &a[0])?.trim_end_matches(super::java_whitespace);
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn trim_newline(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn trim_newline(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = str_arg("trim-newline", &a[0])?.trim_end_matches(['\n', '\r']);
-    super::core::charge_text(interp, out.len())?;
+    super::core::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
-fn capitalize(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn capitalize(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("capitalize", &a[0])?;
-    super::core::case_mapped(interp, s, |s| {
+    super::core::case_mapped(cx, s, |s| {
         let mut chars = s.chars();
         match chars.next() {
             Some(c) => c.to_uppercase().chain(chars.as_str().to_lowercase().chars()).collect::<String>(),
@@ -358,13 +357,13 @@ fn capitalize(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         }
     })
 }
-fn parse_long(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn parse_long(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(match &a[0] {
         Value::Str(s) if !s.starts_with('+') || s.len() > 1 => s.parse::<i64>().map_or(Value::Nil, Value::Int),
         _ => Value::Nil,
     })
 }
-fn parse_double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn parse_double(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(match &a[0] {
         Value::Str(s) => {
             let t = s.as_ref();
@@ -380,7 +379,7 @@ fn parse_double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         _ => Value::Nil,
     })
 }
-fn parse_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn parse_boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(match &a[0] {
         Value::Str(s) if &**s == "true" => Value::Bool(true),
         Value::Str(s) if &**s == "false" => Value::Bool(false),
@@ -389,7 +388,7 @@ fn parse_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 }
 
 /// Printed forms (`pr`), or forms for people (`print`: strings unquoted at every depth).
-fn printed_all(interp: &mut Interp, a: &[Value], readable: bool) -> EvalResult<String> {
+fn printed_all(cx: &mut BuiltinContext, a: &[Value], readable: bool) -> EvalResult<String> {
     let mut out = String::new();
     for (i, v) in a.iter().enumerate() {
         if i > 0 {
@@ -397,44 +396,44 @@ fn printed_all(interp: &mut Interp, a: &[Value], readable: bool) -> EvalResult<S
         }
         if readable {
             // printed within what is left of the budget, and charged: never cut silently
-            let text = interp.print_value(v, usize::MAX)?;
+            let text = cx.print_value(v, usize::MAX)?;
             out.push_str(&text);
         } else {
-            print_plain(interp, v, &mut out, 0)?;
+            print_plain(cx, v, &mut out, 0)?;
         }
     }
-    interp.charge(cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     Ok(out)
 }
-fn print_plain(interp: &mut Interp, v: &Value, out: &mut String, depth: usize) -> EvalResult<()> {
-    interp.tick(1)?;
+fn print_plain(cx: &mut BuiltinContext, v: &Value, out: &mut String, depth: usize) -> EvalResult<()> {
+    cx.tick(1)?;
     if depth > 1_000 {
         // as the printer does: nesting this deep is cut, not followed
         out.push_str("...");
         return Ok(());
     }
-    let items = |interp: &mut Interp, it: &mut dyn Iterator<Item = &Value>, out: &mut String| -> EvalResult<()> {
+    let items = |cx: &mut BuiltinContext, it: &mut dyn Iterator<Item = &Value>, out: &mut String| -> EvalResult<()> {
         for (i, x) in it.enumerate() {
             if i > 0 {
                 out.push(' ');
             }
-            print_plain(interp, x, out, depth + 1)?;
+            print_plain(cx, x, out, depth + 1)?;
         }
         Ok(())
     };
     match v {
         Value::Str(s) => {
-            interp.charge(s.len() as u64)?;
+            cx.charge(s.len() as u64)?;
             out.push_str(s);
         }
         Value::Vector(xs) => {
             out.push('[');
-            items(interp, &mut xs.iter(), out)?;
+            items(cx, &mut xs.iter(), out)?;
             out.push(']');
         }
         Value::Set(xs) => {
             out.push_str("#{");
-            items(interp, &mut xs.iter(), out)?;
+            items(cx, &mut xs.iter(), out)?;
             out.push('}');
         }
         Value::Map(m) => {
@@ -443,33 +442,33 @@ fn print_plain(interp: &mut Interp, v: &Value, out: &mut String, depth: usize) -
                 if i > 0 {
                     out.push(' ');
                 }
-                print_plain(interp, k, out, depth + 1)?;
+                print_plain(cx, k, out, depth + 1)?;
                 out.push(' ');
-                print_plain(interp, x, out, depth + 1)?;
+                print_plain(cx, x, out, depth + 1)?;
             }
             out.push('}');
         }
         other => {
             let text = to_clojure(other);
-            interp.charge(text.len() as u64)?;
+            cx.charge(text.len() as u64)?;
             out.push_str(&text);
         }
     }
     Ok(())
 }
-fn pr_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(printed_all(interp, a, true)?))
+fn pr_str(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(cx, a, true)?))
 }
-fn print_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(printed_all(interp, a, false)?))
+fn print_str(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(cx, a, false)?))
 }
-fn println_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(printed_all(interp, a, false)? + "\n"))
+fn println_str(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(cx, a, false)? + "\n"))
 }
-fn prn_str(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(printed_all(interp, a, true)? + "\n"))
+fn prn_str(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(printed_all(cx, a, true)? + "\n"))
 }
-fn escape(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn escape(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("str/escape", &a[0])?;
     let cmap = a[1].clone();
     if !matches!(cmap, Value::Map(_) | Value::Func(_)) {
@@ -477,31 +476,31 @@ fn escape(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     let mut out = String::new();
     for c in s.chars() {
-        interp.tick(1)?;
+        cx.tick(1)?;
         let ch = Value::str(c.to_string());
         let r = match &cmap {
             Value::Map(m) => m.get(&ch).cloned().unwrap_or(Value::Nil),
-            f => interp.apply(f, &mut [ch])?,
+            f => cx.apply(f, &mut [ch])?,
         };
         match r {
             Value::Nil => {
-                interp.charge(c.len_utf8() as u64)?;
+                cx.charge(c.len_utf8() as u64)?;
                 out.push(c);
             }
             r => {
-                interp.charge(super::core::str_len_bound(&r))?;
-                super::core::push_str_form(interp, &r, &mut out)?;
+                cx.charge(super::core::str_len_bound(&r))?;
+                super::core::push_str_form(cx, &r, &mut out)?;
             }
         }
     }
-    interp.charge(cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     Ok(Value::str(out))
 }
 
-fn format(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn format(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let template = str_arg("format", &a[0])?;
-    let out = format::format(interp, template, &a[1..])?;
-    interp.charge(cost::HEADER)?;
+    let out = format::format(cx, template, &a[1..])?;
+    cx.charge(cost::HEADER)?;
     Ok(Value::str(out))
 }
 
@@ -525,7 +524,7 @@ fn pattern_arg(fname: &str, v: &Value) -> EvalResult<Arc<RegexValue>> {
         other => expected(fname, "a regex like #\"\\d+\" or a pattern string", other),
     }
 }
-fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_pattern(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Regex(_) => Ok(a[0].clone()),
         Value::Str(s) => {
@@ -534,41 +533,41 @@ fn re_pattern(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => expected("re-pattern", "a string", other),
     }
 }
-fn is_regex(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_regex(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(matches!(a[0], Value::Regex(_))))
 }
-fn re_find(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_find(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let re = regex_arg("re-find", &a[0])?;
     let s = str_arg("re-find", &a[1])?;
     match re.regex().captures(s) {
-        Some(c) => match_value(interp, &c),
+        Some(c) => match_value(cx, &c),
         None => Ok(Value::Nil),
     }
 }
-fn re_matches(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_matches(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let re = regex_arg("re-matches", &a[0])?;
     let s = str_arg("re-matches", &a[1])?;
     let Some(full) = re.anchored() else {
         return err(ErrorKind::RuntimeError, format!("re-matches: the pattern #\"{}\" is too large", re.source()));
     };
     match full.captures(s) {
-        Some(c) => match_value(interp, &c),
+        Some(c) => match_value(cx, &c),
         None => Ok(Value::Nil),
     }
 }
-fn re_seq(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_seq(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let re = regex_arg("re-seq", &a[0])?;
     let s = str_arg("re-seq", &a[1])?;
     let mut out = Vec::new();
     for c in java_regex::find_iter(re.regex(), s) {
-        interp.tick(1)?;
-        interp.charge(cost::ELEM)?;
-        out.push(match_value(interp, &c)?);
+        cx.tick(1)?;
+        cx.charge(cost::ELEM)?;
+        out.push(match_value(cx, &c)?);
     }
-    interp.charge(cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     Ok(if out.is_empty() { Value::Nil } else { Value::vector(out) })
 }
-fn re_split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn re_split(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let compiled;
     let re: &RegexValue = match &a[0] {
         // upstream also takes a pattern string here
@@ -579,13 +578,13 @@ fn re_split(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
         other => regex_arg("re-split", other)?,
     };
     let s = str_arg("re-split", &a[1])?;
-    let max = max_pieces(interp);
-    let parts = pieces_or_exceeded(interp, java_regex::split(re.regex(), s, -1, max))?;
-    interp.tick(parts.len() as u64)?;
-    interp.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
+    let max = max_pieces(cx);
+    let parts = pieces_or_exceeded(cx, java_regex::split(re.regex(), s, -1, max))?;
+    cx.tick(parts.len() as u64)?;
+    cx.charge(cost::items(parts.len() as u64) + s.len() as u64)?;
     Ok(Value::vector(parts.into_iter().map(Value::str)))
 }
-fn extract_group(interp: &mut Interp, a: &[Value], fname: &str) -> EvalResult<Option<String>> {
+fn extract_group(cx: &mut BuiltinContext, a: &[Value], fname: &str) -> EvalResult<Option<String>> {
     let re = pattern_arg(fname, &a[0])?;
     let s = match &a[1] {
         Value::Str(s) => s.clone(),
@@ -602,20 +601,20 @@ fn extract_group(interp: &mut Interp, a: &[Value], fname: &str) -> EvalResult<Op
             n as usize
         }
     };
-    interp.tick(1)?;
+    cx.tick(1)?;
     Ok(re.regex().captures(&s).and_then(|c| c.get(n)).map(|m| m.as_str().to_string()))
 }
-fn extract(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(extract_group(interp, a, "extract")?.map_or(Value::Nil, Value::str))
+fn extract(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(extract_group(cx, a, "extract")?.map_or(Value::Nil, Value::str))
 }
-fn extract_int(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let found = extract_group(interp, a, "extract-int")?.and_then(|s| s.trim().parse::<i64>().ok());
+fn extract_int(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let found = extract_group(cx, a, "extract-int")?.and_then(|s| s.trim().parse::<i64>().ok());
     Ok(found.map_or_else(|| a.get(3).cloned().unwrap_or(Value::Nil), Value::Int))
 }
 
 /// Re-keys parsed JSON objects: `true` makes keyword keys, a fn maps each key string.
-fn rekey(interp: &mut Interp, v: Value, key_fn: &Value) -> EvalResult {
-    interp.tick(1)?;
+fn rekey(cx: &mut BuiltinContext, v: Value, key_fn: &Value) -> EvalResult {
+    cx.tick(1)?;
     Ok(match v {
         Value::Map(m) => {
             let mut out = crate::value::PMap::new();
@@ -624,17 +623,17 @@ fn rekey(interp: &mut Interp, v: Value, key_fn: &Value) -> EvalResult {
                     (Value::Bool(true), Value::Str(s)) if !s.is_empty() && !s.contains(['/', ' ']) => {
                         Value::Keyword(s.clone())
                     }
-                    (Value::Func(_), k) => interp.apply(key_fn, &mut [k.clone()])?,
+                    (Value::Func(_), k) => cx.apply(key_fn, &mut [k.clone()])?,
                     (_, k) => k.clone(),
                 };
-                out.insert(k, rekey(interp, x.clone(), key_fn)?);
+                out.insert(k, rekey(cx, x.clone(), key_fn)?);
             }
             Value::Map(Arc::new(out))
         }
         Value::Vector(xs) => {
             let mut out = Vec::with_capacity(xs.len());
             for x in xs.iter() {
-                out.push(rekey(interp, x.clone(), key_fn)?);
+                out.push(rekey(cx, x.clone(), key_fn)?);
             }
             Value::vector(out)
         }
@@ -642,65 +641,64 @@ fn rekey(interp: &mut Interp, v: Value, key_fn: &Value) -> EvalResult {
     })
 }
 /// Parses JSON text under the run's memory budget and deadline; invalid JSON is nil.
-fn parse_json_metered(interp: &mut Interp, text: &str) -> EvalResult {
-    let left =
-        interp.budget.heap_limit.saturating_sub(interp.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed));
-    let mut pb = crate::json::ParseBudget { bytes_left: left, budget: Some(&interp.budget), nodes: 0, failure: None };
+fn parse_json_metered(cx: &mut BuiltinContext, text: &str) -> EvalResult {
+    let left = cx.heap_left();
+    let mut pb = cx.json_budget(left);
     let parsed = crate::json::parse_with(text, &mut pb);
-    interp.charge(left - pb.bytes_left)?;
+    let used = left - pb.bytes_left;
+    cx.charge(used)?;
     match parsed {
         Ok(v) => Ok(v),
         Err(crate::json::ParseError::Syntax(_)) => Ok(Value::Nil),
         Err(crate::json::ParseError::TooLarge) => {
             // charge past the limit so the error names it
-            interp.charge(left.saturating_add(1)).map(|()| Value::Nil)
+            cx.charge(left.saturating_add(1)).map(|()| Value::Nil)
         }
-        Err(crate::json::ParseError::OutOfTime) => interp.budget.check_time().map(|()| Value::Nil),
+        Err(crate::json::ParseError::OutOfTime) => cx.check_time().map(|()| Value::Nil),
     }
 }
 
-fn json_parse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn json_parse(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let Value::Str(s) = &a[0] else { return Ok(Value::Nil) };
     let s = s.clone();
-    let parsed = parse_json_metered(interp, &s)?;
+    let parsed = parse_json_metered(cx, &s)?;
     match a.get(1) {
         Some(k @ (Value::Bool(true) | Value::Func(_))) => {
             let k = k.clone();
-            rekey(interp, parsed, &k)
+            rekey(cx, parsed, &k)
         }
         Some(Value::Nil | Value::Bool(false)) | None => Ok(parsed),
         Some(other) => expected("json/parse-string", "true (keyword keys) or a fn of each key", other),
     }
 }
-fn json_generate(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    let left =
-        interp.budget.heap_limit.saturating_sub(interp.budget.heap_used.load(std::sync::atomic::Ordering::Relaxed));
+fn json_generate(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let left = cx.heap_left();
     let cap = usize::try_from(left).unwrap_or(usize::MAX);
     match crate::json::generate_bounded(&a[0], cap) {
         Ok(s) => {
-            interp.charge(s.len() as u64 + cost::HEADER)?;
+            cx.charge(s.len() as u64 + cost::HEADER)?;
             Ok(Value::str(s))
         }
-        Err(e) if e.0.contains("larger than") => interp.charge(left.saturating_add(1)).map(|()| Value::Nil),
+        Err(e) if e.0.contains("larger than") => cx.charge(left.saturating_add(1)).map(|()| Value::Nil),
         // no JSON form (a function, NaN...) is nil; a walk stopped by the deadline raises
-        Err(_) => interp.budget.check_time().map(|()| Value::Nil),
+        Err(_) => cx.check_time().map(|()| Value::Nil),
     }
 }
-fn json_parse_lines(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn json_parse_lines(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("json/parse-lines", &a[0])?.to_string();
-    interp.charge(cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     let mut out = Vec::new();
     for line in s.lines().filter(|l| !l.trim().is_empty()) {
-        interp.tick(1)?;
-        interp.charge(cost::ELEM)?;
-        out.push(parse_json_metered(interp, line)?);
+        cx.tick(1)?;
+        cx.charge(cost::ELEM)?;
+        out.push(parse_json_metered(cx, line)?);
     }
     Ok(Value::vector(out))
 }
 
-fn str_reverse(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn str_reverse(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = str_arg("str/reverse", &a[0])?;
-    super::core::charge_text(interp, s.len())?;
+    super::core::charge_text(cx, s.len())?;
     Ok(Value::str(s.chars().rev().collect::<String>()))
 }
 

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Arity, Builtin, Category, expected, int_arg, seq_iter};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
-use crate::interp::Interp;
 use crate::lazy::{self, Items};
 use crate::value::{PVector, Value};
 
@@ -90,33 +90,33 @@ fn ensure_reduced(v: Value) -> Value {
     if reduced_value(&v).is_some() { v } else { make_reduced(v) }
 }
 
-fn reduced(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn reduced(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(make_reduced(std::mem::take(&mut a[0])))
 }
-fn is_reduced(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn is_reduced(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(reduced_value(&a[0]).is_some()))
 }
-fn unreduced_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn unreduced_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(unreduced(std::mem::take(&mut a[0])))
 }
-fn ensure_reduced_fn(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn ensure_reduced_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(ensure_reduced(std::mem::take(&mut a[0])))
 }
 
 // ---- producers ----
 
-fn iterate(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn iterate(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(lazy::iterate(std::mem::take(&mut a[0]), std::mem::take(&mut a[1])))
 }
-fn cycle(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    interp.charge(super::materialized_cost(&a[0]))?;
+fn cycle(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    cx.charge(super::materialized_cost(&a[0]))?;
     let items: PVector = seq_iter("cycle", &a[0])?.collect();
     if items.is_empty() {
         return Ok(Value::vector([]));
     }
     Ok(lazy::cycle(items))
 }
-fn repeatedly(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn repeatedly(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match a {
         [f] => Ok(lazy::repeatedly(std::mem::take(f))),
         [n, f] => {
@@ -124,9 +124,9 @@ fn repeatedly(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             let f = std::mem::take(f);
             let mut out = PVector::new();
             for _ in 0..n {
-                interp.tick(1)?;
-                interp.charge(crate::limits::cost::ELEM)?;
-                out.push_back(interp.apply(&f, &mut [])?);
+                cx.tick(1)?;
+                cx.charge(crate::limits::cost::ELEM)?;
+                out.push_back(cx.apply(&f, &mut [])?);
             }
             Ok(Value::from_pvec(out))
         }
@@ -137,11 +137,11 @@ fn repeatedly(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
 // ---- reducing ----
 
 /// Reduces `coll` (finite or infinite) with `f` from `acc`, stopping at a `reduced`.
-pub fn reduce_items(interp: &mut Interp, f: &Value, mut acc: Value, coll: &Value, fname: &str) -> EvalResult {
+pub fn reduce_items(cx: &mut BuiltinContext, f: &Value, mut acc: Value, coll: &Value, fname: &str) -> EvalResult {
     let mut items = Items::of(fname, coll)?;
-    while let Some(x) = items.next(interp)? {
-        interp.tick(1)?;
-        acc = interp.apply(f, &mut [acc, x])?;
+    while let Some(x) = items.next(cx)? {
+        cx.tick(1)?;
+        acc = cx.apply(f, &mut [acc, x])?;
         if let Some(v) = reduced_value(&acc) {
             return Ok(v.clone());
         }
@@ -151,35 +151,35 @@ pub fn reduce_items(interp: &mut Interp, f: &Value, mut acc: Value, coll: &Value
 
 /// The reducing function of `into`: conj, with an identity completion.
 fn conj_rf() -> Value {
-    Function::native("conj", Held::none(), |interp, _, args| match args {
+    Function::native("conj", Held::none(), |cx, _, args| match args {
         [] => Ok(Value::vector([])),
         [acc] => Ok(std::mem::take(acc)),
-        [acc, x] => super::seq::conj1(interp, std::mem::take(acc), std::mem::take(x)),
+        [acc, x] => super::seq::conj1(cx, std::mem::take(acc), std::mem::take(x)),
         _ => err(ErrorKind::ArityError, "conj takes a collection and an item"),
     })
 }
 
 /// `(into to xform from)`.
-pub fn into_with(interp: &mut Interp, to: Value, xform: &Value, from: &Value) -> EvalResult {
+pub fn into_with(cx: &mut BuiltinContext, to: Value, xform: &Value, from: &Value) -> EvalResult {
     let to = if to.is_nil() { Value::vector([]) } else { to };
-    let xrf = apply_xform(interp, xform, conj_rf())?;
-    let acc = reduce_items(interp, &xrf, to, from, "into")?;
-    interp.apply(&xrf, &mut [acc])
+    let xrf = apply_xform(cx, xform, conj_rf())?;
+    let acc = reduce_items(cx, &xrf, to, from, "into")?;
+    cx.apply(&xrf, &mut [acc])
 }
 
-fn apply_xform(interp: &mut Interp, xform: &Value, rf: Value) -> EvalResult {
-    let xrf = interp.apply(xform, &mut [rf])?;
+fn apply_xform(cx: &mut BuiltinContext, xform: &Value, rf: Value) -> EvalResult {
+    let xrf = cx.apply(xform, &mut [rf])?;
     if !matches!(xrf, Value::Func(_)) {
         return expected("a transducer", "a transducer such as (map f) or (comp (map f) (filter p))", xform);
     }
     Ok(xrf)
 }
 
-fn transduce(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn transduce(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let xform = std::mem::take(&mut a[0]);
     let f = std::mem::take(&mut a[1]);
     let (init, coll) = match a {
-        [_, _, coll] => (interp.apply(&f, &mut [])?, std::mem::take(coll)),
+        [_, _, coll] => (cx.apply(&f, &mut [])?, std::mem::take(coll)),
         [_, _, init, coll] => (std::mem::take(init), std::mem::take(coll)),
         _ => {
             return err(
@@ -188,51 +188,51 @@ fn transduce(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
             );
         }
     };
-    let xrf = apply_xform(interp, &xform, f)?;
-    let acc = reduce_items(interp, &xrf, init, &coll, "transduce")?;
-    interp.apply(&xrf, &mut [acc])
+    let xrf = apply_xform(cx, &xform, f)?;
+    let acc = reduce_items(cx, &xrf, init, &coll, "transduce")?;
+    cx.apply(&xrf, &mut [acc])
 }
 
-fn sequence(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn sequence(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match a {
         [coll] => {
-            interp.charge(super::materialized_cost(coll))?;
+            cx.charge(super::materialized_cost(coll))?;
             let items: PVector = seq_iter("sequence", coll)?.collect();
-            interp.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * items.len() as u64)?;
+            cx.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * items.len() as u64)?;
             Ok(Value::from_pvec(items))
         }
-        [xform, coll] => into_with(interp, Value::vector([]), &xform.clone(), coll),
+        [xform, coll] => into_with(cx, Value::vector([]), &xform.clone(), coll),
         _ => err(ErrorKind::ArityError, "sequence takes (sequence coll) or (sequence xform coll)"),
     }
 }
 
-fn eduction(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn eduction(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = a.len();
     let coll = std::mem::take(&mut a[n - 1]);
     let xforms: Vec<Value> = a[..n - 1].iter_mut().map(std::mem::take).collect();
     // (eduction xf1 xf2 coll) is (comp xf1 xf2)
-    let composed = Function::native("eduction", Held::values(xforms), |interp, xforms, args| {
+    let composed = Function::native("eduction", Held::values(xforms), |cx, xforms, args| {
         let mut rf = args.first().cloned().unwrap_or(Value::Nil);
         for xf in xforms.iter().rev() {
-            rf = interp.apply(xf, &mut [rf])?;
+            rf = cx.apply(xf, &mut [rf])?;
         }
         Ok(rf)
     });
-    into_with(interp, Value::vector([]), &composed, &coll)
+    into_with(cx, Value::vector([]), &composed, &coll)
 }
 
-fn completing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+fn completing(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // held: f, then the completion function if given
     let held: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("completing", Held::values(held), |interp, held, args| {
+    Ok(Function::native("completing", Held::values(held), |cx, held, args| {
         let Some((f, cf)) = held.split_first() else { return Ok(Value::Nil) };
         match args {
-            [] => interp.apply(f, &mut []),
+            [] => cx.apply(f, &mut []),
             [acc] => match cf.first() {
-                Some(cf) => interp.apply(cf, &mut [std::mem::take(acc)]),
+                Some(cf) => cx.apply(cf, &mut [std::mem::take(acc)]),
                 None => Ok(std::mem::take(acc)),
             },
-            _ => interp.apply(f, args),
+            _ => cx.apply(f, args),
         }
     }))
 }
@@ -244,19 +244,19 @@ fn completing(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn reducer(
     rf: Value,
     held: Held,
-    step: impl Fn(&mut Interp, &Value, Value, Value) -> EvalResult + Send + Sync + 'static,
-    finish: impl Fn(&mut Interp, &Value, Value) -> EvalResult + Send + Sync + 'static,
+    step: impl Fn(&mut BuiltinContext, &Value, Value, Value) -> EvalResult + Send + Sync + 'static,
+    finish: impl Fn(&mut BuiltinContext, &Value, Value) -> EvalResult + Send + Sync + 'static,
 ) -> Value {
-    Function::native("transducer step", held.with(rf.clone()), move |interp, _, args| match args {
-        [] => interp.apply(&rf, &mut []),
-        [acc] => finish(interp, &rf, std::mem::take(acc)),
-        [acc, x] => step(interp, &rf, std::mem::take(acc), std::mem::take(x)),
+    Function::native("transducer step", held.with(rf.clone()), move |cx, _, args| match args {
+        [] => cx.apply(&rf, &mut []),
+        [acc] => finish(cx, &rf, std::mem::take(acc)),
+        [acc, x] => step(cx, &rf, std::mem::take(acc), std::mem::take(x)),
         _ => err(ErrorKind::ArityError, "a reducing function takes 0, 1 or 2 arguments"),
     })
 }
 
-fn pass(interp: &mut Interp, rf: &Value, acc: Value) -> EvalResult {
-    interp.apply(rf, &mut [acc])
+fn pass(cx: &mut BuiltinContext, rf: &Value, acc: Value) -> EvalResult {
+    cx.apply(rf, &mut [acc])
 }
 
 /// A transducer: a function of one reducing function; `make` builds the wrapped one
@@ -281,9 +281,9 @@ pub fn xf_map(f: Value) -> Value {
         reducer(
             rf,
             Held::values(vec![f.clone()]),
-            move |interp, rf, acc, x| {
-                let y = interp.apply(&f, &mut [x])?;
-                interp.apply(rf, &mut [acc, y])
+            move |cx, rf, acc, x| {
+                let y = cx.apply(&f, &mut [x])?;
+                cx.apply(rf, &mut [acc, y])
             },
             pass,
         )
@@ -297,9 +297,9 @@ pub fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
         reducer(
             rf,
             Held::values(vec![pred.clone()]),
-            move |interp, rf, acc, x| {
-                if interp.apply(&pred, &mut [x.clone()])?.truthy() == keep_truthy {
-                    interp.apply(rf, &mut [acc, x])
+            move |cx, rf, acc, x| {
+                if cx.apply(&pred, &mut [x.clone()])?.truthy() == keep_truthy {
+                    cx.apply(rf, &mut [acc, x])
                 } else {
                     Ok(acc)
                 }
@@ -316,9 +316,9 @@ pub fn xf_keep(f: Value) -> Value {
         reducer(
             rf,
             Held::values(vec![f.clone()]),
-            move |interp, rf, acc, x| {
-                let y = interp.apply(&f, &mut [x])?;
-                if y.is_nil() { Ok(acc) } else { interp.apply(rf, &mut [acc, y]) }
+            move |cx, rf, acc, x| {
+                let y = cx.apply(&f, &mut [x])?;
+                if y.is_nil() { Ok(acc) } else { cx.apply(rf, &mut [acc, y]) }
             },
             pass,
         )
@@ -333,10 +333,10 @@ pub fn xf_map_indexed(f: Value) -> Value {
         reducer(
             rf,
             Held::values(vec![f.clone()]),
-            move |interp, rf, acc, x| {
+            move |cx, rf, acc, x| {
                 let idx = Value::Int(i.fetch_add(1, Ordering::Relaxed));
-                let y = interp.apply(&f, &mut [idx, x])?;
-                interp.apply(rf, &mut [acc, y])
+                let y = cx.apply(&f, &mut [idx, x])?;
+                cx.apply(rf, &mut [acc, y])
             },
             pass,
         )
@@ -350,9 +350,9 @@ pub fn xf_take(n: i64) -> Value {
         reducer(
             rf,
             Held::none(),
-            move |interp, rf, acc, x| {
+            move |cx, rf, acc, x| {
                 let n = left.fetch_sub(1, Ordering::Relaxed);
-                let acc = if n > 0 { interp.apply(rf, &mut [acc, x])? } else { acc };
+                let acc = if n > 0 { cx.apply(rf, &mut [acc, x])? } else { acc };
                 Ok(if n - 1 <= 0 { ensure_reduced(acc) } else { acc })
             },
             pass,
@@ -367,9 +367,9 @@ pub fn xf_take_while(pred: Value) -> Value {
         reducer(
             rf,
             Held::values(vec![pred.clone()]),
-            move |interp, rf, acc, x| {
-                if interp.apply(&pred, &mut [x.clone()])?.truthy() {
-                    interp.apply(rf, &mut [acc, x])
+            move |cx, rf, acc, x| {
+                if cx.apply(&pred, &mut [x.clone()])?.truthy() {
+                    cx.apply(rf, &mut [acc, x])
                 } else {
                     Ok(make_reduced(acc))
                 }
@@ -386,8 +386,8 @@ pub fn xf_drop(n: i64) -> Value {
         reducer(
             rf,
             Held::none(),
-            move |interp, rf, acc, x| {
-                if left.fetch_sub(1, Ordering::Relaxed) > 0 { Ok(acc) } else { interp.apply(rf, &mut [acc, x]) }
+            move |cx, rf, acc, x| {
+                if left.fetch_sub(1, Ordering::Relaxed) > 0 { Ok(acc) } else { cx.apply(rf, &mut [acc, x]) }
             },
             pass,
         )
@@ -402,21 +402,21 @@ pub fn xf_drop_while(pred: Value) -> Value {
         reducer(
             rf,
             Held::values(vec![pred.clone()]),
-            move |interp, rf, acc, x| {
-                if dropping.load(Ordering::Relaxed) && interp.apply(&pred, &mut [x.clone()])?.truthy() {
+            move |cx, rf, acc, x| {
+                if dropping.load(Ordering::Relaxed) && cx.apply(&pred, &mut [x.clone()])?.truthy() {
                     return Ok(acc);
                 }
                 dropping.store(false, Ordering::Relaxed);
-                interp.apply(rf, &mut [acc, x])
+                cx.apply(rf, &mut [acc, x])
             },
             pass,
         )
     })
 }
 
-fn cat_step(interp: &mut Interp, rf: &Value, mut acc: Value, coll: &Value) -> EvalResult {
+fn cat_step(cx: &mut BuiltinContext, rf: &Value, mut acc: Value, coll: &Value) -> EvalResult {
     for y in seq_iter("cat", coll)? {
-        acc = interp.apply(rf, &mut [acc, y])?;
+        acc = cx.apply(rf, &mut [acc, y])?;
         if reduced_value(&acc).is_some() {
             return Ok(acc);
         }
@@ -424,8 +424,8 @@ fn cat_step(interp: &mut Interp, rf: &Value, mut acc: Value, coll: &Value) -> Ev
     Ok(acc)
 }
 
-fn cat(_: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(reducer(std::mem::take(&mut a[0]), Held::none(), |interp, rf, acc, x| cat_step(interp, rf, acc, &x), pass))
+fn cat(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(reducer(std::mem::take(&mut a[0]), Held::none(), |cx, rf, acc, x| cat_step(cx, rf, acc, &x), pass))
 }
 
 /// `(mapcat f)`.
@@ -435,9 +435,9 @@ pub fn xf_mapcat(f: Value) -> Value {
         reducer(
             rf,
             Held::values(vec![f.clone()]),
-            move |interp, rf, acc, x| {
-                let ys = interp.apply(&f, &mut [x])?;
-                cat_step(interp, rf, acc, &ys)
+            move |cx, rf, acc, x| {
+                let ys = cx.apply(&f, &mut [x])?;
+                cat_step(cx, rf, acc, &ys)
             },
             pass,
         )
@@ -452,7 +452,7 @@ pub fn xf_partition_all(n: usize) -> Value {
         reducer(
             rf,
             Held::none().with_state(buf.clone()),
-            move |interp, rf, acc, x| {
+            move |cx, rf, acc, x| {
                 let full = {
                     let mut b = buf.lock().map_err(|_| poisoned())?;
                     b.push(x);
@@ -460,17 +460,16 @@ pub fn xf_partition_all(n: usize) -> Value {
                 };
                 match full {
                     Some(chunk) => {
-                        interp.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * chunk.len() as u64)?;
-                        interp.apply(rf, &mut [acc, Value::vector(chunk)])
+                        cx.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * chunk.len() as u64)?;
+                        cx.apply(rf, &mut [acc, Value::vector(chunk)])
                     }
                     None => Ok(acc),
                 }
             },
-            move |interp, rf, acc| {
+            move |cx, rf, acc| {
                 let rest = std::mem::take(&mut *flush.lock().map_err(|_| poisoned())?);
-                let acc =
-                    if rest.is_empty() { acc } else { unreduced(interp.apply(rf, &mut [acc, Value::vector(rest)])?) };
-                interp.apply(rf, &mut [acc])
+                let acc = if rest.is_empty() { acc } else { unreduced(cx.apply(rf, &mut [acc, Value::vector(rest)])?) };
+                cx.apply(rf, &mut [acc])
             },
         )
     })
@@ -483,14 +482,14 @@ pub fn xf_dedupe() -> Value {
         reducer(
             rf,
             Held::none().with_state(prev.clone()),
-            move |interp, rf, acc, x| {
+            move |cx, rf, acc, x| {
                 let same = {
                     let mut p = prev.lock().map_err(|_| poisoned())?;
                     let same = p.as_ref() == Some(&x);
                     *p = Some(x.clone());
                     same
                 };
-                if same { Ok(acc) } else { interp.apply(rf, &mut [acc, x]) }
+                if same { Ok(acc) } else { cx.apply(rf, &mut [acc, x]) }
             },
             pass,
         )
@@ -504,9 +503,9 @@ pub fn xf_distinct() -> Value {
         reducer(
             rf,
             Held::none().with_state(seen.clone()),
-            move |interp, rf, acc, x| {
+            move |cx, rf, acc, x| {
                 let new = seen.lock().map_err(|_| poisoned())?.insert(x.clone());
-                if new { interp.apply(rf, &mut [acc, x]) } else { Ok(acc) }
+                if new { cx.apply(rf, &mut [acc, x]) } else { Ok(acc) }
             },
             pass,
         )

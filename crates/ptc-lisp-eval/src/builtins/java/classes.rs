@@ -4,8 +4,8 @@
 //! in Java), unlike the nil-returning `parse-long`/`parse-double`.
 
 use super::{expected, java_int, str_arg};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::interp::Interp;
 use crate::value::Value;
 
 fn number_format<T>(fname: &str, v: &Value, what: &str) -> EvalResult<T> {
@@ -43,10 +43,10 @@ fn parse_integer(fname: &str, a: &[Value], min: i64, max: i64, what: &str) -> Ev
         _ => number_format(fname, &a[0], what),
     }
 }
-pub(super) fn parse_int(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn parse_int(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     parse_integer("Integer/parseInt", a, i32::MIN as i64, i32::MAX as i64, "a 32-bit integer")
 }
-pub(super) fn parse_long(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn parse_long(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     parse_integer("Long/parseLong", a, i64::MIN, i64::MAX, "a 64-bit integer")
 }
 /// Java's `Double.parseDouble` grammar: surrounding characters up to U+0020 ignored, an
@@ -107,14 +107,14 @@ fn hex_float(s: &str) -> Option<f64> {
     }
     Some(value * 2f64.powi(exp))
 }
-pub(super) fn parse_double(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn parse_double(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Str(s) => java_double(s)
             .map_or_else(|| number_format("Double/parseDouble", &a[0], "a number"), |x| Ok(Value::Float(x))),
         other => number_format("Double/parseDouble", other, "a number"),
     }
 }
-pub(super) fn parse_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn parse_boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Str(s) => Ok(Value::Bool(s.eq_ignore_ascii_case("true"))),
         Value::Nil => Ok(Value::Bool(false)),
@@ -124,13 +124,13 @@ pub(super) fn parse_boolean(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn num_of(fname: &str, v: &Value) -> EvalResult<f64> {
     crate::builtins::num_arg(fname, v)
 }
-pub(super) fn double_is_nan(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn double_is_nan(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(num_of("Double/isNaN", &a[0])?.is_nan()))
 }
-pub(super) fn double_is_infinite(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn double_is_infinite(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(num_of("Double/isInfinite", &a[0])?.is_infinite()))
 }
-pub(super) fn double_is_finite(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn double_is_finite(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(num_of("Double/isFinite", &a[0])?.is_finite()))
 }
 fn int_arg32(fname: &str, v: &Value) -> EvalResult<i32> {
@@ -141,7 +141,7 @@ fn int_arg32(fname: &str, v: &Value) -> EvalResult<i32> {
         other => expected(fname, "an integer", other),
     }
 }
-pub(super) fn int_to_string(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn int_to_string(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let fname = "Integer/toString";
     let x = match &a[0] {
         Value::Int(i) => *i,
@@ -163,33 +163,33 @@ pub(super) fn int_to_string(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::str(digits.iter().rev().collect::<String>()))
 }
-pub(super) fn int_to_hex(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn int_to_hex(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(format!("{:x}", int_arg32("Integer/toHexString", &a[0])?)))
 }
-pub(super) fn int_to_binary(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn int_to_binary(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(format!("{:b}", int_arg32("Integer/toBinaryString", &a[0])?)))
 }
-pub(super) fn int_to_octal(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn int_to_octal(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(format!("{:o}", int_arg32("Integer/toOctalString", &a[0])?)))
 }
-pub(super) fn long_to_hex(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn long_to_hex(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Int(i) => Ok(Value::str(format!("{i:x}"))),
         other => expected("Long/toHexString", "an integer", other),
     }
 }
-pub(super) fn long_to_binary(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn long_to_binary(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Int(i) => Ok(Value::str(format!("{i:b}"))),
         other => expected("Long/toBinaryString", "an integer", other),
     }
 }
-pub(super) fn string_value_of(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(crate::builtins::core::str_form(interp, &a[0])?))
+pub(super) fn string_value_of(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(Value::str(crate::builtins::core::str_form(cx, &a[0])?))
 }
-pub(super) fn string_join(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn string_join(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     str_arg("String/join", &a[0])?;
-    crate::builtins::lookup("join").map_or(Ok(Value::Nil), |b| b.call(interp, a))
+    crate::builtins::lookup("join").map_or(Ok(Value::Nil), |b| cx.call(b, a))
 }
 /// A `char` argument: a 1-character string or a code point.
 fn char_of(fname: &str, v: &Value) -> EvalResult<char> {
@@ -202,7 +202,7 @@ fn char_of(fname: &str, v: &Value) -> EvalResult<char> {
 }
 macro_rules! char_pred {
     ($name:ident, $label:literal, $test:expr) => {
-        pub(super) fn $name(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+        pub(super) fn $name(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             let test: fn(char) -> bool = $test;
             Ok(Value::Bool(test(char_of($label, &a[0])?)))
         }
@@ -214,7 +214,7 @@ char_pred!(char_is_letter_or_digit, "Character/isLetterOrDigit", |c| c.is_alphab
 char_pred!(char_is_upper, "Character/isUpperCase", char::is_uppercase);
 char_pred!(char_is_lower, "Character/isLowerCase", char::is_lowercase);
 char_pred!(char_is_whitespace, "Character/isWhitespace", crate::builtins::java_whitespace);
-pub(super) fn char_to_upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn char_to_upper(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let c = char_of("Character/toUpperCase", &a[0])?;
     // Java maps one char to one char: ß stays ß
     let mut up = c.to_uppercase();
@@ -223,7 +223,7 @@ pub(super) fn char_to_upper(_: &mut Interp, a: &mut [Value]) -> EvalResult {
         _ => c.to_string(),
     }))
 }
-pub(super) fn char_to_lower(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn char_to_lower(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let c = char_of("Character/toLowerCase", &a[0])?;
     let mut low = c.to_lowercase();
     Ok(Value::str(match (low.next(), low.next()) {

@@ -7,8 +7,8 @@
 //! ([`crate::Host::clock_millis`]), and without one those calls are refused.
 
 use super::{expected, java_int};
+use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err, type_err};
-use crate::interp::Interp;
 use crate::value::Value;
 
 const DAY_MS: i64 = 86_400_000;
@@ -16,8 +16,8 @@ const DAY_MS: i64 = 86_400_000;
 const MAX_DAYS: i64 = 365_000_000;
 
 /// The host's clock, or the error that explains there is none.
-fn now_ms(interp: &Interp, fname: &str) -> EvalResult<i64> {
-    match interp.host.clock_millis() {
+fn now_ms(cx: &BuiltinContext, fname: &str) -> EvalResult<i64> {
+    match cx.clock_millis() {
         Some(ms) => Ok(ms),
         None => err(
             ErrorKind::UnsupportedMethod,
@@ -28,8 +28,8 @@ fn now_ms(interp: &Interp, fname: &str) -> EvalResult<i64> {
     }
 }
 /// `System/currentTimeMillis`.
-pub(super) fn now_millis(interp: &mut Interp, _: &mut [Value]) -> EvalResult {
-    Ok(Value::Int(now_ms(interp, "System/currentTimeMillis")?))
+pub(super) fn now_millis(cx: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
+    Ok(Value::Int(now_ms(cx, "System/currentTimeMillis")?))
 }
 
 /// Days since 1970-01-01 for a civil date (proleptic Gregorian).
@@ -163,15 +163,15 @@ fn bad_date<T>(fname: &str, s: &str, want: &str) -> EvalResult<T> {
 const DATE_FORM: &str = "a date as \"YYYY-MM-DD\"";
 const INSTANT_FORM: &str = "an instant as \"YYYY-MM-DDThh:mm:ssZ\" (or with an offset such as +01:00)";
 
-pub(super) fn parse_local_date(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn parse_local_date(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = text_arg("LocalDate/parse", &a[0])?;
     parse_day(s, true).map_or_else(|| bad_date("LocalDate/parse", s, DATE_FORM), |d| Ok(Value::str(date_text(d))))
 }
-pub(super) fn parse_instant(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn parse_instant(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = text_arg("Instant/parse", &a[0])?;
     parse_ms(s, true).map_or_else(|| bad_date("Instant/parse", s, INSTANT_FORM), |ms| Ok(Value::str(instant_text(ms))))
 }
-pub(super) fn parse_any(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn parse_any(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = text_arg("parse", &a[0])?;
     if !s.contains(['T', ' ']) {
         return parse_day(s, false).map_or_else(|| bad_date("parse", s, DATE_FORM), |d| Ok(Value::str(date_text(d))));
@@ -193,7 +193,7 @@ fn checked_instant(fname: &str, ms: Option<i64>) -> EvalResult {
         None => err(ErrorKind::ArithmeticError, format!("{fname}: the instant is out of the supported range")),
     }
 }
-pub(super) fn local_date_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn local_date_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (y, m, d) = (int_of("LocalDate/of", &a[0])?, int_of("LocalDate/of", &a[1])?, int_of("LocalDate/of", &a[2])?);
     if y.unsigned_abs() > 999_999 || !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
         return err(
@@ -203,18 +203,18 @@ pub(super) fn local_date_of(_: &mut Interp, a: &mut [Value]) -> EvalResult {
     }
     Ok(Value::str(date_text(days_from_civil(y, m, d))))
 }
-pub(super) fn local_date_of_epoch_day(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn local_date_of_epoch_day(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     checked_day("LocalDate/ofEpochDay", Some(int_of("LocalDate/ofEpochDay", &a[0])?))
 }
-pub(super) fn instant_of_epoch_milli(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn instant_of_epoch_milli(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     checked_instant("Instant/ofEpochMilli", Some(int_of("Instant/ofEpochMilli", &a[0])?))
 }
-pub(super) fn instant_of_epoch_second(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn instant_of_epoch_second(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     checked_instant("Instant/ofEpochSecond", int_of("Instant/ofEpochSecond", &a[0])?.checked_mul(1000))
 }
-pub(super) fn new_date(interp: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn new_date(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match a.first() {
-        None => checked_instant("java.util.Date.", Some(now_ms(interp, "(java.util.Date.)")?)),
+        None => checked_instant("java.util.Date.", Some(now_ms(cx, "(java.util.Date.)")?)),
         Some(Value::Int(ms)) => checked_instant("java.util.Date.", Some(*ms)),
         Some(Value::Str(s)) => parse_ms(s, false)
             .map_or_else(|| bad_date("java.util.Date.", s, INSTANT_FORM), |ms| Ok(Value::str(instant_text(ms)))),
@@ -226,13 +226,13 @@ fn ms_of(fname: &str, v: &Value) -> EvalResult<i64> {
     let s = text_arg(fname, v)?;
     parse_ms(s, false).map_or_else(|| bad_date(fname, s, INSTANT_FORM), Ok)
 }
-pub(super) fn get_time(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_time(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(ms_of(".getTime", &a[0])?))
 }
-pub(super) fn get_epoch_second(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_epoch_second(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(ms_of(".getEpochSecond", &a[0])?.div_euclid(1000)))
 }
-pub(super) fn to_instant(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn to_instant(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::str(instant_text(ms_of(".toInstant", &a[0])?)))
 }
 fn shift_ms(fname: &str, a: &[Value], unit: i64) -> EvalResult {
@@ -240,16 +240,16 @@ fn shift_ms(fname: &str, a: &[Value], unit: i64) -> EvalResult {
     let by = int_of(fname, &a[1])?.checked_mul(unit);
     checked_instant(fname, by.and_then(|by| ms.checked_add(by)))
 }
-pub(super) fn plus_seconds(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn plus_seconds(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     shift_ms(".plusSeconds", a, 1000)
 }
-pub(super) fn minus_seconds(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn minus_seconds(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     shift_ms(".minusSeconds", a, -1000)
 }
-pub(super) fn plus_millis(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn plus_millis(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     shift_ms(".plusMillis", a, 1)
 }
-pub(super) fn minus_millis(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn minus_millis(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     shift_ms(".minusMillis", a, -1)
 }
 /// Epoch day of a date argument.
@@ -263,7 +263,7 @@ fn day_of(fname: &str, v: &Value) -> EvalResult<i64> {
         None => bad_date(fname, s, DATE_FORM),
     }
 }
-pub(super) fn to_epoch_day(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn to_epoch_day(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(day_of(".toEpochDay", &a[0])?))
 }
 fn add_days(fname: &str, a: &[Value], unit: i64) -> EvalResult {
@@ -271,16 +271,16 @@ fn add_days(fname: &str, a: &[Value], unit: i64) -> EvalResult {
     let by = int_of(fname, &a[1])?.checked_mul(unit);
     checked_day(fname, by.and_then(|by| d.checked_add(by)))
 }
-pub(super) fn plus_days(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn plus_days(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_days(".plusDays", a, 1)
 }
-pub(super) fn minus_days(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn minus_days(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_days(".minusDays", a, -1)
 }
-pub(super) fn plus_weeks(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn plus_weeks(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_days(".plusWeeks", a, 7)
 }
-pub(super) fn minus_weeks(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn minus_weeks(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_days(".minusWeeks", a, -7)
 }
 /// Java's plusMonths: month arithmetic, then the day cut to the new month's length.
@@ -293,25 +293,25 @@ fn add_months(fname: &str, a: &[Value], unit: i64) -> EvalResult {
     let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
     checked_day(fname, Some(days_from_civil(ny, nm, d.min(days_in_month(ny, nm)))))
 }
-pub(super) fn plus_months(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn plus_months(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_months(".plusMonths", a, 1)
 }
-pub(super) fn minus_months(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn minus_months(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_months(".minusMonths", a, -1)
 }
-pub(super) fn plus_years(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn plus_years(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_months(".plusYears", a, 12)
 }
-pub(super) fn minus_years(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn minus_years(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     add_months(".minusYears", a, -12)
 }
 fn ymd(fname: &str, v: &Value) -> EvalResult<(i64, i64, i64)> {
     Ok(civil_from_days(day_of(fname, v)?))
 }
-pub(super) fn get_year(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_year(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(ymd(".getYear", &a[0])?.0))
 }
-pub(super) fn get_month_value(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_month_value(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(ymd(".getMonthValue", &a[0])?.1))
 }
 const MONTHS: [&str; 12] = [
@@ -328,32 +328,32 @@ const MONTHS: [&str; 12] = [
     "NOVEMBER",
     "DECEMBER",
 ];
-pub(super) fn get_month(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_month(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let m = ymd(".getMonth", &a[0])?.1;
     Ok(MONTHS.get((m - 1) as usize).map_or(Value::Nil, |n| Value::str(*n)))
 }
-pub(super) fn get_day_of_month(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_day_of_month(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(ymd(".getDayOfMonth", &a[0])?.2))
 }
-pub(super) fn get_day_of_year(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_day_of_year(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let d = day_of(".getDayOfYear", &a[0])?;
     let (y, _, _) = civil_from_days(d);
     Ok(Value::Int(d - days_from_civil(y, 1, 1) + 1))
 }
 const WEEKDAYS: [&str; 7] = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"];
-pub(super) fn get_day_of_week(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn get_day_of_week(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // 1970-01-01 was a Thursday (index 3)
     let d = day_of(".getDayOfWeek", &a[0])?;
     Ok(WEEKDAYS.get((d + 3).rem_euclid(7) as usize).map_or(Value::Nil, |n| Value::str(*n)))
 }
-pub(super) fn length_of_month(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn length_of_month(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (y, m, _) = ymd(".lengthOfMonth", &a[0])?;
     Ok(Value::Int(days_in_month(y, m)))
 }
-pub(super) fn length_of_year(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn length_of_year(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(if is_leap(ymd(".lengthOfYear", &a[0])?.0) { 366 } else { 365 }))
 }
-pub(super) fn is_leap_year(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn is_leap_year(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(is_leap(ymd(".isLeapYear", &a[0])?.0)))
 }
 /// Two dates or two instants, as comparable milliseconds.
@@ -366,19 +366,19 @@ fn same_kind(fname: &str, a: &[Value]) -> EvalResult<(i64, i64)> {
     }
     Ok((ms_of(fname, &a[0])?, ms_of(fname, &a[1])?))
 }
-pub(super) fn is_before(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn is_before(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = same_kind(".isBefore", a)?;
     Ok(Value::Bool(x < y))
 }
-pub(super) fn is_after(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn is_after(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = same_kind(".isAfter", a)?;
     Ok(Value::Bool(x > y))
 }
-pub(super) fn is_equal(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn is_equal(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = same_kind(".isEqual", a)?;
     Ok(Value::Bool(x == y))
 }
-pub(super) fn duration_between(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn duration_between(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = (ms_of("Duration/between", &a[0])?, ms_of("Duration/between", &a[1])?);
     Ok(Value::Int(y - x))
 }
@@ -388,19 +388,19 @@ fn duration_of(fname: &str, v: &Value, unit: i64) -> EvalResult {
         None => err(ErrorKind::ArithmeticError, format!("{fname}: the duration does not fit in 64-bit milliseconds")),
     }
 }
-pub(super) fn duration_of_millis(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn duration_of_millis(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     duration_of("Duration/ofMillis", &a[0], 1)
 }
-pub(super) fn duration_of_seconds(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn duration_of_seconds(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     duration_of("Duration/ofSeconds", &a[0], 1000)
 }
-pub(super) fn duration_of_minutes(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn duration_of_minutes(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     duration_of("Duration/ofMinutes", &a[0], 60_000)
 }
-pub(super) fn duration_of_hours(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn duration_of_hours(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     duration_of("Duration/ofHours", &a[0], 3_600_000)
 }
-pub(super) fn duration_of_days(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn duration_of_days(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     duration_of("Duration/ofDays", &a[0], DAY_MS)
 }
 fn millis(fname: &str, v: &Value) -> EvalResult<i64> {
@@ -409,7 +409,7 @@ fn millis(fname: &str, v: &Value) -> EvalResult<i64> {
         other => expected(fname, "a duration (milliseconds, e.g. from Duration/between)", other),
     }
 }
-pub(super) fn to_millis(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn to_millis(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(millis(".toMillis", &a[0])?))
 }
 /// Java keeps whole seconds rounded down plus a positive nano part; the larger units
@@ -417,22 +417,22 @@ pub(super) fn to_millis(_: &mut Interp, a: &mut [Value]) -> EvalResult {
 fn seconds(fname: &str, v: &Value) -> EvalResult<i64> {
     Ok(millis(fname, v)?.div_euclid(1000))
 }
-pub(super) fn to_seconds(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn to_seconds(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(seconds(".toSeconds", &a[0])?))
 }
-pub(super) fn to_minutes(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn to_minutes(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(seconds(".toMinutes", &a[0])? / 60))
 }
-pub(super) fn to_hours(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn to_hours(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(seconds(".toHours", &a[0])? / 3600))
 }
-pub(super) fn to_days(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn to_days(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(seconds(".toDays", &a[0])? / 86_400))
 }
-pub(super) fn is_negative(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn is_negative(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(millis(".isNegative", &a[0])? < 0))
 }
-pub(super) fn is_zero(_: &mut Interp, a: &mut [Value]) -> EvalResult {
+pub(super) fn is_zero(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(millis(".isZero", &a[0])? == 0))
 }
 

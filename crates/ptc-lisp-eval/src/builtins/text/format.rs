@@ -7,10 +7,10 @@
 //! differences: nil prints as an empty string (DIV-21), `%f`/`%e`/`%g` accept integers,
 //! and `%c` accepts a one-character string (characters are strings).
 
+use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::push_str_form;
 use crate::builtins::expected;
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::interp::Interp;
 use crate::value::Value;
 
 #[derive(Default, Clone, Copy)]
@@ -37,7 +37,7 @@ fn fail<T>(msg: String) -> EvalResult<T> {
 
 /// Formats `args` by the Java-style template `fmt`, charging the interpreter's memory
 /// budget for each piece before it is built (a width of 10^9 fails cleanly).
-pub fn format(interp: &mut Interp, fmt: &str, args: &[Value]) -> EvalResult<String> {
+pub fn format(cx: &mut BuiltinContext, fmt: &str, args: &[Value]) -> EvalResult<String> {
     let cs: Vec<char> = fmt.chars().collect();
     let mut out = String::new();
     let mut i = 0;
@@ -102,7 +102,7 @@ pub fn format(interp: &mut Interp, fmt: &str, args: &[Value]) -> EvalResult<Stri
         i += 1;
         let spec = Spec { flags, width, precision, conv };
         check_width(&spec)?;
-        interp.charge(spec.width.unwrap_or(0) as u64 + spec.precision.unwrap_or(0) as u64)?;
+        cx.charge(spec.width.unwrap_or(0) as u64 + spec.precision.unwrap_or(0) as u64)?;
         match conv {
             '%' => {
                 if spec.precision.is_some() {
@@ -139,11 +139,11 @@ pub fn format(interp: &mut Interp, fmt: &str, args: &[Value]) -> EvalResult<Stri
                 args.len()
             ));
         };
-        let piece = convert(interp, &spec, arg)?;
-        interp.charge(piece.len() as u64)?;
+        let piece = convert(cx, &spec, arg)?;
+        cx.charge(piece.len() as u64)?;
         out.push_str(&piece);
     }
-    interp.charge(fmt.len() as u64)?;
+    cx.charge(fmt.len() as u64)?;
     Ok(out)
 }
 
@@ -208,7 +208,7 @@ fn upper_if(spec: &Spec, s: String) -> String {
     if spec.conv.is_ascii_uppercase() { s.to_uppercase() } else { s }
 }
 
-fn convert(interp: &mut Interp, spec: &Spec, arg: &Value) -> EvalResult<String> {
+fn convert(cx: &mut BuiltinContext, spec: &Spec, arg: &Value) -> EvalResult<String> {
     let conv = spec.conv;
     match conv.to_ascii_lowercase() {
         's' => {
@@ -216,7 +216,7 @@ fn convert(interp: &mut Interp, spec: &Spec, arg: &Value) -> EvalResult<String> 
             // an atom is a copy the loop charges; a collection prints within what is left
             // of the budget (never cut silently)
             let mut s = String::new();
-            push_str_form(interp, arg, &mut s)?;
+            push_str_form(cx, arg, &mut s)?;
             Ok(pad(spec, upper_if(spec, truncate(spec, s))))
         }
         'b' => {
@@ -490,7 +490,7 @@ mod tests {
         use std::sync::Arc;
         let limits = Arc::new(crate::Limits::default());
         let budget = Arc::new(crate::limits::SharedBudget::new(&limits, crate::Cancel::new()));
-        let mut interp = Interp::new(
+        let mut interp = crate::interp::Interp::new(
             &crate::NoTools,
             limits,
             budget,
@@ -498,7 +498,7 @@ mod tests {
             crate::Globals::default(),
             Arc::new(Vec::new()),
         );
-        format(&mut interp, t, args)
+        format(&mut BuiltinContext::new(&mut interp, "format"), t, args)
     }
 
     fn fixed(x: f64, places: usize) -> String {
