@@ -19,6 +19,7 @@ use ptc_lisp_eval::{Limits, RunOptions};
 mod envelope;
 mod heap;
 mod limit_flags;
+mod logging;
 mod mcp_cmd;
 mod models_cmd;
 mod repl;
@@ -54,6 +55,8 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    log: logging::LogArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -215,6 +218,11 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    let default_level = if matches!(cli.command, Command::Mcp(_)) { "info" } else { "warn" };
+    if let Err(e) = cli.log.init(default_level) {
+        eprintln!("ptc: {e:#}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Eval(args) => eval_cmd(args),
         Command::Repl(args) => repl_cmd(args),

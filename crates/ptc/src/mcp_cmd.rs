@@ -56,12 +56,6 @@ pub struct McpArgs {
     /// slim (text only), structured (structuredContent + outputSchema) or debug.
     #[arg(long, env = "PTC_MCP_RESPONSE_PROFILE", default_value = "slim")]
     response_profile: String,
-    /// error, warn, info, debug or trace (logs go to stderr).
-    #[arg(long, env = "PTC_MCP_LOG_LEVEL", default_value = "info")]
-    log_level: String,
-    /// text or json log lines.
-    #[arg(long, env = "PTC_MCP_LOG_FORMAT", default_value = "text")]
-    log_format: String,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -108,18 +102,6 @@ impl McpArgs {
     }
 }
 
-fn init_logs(level: &str, format: &str) -> Result<()> {
-    let filter = tracing_subscriber::EnvFilter::try_new(format!("{level},rmcp=warn,hyper=warn"))
-        .context("invalid --log-level")?;
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
-    let result = match format {
-        "json" => builder.json().try_init(),
-        "text" => builder.try_init(),
-        other => anyhow::bail!("unknown --log-format {other:?}; use text or json"),
-    };
-    result.map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))
-}
-
 /// Cancels `token` on SIGINT or SIGTERM (the first of either starts a drain). The
 /// handlers are installed before this returns (call it inside the runtime), so a signal
 /// that arrives while upstreams start is handled too instead of killing the process and
@@ -156,7 +138,6 @@ fn on_signals(token: tokio_util::sync::CancellationToken) {
 /// calls get `shutting_down`, running ones finish, then exit 0).
 pub fn run(args: McpArgs) -> Result<ExitCode> {
     let config = args.config()?;
-    init_logs(&args.log_level, &args.log_format)?;
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
     let shutdown = tokio_util::sync::CancellationToken::new();
