@@ -550,9 +550,12 @@ fn run_one(
 }
 
 fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
-    let limits = args.limits.to_limits(base_limits(&args.upstreams)).map_err(UsageError)?;
+    let limits = args.limits.to_limits(repl::interactive_limits(base_limits(&args.upstreams))).map_err(UsageError)?;
     let context = args.data.load_values().map_err(UsageError)?;
     let upstreams = args.upstreams.start(ptc_mcp_aggregator::upstream::SnapshotMode::Live).map_err(UsageError)?;
-    repl::run(repl::Options { limits, context, upstreams, history: args.history }).map_err(UsageError)?;
-    Ok(ExitCode::SUCCESS)
+    let ended = repl::run(repl::Options { limits, context, upstreams, history: args.history }).map_err(UsageError)?;
+    Ok(match ended {
+        repl::Ended::Clean => ExitCode::SUCCESS,
+        repl::Ended::AfterErrors => ExitCode::from(1),
+    })
 }

@@ -60,7 +60,9 @@ fn a_piped_form_prints_its_result_and_nothing_else() {
 fn results_go_to_stdout_and_errors_to_stderr() {
     let home = Home::new("streams");
     let o = repl(&home.0, &[], "(def x 20)\n(println \"x is\" x)\n(/ x 0)\n(:reason *e)\n(nope)\n(* x 2)\n");
-    assert_eq!(o.status.code(), Some(0), "an error does not end the session");
+    // an error does not end the session, and a piped session that had one exits 1 (a
+    // script notices, as with clj)
+    assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o.stdout), "#'user/x\nx is 20\nnil\n\"arithmetic_error\"\n40\n");
     let err = text(&o.stderr);
     assert!(err.starts_with("Eval error: division by zero"), "{err}");
@@ -120,7 +122,7 @@ fn help_lists_the_repl_commands() {
 fn an_unfinished_form_at_the_end_of_input_is_a_parse_error() {
     let home = Home::new("eof");
     let o = repl(&home.0, &[], "(+ 1 2)\n(+ 1\n");
-    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(1));
     assert_eq!(text(&o.stdout), "3\n");
     assert!(text(&o.stderr).starts_with("Parse error: unclosed list"), "{}", text(&o.stderr));
 }
@@ -133,9 +135,33 @@ fn a_definition_holding_deep_data_in_a_function_is_refused_and_the_session_goes_
     let d = "(reduce (fn [a _] [a]) [] (range 100000))";
     let input = format!("(def f (constantly {d}))\n(def g (partial conj {d}))\n(def h (partial conj [1]))\n(h 2)\nf\n");
     let o = repl(&home.0, &[], &input);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "the session went on and ended after its errors: {}", text(&o.stderr));
     let err = text(&o.stderr);
     assert_eq!(err.matches("nested more than 1000 levels").count(), 2, "{err}");
     assert!(err.contains("Undefined variable: f"), "a refused definition is not kept: {err}");
     assert_eq!(text(&o.stdout), "#'user/h\n[1 2]\n");
+}
+
+#[test]
+fn each_form_of_a_line_prints_its_own_result_and_an_error_does_not_stop_the_rest() {
+    let home = Home::new("forms");
+    let o = repl(&home.0, &[], "(+ 1 2) (* 2 3)\n(def x 1) (inc x) (/ x 0) (dec x)\n");
+    assert_eq!(text(&o.stdout), "3\n6\n#'user/x\n2\n0\n", "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    // the error points at its form within the line, which it shows whole
+    assert!(err.contains(" 1 | (def x 1) (inc x) (/ x 0) (dec x)\n"), "{err}");
+    assert!(err.contains("(line 1, column 19)"), "{err}");
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_piped_session_without_errors_exits_0_and_repl_limits_are_interactive() {
+    let home = Home::new("limits");
+    // 100,000 recur steps: far over the sandbox's 1,000, within the REPL's
+    let o = repl(&home.0, &[], "(loop [i 0] (if (< i 100000) (recur (inc i)) i))\n");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "100000\n");
+    // a flag still sets a limit
+    let capped = repl(&home.0, &["--max-loop-iterations", "10"], "(loop [i 0] (if (< i 100) (recur (inc i)) i))\n");
+    assert!(text(&capped.stderr).contains("loop"), "{}", text(&capped.stderr));
 }

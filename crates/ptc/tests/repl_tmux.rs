@@ -168,3 +168,40 @@ fn completion_history_star_e_and_help_on_a_real_terminal() {
     t.press("C-d");
     t.wait_for("[exit 0]");
 }
+
+#[test]
+fn ctrl_c_cancels_a_running_evaluation_and_the_prompt_returns() {
+    let home = Scratch(std::env::temp_dir().join(format!("ptc-repl-tmux-cancel-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&home.0);
+    std::fs::create_dir_all(&home.0).unwrap();
+    let t = Tmux::start(&home.0, "--timeout-ms 600000 --max-loop-iterations 100000000000");
+    t.wait_for("user=>");
+
+    // several forms on one line: one result each
+    t.enter("(+ 1 2) (* 2 3)", "(+ 1 2) (* 2 3)\n3\n6");
+
+    // an unfinished form continues under its own prompt
+    t.type_text("(+ 1");
+    t.press("Enter");
+    t.wait_for("\n  #_=>");
+    t.enter("2)", "  #_=> 2)\n3");
+
+    // a loop that would run for minutes; Ctrl-C stops it and the REPL stays
+    t.type_text("(loop [i 0] (recur (inc i)))");
+    t.press("Enter");
+    // a Ctrl-C that reaches the line editor before the evaluation starts only drops a line,
+    // so press it until the evaluation reports its cancellation
+    let deadline = Instant::now() + WAIT;
+    loop {
+        t.press("C-c");
+        if t.screen().contains("cancelled") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "Ctrl-C never cancelled the loop:\n{}", t.screen());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    t.enter("(:reason *e)", "\"cancelled\"");
+    t.enter("(* 6 7)", "user=> (* 6 7)\n42");
+    t.press("C-d");
+    t.wait_for("[exit 0]");
+}

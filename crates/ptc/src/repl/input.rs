@@ -2,6 +2,7 @@
 //! unfinished form continues on the next line) or a pipe (read line by line, the same
 //! continuation rule, no prompt, no history).
 
+use std::borrow::Cow;
 use std::io::BufRead;
 
 use anyhow::Result;
@@ -10,7 +11,7 @@ use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::FileHistory;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::validate::Validator;
 use rustyline::{CompletionType, Config, Context, Editor, Helper};
 
 use super::complete::{Completions, word_start};
@@ -18,6 +19,9 @@ use super::history::{HistoryFile, MAX_ENTRIES};
 
 /// The prompt, as Clojure shows it.
 pub const PROMPT: &str = "user=> ";
+
+/// The prompt of a line that continues an unfinished form (as Leiningen's REPL shows it).
+pub const CONTINUATION: &str = "  #_=> ";
 
 /// What reading produced.
 #[derive(Debug, PartialEq)]
@@ -43,6 +47,8 @@ pub fn is_unfinished(text: &str) -> bool {
 pub struct ReplHelper {
     /// The names offered on Tab.
     pub completions: Completions,
+    /// Whether the prompt is shown in colour.
+    pub colour: bool,
 }
 
 impl Completer for ReplHelper {
@@ -61,17 +67,19 @@ impl Completer for ReplHelper {
     }
 }
 
-impl Validator for ReplHelper {
-    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        Ok(if is_unfinished(ctx.input()) { ValidationResult::Incomplete } else { ValidationResult::Valid(None) })
-    }
-}
+// Enter always ends a line: `Terminal::read` gathers an unfinished form's lines itself,
+// so that each continuation line gets its own prompt.
+impl Validator for ReplHelper {}
 
 impl Hinter for ReplHelper {
     type Hint = String;
 }
 
-impl Highlighter for ReplHelper {}
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _default: bool) -> Cow<'b, str> {
+        if self.colour { Cow::Owned(format!("\x1b[32m{prompt}\x1b[0m")) } else { Cow::Borrowed(prompt) }
+    }
+}
 
 impl Helper for ReplHelper {}
 
@@ -83,7 +91,7 @@ pub struct Terminal {
 
 impl Terminal {
     /// An editor completing `completions`, with the entries of `history` loaded.
-    pub fn new(completions: Completions, mut history: HistoryFile) -> Result<Self> {
+    pub fn new(completions: Completions, mut history: HistoryFile, colour: bool) -> Result<Self> {
         let config = Config::builder()
             .max_history_size(MAX_ENTRIES)?
             .history_ignore_dups(true)?
@@ -92,7 +100,7 @@ impl Terminal {
             .auto_add_history(false)
             .build();
         let mut editor = Editor::with_config(config)?;
-        editor.set_helper(Some(ReplHelper { completions }));
+        editor.set_helper(Some(ReplHelper { completions, colour }));
         history.load(editor.history_mut());
         Ok(Terminal { editor, history })
     }
@@ -110,17 +118,32 @@ impl Terminal {
     }
 
     /// Reads one input; `record` says whether it goes into the history.
+    /// An unfinished form continues on the next line under [`CONTINUATION`]; the lines of
+    /// one input are one history entry.
     pub fn read(&mut self, record: impl Fn(&str) -> bool) -> Result<Read> {
-        match self.editor.readline(PROMPT) {
-            Ok(line) => {
-                if record(&line) && self.editor.add_history_entry(line.trim_end()).unwrap_or(false) {
-                    self.history.save(self.editor.history_mut());
+        let mut text = String::new();
+        loop {
+            let prompt = if text.is_empty() { PROMPT } else { CONTINUATION };
+            match self.editor.readline(prompt) {
+                Ok(line) => {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&line);
+                    if is_unfinished(&text) {
+                        continue;
+                    }
+                    if record(&text) && self.editor.add_history_entry(text.trim_end()).unwrap_or(false) {
+                        self.history.save(self.editor.history_mut());
+                    }
+                    return Ok(Read::Entry(text));
                 }
-                Ok(Read::Entry(line))
+                Err(ReadlineError::Interrupted) => return Ok(Read::Interrupted),
+                // Ctrl-D inside an unfinished form: evaluate it, so its error shows
+                Err(ReadlineError::Eof) if !text.is_empty() => return Ok(Read::Entry(text)),
+                Err(ReadlineError::Eof) => return Ok(Read::Eof),
+                Err(e) => return Err(e.into()),
             }
-            Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
-            Err(ReadlineError::Eof) => Ok(Read::Eof),
-            Err(e) => Err(e.into()),
         }
     }
 }

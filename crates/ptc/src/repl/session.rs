@@ -75,7 +75,15 @@ impl Session {
     }
 
     /// Evaluates one input.
+    #[cfg(test)]
     pub fn eval(&mut self, source: &str) -> Reply {
+        self.eval_with(source, source, &Cancel::new())
+    }
+
+    /// Evaluates one input; cancelling `cancel` (Ctrl-C) stops it with a `cancelled` error.
+    /// `entry` is the text the user typed, which `source` (one of its forms, blanked around
+    /// so that positions agree) came from: errors show the entry's line.
+    pub fn eval_with(&mut self, source: &str, entry: &str, cancel: &Cancel) -> Reply {
         let host = self.host();
         let mut memory = self.memory.clone();
         // *e is offered only to inputs that mention it, so it never shows up in (dir user)
@@ -88,12 +96,12 @@ impl Session {
             Ok(p) => p,
             Err(e) => {
                 // a compile error is always in the text just entered
-                let err = render_error(&e, source);
+                let err = render_error(&e, entry);
                 self.last_error = error_value(&e);
                 return Reply { out: Vec::new(), err: Some(err) };
             }
         };
-        let mut outcome = self.engine.run(&program, input, host.as_ref(), &Cancel::new());
+        let mut outcome = self.engine.run(&program, input, host.as_ref(), cancel);
         let mut reply = Reply { out: std::mem::take(&mut outcome.prints), err: None };
         match outcome.result {
             RunResult::Value(v) | RunResult::Returned(v) => {
@@ -123,7 +131,7 @@ impl Session {
                 ]);
             }
             RunResult::Error(e) => {
-                reply.err = Some(self.render(&e, source));
+                reply.err = Some(self.render(&e, source, entry));
                 self.last_error = error_value(&e);
             }
         }
@@ -132,10 +140,10 @@ impl Session {
 
     /// The error with the line it points at: in this input, or in the earlier input that
     /// defined the function it happened in.
-    fn render(&self, e: &EvalError, source: &str) -> String {
-        let Some(span) = e.span else { return render_error(e, source) };
+    fn render(&self, e: &EvalError, source: &str, entry: &str) -> String {
+        let Some(span) = e.span else { return render_error(e, entry) };
         match self.definitions.locate(span, source) {
-            Origin::Input => render_error(e, source),
+            Origin::Input => render_error(e, entry),
             Origin::Definition(d) => {
                 let text = render_error(e, &d.text);
                 let names = d.names.join(", ");
