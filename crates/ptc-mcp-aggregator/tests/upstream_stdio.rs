@@ -506,3 +506,29 @@ fn credentials_written_into_an_upstream_url_never_appear_in_errors() {
     );
     assert!(!out.printed.contains("PASSWORD-in-url-1") && !out.printed.contains("KEY-in-query-2"), "{}", out.printed);
 }
+
+#[test]
+fn a_child_that_dies_at_start_is_named_with_the_tail_of_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.json");
+    let script = "for i in 1 2 3 4 5 6 7; do echo \"line $i\" >&2; done; echo \"cannot open $NOTES\" >&2; exit 3";
+    let config = serde_json::json!({"upstreams": {"notes": {
+        "transport": "mcp_stdio", "command": "sh", "args": ["-c", script],
+        "env": {"NOTES": "/srv/notes/today.md", "NOTES_TOKEN": "tok-5ecret-value"}
+    }}});
+    std::fs::write(&path, config.to_string()).unwrap();
+    let none = |_: &str| None;
+    let cfg = config::load(&path, &none).unwrap();
+    let err = UpstreamRuntime::start(&cfg, UpstreamOptions::default(), &none).unwrap_err().to_string();
+    // whichever the runtime notices first: the exit, or the broken pipe of the handshake
+    assert!(
+        err.contains("upstream 'notes' (`sh`) exited during the MCP handshake")
+            || err.contains("the MCP handshake with upstream 'notes' (`sh`) failed"),
+        "{err}"
+    );
+    // the last five lines, in order, and not the earlier ones
+    assert!(err.contains("line 4\n  line 5\n  line 6\n  line 7\n  cannot open /srv/notes/today.md"), "{err}");
+    assert!(!err.contains("line 3"), "{err}");
+    // a path under an ordinary name stays readable
+    assert!(!err.contains("[REDACTED]"), "{err}");
+}

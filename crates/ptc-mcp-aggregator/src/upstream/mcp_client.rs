@@ -203,8 +203,13 @@ fn frame_cap(max_response_bytes: usize) -> usize {
     max_response_bytes.saturating_mul(2).max(8 * 1024 * 1024)
 }
 
-/// Starts a stdio child and completes the MCP handshake.
-pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Result<McpConn, Fault> {
+/// Lines of a child's stderr kept for the error that says why it failed.
+const STDERR_TAIL_LINES: usize = 5;
+
+/// Starts a stdio child (the upstream called `name`) and completes the MCP handshake. Its
+/// stderr is logged at `info`, tagged with `name`; the last lines of it go into the error
+/// when the child does not come up.
+pub(crate) async fn connect_stdio(name: &str, cfg: &StdioConfig, redactor: &Redactor) -> Result<McpConn, Fault> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     cmd.args(&cfg.args).env_clear();
     for k in INHERITED_ENV {
@@ -221,7 +226,9 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd.spawn().map_err(|e| Fault::unavailable(format!("cannot start `{}`: {e}", cfg.command)))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Fault::unavailable(format!("upstream '{name}': cannot start `{}`: {e}", cfg.command)))?;
     let pid = child.id();
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(Fault::unavailable("the child's stdio could not be captured"));
@@ -229,34 +236,43 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
     let kill = CancellationToken::new();
     let mut guard = StartGuard { pid, kill: kill.clone(), armed: true };
     let stdout = FrameCap { inner: stdout, since_newline: 0, cap: frame_cap(cfg.max_response_bytes) };
-    // the last line the child wrote to stderr (scrubbed, cut): why it exited, if it says
-    let last_err: std::sync::Arc<std::sync::Mutex<String>> = std::sync::Arc::default();
+    // the last lines the child wrote to stderr (scrubbed, cut): why it exited, if it says
+    let tail: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>> = std::sync::Arc::default();
     let mut stderr_reader: Option<tokio::task::JoinHandle<()>> = None;
     if let Some(stderr) = child.stderr.take() {
-        let command = cfg.command.clone();
+        let upstream = name.to_string();
         let redactor = redactor.clone();
-        let last_err = last_err.clone();
+        let tail = tail.clone();
         stderr_reader = Some(tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             let mut n = 0u32;
             while let Ok(Some(line)) = lines.next_line().await {
+                let line = redactor.scrub(&line.chars().take(500).collect::<String>());
                 // bounded: a chatty child cannot flood the logs
                 if n < 200 {
-                    let line = redactor.scrub(&line.chars().take(500).collect::<String>());
-                    tracing::debug!(upstream = %command, "stderr: {line}");
-                    if let Ok(mut l) = last_err.lock()
-                        && !line.trim().is_empty()
-                    {
-                        *l = line;
+                    tracing::info!(upstream = %upstream, "stderr: {line}");
+                } else if n == 200 {
+                    tracing::info!(upstream = %upstream, "stderr: further lines are not logged");
+                }
+                if !line.trim().is_empty()
+                    && let Ok(mut t) = tail.lock()
+                {
+                    if t.len() == STDERR_TAIL_LINES {
+                        t.pop_front();
                     }
+                    t.push_back(line);
                 }
                 n = n.saturating_add(1);
             }
         }));
     }
     let said = || {
-        let line = last_err.lock().map(|l| l.clone()).unwrap_or_default();
-        if line.is_empty() { String::new() } else { format!("; its last stderr line: {line}") }
+        let lines: Vec<String> = tail.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default();
+        if lines.is_empty() {
+            "; it wrote nothing to stderr".to_string()
+        } else {
+            format!("; the last lines it wrote to stderr:\n  {}", lines.join("\n  "))
+        }
     };
     let dead = CancellationToken::new();
     {
@@ -289,7 +305,11 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
         r = tokio::time::timeout(cfg.handshake_timeout, ().serve((stdout, stdin))) => r,
         _ = dead.cancelled() => {
             drain_stderr(stderr_reader).await;
-            return Err(Fault::unavailable(format!("`{}` exited during the MCP handshake{}", cfg.command, said())));
+            return Err(Fault::unavailable(format!(
+                "upstream '{name}' (`{}`) exited during the MCP handshake{}",
+                cfg.command,
+                said()
+            )));
         }
     };
     match handshake {
@@ -300,10 +320,15 @@ pub(crate) async fn connect_stdio(cfg: &StdioConfig, redactor: &Redactor) -> Res
         }
         Ok(Err(e)) => {
             drain_stderr(stderr_reader).await;
-            Err(Fault::unavailable(format!("the MCP handshake with `{}` failed: {e}{}", cfg.command, said())))
+            Err(Fault::unavailable(format!(
+                "the MCP handshake with upstream '{name}' (`{}`) failed: {e}{}",
+                cfg.command,
+                said()
+            )))
         }
         Err(_) => Err(Fault::unavailable(format!(
-            "`{}` did not complete the MCP handshake within {} ms (handshake_timeout_ms){}",
+            "upstream '{name}' (`{}`) did not complete the MCP handshake within {} ms; raise its handshake_timeout_ms \
+             (a first `npx -y` download can take a minute){}",
             cfg.command,
             cfg.handshake_timeout.as_millis(),
             said()

@@ -261,10 +261,22 @@ impl Upstream {
             return Ok(c.clone());
         }
         *slot = None;
+        let started = std::time::Instant::now();
+        tracing::info!(upstream = %self.name, transport = self.transport_name(), "starting upstream");
         let conn = match &self.kind {
-            Kind::Stdio(c) => mcp_client::connect_stdio(c, &self.redactor).await?,
-            Kind::Http(c) => mcp_client::connect_http(c, &self.secrets).await?,
+            Kind::Stdio(c) => mcp_client::connect_stdio(&self.name, c, &self.redactor).await,
+            Kind::Http(c) => mcp_client::connect_http(c, &self.secrets).await,
             Kind::OpenApi(_) => return Err(Fault::unavailable("not an MCP upstream")),
+        };
+        let conn = match conn {
+            Ok(conn) => {
+                tracing::info!(upstream = %self.name, ms = started.elapsed().as_millis() as u64, "upstream connected");
+                conn
+            }
+            Err(f) => {
+                tracing::warn!(upstream = %self.name, reason = f.reason, "upstream did not start: {}", f.message);
+                return Err(f);
+            }
         };
         let conn = Arc::new(conn);
         *slot = Some(conn.clone());
@@ -553,12 +565,15 @@ impl UpstreamRuntime {
         }
         let secrets = Arc::new(secrets::resolve(config, env)?);
         let mut redactor = Redactor::new(secrets.values());
-        // stdio env values may carry secrets expanded from ${VAR}
+        // stdio env values may carry secrets expanded from ${VAR}; a path or a number that
+        // is not named like a secret stays readable, so errors still say which file failed
         let env_values: Vec<String> = config
             .upstreams
             .values()
             .filter_map(|u| match &u.transport {
-                Transport::Stdio(s) => Some(s.env.values().cloned().collect::<Vec<_>>()),
+                Transport::Stdio(s) => Some(
+                    s.env.iter().filter(|(k, v)| env_value_is_secret(k, v)).map(|(_, v)| v.clone()).collect::<Vec<_>>(),
+                ),
                 _ => None,
             })
             .flatten()
@@ -730,6 +745,28 @@ impl ToolBackend for UpstreamRuntime {
     }
 }
 
+/// Whether a stdio upstream's `env` value is scrubbed from errors and logs: always when its
+/// name says secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASS*`, `*AUTH*`, `*CREDENTIAL*`,
+/// `*PRIVATE*`, `*COOKIE*`, `*SESSION*`), otherwise unless it is plainly not one: a
+/// filesystem path, a number or a boolean. `MEMORY_FILE_PATH=/home/me/m.jsonl` then no
+/// longer turns every error about that file into `[REDACTED]`.
+fn env_value_is_secret(key: &str, value: &str) -> bool {
+    const SECRET_WORDS: [&str; 9] =
+        ["KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL", "PRIVATE", "COOKIE", "SESSION"];
+    let upper = key.to_ascii_uppercase();
+    if SECRET_WORDS.iter().any(|w| upper.contains(w)) {
+        return true;
+    }
+    let v = value.trim();
+    let path_like = v.starts_with('/')
+        || v.starts_with("./")
+        || v.starts_with("../")
+        || v.starts_with('~')
+        || (v.len() > 2 && v.as_bytes()[1] == b':' && (v.as_bytes()[2] == b'\\' || v.as_bytes()[2] == b'/'));
+    let plain = v.parse::<f64>().is_ok() || matches!(v.to_ascii_lowercase().as_str(), "true" | "false" | "yes" | "no");
+    !(path_like || plain)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -743,5 +780,17 @@ mod tests {
         assert!(!found.iter().any(|f| f == "json"), "ordinary parameters are not secrets: {found:?}");
         assert!(url_credentials("https://api.example.com/v1").is_empty());
         assert_eq!(percent_decoded("a%2Fb%zz%4"), "a/b%zz%4");
+    }
+
+    #[test]
+    fn env_values_are_secrets_unless_plainly_paths_or_numbers_under_ordinary_names() {
+        assert!(env_value_is_secret("GITHUB_TOKEN", "/not/really/a/path"), "a secret name wins");
+        assert!(env_value_is_secret("DB_PASSWORD", "42"));
+        assert!(env_value_is_secret("UPSTREAM_URL", "https://user:pw@host/x"), "unknown shapes stay scrubbed");
+        assert!(!env_value_is_secret("MEMORY_FILE_PATH", "/home/me/.cache/ptc-memory.jsonl"));
+        assert!(!env_value_is_secret("ROOT", "~/notes"));
+        assert!(!env_value_is_secret("WORKERS", "4"));
+        assert!(!env_value_is_secret("DEBUG", "true"));
+        assert!(!env_value_is_secret("DATA", r"C:\data"));
     }
 }
