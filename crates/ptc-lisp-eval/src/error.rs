@@ -47,6 +47,8 @@ pub enum ErrorKind {
     RecursionLimitExceeded,
     /// Wall-clock deadline passed.
     Timeout,
+    /// The run burned more fuel than `max_fuel` allows.
+    FuelExhausted,
     /// The program built more bytes than its budget.
     MemoryExceeded,
     /// The program text is larger than allowed.
@@ -89,6 +91,7 @@ impl ErrorKind {
             ErrorKind::LoopLimitExceeded => "loop_limit_exceeded",
             ErrorKind::RecursionLimitExceeded => "recursion_limit_exceeded",
             ErrorKind::Timeout => "timeout",
+            ErrorKind::FuelExhausted => "fuel_exhausted",
             ErrorKind::MemoryExceeded => "memory_exceeded",
             ErrorKind::ProgramTooLarge => "program_too_large",
             ErrorKind::SymbolLimitExceeded => "symbol_limit_exceeded",

@@ -48,6 +48,11 @@ pub struct Interp<'h> {
     recur_args: Vec<Value>,
     depth: u32,
     fuel: u64,
+    /// Fuel burned before this interpreter started (a branch: its parent's at the fork).
+    fuel_base: u64,
+    /// Fuel of the earlier calls of a parallel branch (see [`Interp::begin_branch_call`]).
+    fuel_done: u64,
+    /// The fuel count at which `tick` next checks the deadline and `max_fuel`.
     next_check: u64,
     /// User definitions (`def`), persisted by the host between runs.
     globals: Globals,
@@ -98,7 +103,9 @@ impl<'h> Interp<'h> {
             recur_args: Vec::new(),
             depth: 0,
             fuel: 0,
-            next_check: CHECK_EVERY,
+            fuel_base: 0,
+            fuel_done: 0,
+            next_check: CHECK_EVERY.min(fuel_stop(limits.max_fuel, 0)),
             globals,
             data,
             data_cache: Default::default(),
@@ -166,23 +173,58 @@ impl<'h> Interp<'h> {
         b.strict_data = self.strict_data;
         b.in_parallel = true;
         b.depth = self.depth;
+        b.fuel_base = self.fuel_base.saturating_add(self.fuel);
+        b.next_check = CHECK_EVERY.min(fuel_stop(b.limits.max_fuel, b.fuel_base));
         b
     }
 
     /// Fuel used so far.
     pub(crate) fn fuel(&self) -> u64 {
-        self.fuel
+        self.fuel_done.saturating_add(self.fuel)
     }
 
-    /// Burns `n` fuel units; checks the deadline every 1024 units.
+    /// Starts the next call of a parallel branch: `max_fuel` is checked for each call on
+    /// its own (the fuel before the fork plus the call's), so whether a call runs out does
+    /// not depend on which worker ran which calls; the parent checks the sum when the
+    /// branches join ([`Interp::add_branch_fuel`]).
+    pub(crate) fn begin_branch_call(&mut self) {
+        self.fuel_done = self.fuel_done.saturating_add(self.fuel);
+        self.fuel = 0;
+        self.next_check = CHECK_EVERY.min(fuel_stop(self.limits.max_fuel, self.fuel_base));
+    }
+
+    /// Burns `n` fuel units; checks `max_fuel` when it is reached and the deadline every
+    /// 1024 units.
     #[inline]
     pub(crate) fn tick(&mut self, n: u64) -> Result<(), Flow> {
         self.fuel = self.fuel.saturating_add(n);
         if self.fuel >= self.next_check {
-            self.next_check = self.fuel.saturating_add(CHECK_EVERY);
-            self.budget.check_time()?;
+            return self.checkpoint();
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn checkpoint(&mut self) -> Result<(), Flow> {
+        let stop = fuel_stop(self.limits.max_fuel, self.fuel_base);
+        if let Some(max) = self.limits.max_fuel
+            && self.fuel >= stop
+        {
+            return err(
+                ErrorKind::FuelExhausted,
+                format!(
+                    "fuel exhausted: the program did more than {max} steps of work (max_fuel); process less data per program, or stop loops earlier"
+                ),
+            );
+        }
+        self.next_check = self.fuel.saturating_add(CHECK_EVERY).min(stop);
+        self.budget.check_time()
+    }
+
+    /// Counts the fuel parallel branches burned (`pmap`, `pcalls`) as this run's.
+    pub(crate) fn add_branch_fuel(&mut self, fuel: u64) -> Result<(), Flow> {
+        self.tick(fuel)
     }
 
     /// Charges memory for something the program built.
@@ -1297,6 +1339,15 @@ impl<'h> Interp<'h> {
         // a host that ignored the deadline must not let the program run on past it
         self.budget.check_time()?;
         out
+    }
+}
+
+/// The local fuel count at which a run with `max_fuel` that had burned `base` before
+/// this interpreter started is over its limit (`u64::MAX` without a limit).
+fn fuel_stop(max_fuel: Option<u64>, base: u64) -> u64 {
+    match max_fuel {
+        Some(max) => max.saturating_sub(base).saturating_add(1),
+        None => u64::MAX,
     }
 }
 

@@ -81,7 +81,7 @@ pub use host::{
 };
 pub use interp::Globals;
 pub use lazy::LazySeq;
-pub use limits::Limits;
+pub use limits::{LimitError, LimitSpec, LimitUnit, Limits};
 pub use printer::{repl_preview, to_clojure};
 pub use regex_value::RegexValue;
 pub use run::{Outcome, RunOptions, RunResult, Usage, run};

@@ -1,4 +1,11 @@
 //! Sandbox limits: one struct, every limit configurable, enforced by counting.
+//!
+//! [`Limits`] holds the values of one run; [`Limits::table`] describes each limit once — its
+//! name, meaning, unit, default, allowed range and the reason a run ends with when it is
+//! exceeded — and [`Limits::validate`] checks a whole set against it. Front ends (the
+//! `ptc` flags, configuration files) read names, defaults and ranges from the table
+//! instead of restating them, and set values through [`LimitSpec::set`], which checks the
+//! range.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -35,6 +42,11 @@ pub struct Limits {
     pub max_parallel_workers: u32,
     /// Collection nesting depth in the reader.
     pub max_nesting_depth: usize,
+    /// Fuel units a run may burn (`None`: no limit, the default). Fuel counts steps of
+    /// work — calls, loop iterations, items inside iterating builtins — so unlike the
+    /// wall-clock `timeout` it ends the same program at the same point on any machine;
+    /// past it the run ends in `fuel_exhausted`. Parallel branches' fuel counts too.
+    pub max_fuel: Option<u64>,
 }
 
 impl Default for Limits {
@@ -52,6 +64,7 @@ impl Default for Limits {
             max_tool_calls: None,
             max_parallel_workers: 8,
             max_nesting_depth: 256,
+            max_fuel: None,
         }
     }
 }
@@ -100,6 +113,298 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// The unit a limit is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitUnit {
+    /// Milliseconds.
+    Millis,
+    /// Bytes.
+    Bytes,
+    /// Characters.
+    Chars,
+    /// A count of things (steps, calls, names, levels, workers).
+    Count,
+}
+
+impl LimitUnit {
+    /// A short placeholder for the value (`MS`, `BYTES`, `N`).
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            LimitUnit::Millis => "MS",
+            LimitUnit::Bytes => "BYTES",
+            LimitUnit::Chars | LimitUnit::Count => "N",
+        }
+    }
+}
+
+/// One limit: what it bounds, its default, its allowed range and what happens past it.
+/// Values are read and set as `u64` in the limit's [`LimitUnit`]; an optional limit (`None`:
+/// off or unlimited) reads as `None`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LimitSpec {
+    /// Stable snake_case name (`timeout_ms`, `max_heap_bytes`); `ptc` derives its flag
+    /// (`--timeout-ms`) and environment variable (`PTC_TIMEOUT_MS`) from it.
+    pub name: &'static str,
+    /// One line: what the limit bounds.
+    pub doc: &'static str,
+    /// The unit of the value.
+    pub unit: LimitUnit,
+    /// Smallest allowed value.
+    pub min: u64,
+    /// Largest allowed value.
+    pub max: u64,
+    /// True when the limit may be off (`None`).
+    pub optional: bool,
+    /// What happens when a run passes it: an error kind's name, or what is cut.
+    pub exceeded: &'static str,
+    get: fn(&Limits) -> Option<u64>,
+    put: fn(&mut Limits, Option<u64>),
+}
+
+/// A limit value outside its allowed range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{limit} must be {range} (got {value}); {hint}")]
+#[non_exhaustive]
+pub struct LimitError {
+    /// The limit's name.
+    pub limit: &'static str,
+    /// The value given.
+    pub value: String,
+    /// The allowed range, in words.
+    pub range: String,
+    /// What to write instead.
+    pub hint: String,
+}
+
+impl LimitSpec {
+    /// The default value (`None`: off by default).
+    pub fn default_value(&self) -> Option<u64> {
+        (self.get)(&Limits::default())
+    }
+
+    /// The value in `limits`.
+    pub fn get(&self, limits: &Limits) -> Option<u64> {
+        (self.get)(limits)
+    }
+
+    /// Sets the value in `limits` after checking its range (`None` turns an optional
+    /// limit off).
+    pub fn set(&self, limits: &mut Limits, value: Option<u64>) -> Result<(), LimitError> {
+        self.check(value)?;
+        (self.put)(limits, value);
+        Ok(())
+    }
+
+    /// Checks a value against the allowed range.
+    pub fn check(&self, value: Option<u64>) -> Result<(), LimitError> {
+        match value {
+            Some(v) if (self.min..=self.max).contains(&v) => Ok(()),
+            None if self.optional => Ok(()),
+            other => Err(LimitError {
+                limit: self.name,
+                value: other.map_or_else(|| "none".to_string(), |v| v.to_string()),
+                range: self.range_text(),
+                hint: match self.default_value() {
+                    Some(d) => format!("the default is {d}"),
+                    None => "leave it unset to turn it off".to_string(),
+                },
+            }),
+        }
+    }
+
+    /// The allowed range in words (`between 1 and 100000`, `at least 1`).
+    pub fn range_text(&self) -> String {
+        if self.max == u64::MAX {
+            format!("at least {}", self.min)
+        } else {
+            format!("between {} and {}", self.min, self.max)
+        }
+    }
+}
+
+fn usize_of(v: Option<u64>) -> usize {
+    v.map_or(usize::MAX, |v| usize::try_from(v).unwrap_or(usize::MAX))
+}
+
+fn u32_of(v: Option<u64>) -> u32 {
+    v.map_or(u32::MAX, |v| u32::try_from(v).unwrap_or(u32::MAX))
+}
+
+/// 24 hours, the longest `timeout` (an `Instant` cannot be pushed arbitrarily far).
+const DAY_MS: u64 = 86_400_000;
+
+static TABLE: &[LimitSpec] = &[
+    LimitSpec {
+        name: "timeout_ms",
+        doc: "Wall-clock time a program may run",
+        unit: LimitUnit::Millis,
+        min: 1,
+        max: DAY_MS,
+        optional: false,
+        exceeded: "timeout",
+        get: |l| Some(u64::try_from(l.timeout.as_millis()).unwrap_or(u64::MAX)),
+        put: |l, v| l.timeout = Duration::from_millis(v.unwrap_or(DAY_MS)),
+    },
+    LimitSpec {
+        name: "max_heap_bytes",
+        doc: "Bytes a program may build (strings, collections; context data is free)",
+        unit: LimitUnit::Bytes,
+        min: 0,
+        max: u64::MAX,
+        optional: false,
+        exceeded: "memory_exceeded",
+        get: |l| Some(l.max_heap_bytes),
+        put: |l, v| l.max_heap_bytes = v.unwrap_or(u64::MAX),
+    },
+    LimitSpec {
+        name: "max_loop_iterations",
+        doc: "recur jumps per loop",
+        unit: LimitUnit::Count,
+        min: 1,
+        max: u64::MAX,
+        optional: false,
+        exceeded: "loop_limit_exceeded",
+        get: |l| Some(l.max_loop_iterations),
+        put: |l, v| l.max_loop_iterations = v.unwrap_or(u64::MAX),
+    },
+    LimitSpec {
+        name: "max_recursion_depth",
+        doc: "Nested (non-tail) function call depth",
+        unit: LimitUnit::Count,
+        min: 1,
+        max: 100_000,
+        optional: false,
+        exceeded: "recursion_limit_exceeded",
+        get: |l| Some(u64::from(l.max_recursion_depth)),
+        put: |l, v| l.max_recursion_depth = u32_of(v),
+    },
+    LimitSpec {
+        name: "max_program_bytes",
+        doc: "Program text size",
+        unit: LimitUnit::Bytes,
+        min: 1,
+        max: 1 << 30,
+        optional: false,
+        exceeded: "program_too_large",
+        get: |l| Some(l.max_program_bytes as u64),
+        put: |l, v| l.max_program_bytes = usize_of(v),
+    },
+    LimitSpec {
+        name: "max_symbols",
+        doc: "Unique symbols and keywords in the program text (and keywords made at run time)",
+        unit: LimitUnit::Count,
+        min: 1,
+        max: 10_000_000,
+        optional: false,
+        exceeded: "symbol_limit_exceeded",
+        get: |l| Some(l.max_symbols as u64),
+        put: |l, v| l.max_symbols = usize_of(v),
+    },
+    LimitSpec {
+        name: "max_print_length",
+        doc: "Characters per printed line (println, doc)",
+        unit: LimitUnit::Chars,
+        min: 1,
+        max: 1 << 30,
+        optional: false,
+        exceeded: "the line is cut, saying how long it was",
+        get: |l| Some(l.max_print_length as u64),
+        put: |l, v| l.max_print_length = usize_of(v),
+    },
+    LimitSpec {
+        name: "max_print_bytes",
+        doc: "Bytes of all printed output of a program",
+        unit: LimitUnit::Bytes,
+        min: 0,
+        max: 1 << 40,
+        optional: false,
+        exceeded: "later lines are dropped, one marker line says so",
+        get: |l| Some(l.max_print_bytes as u64),
+        put: |l, v| l.max_print_bytes = usize_of(v),
+    },
+    LimitSpec {
+        name: "max_result_bytes",
+        doc: "Bytes of the printed result",
+        unit: LimitUnit::Bytes,
+        min: 1,
+        max: 1 << 40,
+        optional: false,
+        exceeded: "output_too_large",
+        get: |l| Some(l.max_result_bytes as u64),
+        put: |l, v| l.max_result_bytes = usize_of(v),
+    },
+    LimitSpec {
+        name: "max_tool_calls",
+        doc: "Tool calls per program (unset: unlimited)",
+        unit: LimitUnit::Count,
+        min: 0,
+        max: u32::MAX as u64,
+        optional: true,
+        exceeded: "tool_call_limit_exceeded",
+        get: |l| l.max_tool_calls.map(u64::from),
+        put: |l, v| l.max_tool_calls = v.map(|v| u32_of(Some(v))),
+    },
+    LimitSpec {
+        name: "max_parallel_workers",
+        doc: "Parallel workers for pmap/pcalls",
+        unit: LimitUnit::Count,
+        min: 1,
+        max: 256,
+        optional: false,
+        exceeded: "parallel_capacity_exceeded when all are busy",
+        get: |l| Some(u64::from(l.max_parallel_workers)),
+        put: |l, v| l.max_parallel_workers = u32_of(v),
+    },
+    LimitSpec {
+        name: "max_nesting_depth",
+        doc: "Collection nesting depth in the program text",
+        unit: LimitUnit::Count,
+        min: 1,
+        max: 1_000,
+        optional: false,
+        exceeded: "parse_error",
+        get: |l| Some(l.max_nesting_depth as u64),
+        put: |l, v| l.max_nesting_depth = usize_of(v),
+    },
+    LimitSpec {
+        name: "max_fuel",
+        doc: "Fuel units (steps of work) a program may burn: a deterministic budget beside the deadline (unset: off)",
+        unit: LimitUnit::Count,
+        min: 1,
+        max: u64::MAX,
+        optional: true,
+        exceeded: "fuel_exhausted",
+        get: |l| l.max_fuel,
+        put: |l, v| l.max_fuel = v,
+    },
+];
+
+impl Limits {
+    /// Every limit, in the order the reference lists them.
+    pub fn table() -> &'static [LimitSpec] {
+        TABLE
+    }
+
+    /// The limit named `name` (`max_heap_bytes`).
+    pub fn spec(name: &str) -> Option<&'static LimitSpec> {
+        TABLE.iter().find(|s| s.name == name)
+    }
+
+    /// Checks every limit against its allowed range ([`Limits::table`]).
+    ///
+    /// ```
+    /// use ptc_lisp_eval::Limits;
+    /// assert!(Limits::default().validate().is_ok());
+    /// let err = Limits { max_parallel_workers: 0, ..Limits::default() }.validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "max_parallel_workers must be between 1 and 256 (got 0); the default is 8");
+    /// ```
+    pub fn validate(&self) -> Result<(), LimitError> {
+        TABLE.iter().try_for_each(|s| s.check(s.get(self)))
+    }
+}
+
 /// Shared run state that parallel branches also see: deadline, memory, cancellation.
 #[derive(Debug)]
 pub struct SharedBudget {
@@ -124,7 +429,9 @@ pub struct SharedBudget {
 impl SharedBudget {
     /// A budget starting now.
     pub fn new(limits: &Limits, cancel: Cancel) -> Self {
-        let own = Instant::now() + limits.timeout;
+        let now = Instant::now();
+        // a timeout too far out for the clock (an unchecked `Limits`) is as good as none
+        let own = now.checked_add(limits.timeout).unwrap_or_else(|| now + Duration::from_millis(DAY_MS));
         let (deadline, inherited_deadline) = match cancel.deadline() {
             Some(parent) if parent < own => (parent, true),
             _ => (own, false),

@@ -48,6 +48,7 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
     let mut results: Vec<Option<Result<Value, Flow>>> = (0..n).map(|_| None).collect();
     let mut merged_prints: Vec<(usize, Chunk)> = Vec::new();
     let mut merged_calls = Vec::new();
+    let mut branch_fuel = 0u64;
     let outcome = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for mut b in branches {
@@ -63,6 +64,7 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
                         Err(_) => None,
                     };
                     let Some((i, (f, mut a))) = next else { break };
+                    b.begin_branch_call();
                     let before = b.prints_mark();
                     let r = b.apply(&f, &mut a).and_then(|v| b.check_time().map(|()| v));
                     let prints = b.prints_since(before);
@@ -72,7 +74,7 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
                         break;
                     }
                 }
-                (out, b.take_tool_calls())
+                (out, b.take_tool_calls(), b.fuel())
             });
             handles.push(h);
         }
@@ -80,7 +82,7 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
         for h in handles {
             match h {
                 Ok(h) => match h.join() {
-                    Ok((out, tool_calls)) => {
+                    Ok((out, tool_calls, fuel)) => {
                         for (i, r, prints) in out {
                             if let Some(slot) = results.get_mut(i) {
                                 *slot = Some(r);
@@ -88,6 +90,7 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
                             merged_prints.push((i, prints));
                         }
                         merged_calls.extend(tool_calls);
+                        branch_fuel = branch_fuel.saturating_add(fuel);
                     }
                     Err(_) => spawn_failed = true,
                 },
@@ -113,6 +116,7 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
             Some(Err(Flow::Error(e))) => {
                 return Err(match e.kind {
                     ErrorKind::Timeout
+                    | ErrorKind::FuelExhausted
                     | ErrorKind::MemoryExceeded
                     | ErrorKind::ParallelCapacityExceeded
                     | ErrorKind::Cancelled => Flow::Error(e),
@@ -128,6 +132,8 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
             None => continue,
         }
     }
+    // the branches' work is this run's: usage counts it, and `max_fuel` holds over all of it
+    interp.add_branch_fuel(branch_fuel)?;
     interp.charge(cost::items(out.len() as u64))?;
     Ok(Value::from_pvec(out))
 }

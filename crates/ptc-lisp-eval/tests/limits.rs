@@ -458,3 +458,88 @@ fn parallel_prints_count_against_the_run_cap_in_call_order() {
     }
     assert!(o.prints[3].contains("more than 300 bytes"), "{:?}", o.prints[3]);
 }
+
+#[test]
+fn fuel_limit_is_off_by_default_and_fires_with_its_own_reason() {
+    let src = "(reduce + (map inc (range 100000)))";
+    assert_eq!(kind_of(src, with(Limits::default())).0, "ok");
+    let limits = Limits { max_fuel: Some(10_000), ..Limits::default() };
+    let (kind, msg) = kind_of(src, with(limits));
+    assert_eq!(kind, "fuel_exhausted", "{msg}");
+    assert!(msg.contains("more than 10000 steps") && msg.contains("max_fuel"), "{msg}");
+}
+
+#[test]
+fn fuel_limit_is_deterministic_and_matches_the_fuel_a_run_reports() {
+    let src = "(loop [i 0 acc 0] (if (< i 900) (recur (inc i) (+ acc i)) acc))";
+    let used = run(src, RunOptions::default()).usage.fuel;
+    assert!(used > 0);
+    // exactly the fuel the run used is enough; one unit less is not, every time
+    let at = |max| kind_of(src, with(Limits { max_fuel: Some(max), ..Limits::default() })).0;
+    for _ in 0..3 {
+        assert_eq!(at(used), "ok");
+        assert_eq!(at(used - 1), "fuel_exhausted");
+    }
+}
+
+#[test]
+fn fuel_of_parallel_branches_counts_toward_the_limit() {
+    let src = "(count (pmap (fn [i] (reduce + (range 200))) (range 16)))";
+    let o = run(src, RunOptions::default());
+    assert_eq!(o.printed, "16");
+    // the branches' work is in the usage: far more than the 16 calls themselves
+    let used = o.usage.fuel;
+    assert!(used > 16 * 200, "{used}");
+    let at = |max| kind_of(src, with(Limits { max_fuel: Some(max), ..Limits::default() })).0;
+    for _ in 0..3 {
+        assert_eq!(at(used), "ok");
+        assert_eq!(at(used - 1), "fuel_exhausted");
+    }
+}
+
+#[test]
+fn every_default_is_within_its_range_and_out_of_range_values_are_refused() {
+    assert!(Limits::default().validate().is_ok());
+    assert!(Limits::mcp().validate().is_ok());
+    for spec in Limits::table() {
+        let mut l = Limits::default();
+        if spec.min > 0 {
+            let e = spec.set(&mut l, Some(spec.min - 1)).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("{} must be ", spec.name)), "{e}");
+        }
+        if spec.max < u64::MAX {
+            assert!(spec.set(&mut l, Some(spec.max + 1)).is_err(), "{}", spec.name);
+        }
+        spec.set(&mut l, Some(spec.min)).unwrap();
+        assert_eq!(spec.get(&l), Some(spec.min), "{}", spec.name);
+        assert_eq!(spec.set(&mut l, None).is_ok(), spec.optional, "{}", spec.name);
+        assert!(Limits::spec(spec.name).is_some());
+    }
+    let e = Limits { timeout: Duration::ZERO, ..Limits::default() }.validate().unwrap_err();
+    assert_eq!(e.to_string(), "timeout_ms must be between 1 and 86400000 (got 0); the default is 1000");
+}
+
+#[test]
+fn a_timeout_past_the_clock_does_not_panic() {
+    let limits = Limits { timeout: Duration::from_secs(u64::MAX), ..Limits::default() };
+    assert_eq!(kind_of("(+ 1 2)", with(limits)), ("ok".to_string(), "3".to_string()));
+}
+
+/// docs/security.md has a row for every limit of the table, naming its flag and what
+/// happens past it.
+#[test]
+fn the_security_doc_lists_every_limit() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/security.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    for spec in Limits::table() {
+        let flag = format!("`--{}`", spec.name.replace('_', "-"));
+        let row = doc.lines().find(|l| l.starts_with('|') && l.contains(&flag));
+        let row = row.unwrap_or_else(|| panic!("docs/security.md has no row for {flag}"));
+        assert!(
+            row.replace('`', "").contains(spec.exceeded),
+            "{}: the row does not say {:?}: {row}",
+            spec.name,
+            spec.exceeded
+        );
+    }
+}

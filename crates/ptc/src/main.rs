@@ -253,11 +253,7 @@ fn main() -> ExitCode {
 
 /// The default limits, with 10 s per program when upstreams are configured.
 fn base_limits(upstreams: &upstream_flags::UpstreamArgs) -> Limits {
-    if upstreams.path().is_some() {
-        Limits { timeout: std::time::Duration::from_millis(10_000), ..Limits::default() }
-    } else {
-        Limits::default()
-    }
+    if upstreams.path().is_some() { limit_flags::with_upstreams(Limits::default()) } else { Limits::default() }
 }
 
 fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {

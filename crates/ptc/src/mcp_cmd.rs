@@ -75,7 +75,7 @@ impl McpArgs {
         }
         // aggregator programs wait on upstreams: 10 s unless --timeout-ms says otherwise
         let base = if self.upstreams.path().is_some() {
-            Limits { timeout: std::time::Duration::from_millis(10_000), ..Limits::mcp() }
+            crate::limit_flags::with_upstreams(Limits::mcp())
         } else {
             Limits::mcp()
         };

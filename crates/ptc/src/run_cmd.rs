@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
-use ptc_lisp_eval::Limits;
 use ptc_subagent::{
     Event, Expose, HistoryOptions, Llm, LlmRetry, Mode, NativeResult, Observer, ScriptedLlm, Step, SubAgent, Tool,
     ToolError, Turn,
@@ -145,9 +144,6 @@ impl From<ModeArg> for Mode {
     }
 }
 
-/// Per-program time limit when `--timeout-ms` is not given (the agent default).
-const DEFAULT_PROGRAM_TIMEOUT: Duration = Duration::from_millis(5_000);
-
 /// `--max-trace-bytes`: 64 MiB of trace per run.
 const DEFAULT_MAX_TRACE_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -173,7 +169,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         (None, None) => bail!("give the mission with --prompt TEXT or --prompt-file FILE"),
     };
     let context = args.data.load()?;
-    let limits = args.limits.to_limits(Limits { timeout: DEFAULT_PROGRAM_TIMEOUT, ..Limits::default() })?;
+    let limits = args.limits.to_limits(crate::limit_flags::run_base())?;
     let tools = match &args.tools {
         Some(path) => load_tools(path, Duration::from_millis(args.tool_timeout_ms))?,
         None => Vec::new(),

@@ -145,6 +145,30 @@ fn limits_are_flags() {
 }
 
 #[test]
+fn fuel_limit_is_a_flag_and_ends_the_run_deterministically() {
+    let program = "(reduce + (map inc (range 10000)))";
+    let o = ptc(&["eval", "--output", "json", program], None);
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["status"], "ok");
+    let used = v["usage"]["fuel"].as_u64().unwrap();
+    for (max, status) in [(used, "ok"), (used - 1, "error")] {
+        let o = ptc(&["eval", "--output", "json", "--max-fuel", &max.to_string(), program], None);
+        let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+        assert_eq!(v["status"], status, "{v}");
+        if status == "error" {
+            assert_eq!(v["reason"], "fuel_exhausted");
+            assert!(v["message"].as_str().unwrap().contains("max_fuel"), "{v}");
+        }
+    }
+    let o = ptc(&["eval", "--max-fuel", "0", "1"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--max-fuel: max_fuel must be at least 1 (got 0)"), "{}", err(&o));
+    let o = ptc(&["eval", "--max-parallel-workers", "0", "1"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("max_parallel_workers must be between 1 and 256 (got 0)"), "{}", err(&o));
+}
+
+#[test]
 fn jsonl_batch() {
     let input = "{\"src\": \"(+ 1 2)\"}\n\"(count data/xs)\"\n{\"src\": \"(count data/xs)\", \"ctx\": {\"xs\": [1]}}\nnot json\n{\"src\": \"(/ 1 0)\"}\n";
     let o = ptc(&["eval", "--jsonl", "--context-json", r#"{"xs": [1, 2]}"#], Some(input));

@@ -29,14 +29,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use ptc_lisp_eval::Limits;
 use ptc_subagent::{
     ConfigError, Event, LlmRef, LlmTool, MemoryStrategy, Step, SubAgent, SubAgentBuilder, Tool, ToolError, Turn,
 };
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use super::{DEFAULT_PROGRAM_TIMEOUT, RunArgs, ToolDef, brief, command_tool};
+use super::{RunArgs, ToolDef, brief, command_tool};
 
 /// One agent of the file (the root, or a child under `tools.NAME.agent`).
 #[derive(Deserialize, Default)]
@@ -262,7 +261,7 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
     if def.signature.is_none() {
         def.signature = args.signature.clone();
     }
-    let limits = args.limits.to_limits(Limits { timeout: DEFAULT_PROGRAM_TIMEOUT, ..Limits::default() })?;
+    let limits = args.limits.to_limits(crate::limit_flags::run_base())?;
     def.timeout_ms = def.timeout_ms.or(Some(limits.timeout.as_millis() as u64));
     def.max_tool_calls = def.max_tool_calls.or(limits.max_tool_calls);
     let retry = super::llm_retry(&args)?;
