@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod changelog;
 mod conformance;
+mod doc_blocks;
 mod docs;
 mod fuzz;
 mod interop;
@@ -31,6 +32,8 @@ commands:
                 (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
   docs          regenerate docs/functions.md from the function registry
+  doc-blocks    run the shell blocks of README.md and docs/*.md (transcripts checked line by
+                line; a short list of blocks that need a network or a key is skipped)
   fuzz          cargo-fuzz targets (parse, eval, json_context, frame, answer) on stable, each for
                 --seconds S / --minutes N / --runs N (--ci: 25 s each, as ci runs them)
   interop       ptc mcp against the Python MCP SDK, the MCP Inspector, the conformance suite,
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(&root()),
         Some("bench") => bench::run(),
         Some("docs") => docs::run(&root()),
+        Some("doc-blocks") => doc_blocks::run(&root()),
         Some("interop") => interop::run(&root()),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("prompts") => prompts::run(&root()),
@@ -145,6 +149,8 @@ fn ci() -> Result<()> {
     }
     eprintln!("==> prompt cards within budget");
     prompts::run(&root())?;
+    eprintln!("==> the shell blocks of the README and docs/");
+    doc_blocks::run(&root())?;
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
     if interop::available() {
