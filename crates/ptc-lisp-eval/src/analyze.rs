@@ -638,7 +638,7 @@ impl Analyzer<'_> {
         }
         // discovery forms take their first argument unevaluated: (doc map) = (doc "map")
         if let FormKind::Symbol { ns: None, name } = &head.kind
-            && matches!(name.as_str(), "doc" | "dir" | "meta" | "ns-publics" | "source" | "ns-name")
+            && crate::builtins::lookup(name).is_some_and(|b| b.quotes_name)
             && !self.is_user_name(name)
             && self.resolve_local(name).is_none()
             && let Some(Form { kind: FormKind::Symbol { ns, name: target }, span: s }) = args.first()
@@ -675,8 +675,8 @@ impl Analyzer<'_> {
                     _ => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: comparison arity")),
                 }
             }
-            Node::Builtin(b) if crate::node::ArithOp::of(b.name, args.len()).is_some() => {
-                let op = crate::node::ArithOp::of(b.name, args.len());
+            Node::Builtin(b) if crate::node::ArithOp::of(b, args.len()).is_some() => {
+                let op = crate::node::ArithOp::of(b, args.len());
                 let mut it = args.into_iter();
                 match (op, it.next()) {
                     (Some(op), Some(x)) => Node::Arith(op, b, Box::new((x, it.next())), span),

@@ -41,14 +41,9 @@ pub enum Step {
 }
 
 impl Step {
-    fn of(name: &str) -> Option<Step> {
-        Some(match name {
-            "map" | "mapv" => Step::Map,
-            "filter" | "filterv" => Step::Filter,
-            "remove" => Step::Remove,
-            "keep" => Step::Keep,
-            _ => return None,
-        })
+    /// The step a builtin declares (`.fused(..)` on its registry entry).
+    fn of(b: &Builtin) -> Option<Step> {
+        b.fused
     }
 }
 
@@ -178,7 +173,7 @@ type Chain = (Vec<StepCall>, Vec<Node>, Source);
 /// (`(map f x)`...) or an already fused collecting chain, else `Err(coll)` unchanged.
 fn peel(coll: Node) -> Result<Chain, Node> {
     match coll {
-        Node::CallBuiltin(b, args, span) => match (Step::of(b.name), <[Node; 2]>::try_from(args)) {
+        Node::CallBuiltin(b, args, span) => match (Step::of(b), <[Node; 2]>::try_from(args)) {
             (Some(step), Ok([f, inner])) => {
                 let mut steps = vec![(step, b, span)];
                 let mut nodes = vec![f];
@@ -203,7 +198,7 @@ fn peel(coll: Node) -> Result<Chain, Node> {
 /// The node for a call of builtin `b` with analyzed `args`: a [`Pipeline`] when the call
 /// consumes (or is) a chain of steps, else a plain builtin call.
 pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
-    let sink = match (Step::of(b.name), Sink::of(b.name, args.len())) {
+    let sink = match (Step::of(b), Sink::of(b.name, args.len())) {
         // a step over another step: fused, collecting what comes out of the outer one
         (Some(_), _) if args.len() == 2 => Sink::Collect,
         (None, Some(sink)) => sink,
@@ -229,7 +224,7 @@ pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
     let mut nodes = args;
     if sink == Sink::Collect {
         // the outer step's own function comes before the inner chain's (`nodes` holds it)
-        if let Some(step) = Step::of(b.name) {
+        if let Some(step) = Step::of(b) {
             steps.insert(0, (step, b, span));
         }
     }
@@ -556,6 +551,9 @@ mod tests {
         assert_eq!(Sink::of("reduce", 3), Some(Sink::Reduce { init: true }));
         assert_eq!(Sink::of("into", 3), None);
         assert_eq!(Sink::of("map", 2), None);
-        assert_eq!(Step::of("mapcat"), None);
+        let step = |name| crate::builtins::lookup(name).and_then(Step::of);
+        assert_eq!(step("mapcat"), None);
+        assert_eq!(step("mapv"), Some(Step::Map));
+        assert_eq!(step("filterv"), Some(Step::Filter));
     }
 }

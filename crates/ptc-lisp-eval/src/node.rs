@@ -247,19 +247,18 @@ pub enum ArithOp {
 }
 
 impl ArithOp {
-    /// The operator a builtin name stands for, given its argument count.
-    pub fn of(name: &str, args: usize) -> Option<ArithOp> {
-        Some(match (name, args) {
-            ("+", 2) => ArithOp::Add,
-            ("-", 2) => ArithOp::Sub,
-            ("*", 2) => ArithOp::Mul,
-            ("rem", 2) => ArithOp::Rem,
-            ("quot", 2) => ArithOp::Quot,
-            ("mod", 2) => ArithOp::Mod,
-            ("inc", 1) => ArithOp::Inc,
-            ("dec", 1) => ArithOp::Dec,
-            _ => return None,
-        })
+    /// The operator a builtin declares (`.arith(..)` on its registry entry), when the
+    /// call has that operator's operand count.
+    pub fn of(b: &crate::builtins::Builtin, args: usize) -> Option<ArithOp> {
+        b.arith.filter(|op| op.operands() == args)
+    }
+
+    /// How many operands the operator takes.
+    pub const fn operands(self) -> usize {
+        match self {
+            ArithOp::Inc | ArithOp::Dec => 1,
+            _ => 2,
+        }
     }
 
     /// The result when both operands are plain numbers and nothing can go wrong; `None`

@@ -8,28 +8,32 @@ use crate::error::{ErrorKind, EvalResult, err};
 use crate::printer::{format_float, to_clojure};
 use crate::value::Value;
 
+use crate::node::ArithOp;
 use Arity::*;
 use Category::Core;
 
 /// Core builtins.
 pub static BUILTINS: &[Builtin] = &[
     Builtin::new("+", AtLeast(0), Core, add)
+        .arith(ArithOp::Add)
         .alias(&["+'"])
         .doc("Sum of numbers; (+) is 0. Integer overflow is an error.")
         .ex(&[("(+ 1 2 3)", "6"), ("(+ 1 2.5)", "3.5")]),
     Builtin::new("-", AtLeast(1), Core, sub)
+        .arith(ArithOp::Sub)
         .alias(&["-'"])
         .doc("Subtracts the rest from the first; (- x) negates.")
         .ex(&[("(- 10 3 2)", "5"), ("(- 5)", "-5")]),
     Builtin::new("*", AtLeast(0), Core, mul)
+        .arith(ArithOp::Mul)
         .alias(&["*'"])
         .doc("Product of numbers; (*) is 1.")
         .ex(&[("(* 2 3 4)", "24")]),
     Builtin::new("/", AtLeast(1), Core, div)
         .doc("Division; always returns a float (PTC-Lisp: no ratios).")
         .ex(&[("(/ 10 4)", "2.5"), ("(/ 10 2)", "5.0")]),
-    Builtin::new("inc", Exact(1), Core, inc).alias(&["inc'"]).doc("Adds one.").ex(&[("(inc 41)", "42")]),
-    Builtin::new("dec", Exact(1), Core, dec).alias(&["dec'"]).doc("Subtracts one.").ex(&[("(dec 43)", "42")]),
+    Builtin::new("inc", Exact(1), Core, inc).arith(ArithOp::Inc).alias(&["inc'"]).doc("Adds one.").ex(&[("(inc 41)", "42")]),
+    Builtin::new("dec", Exact(1), Core, dec).arith(ArithOp::Dec).alias(&["dec'"]).doc("Subtracts one.").ex(&[("(dec 43)", "42")]),
     Builtin::new("=", AtLeast(1), Core, eq)
         .alias(&["=="])
         .doc("Equality; numbers compare by value across int/float, collections structurally.")

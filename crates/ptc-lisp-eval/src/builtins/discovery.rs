@@ -16,13 +16,13 @@ use Category::Discovery;
 
 /// Discovery builtins.
 pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("doc", Exact(1), Discovery, doc).doc("Prints the documentation of a function or definition; returns nil.").ex(&[("(doc inc)", "nil")]),
-    Builtin::new("dir", Range(1, 2), Discovery, dir).doc("Names in a namespace (str, set, walk, core, json, Math, user...); options {:limit 50 :offset 0}.").ex(&[("(take 2 (dir json))", "[\"json/generate-string\" \"json/parse-lines\"]")]),
+    Builtin::new("doc", Exact(1), Discovery, doc).quotes_name().doc("Prints the documentation of a function or definition; returns nil.").ex(&[("(doc inc)", "nil")]),
+    Builtin::new("dir", Range(1, 2), Discovery, dir).quotes_name().doc("Names in a namespace (str, set, walk, core, json, Math, user...); options {:limit 50 :offset 0}.").ex(&[("(take 2 (dir json))", "[\"json/generate-string\" \"json/parse-lines\"]")]),
     Builtin::new("apropos", Range(1, 2), Discovery, apropos).ext().doc("Functions whose name or description matches the query, best first (ties: shorter names), as \"name - description\"; options {:limit 8}.").ex(&[("(first (apropos \"upper case\"))", "\"upper-case - Upper-cased string.\"")]),
-    Builtin::new("meta", Exact(1), Discovery, meta).doc("Metadata map of a function or definition: name, ns, doc, arity, examples.").ex(&[("(:ns (meta join))", "\"clojure.string\"")]),
-    Builtin::new("ns-publics", Exact(1), Discovery, ns_publics).doc("Map from each public name of a namespace to a short description.").ex(&[("(count (ns-publics \"json\"))", "3")]),
+    Builtin::new("meta", Exact(1), Discovery, meta).quotes_name().doc("Metadata map of a function or definition: name, ns, doc, arity, examples.").ex(&[("(:ns (meta join))", "\"clojure.string\"")]),
+    Builtin::new("ns-publics", Exact(1), Discovery, ns_publics).quotes_name().doc("Map from each public name of a namespace to a short description.").ex(&[("(count (ns-publics \"json\"))", "3")]),
     Builtin::new("all-ns", Exact(0), Discovery, all_ns).doc("Names of the available namespaces.").ex(&[("(first (all-ns))", "\"Boolean\"")]),
-    Builtin::new("ns-name", Exact(1), Discovery, ns_name).doc("The canonical name of a namespace or alias.").ex(&[("(ns-name str)", "\"clojure.string\"")]),
+    Builtin::new("ns-name", Exact(1), Discovery, ns_name).quotes_name().doc("The canonical name of a namespace or alias.").ex(&[("(ns-name str)", "\"clojure.string\"")]),
 ];
 
 /// The namespace a registry entry belongs to.

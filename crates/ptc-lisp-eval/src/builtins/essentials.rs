@@ -106,6 +106,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("True when (pred item) is falsy for every item.")
         .ex(&[("(not-any? neg? [1 2])", "true")]),
     Builtin::new("keep", Range(1, 2), Sequence, keep)
+        .fused(crate::fusion::Step::Keep)
         .doc("Non-nil results of (f item).")
         .ex(&[("(keep :a [{:a 1} {:b 2}])", "[1]")]),
     Builtin::new("mapcat", AtLeast(1), Sequence, mapcat)
@@ -243,12 +244,15 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Splits a string on a regex or a 1-character string; trailing empty strings are dropped (as in Java).")
         .ex(&[("(split \"a,b,,c,,\" #\",\")", "[\"a\" \"b\" \"\" \"c\"]"), ("(split \"a b\" \" \")", "[\"a\" \"b\"]")]),
     Builtin::new("mod", Exact(2), Category::Math, modulo)
+        .arith(crate::node::ArithOp::Mod)
         .doc("Floored modulus: the result has the sign of the divisor.")
         .ex(&[("(mod -7 2)", "1"), ("(mod 5.5 2)", "1.5")]),
     Builtin::new("rem", Exact(2), Category::Math, rem)
+        .arith(crate::node::ArithOp::Rem)
         .doc("Truncated remainder: the result has the sign of the dividend.")
         .ex(&[("(rem -7 2)", "-1")]),
     Builtin::new("quot", Exact(2), Category::Math, quot)
+        .arith(crate::node::ArithOp::Quot)
         .doc("Integer quotient, truncated toward zero.")
         .ex(&[("(quot -7 2)", "-3")]),
     Builtin::new("blank?", Exact(1), Str, blank)

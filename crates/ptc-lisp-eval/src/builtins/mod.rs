@@ -119,12 +119,47 @@ pub struct Builtin {
     pub constant: bool,
     /// Implementation.
     pub f: BuiltinFn,
+    /// Specialisation: the analyzer passes the first argument as a name, unevaluated
+    /// (`(doc map)` is `(doc "map")`).
+    pub(crate) quotes_name: bool,
+    /// Specialisation: a step the pipeline fuser streams items through (`map`, `filter`).
+    pub(crate) fused: Option<crate::fusion::Step>,
+    /// Specialisation: an arithmetic node the interpreter computes on numbers in place.
+    pub(crate) arith: Option<crate::node::ArithOp>,
 }
 
 impl Builtin {
     /// Declares a builtin; chain `.doc()`, `.ex()`, `.alias()`, `.ext()`.
     pub const fn new(name: &'static str, arity: Arity, category: Category, f: BuiltinFn) -> Self {
-        Builtin { name, aliases: &[], arity, category, doc: "", examples: &[], extension: false, constant: false, f }
+        Builtin {
+            name,
+            aliases: &[],
+            arity,
+            category,
+            doc: "",
+            examples: &[],
+            extension: false,
+            constant: false,
+            f,
+            quotes_name: false,
+            fused: None,
+            arith: None,
+        }
+    }
+    /// The analyzer passes the first argument as a name, unevaluated.
+    pub(crate) const fn quotes_name(mut self) -> Self {
+        self.quotes_name = true;
+        self
+    }
+    /// The pipeline fuser streams items through this builtin as `step`.
+    pub(crate) const fn fused(mut self, step: crate::fusion::Step) -> Self {
+        self.fused = Some(step);
+        self
+    }
+    /// A call with `op`'s operand count becomes an arithmetic node.
+    pub(crate) const fn arith(mut self, op: crate::node::ArithOp) -> Self {
+        self.arith = Some(op);
+        self
     }
     /// Sets the one-line doc.
     pub const fn doc(mut self, doc: &'static str) -> Self {
@@ -388,4 +423,26 @@ pub fn libraries_with(name: &str) -> Vec<Library> {
 /// is what Clojure's `trim` and `blank?` strip.
 pub fn java_whitespace(c: char) -> bool {
     c.is_whitespace() && !matches!(c, '\u{a0}' | '\u{2007}' | '\u{202f}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declaring(has: impl Fn(&Builtin) -> bool) -> Vec<&'static str> {
+        let mut names: Vec<&str> = all().filter(|b| has(b)).map(|b| b.name).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// The analyzer's specialisations come from the entries, not from name lists.
+    #[test]
+    fn specialisations_are_declared_on_the_entries() {
+        assert_eq!(declaring(|b| b.arith.is_some()), ["*", "+", "-", "dec", "inc", "mod", "quot", "rem"]);
+        assert_eq!(declaring(|b| b.fused.is_some()), ["filter", "filterv", "keep", "map", "mapv", "remove"]);
+        assert_eq!(declaring(|b| b.quotes_name), ["dir", "doc", "meta", "ns-name", "ns-publics"]);
+        let inc = lookup("inc'").and_then(|b| crate::node::ArithOp::of(b, 1));
+        assert_eq!(inc, Some(crate::node::ArithOp::Inc));
+        assert_eq!(lookup("+").and_then(|b| crate::node::ArithOp::of(b, 3)), None);
+    }
 }
