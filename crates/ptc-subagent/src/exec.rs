@@ -200,17 +200,9 @@ fn invoke_inner(
         let message = format!("Unknown tool: {name}. Available: {}", known.join(", "));
         return fail(Json::Null, EvalToolError { kind: ToolErrorKind::UnknownTool, message });
     };
-    let args = match &prepared.inputs {
-        Some(ty) => {
-            let (coerced, report) = ptc_signature::coerce(args, ty);
-            if !report.is_ok() {
-                let json = ptc_lisp_eval::json::to_json(args).unwrap_or(Json::Null);
-                let msg = format!("invalid arguments for tool/{name}:\n{}", report.render_errors());
-                return fail(json, EvalToolError::invalid_args(msg));
-            }
-            coerced
-        }
-        None => args.clone(),
+    let args = match crate::validation::tool_args(prepared, name, args) {
+        Ok(checked) => checked,
+        Err(e) => return fail(ptc_lisp_eval::json::to_json(args).unwrap_or(Json::Null), e),
     };
     let args_json = match ptc_lisp_eval::json::to_json(&args) {
         Ok(j) => j,
@@ -233,7 +225,8 @@ fn invoke_inner(
             duration_ms: 0,
         };
     }
-    let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, tcx);
+    let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, tcx)
+        .and_then(|v| crate::validation::tool_result(prepared, name, &v).map(|()| v));
     let mut retained_bytes = None;
     if let (Some(k), Ok(v)) = (key, &result)
         && let Ok(mut c) = cache.lock()
