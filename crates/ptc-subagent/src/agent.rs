@@ -100,6 +100,8 @@ pub(crate) struct Config {
     pub(crate) max_consecutive_failures: Option<u32>,
     pub(crate) max_cost_usd: Option<f64>,
     pub(crate) prices: Arc<PriceTable>,
+    pub(crate) checkpoint_dir: Option<std::path::PathBuf>,
+    pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
 }
 
 /// The seed's default time limit of a whole mission: 60 s.
@@ -198,6 +200,8 @@ pub struct SubAgentBuilder {
     max_consecutive_failures: Option<u32>,
     max_cost_usd: Option<f64>,
     prices: Option<PriceTable>,
+    checkpoint_dir: Option<std::path::PathBuf>,
+    resume_from: Option<std::path::PathBuf>,
 }
 
 impl SubAgentBuilder {
@@ -237,7 +241,25 @@ impl SubAgentBuilder {
             max_consecutive_failures: None,
             max_cost_usd: None,
             prices: None,
+            checkpoint_dir: None,
+            resume_from: None,
         }
+    }
+
+    /// Writes the mission's state to `dir` after every turn (`checkpoint-NNNN.json`, see
+    /// [`checkpoint`](crate::checkpoint); default: no checkpoints).
+    pub fn checkpoint_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.checkpoint_dir = Some(dir.into());
+        self
+    }
+
+    /// Continues the mission from a checkpoint (a `checkpoint-NNNN.json`, or a directory:
+    /// its newest), which [`build`](Self::build) reads and checks against this agent.
+    /// Checkpoints go on being written to the checkpoint's directory unless
+    /// [`checkpoint_dir`](Self::checkpoint_dir) says otherwise.
+    pub fn resume_from(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.resume_from = Some(path.into());
+        self
     }
 
     /// Ends the mission with `consecutive_failures` once this many turns in a row failed
@@ -524,6 +546,17 @@ impl SubAgentBuilder {
         limits.timeout = self.timeout;
         limits.max_tool_calls = self.max_tool_calls;
         limits.max_print_length = self.format.max_print_length;
+        let resume = match &self.resume_from {
+            Some(path) => Some(Arc::new(
+                crate::checkpoint::Checkpoint::load(path).map_err(|e| ConfigError::new("resume_from", e.0))?,
+            )),
+            None => None,
+        };
+        let checkpoint_dir = self.checkpoint_dir.clone().or_else(|| {
+            self.resume_from
+                .as_ref()
+                .map(|p| if p.is_dir() { p.clone() } else { p.parent().map(|d| d.to_path_buf()).unwrap_or_default() })
+        });
         let config = Config {
             prompt,
             signature,
@@ -558,8 +591,14 @@ impl SubAgentBuilder {
             max_consecutive_failures: self.max_consecutive_failures,
             max_cost_usd: self.max_cost_usd,
             prices: Arc::new(self.prices.unwrap_or_default()),
+            checkpoint_dir,
+            resume: resume.clone(),
         };
-        Ok(SubAgent { config: Arc::new(config), tools: Arc::new(tools) })
+        let agent = SubAgent { config: Arc::new(config), tools: Arc::new(tools) };
+        if let Some(c) = &resume {
+            c.check_agent(&agent).map_err(|e| ConfigError::new("resume_from", e.0))?;
+        }
+        Ok(agent)
     }
 }
 

@@ -24,6 +24,7 @@ use crate::observe::{Event, Observer, emit};
 use crate::tool::{Tool, ToolContext};
 
 /// A tool ready to call: the tool, its parsed input type and the layers that may call it.
+#[derive(Clone)]
 pub(crate) struct PreparedTool {
     pub(crate) tool: Tool,
     /// The object type of the signature's inputs (for argument coercion).

@@ -53,6 +53,7 @@ mod agent;
 pub mod cache_key;
 mod chain;
 mod chat;
+pub mod checkpoint;
 pub mod compaction;
 mod compiled;
 mod compose;
@@ -85,6 +86,7 @@ pub use agent::{
 };
 pub use chain::Chain;
 pub use chat::ChatReply;
+pub use checkpoint::{Checkpoint, CheckpointError};
 pub use compaction::{Compaction, CompactionStats};
 pub use compiled::CompiledAgent;
 pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};

@@ -43,8 +43,22 @@ impl SubAgent {
             turns = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
-        let mut mission = Mission::new(self, llm, observer);
-        let step = mission.run().instrument(span.clone()).await;
+        let step = if self.config.checkpoint_dir.is_some() || self.config.resume.is_some() {
+            match crate::checkpoint::Session::start(self, llm) {
+                Ok(mut session) => {
+                    let mut mission = Mission::new(&session.agent, &session.llm, observer);
+                    mission.recording = session.recording.take();
+                    if let Some(c) = &self.config.resume {
+                        mission.resume(c);
+                    }
+                    mission.run().instrument(span.clone()).await
+                }
+                Err(e) => Step::failed(Fail::new("checkpoint_error", e.0)),
+            }
+        } else {
+            let mut mission = Mission::new(self, llm, observer);
+            mission.run().instrument(span.clone()).await
+        };
         span.record("status", if step.is_ok() { "ok" } else { "error" });
         span.record("turns", step.usage.turns);
         span.record("duration_ms", step.usage.duration_ms);
@@ -130,6 +144,8 @@ pub(crate) struct Mission<'a> {
     last_failure: String,
     /// Set when the turn's return value was rejected by validation.
     pub(crate) rejected: bool,
+    /// Checkpointing: the answers and tool results so far and where to write.
+    recording: Option<crate::checkpoint::Recording>,
 }
 
 /// A successful turn, for the history summary.
@@ -196,6 +212,7 @@ impl<'a> Mission<'a> {
             failure_streak: 0,
             last_failure: String::new(),
             rejected: false,
+            recording: None,
         }
     }
 
@@ -393,6 +410,9 @@ impl<'a> Mission<'a> {
                 Next::Proceed => {}
                 Next::Done(result) => break result,
             }
+            if let Err(e) = self.save_checkpoint() {
+                break Err(Fail::new("checkpoint_error", e.0));
+            }
         };
         self.finish(outcome)
     }
@@ -529,6 +549,9 @@ impl<'a> Mission<'a> {
                     tokens.add(&response.usage);
                     self.add_usage(&response.usage);
                     self.add_cost(request.turn, &response.usage);
+                    if let Some(rec) = &mut self.recording {
+                        rec.answers.push(response.clone());
+                    }
                     emit(self.observer.as_deref(), || Event::LlmResponse {
                         turn: request.turn,
                         attempt,
@@ -570,6 +593,55 @@ impl<'a> Mission<'a> {
                 }
             }
         }
+    }
+
+    /// Continues a mission from `checkpoint`: the clock goes on from its elapsed time,
+    /// its nested steps are kept and their turns taken from the tree's budget (the
+    /// replayed turns rebuild everything else).
+    fn resume(&mut self, checkpoint: &crate::checkpoint::Checkpoint) {
+        let now = Instant::now();
+        self.started = now.checked_sub(std::time::Duration::from_millis(checkpoint.elapsed_ms)).unwrap_or(now);
+        self.deadline = self.agent.config.mission_timeout.map(|t| self.started + t);
+        self.cancel = match self.deadline {
+            Some(d) => Cancel::new().with_deadline(d),
+            None => Cancel::new(),
+        };
+        for child in &checkpoint.children {
+            self.nest.record(child.clone());
+        }
+        for _ in 0..crate::checkpoint::tree_turns(&checkpoint.children) {
+            let _ = self.nest.take_turn();
+        }
+        tracing::info!(turns_done = checkpoint.turns_done, "mission resumed from a checkpoint");
+    }
+
+    /// Writes the state after a live turn (checkpointing missions only).
+    fn save_checkpoint(&self) -> Result<(), crate::checkpoint::CheckpointError> {
+        let Some(rec) = &self.recording else { return Ok(()) };
+        let done = self.turns.len() as u32;
+        if rec.dir.is_none() || done <= rec.replay_turns {
+            return Ok(());
+        }
+        let mut usage = self.usage.clone();
+        usage.turns = done;
+        usage.duration_ms = self.started.elapsed().as_millis() as u64;
+        let checkpoint = crate::checkpoint::Checkpoint {
+            format: crate::checkpoint::CHECKPOINT_FORMAT.into(),
+            version: crate::checkpoint::CHECKPOINT_VERSION,
+            fingerprint: rec.fingerprint.clone(),
+            agent: self.agent.config.name.clone(),
+            turns_done: done,
+            model_calls: rec.calls_before + rec.calls.load(std::sync::atomic::Ordering::SeqCst),
+            elapsed_ms: usage.duration_ms,
+            usage,
+            memory: memory_json(&self.memory),
+            messages: self.messages.clone(),
+            turns: self.turns.clone(),
+            children: self.nest.children_so_far(),
+            answers: rec.answers.clone(),
+            tool_calls: rec.tools.lock().map(|t| t.clone()).unwrap_or_default(),
+        };
+        rec.write(&checkpoint)
     }
 
     /// `max_cost_usd`: fails when no price is known, or when the spend so far plus the

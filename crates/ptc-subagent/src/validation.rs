@@ -4,8 +4,8 @@
 //! One vocabulary for both ([`ValidationMode`], the signature crate's mode): `enabled`
 //! (the default: errors fail, extra map fields are allowed), `strict` (extra fields are
 //! errors too; an agent in strict mode also refuses tools without a signature),
-//! `warn_only` (errors become warnings, logged and kept in `Step.warnings`, and the value
-//! goes through) and `disabled` (nothing is checked or coerced). The agent's mode is each
+//! `warn_only` (errors become `tracing` warnings and the value goes through; a return
+//! value's are also kept in `Step.warnings`) and `disabled` (nothing is checked or coerced). The agent's mode is each
 //! tool's default; a tool's own [`Tool::validation`](crate::Tool::validation) wins.
 
 use ptc_lisp_eval::{ToolError as EvalToolError, Value};

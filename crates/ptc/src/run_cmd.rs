@@ -152,6 +152,13 @@ pub struct RunArgs {
     /// for current vendor models, overridden by "price" in the LLM registry) [default: none].
     #[arg(long, value_name = "USD")]
     max_cost_usd: Option<f64>,
+    /// Write the mission's state after every turn to DIR (checkpoint-NNNN.json).
+    #[arg(long, value_name = "DIR")]
+    checkpoint_dir: Option<PathBuf>,
+    /// Continue a mission from its checkpoint (a directory: its newest file); the same
+    /// prompt, context, tools and settings must be given. Checkpoints go on in its directory.
+    #[arg(long, value_name = "PATH")]
+    resume: Option<PathBuf>,
 }
 
 /// `--multiple-code-blocks`.
@@ -189,6 +196,12 @@ impl RunArgs {
             b = b.max_cost_usd(usd);
         }
         b = b.prices(prices(self.llm_config.as_deref())?);
+        if let Some(dir) = &self.checkpoint_dir {
+            b = b.checkpoint_dir(dir.clone());
+        }
+        if let Some(path) = &self.resume {
+            b = b.resume_from(path.clone());
+        }
         Ok(match self.mission_timeout_ms {
             0 => b.no_mission_timeout(),
             ms => b.mission_timeout(Duration::from_millis(ms)),

@@ -318,3 +318,72 @@ fn the_cost_budget_uses_the_registry_price_against_a_vendor_server() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("alias \"p\": price: input_per_mtok is -1"), "{}", err(&o));
 }
+
+/// `ptc run` with a checkpoint directory, SIGKILLed while its second turn's tool runs,
+/// then resumed: the same answer as an uninterrupted run of the same script, and the
+/// first turn's tool is not run again.
+#[test]
+fn a_killed_run_resumes_from_its_checkpoint_with_the_uninterrupted_answer() {
+    use std::io::Read;
+    let dir = scratch();
+    let fifo = dir.join("started");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let log = dir.join("calls.log");
+    let resumed_mark = dir.join("resumed");
+    // `count` logs each call; `wait` (turn 2) says it started through the FIFO and
+    // blocks until killed, unless the resume mark exists
+    let wait = format!(
+        "if [ -e {mark} ]; then echo 5; else echo $$ > {fifo}; exec sleep 600; fi",
+        mark = resumed_mark.display(),
+        fifo = fifo.display()
+    );
+    let count = format!("echo call >> {}; echo 37", log.display());
+    let tools = write(
+        &dir,
+        "tools.json",
+        &json!({"tools": {"count": {"command": ["sh", "-c", count]}, "wait": {"command": ["sh", "-c", wait]}}})
+            .to_string(),
+    );
+    let llm = format!(
+        "script:{}",
+        script(&dir, &["(def a (tool/count {}))", "(def b (tool/wait {}))", "(return {:sum (+ a b)})"])
+    );
+    let checkpoints = dir.join("checkpoints").to_string_lossy().to_string();
+    let mission = ["run", "--prompt", "Add", "--tools", &tools, "--llm", &llm, "--output", "json"];
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(mission)
+        .args(["--checkpoint-dir", &checkpoints])
+        .env_remove("PTC_LLM_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // opening the FIFO waits for turn 2's tool: turn 1's checkpoint is written by then
+    let mut pid = String::new();
+    std::fs::File::open(&fifo).unwrap().read_to_string(&mut pid).unwrap();
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+    assert!(Path::new(&checkpoints).join("checkpoint-0001.json").is_file());
+    assert!(!Path::new(&checkpoints).join("checkpoint-0002.json").exists(), "killed inside turn 2");
+
+    std::fs::write(&resumed_mark, "").unwrap();
+    let o = ptc(&[&mission[..], &["--resume", &checkpoints]].concat());
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let resumed = step_of(&o);
+    assert_eq!(resumed["return"], json!({"sum": 42}));
+    assert_eq!(resumed["usage"]["turns"], 3);
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1, "turn 1's tool ran once, before the kill");
+
+    let whole = step_of(&ptc(&mission));
+    assert_eq!(resumed["return"], whole["return"]);
+    assert_eq!(resumed["memory"], whole["memory"]);
+
+    // a damaged checkpoint is a usage error naming the file
+    std::fs::write(Path::new(&checkpoints).join("checkpoint-0009.json"), "{\"format\":").unwrap();
+    let o = ptc(&[&mission[..], &["--resume", &checkpoints]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("resume_from: checkpoint") && err(&o).contains("is not valid JSON"), "{}", err(&o));
+}

@@ -63,6 +63,10 @@ struct AgentDef {
     signature_validation: Option<String>,
     max_consecutive_failures: Option<u32>,
     max_cost_usd: Option<f64>,
+    /// Checkpoints after every turn (relative to the current directory).
+    checkpoint_dir: Option<PathBuf>,
+    /// A checkpoint to continue from (file or directory).
+    resume_from: Option<PathBuf>,
     /// A string replaces the generated system prompt; `{"prefix", "suffix"}` wraps it.
     system_prompt: Option<SystemPromptDef>,
     prompt_limit: Option<PromptLimitDef>,
@@ -231,6 +235,19 @@ impl Loader<'_> {
         }
         if let Some(usd) = def.max_cost_usd {
             b = b.max_cost_usd(usd);
+        }
+        if flags.is_none() && (def.checkpoint_dir.is_some() || def.resume_from.is_some()) {
+            return Err(self.err(
+                path,
+                "checkpoint_dir",
+                "checkpoints are the root agent's; a child's state is in them",
+            ));
+        }
+        if let Some(dir) = def.checkpoint_dir {
+            b = b.checkpoint_dir(dir);
+        }
+        if let Some(path) = def.resume_from {
+            b = b.resume_from(path);
         }
         if let Some(mode) = &def.signature_validation {
             b = b.signature_validation(
