@@ -146,4 +146,8 @@ impl Llm for Recorder {
     fn retry_waits(&self) -> bool {
         self.inner.retry_waits()
     }
+
+    fn resume_at(&self, answered: u64) -> Result<(), LlmError> {
+        self.inner.resume_at(answered)
+    }
 }

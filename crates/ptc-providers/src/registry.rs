@@ -50,6 +50,11 @@ pub struct RegistryEntry {
     /// Whole-request timeout in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
+    /// US dollars per million tokens (`input_per_mtok`, `output_per_mtok`,
+    /// `cached_input_per_mtok`): overrides the built-in price of this model for cost
+    /// accounting and `max_cost_usd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<ptc_subagent::ModelPrice>,
 }
 
 /// A set of aliases and the file they came from.

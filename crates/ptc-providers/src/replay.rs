@@ -136,6 +136,26 @@ impl Llm for Replay {
     fn retry_waits(&self) -> bool {
         false
     }
+
+    /// A resumed mission continues the recording after the exchanges it already had.
+    fn resume_at(&self, answered: u64) -> Result<(), LlmError> {
+        let mut next = self
+            .next
+            .lock()
+            .map_err(|_| LlmError::new(LlmErrorKind::Unknown, "the replay's lock was poisoned by an earlier panic"))?;
+        if answered > self.exchanges.len() as u64 {
+            return Err(LlmError::new(
+                LlmErrorKind::ConfigError,
+                format!(
+                    "replay {}: the checkpoint was taken after {answered} request(s), but the recording holds {}",
+                    self.source,
+                    self.exchanges.len()
+                ),
+            ));
+        }
+        *next = answered as usize;
+        Ok(())
+    }
 }
 
 /// Where two requests first differ, as `path: recorded X, got Y`; `None` when equal.

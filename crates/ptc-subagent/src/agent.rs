@@ -11,11 +11,15 @@ use serde_json::Value as Json;
 
 use crate::compaction::Compaction;
 use crate::compress::HistoryOptions;
+use crate::cost::PriceTable;
 use crate::exec::{PreparedTool, Toolbox};
+use crate::extract::MultipleCodeBlocks;
 use crate::feedback::FormatOptions;
 use crate::mode::{Expose, Mode, NativeResult};
+use crate::prompt::{PromptLimit, SystemPrompt};
 use crate::retry::LlmRetry;
 use crate::tool::{CatalogEntry, Tool};
+use crate::validation::ValidationMode;
 
 /// Tool names the loop keeps for itself.
 pub const RESERVED_TOOL_NAMES: [&str; 3] = ["return", "fail", "lisp_eval"];
@@ -89,7 +93,19 @@ pub(crate) struct Config {
     pub(crate) compaction: Option<Compaction>,
     pub(crate) max_history_bytes: usize,
     pub(crate) compose: crate::compose::ComposeOptions,
+    pub(crate) signature_validation: ValidationMode,
+    pub(crate) system_prompt: Option<SystemPrompt>,
+    pub(crate) prompt_limit: PromptLimit,
+    pub(crate) multiple_code_blocks: MultipleCodeBlocks,
+    pub(crate) max_consecutive_failures: Option<u32>,
+    pub(crate) max_cost_usd: Option<f64>,
+    pub(crate) prices: Arc<PriceTable>,
+    pub(crate) checkpoint_dir: Option<std::path::PathBuf>,
+    pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
 }
+
+/// The seed's default time limit of a whole mission: 60 s.
+pub const DEFAULT_MISSION_TIMEOUT: Duration = Duration::from_millis(60_000);
 
 /// An agent: a mission, a contract, tools and limits. Build one with
 /// [`SubAgent::builder`], run it with [`SubAgent::run`]; it can run many times.
@@ -136,11 +152,16 @@ impl SubAgent {
     pub fn max_turns(&self) -> u32 {
         self.config.max_turns
     }
+
+    /// The time limit of the whole mission (`None`: unbounded).
+    pub fn mission_timeout(&self) -> Option<Duration> {
+        self.config.mission_timeout
+    }
 }
 
 /// Builds a [`SubAgent`]; [`build`](SubAgentBuilder::build) checks every option.
 ///
-/// Defaults: 5 turns, no retry turns, 5 s per program, no mission timeout, 3 model
+/// Defaults: 5 turns, no retry turns, 5 s per program, 60 s per mission, 3 model
 /// attempts with exponential backoff from 1 s, 1 MiB of definitions (strict), floats in
 /// the answer rounded to 2 decimals, implicit completion.
 #[derive(Debug, Clone)]
@@ -172,6 +193,15 @@ pub struct SubAgentBuilder {
     compaction: Option<Compaction>,
     max_history_bytes: usize,
     pub(crate) compose: crate::compose::ComposeOptions,
+    signature_validation: ValidationMode,
+    system_prompt: Option<SystemPrompt>,
+    prompt_limit: PromptLimit,
+    multiple_code_blocks: MultipleCodeBlocks,
+    max_consecutive_failures: Option<u32>,
+    max_cost_usd: Option<f64>,
+    prices: Option<PriceTable>,
+    checkpoint_dir: Option<std::path::PathBuf>,
+    resume_from: Option<std::path::PathBuf>,
 }
 
 impl SubAgentBuilder {
@@ -188,7 +218,7 @@ impl SubAgentBuilder {
             max_turns: 5,
             retry_turns: 0,
             timeout: Duration::from_millis(5_000),
-            mission_timeout: None,
+            mission_timeout: Some(DEFAULT_MISSION_TIMEOUT),
             llm_retry: LlmRetry::default(),
             memory_limit: 1_048_576,
             memory_strategy: MemoryStrategy::Strict,
@@ -204,7 +234,88 @@ impl SubAgentBuilder {
             compaction: None,
             max_history_bytes: crate::history_cap::DEFAULT_MAX_HISTORY_BYTES,
             compose: Default::default(),
+            signature_validation: ValidationMode::Enabled,
+            system_prompt: None,
+            prompt_limit: PromptLimit::default(),
+            multiple_code_blocks: MultipleCodeBlocks::Refuse,
+            max_consecutive_failures: None,
+            max_cost_usd: None,
+            prices: None,
+            checkpoint_dir: None,
+            resume_from: None,
         }
+    }
+
+    /// Writes the mission's state to `dir` after every turn (`checkpoint-NNNN.json`, see
+    /// [`checkpoint`](crate::checkpoint); default: no checkpoints).
+    pub fn checkpoint_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.checkpoint_dir = Some(dir.into());
+        self
+    }
+
+    /// Continues the mission from a checkpoint (a `checkpoint-NNNN.json`, or a directory:
+    /// its newest), which [`build`](Self::build) reads and checks against this agent.
+    /// Checkpoints go on being written to the checkpoint's directory unless
+    /// [`checkpoint_dir`](Self::checkpoint_dir) says otherwise.
+    pub fn resume_from(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.resume_from = Some(path.into());
+        self
+    }
+
+    /// Ends the mission with `consecutive_failures` once this many turns in a row failed
+    /// (a program error, no program, several refused blocks, a rejected return value):
+    /// an error loop stops early, while occasional errors between successful turns
+    /// reset the count (default: off, `max_turns` is the only bound).
+    pub fn max_consecutive_failures(mut self, n: u32) -> Self {
+        self.max_consecutive_failures = Some(n);
+        self
+    }
+
+    /// The most the mission's model requests may cost, in US dollars (default: no
+    /// budget). Checked before each request with an estimate and kept up to date with
+    /// each answer's actual cost; passing it ends the mission with
+    /// `cost_budget_exceeded`. Needs a price for the model ([`prices`](Self::prices)).
+    pub fn max_cost_usd(mut self, usd: f64) -> Self {
+        self.max_cost_usd = Some(usd);
+        self
+    }
+
+    /// Prices per model (default: [`PriceTable::builtin`]); the cost of each answer goes
+    /// into `Step.usage.cost_usd` and the trace.
+    pub fn prices(mut self, table: PriceTable) -> Self {
+        self.prices = Some(table);
+        self
+    }
+
+    /// Replaces or wraps the generated system prompt (a string replaces it; see
+    /// [`SystemPrompt`]).
+    pub fn system_prompt(mut self, prompt: impl Into<SystemPrompt>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// How much of large data the prompt shows (default `{list: 5, string: 1000}`).
+    pub fn prompt_limit(mut self, limit: PromptLimit) -> Self {
+        self.prompt_limit = limit;
+        self
+    }
+
+    /// What an answer with several code blocks does (default
+    /// [`MultipleCodeBlocks::Refuse`]; the lisp mode only).
+    pub fn multiple_code_blocks(mut self, blocks: MultipleCodeBlocks) -> Self {
+        self.multiple_code_blocks = blocks;
+        self
+    }
+
+    /// The previous agent's step as this agent's input (the seed's auto-chaining): its
+    /// return map becomes the context and its [`Step::signature`] the context signature.
+    /// A failed step is `Err(chained_failure)`, a non-map return `Err(validation_error)`.
+    pub fn context_from(self, step: &crate::Step) -> Result<Self, crate::Fail> {
+        let mut b = self.context(step.chain_context()?);
+        if let Some(sig) = &step.signature {
+            b = b.context_signature(sig.clone());
+        }
+        Ok(b)
     }
 
     /// The output mode and transport (default [`Mode::Lisp`], programs in fenced blocks).
@@ -277,6 +388,17 @@ impl SubAgentBuilder {
         self
     }
 
+    /// How strictly the return value (and, by default, every tool's arguments and result)
+    /// is checked against the signatures (default [`ValidationMode::Enabled`]: mismatches
+    /// fail, extra map fields are allowed). `Strict` also rejects extra fields and refuses
+    /// tools without a signature at build; `WarnOnly` logs mismatches, keeps them in
+    /// `Step.warnings` and accepts the value; `Disabled` checks nothing. A tool's own
+    /// [`Tool::validation`] wins over this default.
+    pub fn signature_validation(mut self, mode: ValidationMode) -> Self {
+        self.signature_validation = mode;
+        self
+    }
+
     /// Work turns (default 5).
     pub fn max_turns(mut self, n: u32) -> Self {
         self.max_turns = n;
@@ -295,9 +417,16 @@ impl SubAgentBuilder {
         self
     }
 
-    /// Time limit of the whole mission (default none).
+    /// Time limit of the whole mission (default 60 s, as the seed says).
     pub fn mission_timeout(mut self, t: Duration) -> Self {
         self.mission_timeout = Some(t);
+        self
+    }
+
+    /// No time limit for the whole mission (each program keeps its `timeout`; a nested
+    /// agent still ends with its parent).
+    pub fn no_mission_timeout(mut self) -> Self {
+        self.mission_timeout = None;
         self
     }
 
@@ -389,11 +518,11 @@ impl SubAgentBuilder {
         check_placeholders(&prompt, signature.as_ref(), &self.context)?;
         check_numbers(&self)?;
         check_mode(&self)?;
-        let mut tools = prepare_tools(&self.tools, &self.context, self.mode)?;
+        let mut tools = prepare_tools(&self.tools, &self.context, self.mode, self.signature_validation)?;
         crate::compose::add_self_tool(&self, &mut tools)?;
         check_catalog(&self.catalog, &tools)?;
         let context_types = match &self.context_signature {
-            Some(text) => Some(context_fields(text, &self.context)?),
+            Some(text) => Some(context_fields(text, &self.context, self.signature_validation)?),
             None => None,
         };
         for key in self.context_descriptions.keys() {
@@ -417,6 +546,17 @@ impl SubAgentBuilder {
         limits.timeout = self.timeout;
         limits.max_tool_calls = self.max_tool_calls;
         limits.max_print_length = self.format.max_print_length;
+        let resume = match &self.resume_from {
+            Some(path) => Some(Arc::new(
+                crate::checkpoint::Checkpoint::load(path).map_err(|e| ConfigError::new("resume_from", e.0))?,
+            )),
+            None => None,
+        };
+        let checkpoint_dir = self.checkpoint_dir.clone().or_else(|| {
+            self.resume_from
+                .as_ref()
+                .map(|p| if p.is_dir() { p.clone() } else { p.parent().map(|d| d.to_path_buf()).unwrap_or_default() })
+        });
         let config = Config {
             prompt,
             signature,
@@ -444,8 +584,21 @@ impl SubAgentBuilder {
             compaction: self.compaction,
             max_history_bytes: self.max_history_bytes,
             compose: self.compose,
+            signature_validation: self.signature_validation,
+            system_prompt: self.system_prompt,
+            prompt_limit: self.prompt_limit,
+            multiple_code_blocks: self.multiple_code_blocks,
+            max_consecutive_failures: self.max_consecutive_failures,
+            max_cost_usd: self.max_cost_usd,
+            prices: Arc::new(self.prices.unwrap_or_default()),
+            checkpoint_dir,
+            resume: resume.clone(),
         };
-        Ok(SubAgent { config: Arc::new(config), tools: Arc::new(tools) })
+        let agent = SubAgent { config: Arc::new(config), tools: Arc::new(tools) };
+        if let Some(c) = &resume {
+            c.check_agent(&agent).map_err(|e| ConfigError::new("resume_from", e.0))?;
+        }
+        Ok(agent)
     }
 }
 
@@ -513,6 +666,33 @@ fn check_numbers(b: &SubAgentBuilder) -> Result<(), ConfigError> {
     if f.feedback_max_chars == 0 || f.preview_max_chars == 0 || f.result_limit == 0 || f.max_print_length == 0 {
         return Err(ConfigError::new("format_options", "every limit must be more than 0"));
     }
+    if b.max_consecutive_failures == Some(0) {
+        return Err(ConfigError::new("max_consecutive_failures", "must be at least 1; leave it unset for no limit"));
+    }
+    if b.max_cost_usd.is_some_and(|c| !(c.is_finite() && c > 0.0)) {
+        return Err(ConfigError::new(
+            "max_cost_usd",
+            "must be a number of US dollars above 0; leave it unset for no budget",
+        ));
+    }
+    if b.prompt_limit.list == 0 || b.prompt_limit.string == 0 {
+        return Err(ConfigError::new("prompt_limit", "list and string must be at least 1"));
+    }
+    match &b.system_prompt {
+        Some(SystemPrompt::Replace(text)) if text.trim().is_empty() => {
+            return Err(ConfigError::new(
+                "system_prompt",
+                "the replacement is empty; leave system_prompt unset to keep the generated prompt",
+            ));
+        }
+        _ => {}
+    }
+    if b.multiple_code_blocks == MultipleCodeBlocks::Sequential && b.mode != Mode::Lisp {
+        return Err(ConfigError::new(
+            "multiple_code_blocks",
+            format!("sequential applies to the lisp mode (programs in fenced blocks), not to {}", b.mode),
+        ));
+    }
     if b.max_tool_calls == Some(0) {
         return Err(ConfigError::new("max_tool_calls", "must be at least 1; leave it unset for no limit"));
     }
@@ -552,7 +732,12 @@ fn check_mode(b: &SubAgentBuilder) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn prepare_tools(tools: &[Tool], context: &serde_json::Map<String, Json>, mode: Mode) -> Result<Toolbox, ConfigError> {
+fn prepare_tools(
+    tools: &[Tool],
+    context: &serde_json::Map<String, Json>,
+    mode: Mode,
+    validation: ValidationMode,
+) -> Result<Toolbox, ConfigError> {
     let mut out = Toolbox::new();
     for t in tools {
         let name = t.name.as_str();
@@ -574,11 +759,22 @@ fn prepare_tools(tools: &[Tool], context: &serde_json::Map<String, Json>, mode: 
         if out.keys().any(|k| norm(k) == norm(name)) {
             return Err(ConfigError::new("tools", format!("tool {name:?} is declared twice")));
         }
+        let mut tool = t.clone();
+        let own = *tool.validation.get_or_insert(validation);
         let inputs = match &t.signature {
             Some(text) => {
                 let sig = ptc_signature::parse(text)
                     .map_err(|e| ConfigError::new("tools", format!("tool {name:?}: bad signature: {e}")))?;
+                tool.output = crate::validation::output_type(&sig);
                 Some(Type::Object { fields: sig.inputs, closed: false })
+            }
+            None if own == ValidationMode::Strict => {
+                return Err(ConfigError::new(
+                    "tools",
+                    format!(
+                        "tool {name:?} has no signature, and strict validation needs one for every tool; give it a signature such as \"(query :string) -> [:map]\", or set its validation to \"enabled\""
+                    ),
+                ));
             }
             None => None,
         };
@@ -618,7 +814,7 @@ fn prepare_tools(tools: &[Tool], context: &serde_json::Map<String, Json>, mode: 
                 ));
             }
         }
-        out.insert(name.to_string(), PreparedTool { tool: t.clone(), inputs, expose });
+        out.insert(name.to_string(), PreparedTool { tool, inputs, expose });
     }
     Ok(out)
 }
@@ -644,7 +840,11 @@ fn check_catalog(catalog: &[CatalogEntry], tools: &Toolbox) -> Result<(), Config
 }
 
 /// The fields of a context signature, after checking the context against them.
-fn context_fields(text: &str, context: &serde_json::Map<String, Json>) -> Result<Vec<Field>, ConfigError> {
+fn context_fields(
+    text: &str,
+    context: &serde_json::Map<String, Json>,
+    mode: ValidationMode,
+) -> Result<Vec<Field>, ConfigError> {
     let sig = ptc_signature::parse(text).map_err(|e| ConfigError::new("context_signature", e.to_string()))?;
     let fields = match sig.output.required() {
         Type::Object { fields, .. } => fields.clone(),
@@ -657,11 +857,12 @@ fn context_fields(text: &str, context: &serde_json::Map<String, Json>) -> Result
         }
     };
     let value = ptc_lisp_eval::json::from_json(&Json::Object(context.clone()));
-    let report = ptc_signature::validate(
-        &value,
-        &Type::Object { fields: fields.clone(), closed: false },
-        ptc_signature::Mode::Enabled,
-    );
+    // extra context keys are fine in every mode: the context signature types what it names
+    let check = if mode == ValidationMode::Strict { ValidationMode::Enabled } else { mode };
+    let report = ptc_signature::validate(&value, &Type::Object { fields: fields.clone(), closed: false }, check);
+    for w in &report.warnings {
+        tracing::warn!("context does not match the context signature (validation warn_only): {w}");
+    }
     if !report.is_ok() {
         return Err(ConfigError::new(
             "context",

@@ -63,9 +63,11 @@ fn kind(v: &Json) -> &'static str {
 
 impl SubAgentBuilder {
     /// Runs this agent after `previous`: its context is the previous return (and
-    /// `previous_signature`, when given, its context signature). A failed previous step
-    /// gives a `chained_failure` step without asking the model.
+    /// `previous_signature`, or else the step's own [`Step::signature`], its context
+    /// signature). A failed previous step gives a `chained_failure` step without asking
+    /// the model.
     pub async fn run_after(self, previous: &Step, previous_signature: Option<&str>, llm: &dyn Llm) -> Step {
+        let previous_signature = previous_signature.or(previous.signature.as_deref());
         let context = match previous.chain_context() {
             Ok(c) => c,
             Err(fail) => return Step::failed(fail),

@@ -324,6 +324,11 @@ impl Nesting {
         self.children.lock().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default()
     }
 
+    /// The child runs so far, without taking them (checkpoints).
+    pub(crate) fn children_so_far(&self) -> Vec<ChildStep> {
+        self.children.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
     pub(crate) fn record(&self, child: ChildStep) {
         if let Ok(mut c) = self.children.lock() {
             c.push(child);

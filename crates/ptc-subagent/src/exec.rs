@@ -24,6 +24,7 @@ use crate::observe::{Event, Observer, emit};
 use crate::tool::{Tool, ToolContext};
 
 /// A tool ready to call: the tool, its parsed input type and the layers that may call it.
+#[derive(Clone)]
 pub(crate) struct PreparedTool {
     pub(crate) tool: Tool,
     /// The object type of the signature's inputs (for argument coercion).
@@ -200,17 +201,9 @@ fn invoke_inner(
         let message = format!("Unknown tool: {name}. Available: {}", known.join(", "));
         return fail(Json::Null, EvalToolError { kind: ToolErrorKind::UnknownTool, message });
     };
-    let args = match &prepared.inputs {
-        Some(ty) => {
-            let (coerced, report) = ptc_signature::coerce(args, ty);
-            if !report.is_ok() {
-                let json = ptc_lisp_eval::json::to_json(args).unwrap_or(Json::Null);
-                let msg = format!("invalid arguments for tool/{name}:\n{}", report.render_errors());
-                return fail(json, EvalToolError::invalid_args(msg));
-            }
-            coerced
-        }
-        None => args.clone(),
+    let args = match crate::validation::tool_args(prepared, name, args) {
+        Ok(checked) => checked,
+        Err(e) => return fail(ptc_lisp_eval::json::to_json(args).unwrap_or(Json::Null), e),
     };
     let args_json = match ptc_lisp_eval::json::to_json(&args) {
         Ok(j) => j,
@@ -233,7 +226,8 @@ fn invoke_inner(
             duration_ms: 0,
         };
     }
-    let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, tcx);
+    let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, tcx)
+        .and_then(|v| crate::validation::tool_result(prepared, name, &v).map(|()| v));
     let mut retained_bytes = None;
     if let (Some(k), Ok(v)) = (key, &result)
         && let Ok(mut c) = cache.lock()

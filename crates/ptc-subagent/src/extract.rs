@@ -20,6 +20,46 @@ pub enum Extracted {
     NoCode,
 }
 
+/// What the loop does with an answer holding several code blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum MultipleCodeBlocks {
+    /// None of them runs; the model is told to send one block (`multiple_code_blocks`).
+    /// The default: a model that writes several blocks often means alternatives or a
+    /// draft and its fix, and running them all would act on the draft.
+    #[default]
+    Refuse,
+    /// The seed's rule: the blocks run in order as one program (as if in one `do`),
+    /// so definitions in an earlier block are seen by later ones and the last block's
+    /// value is the turn's result. Each block must parse on its own.
+    Sequential,
+}
+
+/// The blocks of an answer that held several (see [`Extracted::Multiple`]), joined into
+/// one program in order; `Err` is the feedback naming the block that does not parse.
+pub fn join_blocks(response: &str) -> Result<String, String> {
+    let text = normalize(response);
+    let blocks = fenced_blocks(&text);
+    let mut bodies: Vec<&str> = blocks.iter().filter(|b| is_lisp_tag(&b.tag)).map(|b| b.body.as_str()).collect();
+    if bodies.len() < 2 {
+        bodies = blocks
+            .iter()
+            .filter(|b| b.tag.is_empty() && b.body.trim_start().starts_with('('))
+            .map(|b| b.body.as_str())
+            .collect();
+    }
+    for (i, body) in bodies.iter().enumerate() {
+        if let Err(e) = ptc_lisp_syntax::parse_program(body) {
+            return Err(format!(
+                "Error: code block {} of {} does not parse on its own: {e}. Blocks run in order as one program; each must be complete.",
+                i + 1,
+                bodies.len()
+            ));
+        }
+    }
+    Ok(bodies.iter().map(|b| b.trim()).collect::<Vec<_>>().join("\n"))
+}
+
 /// Feedback when the answer holds `n` code blocks.
 pub fn multiple_code_blocks_message(n: usize) -> String {
     format!(

@@ -53,10 +53,13 @@ mod agent;
 pub mod cache_key;
 mod chain;
 mod chat;
+pub mod checkpoint;
 pub mod compaction;
 mod compiled;
 mod compose;
 pub mod compress;
+pub mod cost;
+mod dry_run;
 mod exec;
 pub mod extract;
 pub mod feedback;
@@ -75,14 +78,22 @@ pub mod scripted;
 pub mod step;
 pub mod tool;
 mod tool_turn;
+mod validation;
 
-pub use agent::{CompletionMode, ConfigError, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent, SubAgentBuilder};
+pub use agent::{
+    CompletionMode, ConfigError, DEFAULT_MISSION_TIMEOUT, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent,
+    SubAgentBuilder,
+};
 pub use chain::Chain;
 pub use chat::ChatReply;
+pub use checkpoint::{Checkpoint, CheckpointError};
 pub use compaction::{Compaction, CompactionStats};
 pub use compiled::CompiledAgent;
 pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use compress::HistoryOptions;
+pub use cost::{ModelPrice, PriceTable};
+pub use dry_run::DryRun;
+pub use extract::MultipleCodeBlocks;
 pub use feedback::FormatOptions;
 pub use history_cap::DEFAULT_MAX_HISTORY_BYTES;
 pub use llm::{
@@ -92,10 +103,12 @@ pub use llm::{
 pub use llm_tool::LlmTool;
 pub use mode::{Expose, Mode, NativeResult};
 pub use observe::{Event, Observer};
+pub use prompt::{PromptLimit, SystemPrompt};
 pub use retry::{Backoff, DEFAULT_MAX_RETRY_DELAY, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
 pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 pub use tool::{CatalogEntry, Tool, ToolContext, ToolError};
+pub use validation::ValidationMode;
 
 /// The examples of this crate's `README.md`, compiled and run as doctests so that the
 /// page crates.io shows cannot drift from the code.

@@ -32,6 +32,16 @@ pub trait Llm: Send + Sync {
     fn retry_waits(&self) -> bool {
         true
     }
+
+    /// A mission resumed from a checkpoint continues after `answered` requests this
+    /// model object received before the checkpoint (see `SubAgentBuilder::resume_from`).
+    /// A scripted or replayed model skips that many entries, so the resumed mission
+    /// reads the answers an uninterrupted run would have; a live model has nothing to
+    /// skip (the default). `Err` when the script or recording is shorter.
+    fn resume_at(&self, answered: u64) -> Result<(), LlmError> {
+        let _ = answered;
+        Ok(())
+    }
 }
 
 /// One request to a model.

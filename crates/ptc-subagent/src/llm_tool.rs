@@ -258,11 +258,13 @@ impl Judgment {
                 cache_write_tokens: usage.cache_write,
                 total_tokens: usage.input + usage.output,
                 duration_ms,
-                compaction: None,
+                ..StepUsage::default()
             },
             turns,
             name: Some(self.name.clone()),
             children: Vec::new(),
+            signature: Some(ptc_signature::render(&self.signature)),
+            warnings: Vec::new(),
         }
     }
 }

@@ -43,8 +43,22 @@ impl SubAgent {
             turns = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
-        let mut mission = Mission::new(self, llm, observer);
-        let step = mission.run().instrument(span.clone()).await;
+        let step = if self.config.checkpoint_dir.is_some() || self.config.resume.is_some() {
+            match crate::checkpoint::Session::start(self, llm) {
+                Ok(mut session) => {
+                    let mut mission = Mission::new(&session.agent, &session.llm, observer);
+                    mission.recording = session.recording.take();
+                    if let Some(c) = &self.config.resume {
+                        mission.resume(c);
+                    }
+                    mission.run().instrument(span.clone()).await
+                }
+                Err(e) => Step::failed(Fail::new("checkpoint_error", e.0)),
+            }
+        } else {
+            let mut mission = Mission::new(self, llm, observer);
+            mission.run().instrument(span.clone()).await
+        };
         span.record("status", if step.is_ok() { "ok" } else { "error" });
         span.record("turns", step.usage.turns);
         span.record("duration_ms", step.usage.duration_ms);
@@ -119,6 +133,19 @@ pub(crate) struct Mission<'a> {
     pub(crate) offered: Vec<ToolSchema>,
     options: LlmOptions,
     pub(crate) nest: crate::compose::Nesting,
+    /// Validation warnings (`warn_only`), for `Step.warnings`.
+    warnings: Mutex<Vec<String>>,
+    /// The model's price, when known (cost accounting and `max_cost_usd`).
+    price: Option<crate::cost::ModelPrice>,
+    /// The largest answer so far in tokens (the output estimate of the next request).
+    largest_answer: u64,
+    /// Turns in a row that failed, and what the last one said (`max_consecutive_failures`).
+    failure_streak: u32,
+    last_failure: String,
+    /// Set when the turn's return value was rejected by validation.
+    pub(crate) rejected: bool,
+    /// Checkpointing: the answers and tool results so far and where to write.
+    recording: Option<crate::checkpoint::Recording>,
 }
 
 /// A successful turn, for the history summary.
@@ -141,6 +168,7 @@ impl<'a> Mission<'a> {
         let cfg = &agent.config;
         let started = Instant::now();
         let deadline = cfg.mission_timeout.map(|t| started + t);
+        let price = cfg.prices.lookup(&llm.name());
         let cancel = match deadline {
             Some(d) => Cancel::new().with_deadline(d),
             None => Cancel::new(),
@@ -164,6 +192,7 @@ impl<'a> Mission<'a> {
                     strategy: "trim".into(),
                     ..CompactionStats::default()
                 }),
+                cost_usd: price.map(|_| 0.0),
                 ..StepUsage::default()
             },
             cache: Arc::new(Mutex::new(HashMap::new())),
@@ -177,6 +206,13 @@ impl<'a> Mission<'a> {
             offered: agent.native_tools(),
             options: agent.llm_options(),
             nest: crate::compose::Nesting::root(agent),
+            warnings: Mutex::new(Vec::new()),
+            price,
+            largest_answer: 0,
+            failure_streak: 0,
+            last_failure: String::new(),
+            rejected: false,
+            recording: None,
         }
     }
 
@@ -302,6 +338,19 @@ impl<'a> Mission<'a> {
             prints = turn.prints.len(),
             "turn finished"
         );
+        let failed = turn.error.is_some()
+            || (self.agent.config.mode == Mode::Lisp && turn.program.is_none())
+            || std::mem::take(&mut self.rejected);
+        if failed {
+            self.failure_streak += 1;
+            self.last_failure = match (&turn.error, &turn.feedback, &turn.program) {
+                (Some(e), _, _) => e.clone(),
+                (None, Some(f), None) => f.lines().next().unwrap_or_default().to_string(),
+                _ => "the return value did not match the signature".into(),
+            };
+        } else {
+            self.failure_streak = 0;
+        }
         let record = turn.clone();
         emit(self.observer.as_deref(), move || Event::TurnEnd { turn: record });
         self.turns.push(turn);
@@ -317,6 +366,20 @@ impl<'a> Mission<'a> {
             }
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 break Err(self.mission_timeout());
+            }
+            if let Some(max) = cfg.max_consecutive_failures
+                && self.failure_streak >= max
+            {
+                let mut fail = Fail::new(
+                    "consecutive_failures",
+                    format!(
+                        "{} turn(s) in a row failed (max_consecutive_failures {max}); the mission is stuck in an error loop. The last: {}",
+                        self.failure_streak, self.last_failure
+                    ),
+                );
+                fail.details =
+                    Some(serde_json::json!({"streak": self.failure_streak, "last_error": self.last_failure}));
+                break Err(fail);
             }
             if let Err(fail) = self.nest.take_turn() {
                 break Err(fail);
@@ -347,6 +410,9 @@ impl<'a> Mission<'a> {
                 Next::Proceed => {}
                 Next::Done(result) => break result,
             }
+            if let Err(e) = self.save_checkpoint() {
+                break Err(Fail::new("checkpoint_error", e.0));
+            }
         };
         self.finish(outcome)
     }
@@ -376,6 +442,19 @@ impl<'a> Mission<'a> {
         turn.raw_response = response.content.clone();
         self.messages.push(Message::assistant(extract::strip_thinking(&response.content)));
         let next = match extract::extract_code(&response.content) {
+            Extracted::Multiple(_) if cfg_blocks(self) == crate::extract::MultipleCodeBlocks::Sequential => {
+                match extract::join_blocks(&response.content) {
+                    Ok(source) => {
+                        turn.program = Some(source.clone());
+                        let executed = self.execute(number, source, span.clone()).await;
+                        self.judge(kind, executed, &mut turn)
+                    }
+                    Err(feedback) => {
+                        self.last = LastTurn::Error { reason: "parse_error".into(), message: feedback.clone() };
+                        self.after_non_return(kind, feedback)
+                    }
+                }
+            }
             Extracted::Multiple(n) => {
                 self.last = LastTurn::Error {
                     reason: "multiple_code_blocks".into(),
@@ -434,6 +513,7 @@ impl<'a> Mission<'a> {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            self.check_budget(request)?;
             self.usage.llm_requests += 1;
             emit(self.observer.as_deref(), || Event::LlmRequest {
                 turn: request.turn,
@@ -468,6 +548,10 @@ impl<'a> Mission<'a> {
                     span.record("output_tokens", response.usage.output);
                     tokens.add(&response.usage);
                     self.add_usage(&response.usage);
+                    self.add_cost(request.turn, &response.usage);
+                    if let Some(rec) = &mut self.recording {
+                        rec.answers.push(response.clone());
+                    }
                     emit(self.observer.as_deref(), || Event::LlmResponse {
                         turn: request.turn,
                         attempt,
@@ -499,7 +583,7 @@ impl<'a> Mission<'a> {
                     };
                     // The wait is capped by the policy's max_delay (in `delay`) and by the
                     // deadline: a retry that could not start before it is not waited for.
-                    if self.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                    if self.llm.retry_waits() && self.deadline.is_some_and(|d| Instant::now() + delay >= d) {
                         return Err(self.mission_timeout());
                     }
                     // A replayed model has no server to spare: its recorded waits are not slept.
@@ -509,6 +593,94 @@ impl<'a> Mission<'a> {
                 }
             }
         }
+    }
+
+    /// Continues a mission from `checkpoint`: the clock goes on from its elapsed time,
+    /// its nested steps are kept and their turns taken from the tree's budget (the
+    /// replayed turns rebuild everything else).
+    fn resume(&mut self, checkpoint: &crate::checkpoint::Checkpoint) {
+        let now = Instant::now();
+        self.started = now.checked_sub(std::time::Duration::from_millis(checkpoint.elapsed_ms)).unwrap_or(now);
+        self.deadline = self.agent.config.mission_timeout.map(|t| self.started + t);
+        self.cancel = match self.deadline {
+            Some(d) => Cancel::new().with_deadline(d),
+            None => Cancel::new(),
+        };
+        for child in &checkpoint.children {
+            self.nest.record(child.clone());
+        }
+        for _ in 0..crate::checkpoint::tree_turns(&checkpoint.children) {
+            let _ = self.nest.take_turn();
+        }
+        tracing::info!(turns_done = checkpoint.turns_done, "mission resumed from a checkpoint");
+    }
+
+    /// Writes the state after a live turn (checkpointing missions only).
+    fn save_checkpoint(&self) -> Result<(), crate::checkpoint::CheckpointError> {
+        let Some(rec) = &self.recording else { return Ok(()) };
+        let done = self.turns.len() as u32;
+        if rec.dir.is_none() || done <= rec.replay_turns {
+            return Ok(());
+        }
+        let mut usage = self.usage.clone();
+        usage.turns = done;
+        usage.duration_ms = self.started.elapsed().as_millis() as u64;
+        let checkpoint = crate::checkpoint::Checkpoint {
+            format: crate::checkpoint::CHECKPOINT_FORMAT.into(),
+            version: crate::checkpoint::CHECKPOINT_VERSION,
+            fingerprint: rec.fingerprint.clone(),
+            agent: self.agent.config.name.clone(),
+            turns_done: done,
+            model_calls: rec.calls_before + rec.calls.load(std::sync::atomic::Ordering::SeqCst),
+            elapsed_ms: usage.duration_ms,
+            usage,
+            memory: memory_json(&self.memory),
+            messages: self.messages.clone(),
+            turns: self.turns.clone(),
+            children: self.nest.children_so_far(),
+            answers: rec.answers.clone(),
+            tool_calls: rec.tools.lock().map(|t| t.clone()).unwrap_or_default(),
+        };
+        rec.write(&checkpoint)
+    }
+
+    /// `max_cost_usd`: fails when no price is known, or when the spend so far plus the
+    /// estimate of `request` would pass the budget.
+    fn check_budget(&self, request: &LlmRequest) -> Result<(), Fail> {
+        let Some(budget) = self.agent.config.max_cost_usd else { return Ok(()) };
+        let Some(price) = &self.price else {
+            return Err(Fail::new(
+                "price_unknown",
+                format!(
+                    "max_cost_usd is {budget}, but no price is known for the model {:?}; give one (SubAgentBuilder::prices, or \"price\" in its LLM registry entry) or leave max_cost_usd unset",
+                    self.llm.name()
+                ),
+            ));
+        };
+        let spent = self.usage.cost_usd.unwrap_or(0.0);
+        let next = crate::cost::estimate(price, request, self.largest_answer);
+        if spent + next > budget {
+            let mut fail = Fail::new(
+                "cost_budget_exceeded",
+                format!(
+                    "The next model request (turn {}) would cost about ${next:.4}, and ${spent:.4} is spent of the ${budget} budget (max_cost_usd)",
+                    request.turn
+                ),
+            );
+            fail.details = Some(serde_json::json!({"spent_usd": spent, "estimate_usd": next, "max_cost_usd": budget}));
+            return Err(fail);
+        }
+        Ok(())
+    }
+
+    /// Adds an answer's cost to the usage and reports it.
+    fn add_cost(&mut self, turn: u32, u: &TokenUsage) {
+        self.largest_answer = self.largest_answer.max(u.output);
+        let Some(price) = &self.price else { return };
+        let request_usd = price.cost(u);
+        let total_usd = self.usage.cost_usd.unwrap_or(0.0) + request_usd;
+        self.usage.cost_usd = Some(total_usd);
+        emit(self.observer.as_deref(), || Event::Cost { turn, request_usd, total_usd });
     }
 
     fn add_usage(&mut self, u: &TokenUsage) {
@@ -596,6 +768,7 @@ impl<'a> Mission<'a> {
                     }
                     Err(feedback) => {
                         self.last = LastTurn::Other;
+                        self.rejected = true;
                         if self.budget.work_left == 0 && cfg.retry_turns > 0 {
                             self.budget.in_retry = true;
                         }
@@ -676,10 +849,20 @@ impl<'a> Mission<'a> {
             value = round_floats(&value, p);
         }
         if let Some(sig) = &cfg.signature {
-            let report = ptc_signature::validate(&value, &sig.output, ptc_signature::Mode::Enabled);
+            let report = ptc_signature::validate(&value, &sig.output, cfg.signature_validation);
             if !report.is_ok() {
                 let expected = ptc_signature::render_type(&sig.output, ptc_signature::KeyStyle::Lisp);
                 return Err(feedback::validation_feedback(&expected, v, &report.render_errors()));
+            }
+            if !report.warnings.is_empty() {
+                let text = format!(
+                    "the return value does not match the signature (accepted: signature_validation is warn_only):\n{}",
+                    report.warnings.iter().map(|w| format!("- {w}")).collect::<Vec<_>>().join("\n")
+                );
+                tracing::warn!("{text}");
+                if let Ok(mut w) = self.warnings.lock() {
+                    w.push(text);
+                }
             }
         }
         ptc_lisp_eval::json::to_json(&value).map_err(|e| {
@@ -737,6 +920,8 @@ impl<'a> Mission<'a> {
             turns: std::mem::take(&mut self.turns),
             name: cfg.name.clone(),
             children: self.nest.take_children(),
+            signature: cfg.signature_text.clone(),
+            warnings: self.warnings.lock().map(|mut w| std::mem::take(&mut *w)).unwrap_or_default(),
         };
         emit(self.observer.as_deref(), || Event::RunEnd {
             status: step.status,
@@ -746,6 +931,10 @@ impl<'a> Mission<'a> {
         });
         step
     }
+}
+
+fn cfg_blocks(m: &Mission<'_>) -> crate::extract::MultipleCodeBlocks {
+    m.agent.config.multiple_code_blocks
 }
 
 pub(crate) fn trace_call(r: &ptc_lisp_eval::ToolCallRecord) -> ToolCallTrace {

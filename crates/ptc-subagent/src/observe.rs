@@ -46,6 +46,16 @@ pub enum Event {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tools: Vec<ToolSchema>,
     },
+    /// What an answer cost and the mission's spend so far (when the model's price is
+    /// known; see `cost.rs`).
+    Cost {
+        /// Turn number.
+        turn: u32,
+        /// This answer, in US dollars.
+        request_usd: f64,
+        /// The mission so far.
+        total_usd: f64,
+    },
     /// The model answered.
     LlmResponse {
         /// Turn number.

@@ -25,6 +25,77 @@ const OUTPUT_FORMAT_TOOL_CALL: &str = include_str!("../prompts/output-format-too
 const TEXT_MODE: &str = include_str!("../prompts/text-mode.md");
 const COMPACT_REFERENCE: &str = include_str!("../prompts/text-mode-compact-reference.md");
 
+/// How much of large data the prompt shows (the seed's `prompt_limit`, default
+/// `{list: 5, string: 1000}`): the data inventory samples each `data/` value with at most
+/// `list` items per list and `string` bytes per string (and per sample line); a cut
+/// value is followed by a note with its full size, so the model knows to read the rest
+/// in a program. Feedback after a turn has its own limits ([`FormatOptions`](crate::FormatOptions)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptLimit {
+    /// Items shown from the start of a list (5).
+    pub list: usize,
+    /// Bytes shown of a string (1000).
+    pub string: usize,
+}
+
+impl Default for PromptLimit {
+    fn default() -> Self {
+        PromptLimit { list: 5, string: 1000 }
+    }
+}
+
+/// Replaces or wraps the generated system prompt (the seed's `system_prompt` option).
+///
+/// What is replaced or wrapped is the static part: the language reference, behaviour
+/// and output-format cards (the text card in text modes). What a mission adds to the
+/// system prompt itself — the inventory under history compression, combined mode's list
+/// of program-callable tools — is still appended, so the model keeps seeing its tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SystemPrompt {
+    /// This text instead of the generated cards.
+    Replace(String),
+    /// The generated cards between `prefix` and `suffix` (either may be empty).
+    Wrap {
+        /// Text before the cards.
+        prefix: String,
+        /// Text after the cards.
+        suffix: String,
+    },
+}
+
+impl From<String> for SystemPrompt {
+    fn from(text: String) -> Self {
+        SystemPrompt::Replace(text)
+    }
+}
+
+impl From<&str> for SystemPrompt {
+    fn from(text: &str) -> Self {
+        SystemPrompt::Replace(text.to_string())
+    }
+}
+
+impl SystemPrompt {
+    /// The cards `generated`, replaced or wrapped.
+    pub(crate) fn apply(&self, generated: String) -> String {
+        match self {
+            SystemPrompt::Replace(text) => text.clone(),
+            SystemPrompt::Wrap { prefix, suffix } => {
+                let mut parts = Vec::new();
+                if !prefix.is_empty() {
+                    parts.push(prefix.as_str());
+                }
+                parts.push(generated.as_str());
+                if !suffix.is_empty() {
+                    parts.push(suffix.as_str());
+                }
+                parts.join("\n\n")
+            }
+        }
+    }
+}
+
 /// A prompt card: its name, byte budget and text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -139,6 +210,7 @@ pub(crate) fn text_user_message(view: &MissionView<'_>, combined: bool) -> Strin
             field_descriptions: view.field_descriptions,
             max_tool_calls: None,
             mission: String::new(),
+            prompt_limit: view.prompt_limit,
         };
         let inv = namespace(&data_only);
         if let Some(i) = inv.find(";; === data/ ===") {
@@ -181,6 +253,7 @@ pub(crate) struct MissionView<'a> {
     pub(crate) field_descriptions: &'a BTreeMap<String, String>,
     pub(crate) max_tool_calls: Option<u32>,
     pub(crate) mission: String,
+    pub(crate) prompt_limit: PromptLimit,
 }
 
 /// One callable tool as the prompt shows it.
@@ -257,11 +330,15 @@ fn namespace(view: &MissionView<'_>) -> String {
                 .and_then(|fs| fs.iter().find(|f| f.name.replace('-', "_") == name.replace('-', "_")))
                 .map(|f| render_type(&f.ty, KeyStyle::Lisp));
             let label = declared.unwrap_or_else(|| type_label(v));
-            let mut line = format!("{:<30}; {label}, sample: {}", format!("data/{name}"), sample(v));
+            let (shown, note) = sample(v, &view.prompt_limit);
+            let mut line = format!("{:<30}; {label}, sample: {shown}", format!("data/{name}"));
             if let Some(d) = view.context_descriptions.get(name) {
                 line.push_str(&format!(" -- {d}"));
             }
             lines.push(line);
+            if let Some(note) = note {
+                lines.push(format!(";; (data/{name}: {note}; read it in a program for the rest)"));
+            }
         }
     }
     lines.join("\n")
@@ -290,13 +367,31 @@ fn plural(kind: &str) -> String {
     }
 }
 
-/// A sample of a value: at most 3 items per collection and 80 characters.
-fn sample(v: &Value) -> String {
-    let (text, _) = to_clojure_with(v, &PrintOptions { limit: Some(3), printable_limit: Some(40), max_bytes: 400 });
-    match text.char_indices().nth(80) {
-        Some((i, _)) => format!("{}...", &text[..i]),
-        None => text,
+/// A sample of a value within `limit` (items per list, bytes per string and per line),
+/// and the system note saying what was cut, if anything.
+fn sample(v: &Value, limit: &PromptLimit) -> (String, Option<String>) {
+    let opts =
+        PrintOptions { limit: Some(limit.list), printable_limit: Some(limit.string), max_bytes: limit.string * 4 + 64 };
+    let (mut text, _) = to_clojure_with(v, &opts);
+    let mut cut_line = false;
+    if text.len() > limit.string {
+        let mut end = limit.string;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+        cut_line = true;
     }
+    let note = match v {
+        Value::Vector(items) if items.len() > limit.list => {
+            Some(format!("showing {} of {} items", limit.list, items.len()))
+        }
+        Value::Str(s) if s.len() > limit.string => Some(format!("showing about {} of {} bytes", limit.string, s.len())),
+        _ if cut_line => Some(format!("sample cut at {} bytes", limit.string)),
+        _ => None,
+    };
+    (text, note)
 }
 
 fn expected_output(sig: &Signature, descriptions: &BTreeMap<String, String>) -> String {

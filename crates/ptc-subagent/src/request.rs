@@ -15,9 +15,13 @@ impl SubAgent {
     /// The system prompt the model gets.
     pub fn system_prompt(&self) -> String {
         let cfg = &self.config;
+        let cards = |generated: String| match &cfg.system_prompt {
+            Some(custom) => custom.apply(generated),
+            None => generated,
+        };
         match cfg.mode {
             Mode::Lisp => {
-                let base = prompt::system_prompt(cfg.max_turns, false);
+                let base = cards(prompt::system_prompt(cfg.max_turns, false));
                 if cfg.compress_history.is_some() {
                     // the USER message keeps the seed's shape: the inventory moves here
                     self.with_view(|view| format!("{base}\n\n{}", prompt::inventory(view)))
@@ -25,9 +29,20 @@ impl SubAgent {
                     base
                 }
             }
-            Mode::LispTool => prompt::system_prompt(cfg.max_turns, true),
-            Mode::Text => prompt::text_system_prompt(None),
-            Mode::Combined => self.with_view(|view| prompt::text_system_prompt(Some(&view.tools))),
+            Mode::LispTool => cards(prompt::system_prompt(cfg.max_turns, true)),
+            Mode::Text => cards(prompt::text_system_prompt(None)),
+            Mode::Combined => self.with_view(|view| {
+                // the program-callable tools stay after a custom prompt
+                let inventory = prompt::text_system_prompt(Some(&view.tools));
+                let generic = prompt::text_system_prompt(None);
+                match &cfg.system_prompt {
+                    Some(custom) => {
+                        let tail = inventory.strip_prefix(generic.as_str()).unwrap_or(&inventory).trim_start();
+                        format!("{}\n\n{tail}", custom.apply(generic))
+                    }
+                    None => inventory,
+                }
+            }),
         }
     }
 
@@ -77,6 +92,7 @@ impl SubAgent {
             field_descriptions: &cfg.field_descriptions,
             max_tool_calls: cfg.max_tool_calls,
             mission: self.mission_text(),
+            prompt_limit: cfg.prompt_limit,
         };
         f(&view)
     }

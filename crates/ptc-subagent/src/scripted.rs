@@ -215,6 +215,25 @@ impl Llm for ScriptedLlm {
     fn name(&self) -> String {
         "scripted".into()
     }
+
+    /// Skips the first `answered` entries (a resumed mission continues the script).
+    fn resume_at(&self, answered: u64) -> Result<(), LlmError> {
+        let mut entries = self
+            .entries
+            .lock()
+            .map_err(|_| LlmError::new(LlmErrorKind::Unknown, "the script's lock was poisoned by an earlier panic"))?;
+        if (entries.len() as u64) < answered {
+            return Err(LlmError::new(
+                LlmErrorKind::ConfigError,
+                format!(
+                    "the checkpoint was taken after {answered} request(s), but the script has only {} entries",
+                    entries.len()
+                ),
+            ));
+        }
+        entries.drain(..answered as usize);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

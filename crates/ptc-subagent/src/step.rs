@@ -43,7 +43,7 @@ impl Fail {
 }
 
 /// Resource usage of a mission.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StepUsage {
     /// Turns taken.
@@ -62,6 +62,10 @@ pub struct StepUsage {
     pub total_tokens: u64,
     /// Wall-clock time of the whole mission.
     pub duration_ms: u64,
+    /// What the model requests cost in US dollars, when the model's price is known
+    /// (see [`PriceTable`](crate::PriceTable)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// What compaction did (when it is configured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<CompactionStats>,
@@ -185,6 +189,13 @@ pub struct Step {
     /// they finished.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ChildStep>,
+    /// The agent's signature as written (kept for chaining: the next agent's context
+    /// signature, see [`SubAgentBuilder::context_from`](crate::SubAgentBuilder::context_from)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Validation mismatches accepted under `signature_validation: warn_only`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A nested run inside a mission: which turn's program called which tool, and the
@@ -217,6 +228,8 @@ impl Step {
             turns: Vec::new(),
             name: None,
             children: Vec::new(),
+            signature: None,
+            warnings: Vec::new(),
         }
     }
 }

@@ -82,6 +82,11 @@ pub struct Tool {
     pub(crate) cache: bool,
     pub(crate) expose: Option<Expose>,
     pub(crate) native_result: Option<NativeResult>,
+    /// How strictly arguments and results are checked (`None`: the agent's mode).
+    pub(crate) validation: Option<ptc_signature::Mode>,
+    /// The signature's output type, set when the agent is built (results are checked
+    /// against it).
+    pub(crate) output: Option<Arc<ptc_signature::Type>>,
     pub(crate) func: ToolFn,
 }
 
@@ -94,6 +99,7 @@ impl fmt::Debug for Tool {
             .field("cache", &self.cache)
             .field("expose", &self.expose)
             .field("native_result", &self.native_result)
+            .field("validation", &self.validation)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +134,8 @@ impl Tool {
             cache: false,
             expose: None,
             native_result: None,
+            validation: None,
+            output: None,
             func: Arc::new(f),
         }
     }
@@ -167,6 +175,15 @@ impl Tool {
     /// tool must be `expose: both` with `cache: true`, checked at build).
     pub fn native_result(mut self, preview: NativeResult) -> Self {
         self.native_result = Some(preview);
+        self
+    }
+
+    /// How strictly this tool's arguments and result are checked against its signature
+    /// (default: the agent's `signature_validation`). `strict` refuses arguments the
+    /// signature does not name and extra fields in the result; `warn_only` logs a
+    /// mismatch and goes ahead; `disabled` neither coerces nor checks.
+    pub fn validation(mut self, mode: ptc_signature::Mode) -> Self {
+        self.validation = Some(mode);
         self
     }
 

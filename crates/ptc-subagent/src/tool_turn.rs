@@ -300,6 +300,7 @@ impl Mission<'_> {
                             (vec![Reply::new(call, rendered(self))], Next::Done(Ok(json)))
                         }
                         Err(feedback) => {
+                            self.rejected = true;
                             if self.budget.work_left == 0 && cfg.retry_turns > 0 {
                                 self.budget.in_retry = true;
                             }

@@ -16,8 +16,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use ptc_subagent::{
-    Event, Expose, HistoryOptions, Llm, LlmRetry, Mode, NativeResult, Observer, ScriptedLlm, Step, SubAgent, Tool,
-    ToolError, Turn,
+    Event, Expose, HistoryOptions, Llm, LlmRetry, Mode, MultipleCodeBlocks, NativeResult, Observer, PriceTable,
+    PromptLimit, ScriptedLlm, Step, SubAgent, SubAgentBuilder, Tool, ToolError, Turn, ValidationMode,
 };
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -64,7 +64,8 @@ pub struct RunArgs {
     /// Record every model request and answer as JSON lines (play back with --llm replay:FILE).
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// Print what --llm resolves to (vendor, model, base URL, key variable) and call nothing.
+    /// Check the whole mission (prompt, signatures, tools, context, models, limits, budget)
+    /// and print what --llm resolves to and the exact first request; call nothing.
     #[arg(long)]
     dry_run: bool,
     /// Work turns.
@@ -73,9 +74,9 @@ pub struct RunArgs {
     /// Extra turns to correct a return value that does not match the signature.
     #[arg(long, default_value_t = 0, value_name = "N")]
     retry_turns: u32,
-    /// Time limit of the whole mission, in milliseconds [default: none].
-    #[arg(long, value_name = "MS")]
-    mission_timeout_ms: Option<u64>,
+    /// Time limit of the whole mission, in milliseconds; 0 for none.
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    mission_timeout_ms: u64,
     /// Attempts per model request (1 = no retry); rate limits, timeouts and 5xx retry.
     #[arg(long, default_value_t = 3, value_name = "N")]
     llm_retries: u32,
@@ -122,6 +123,169 @@ pub struct RunArgs {
     tool_call_limit: usize,
     #[command(flatten)]
     limits: LimitArgs,
+    /// How strictly answers and tool calls are checked against signatures: enabled
+    /// (default; extra fields allowed), strict (extra fields and tools without a
+    /// signature refused), warn_only (mismatches logged, accepted) or disabled.
+    #[arg(long, value_name = "MODE", value_parser = parse_validation)]
+    signature_validation: Option<ValidationMode>,
+    /// Replaces the generated system prompt (the language reference, behaviour and output
+    /// cards) with this text.
+    #[arg(long, value_name = "TEXT", conflicts_with = "system_prompt_file")]
+    system_prompt: Option<String>,
+    /// Replaces the generated system prompt with the text of FILE.
+    #[arg(long, value_name = "FILE")]
+    system_prompt_file: Option<PathBuf>,
+    /// Items of a list the prompt's data inventory shows (the seed's prompt_limit.list).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    prompt_limit_list: usize,
+    /// Bytes of a string the prompt's data inventory shows (prompt_limit.string).
+    #[arg(long, value_name = "BYTES", default_value_t = 1000)]
+    prompt_limit_string: usize,
+    /// An answer with several code blocks: refuse (default; the model is asked for one)
+    /// or sequential (the blocks run in order as one program).
+    #[arg(long, value_enum, default_value_t = BlocksArg::Refuse)]
+    multiple_code_blocks: BlocksArg,
+    /// End the mission (consecutive_failures) after N failed turns in a row [default: off].
+    #[arg(long, value_name = "N")]
+    max_consecutive_failures: Option<u32>,
+    /// The most the mission's model requests may cost, in US dollars (prices: built in
+    /// for current vendor models, overridden by "price" in the LLM registry) [default: none].
+    #[arg(long, value_name = "USD")]
+    max_cost_usd: Option<f64>,
+    /// Write the mission's state after every turn to DIR (checkpoint-NNNN.json).
+    #[arg(long, value_name = "DIR")]
+    checkpoint_dir: Option<PathBuf>,
+    /// Continue a mission from its checkpoint (a directory: its newest file); the same
+    /// prompt, context, tools and settings must be given. Checkpoints go on in its directory.
+    #[arg(long, value_name = "PATH")]
+    resume: Option<PathBuf>,
+}
+
+/// `--multiple-code-blocks`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum BlocksArg {
+    Refuse,
+    Sequential,
+}
+
+impl RunArgs {
+    /// The options of the seed's option table that flags give every root agent:
+    /// validation, system prompt, prompt limit, code blocks, mission timeout. The agent
+    /// file's own fields are applied after these and win.
+    fn seed_options(&self, mut b: SubAgentBuilder) -> Result<SubAgentBuilder> {
+        if let Some(mode) = self.signature_validation {
+            b = b.signature_validation(mode);
+        }
+        match (&self.system_prompt, &self.system_prompt_file) {
+            (Some(text), _) => b = b.system_prompt(text.as_str()),
+            (None, Some(f)) => {
+                b = b.system_prompt(
+                    ptc_files::Limit::new("--system-prompt-file", ptc_files::CONFIG_MAX_BYTES).read_to_string(f)?,
+                )
+            }
+            (None, None) => {}
+        }
+        b = b.prompt_limit(PromptLimit { list: self.prompt_limit_list, string: self.prompt_limit_string });
+        if self.multiple_code_blocks == BlocksArg::Sequential {
+            b = b.multiple_code_blocks(MultipleCodeBlocks::Sequential);
+        }
+        if let Some(n) = self.max_consecutive_failures {
+            b = b.max_consecutive_failures(n);
+        }
+        if let Some(usd) = self.max_cost_usd {
+            b = b.max_cost_usd(usd);
+        }
+        b = b.prices(prices(self.llm_config.as_deref())?);
+        if let Some(dir) = &self.checkpoint_dir {
+            b = b.checkpoint_dir(dir.clone());
+        }
+        if let Some(path) = &self.resume {
+            b = b.resume_from(path.clone());
+        }
+        Ok(match self.mission_timeout_ms {
+            0 => b.no_mission_timeout(),
+            ms => b.mission_timeout(Duration::from_millis(ms)),
+        })
+    }
+}
+
+/// The built-in price table with the `price` of every LLM registry entry over it (by
+/// `vendor:model`, the name the model reports).
+fn prices(llm_config: Option<&Path>) -> Result<PriceTable> {
+    let mut table = PriceTable::builtin();
+    let env = ptc_providers::Env::process();
+    if let Some(registry) = crate::models_cmd::load_registry(llm_config, &env)? {
+        for alias in registry.aliases() {
+            if let Some(entry) = registry.get(alias)
+                && let Some(price) = entry.price
+            {
+                price.check().map_err(|e| anyhow!("LLM registry: alias {alias:?}: price: {e}"))?;
+                table.set(format!("{}:{}", entry.vendor, entry.model), price);
+            }
+        }
+    }
+    Ok(table)
+}
+
+/// A model named for a dry run: it is never asked.
+struct Unasked(String);
+
+impl Llm for Unasked {
+    fn complete<'a>(
+        &'a self,
+        _request: &'a ptc_subagent::LlmRequest,
+    ) -> ptc_subagent::BoxFuture<'a, Result<ptc_subagent::LlmResponse, ptc_subagent::LlmError>> {
+        Box::pin(async {
+            Err(ptc_subagent::LlmError::new(ptc_subagent::LlmErrorKind::ConfigError, "a dry run sends no request"))
+        })
+    }
+
+    fn name(&self) -> String {
+        self.0.clone()
+    }
+}
+
+/// The model of `spec` for a dry run, and what it resolves to: a script or recording is
+/// read (so a bad file shows now), a vendor model is only resolved (no key needed).
+fn dry_model(spec: &str, llm_config: Option<&Path>, max_answer_bytes: usize) -> Result<(Arc<dyn Llm>, String)> {
+    match spec.split_once(':') {
+        Some(("script" | "replay", _)) => {
+            let llm = llm_from_spec(spec, llm_config, None, max_answer_bytes)?;
+            let name = llm.name();
+            Ok((llm, format!("model:       {name} (read, {spec})\n")))
+        }
+        _ => {
+            let resolved = crate::models_cmd::describe(spec, llm_config)?;
+            Ok((Arc::new(Unasked(resolved.label())), resolved.to_string()))
+        }
+    }
+}
+
+/// `--dry-run`: the resolved model, the checks, the first request; exit 2 when a check
+/// found a problem.
+fn print_dry_run(agent: &SubAgent, llm: &dyn Llm, resolved: &str, output: Output) -> Result<ExitCode> {
+    let dry = agent.dry_run(llm);
+    match output {
+        Output::Json => println!("{}", serde_json::to_string(&dry)?),
+        Output::Text => {
+            print!("{resolved}");
+            println!("── checks ── prompt placeholders, signatures, tools, context, limits: ok");
+            if let Some(cost) = dry.estimated_cost_usd {
+                println!("first request estimated at ${cost:.4}");
+            }
+            for p in &dry.problems {
+                println!("problem: {p}");
+            }
+            println!("── first request (turn 1; nothing was sent) ──");
+            println!("{}", serde_json::to_string_pretty(&dry.first_request)?);
+        }
+    }
+    Ok(if dry.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// `--signature-validation` and the files' `signature_validation`/`validation` fields.
+fn parse_validation(text: &str) -> Result<ValidationMode, String> {
+    text.parse()
 }
 
 /// `--mode`.
@@ -159,10 +323,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         return agent_file::run(&path, args);
     }
     let Some(spec) = args.llm.clone() else { bail!("give the model with --llm SPEC") };
-    if args.dry_run {
-        print!("{}", crate::models_cmd::describe(&spec, args.llm_config.as_deref())?);
-        return Ok(ExitCode::SUCCESS);
-    }
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
         (None, Some(f)) => ptc_files::Limit::new("--prompt-file", ptc_files::CONFIG_MAX_BYTES).read_to_string(f)?,
@@ -174,7 +334,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(path) => load_tools(path, Duration::from_millis(args.tool_timeout_ms))?,
         None => Vec::new(),
     };
-    let llm = llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref(), args.max_answer_bytes)?;
     let retry = llm_retry(&args)?;
 
     let mut builder = SubAgent::builder(prompt)
@@ -196,19 +355,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(sig) = &args.signature {
         builder = builder.signature(sig.clone());
     }
+    builder = args.seed_options(builder)?;
     if args.compress_history {
         builder = builder.compress_history(HistoryOptions {
             println_limit: args.println_limit,
             tool_call_limit: args.tool_call_limit,
         });
     }
-    if let Some(ms) = args.mission_timeout_ms {
-        builder = builder.mission_timeout(Duration::from_millis(ms));
-    }
     for t in tools {
         builder = builder.tool(t);
     }
     let agent = builder.build().map_err(|e| anyhow!("{e}"))?;
+    if args.dry_run {
+        let (llm, resolved) = dry_model(&spec, args.llm_config.as_deref(), args.max_answer_bytes)?;
+        return print_dry_run(&agent, llm.as_ref(), &resolved, args.output);
+    }
+    let llm = llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref(), args.max_answer_bytes)?;
 
     run_mission(&agent, llm.as_ref(), &args)
 }
@@ -301,6 +463,9 @@ struct ToolDef {
     /// The most stdout a command may print.
     #[serde(default)]
     max_output_bytes: Option<u64>,
+    /// This tool's validation mode (`enabled`, `strict`, `warn_only`, `disabled`).
+    #[serde(default)]
+    validation: Option<String>,
 }
 
 impl ToolDef {
@@ -364,6 +529,15 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
             ),
         };
         let mut tool = tool.cache(def.cache);
+        if let Some(mode) = def
+            .validation
+            .as_deref()
+            .map(parse_validation)
+            .transpose()
+            .map_err(|e| anyhow!("tools file {}: tool {name:?}: validation: {e}", path.display()))?
+        {
+            tool = tool.validation(mode);
+        }
         if let Some(e) = def.expose.as_deref() {
             tool = tool.expose(match e {
                 "native" => Expose::Native,

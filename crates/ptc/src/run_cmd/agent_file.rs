@@ -30,7 +30,8 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use ptc_subagent::{
-    ConfigError, Event, LlmRef, LlmTool, MemoryStrategy, Step, SubAgent, SubAgentBuilder, Tool, ToolError, Turn,
+    ConfigError, Event, LlmRef, LlmTool, MemoryStrategy, MultipleCodeBlocks, PromptLimit, Step, SubAgent,
+    SubAgentBuilder, SystemPrompt, Tool, ToolError, Turn,
 };
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -59,6 +60,41 @@ struct AgentDef {
     context: Option<serde_json::Map<String, Json>>,
     #[serde(default)]
     tools: BTreeMap<String, Json>,
+    signature_validation: Option<String>,
+    max_consecutive_failures: Option<u32>,
+    max_cost_usd: Option<f64>,
+    /// Checkpoints after every turn (relative to the current directory).
+    checkpoint_dir: Option<PathBuf>,
+    /// A checkpoint to continue from (file or directory).
+    resume_from: Option<PathBuf>,
+    /// A string replaces the generated system prompt; `{"prefix", "suffix"}` wraps it.
+    system_prompt: Option<SystemPromptDef>,
+    prompt_limit: Option<PromptLimitDef>,
+    /// `refuse` or `sequential`.
+    multiple_code_blocks: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SystemPromptDef {
+    Replace(String),
+    Wrap(WrapDef),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrapDef {
+    #[serde(default)]
+    prefix: String,
+    #[serde(default)]
+    suffix: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromptLimitDef {
+    list: Option<usize>,
+    string: Option<usize>,
 }
 
 /// `{"llm_tool": {...}}`.
@@ -80,6 +116,10 @@ struct Loader<'a> {
     max_answer_bytes: usize,
     /// `--max-history-bytes`, for every agent of the file.
     max_history_bytes: usize,
+    /// `--dry-run`: models are resolved, not built (no key needed), and never asked.
+    dry_run: bool,
+    /// Prices for every agent of the file (built in, and the registry's).
+    prices: ptc_subagent::PriceTable,
 }
 
 impl Loader<'_> {
@@ -93,12 +133,16 @@ impl Loader<'_> {
 
     /// A model spec or alias of the file (`llm` of an agent or LLM tool).
     fn model(&self, agent: &str, spec: &str) -> Result<Arc<dyn ptc_subagent::Llm>> {
-        super::llm_from_spec(spec, self.llm_config, None, self.max_answer_bytes)
-            .map_err(|e| self.err(agent, "llm", format!("{e:#}")))
+        let built = if self.dry_run {
+            super::dry_model(spec, self.llm_config, self.max_answer_bytes).map(|(llm, _)| llm)
+        } else {
+            super::llm_from_spec(spec, self.llm_config, None, self.max_answer_bytes)
+        };
+        built.map_err(|e| self.err(agent, "llm", format!("{e:#}")))
     }
 
     /// The builder of one agent, its tools built recursively.
-    fn builder(&self, def: AgentDef, path: &str) -> Result<SubAgentBuilder> {
+    fn builder(&self, def: AgentDef, path: &str, flags: Option<&RunArgs>) -> Result<SubAgentBuilder> {
         let prompt = match (def.prompt, &def.prompt_file) {
             (Some(p), None) => p,
             (None, Some(f)) => {
@@ -110,7 +154,10 @@ impl Loader<'_> {
             (Some(_), Some(_)) => return Err(self.err(path, "prompt", "give either prompt or prompt_file, not both")),
             (None, None) => return Err(self.err(path, "prompt", "missing; say what the agent should do")),
         };
-        let mut b = SubAgent::builder(prompt).max_history_bytes(self.max_history_bytes);
+        let mut b = SubAgent::builder(prompt).max_history_bytes(self.max_history_bytes).prices(self.prices.clone());
+        if let Some(args) = flags {
+            b = args.seed_options(b)?;
+        }
         if let Some(s) = def.signature {
             b = b.signature(s);
         }
@@ -129,8 +176,33 @@ impl Loader<'_> {
         if let Some(ms) = def.timeout_ms {
             b = b.timeout(Duration::from_millis(ms));
         }
-        if let Some(ms) = def.mission_timeout_ms {
-            b = b.mission_timeout(Duration::from_millis(ms));
+        match def.mission_timeout_ms {
+            Some(0) => b = b.no_mission_timeout(),
+            Some(ms) => b = b.mission_timeout(Duration::from_millis(ms)),
+            None => {}
+        }
+        match def.system_prompt {
+            Some(SystemPromptDef::Replace(text)) => b = b.system_prompt(text),
+            Some(SystemPromptDef::Wrap(w)) => {
+                b = b.system_prompt(SystemPrompt::Wrap { prefix: w.prefix, suffix: w.suffix });
+            }
+            None => {}
+        }
+        if let Some(p) = def.prompt_limit {
+            let d = PromptLimit::default();
+            b = b.prompt_limit(PromptLimit { list: p.list.unwrap_or(d.list), string: p.string.unwrap_or(d.string) });
+        }
+        match def.multiple_code_blocks.as_deref() {
+            None => {}
+            Some("refuse") => b = b.multiple_code_blocks(MultipleCodeBlocks::Refuse),
+            Some("sequential") => b = b.multiple_code_blocks(MultipleCodeBlocks::Sequential),
+            Some(other) => {
+                return Err(self.err(
+                    path,
+                    "multiple_code_blocks",
+                    format!("{other:?}: write \"refuse\" or \"sequential\""),
+                ));
+            }
         }
         if let Some(n) = def.max_tool_calls {
             b = b.max_tool_calls(n);
@@ -158,6 +230,30 @@ impl Loader<'_> {
         if let Some(c) = def.context {
             b = b.context(c);
         }
+        if let Some(n) = def.max_consecutive_failures {
+            b = b.max_consecutive_failures(n);
+        }
+        if let Some(usd) = def.max_cost_usd {
+            b = b.max_cost_usd(usd);
+        }
+        if flags.is_none() && (def.checkpoint_dir.is_some() || def.resume_from.is_some()) {
+            return Err(self.err(
+                path,
+                "checkpoint_dir",
+                "checkpoints are the root agent's; a child's state is in them",
+            ));
+        }
+        if let Some(dir) = def.checkpoint_dir {
+            b = b.checkpoint_dir(dir);
+        }
+        if let Some(path) = def.resume_from {
+            b = b.resume_from(path);
+        }
+        if let Some(mode) = &def.signature_validation {
+            b = b.signature_validation(
+                super::parse_validation(mode).map_err(|e| self.err(path, "signature_validation", e))?,
+            );
+        }
         if let Some(spec) = &def.llm {
             b = b.llm(self.model(path, spec)?);
         }
@@ -168,7 +264,7 @@ impl Loader<'_> {
                 Json::Object(mut m) if m.contains_key("agent") && m.len() == 1 => {
                     let child = m.remove("agent").unwrap_or_default();
                     let child: AgentDef = serde_json::from_value(child).map_err(|e| self.err(&at, "agent", e))?;
-                    let tool = self.builder(child, &at)?.as_tool(name).map_err(|e| self.config_err(&at, &e))?;
+                    let tool = self.builder(child, &at, None)?.as_tool(name).map_err(|e| self.config_err(&at, &e))?;
                     b.tool(tool)
                 }
                 Json::Object(mut m) if m.contains_key("llm_tool") && m.len() == 1 => {
@@ -210,6 +306,15 @@ impl Loader<'_> {
             }
         };
         let mut tool = tool.cache(def.cache);
+        if let Some(mode) = def
+            .validation
+            .as_deref()
+            .map(super::parse_validation)
+            .transpose()
+            .map_err(|e| self.err(at, "validation", e))?
+        {
+            tool = tool.validation(mode);
+        }
         if let Some(sig) = def.signature {
             ptc_signature::parse(&sig).map_err(|e| self.err(at, "signature", e))?;
             tool = tool.signature(sig);
@@ -243,10 +348,6 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
     let spec = args.llm.clone().or(file_llm).ok_or_else(|| {
         anyhow!("agent file {}: agent `root`: llm: no model; give \"llm\" in the file or --llm SPEC", path.display())
     })?;
-    if args.dry_run {
-        print!("{}", crate::models_cmd::describe(&spec, args.llm_config.as_deref())?);
-        return Ok(ExitCode::SUCCESS);
-    }
     if args.prompt.is_some() || args.prompt_file.is_some() {
         bail!("--agent gives the prompt; leave out --prompt and --prompt-file");
     }
@@ -257,7 +358,6 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
     def.context = Some(context);
     def.max_turns = def.max_turns.or(Some(args.max_turns));
     def.retry_turns = def.retry_turns.or(Some(args.retry_turns));
-    def.mission_timeout_ms = def.mission_timeout_ms.or(args.mission_timeout_ms);
     if def.signature.is_none() {
         def.signature = args.signature.clone();
     }
@@ -271,8 +371,11 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
         tool_timeout: Duration::from_millis(args.tool_timeout_ms),
         max_answer_bytes: args.max_answer_bytes,
         max_history_bytes: args.max_history_bytes,
+        dry_run: args.dry_run,
+        prices: super::prices(args.llm_config.as_deref())?,
     };
-    let mut builder = loader.builder(def, "root")?;
+    // flags first, then the root's own fields win
+    let mut builder = loader.builder(def, "root", Some(&args))?;
     if let Some(extra) = &args.tools {
         for t in super::load_tools(extra, loader.tool_timeout)? {
             builder = builder.tool(t);
@@ -291,6 +394,10 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
         .format_options(ptc_subagent::FormatOptions { max_print_length: limits.max_print_length, ..Default::default() })
         .limits(limits.clone());
     let agent = builder.build().map_err(|e| loader.config_err("root", &e))?;
+    if args.dry_run {
+        let (llm, resolved) = super::dry_model(&spec, args.llm_config.as_deref(), args.max_answer_bytes)?;
+        return super::print_dry_run(&agent, llm.as_ref(), &resolved, args.output);
+    }
     let llm = super::llm_from_spec(&spec, args.llm_config.as_deref(), args.record.as_deref(), args.max_answer_bytes)?;
 
     super::run_mission(&agent, llm.as_ref(), &args)

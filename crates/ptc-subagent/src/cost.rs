@@ -1,0 +1,186 @@
+//! What a mission's model requests cost, and the budget that stops it (`max_cost_usd`).
+//!
+//! Prices are US dollars per million tokens, per model: input, output, and the cheaper
+//! rate of input read from the provider's cache. A small built-in table covers the
+//! vendors' current models at their list prices (late 2025); a [`PriceTable`] given to
+//! the builder — `ptc run` fills it from the `price` of each LLM registry entry — adds
+//! models and overrides these. A model is found by its name as `Llm::name` reports it
+//! (`openai:gpt-4.1-mini`), then by the model id alone, then by the longest table entry
+//! the id starts with (`claude-haiku-4-5-20251001` is `claude-haiku-4-5`).
+//!
+//! The budget is checked before every request with an estimate (the request's bytes / 4
+//! as input tokens at the full input rate, plus the largest answer so far — at least
+//! 512 tokens, or `max_output_tokens` when the request sets it — at the output rate), and
+//! the actual cost of each answer is added when it arrives; the mission fails with
+//! `cost_budget_exceeded` when the spend so far plus the estimate would pass the budget.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{LlmRequest, TokenUsage};
+
+/// US dollars per million tokens for one model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ModelPrice {
+    /// Prompt tokens (not read from the cache).
+    pub input_per_mtok: f64,
+    /// Completion tokens.
+    pub output_per_mtok: f64,
+    /// Prompt tokens read from the provider's cache (default: the input rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+impl ModelPrice {
+    /// A price: input and output per million tokens.
+    pub fn new(input_per_mtok: f64, output_per_mtok: f64) -> Self {
+        ModelPrice { input_per_mtok, output_per_mtok, cached_input_per_mtok: None }
+    }
+
+    /// With a cached-input rate.
+    pub fn cached(mut self, cached_input_per_mtok: f64) -> Self {
+        self.cached_input_per_mtok = Some(cached_input_per_mtok);
+        self
+    }
+
+    /// What `usage` costs (`usage.input` includes the cached tokens).
+    pub fn cost(&self, usage: &TokenUsage) -> f64 {
+        let cached = usage.cache_read.min(usage.input);
+        let fresh = usage.input - cached;
+        let cached_rate = self.cached_input_per_mtok.unwrap_or(self.input_per_mtok);
+        (fresh as f64 * self.input_per_mtok + cached as f64 * cached_rate + usage.output as f64 * self.output_per_mtok)
+            / 1_000_000.0
+    }
+
+    /// Checks the rates are finite and not negative; `Err` names the field.
+    pub fn check(&self) -> Result<(), String> {
+        let rates = [
+            ("input_per_mtok", Some(self.input_per_mtok)),
+            ("output_per_mtok", Some(self.output_per_mtok)),
+            ("cached_input_per_mtok", self.cached_input_per_mtok),
+        ];
+        for (name, rate) in rates {
+            if let Some(r) = rate
+                && !(r.is_finite() && r >= 0.0)
+            {
+                return Err(format!("{name} is {r}; write a price in US dollars per million tokens, 0 or more"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The built-in list prices (USD per million tokens: input, output, cached input).
+const BUILTIN: &[(&str, f64, f64, f64)] = &[
+    ("gpt-5", 1.25, 10.0, 0.125),
+    ("gpt-5-mini", 0.25, 2.0, 0.025),
+    ("gpt-5-nano", 0.05, 0.40, 0.005),
+    ("gpt-4.1", 2.0, 8.0, 0.50),
+    ("gpt-4.1-mini", 0.40, 1.60, 0.10),
+    ("gpt-4.1-nano", 0.10, 0.40, 0.025),
+    ("gpt-4o", 2.50, 10.0, 1.25),
+    ("gpt-4o-mini", 0.15, 0.60, 0.075),
+    ("o4-mini", 1.10, 4.40, 0.275),
+    ("claude-opus-4-5", 5.0, 25.0, 0.50),
+    ("claude-opus-4-1", 15.0, 75.0, 1.50),
+    ("claude-sonnet-4-5", 3.0, 15.0, 0.30),
+    ("claude-sonnet-4", 3.0, 15.0, 0.30),
+    ("claude-haiku-4-5", 1.0, 5.0, 0.10),
+    ("claude-3-5-haiku", 0.80, 4.0, 0.08),
+    ("gemini-2.5-pro", 1.25, 10.0, 0.31),
+    ("gemini-2.5-flash", 0.30, 2.50, 0.075),
+    ("gemini-2.5-flash-lite", 0.10, 0.40, 0.025),
+];
+
+/// Prices by model (see the module documentation for how a model is found).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriceTable {
+    entries: BTreeMap<String, ModelPrice>,
+}
+
+impl Default for PriceTable {
+    /// The built-in table.
+    fn default() -> Self {
+        PriceTable::builtin()
+    }
+}
+
+impl PriceTable {
+    /// The built-in list prices of current vendor models.
+    pub fn builtin() -> Self {
+        let entries = BUILTIN
+            .iter()
+            .map(|&(model, input, output, cached)| (model.to_string(), ModelPrice::new(input, output).cached(cached)))
+            .collect();
+        PriceTable { entries }
+    }
+
+    /// A table without entries.
+    pub fn empty() -> Self {
+        PriceTable { entries: BTreeMap::new() }
+    }
+
+    /// Adds or overrides the price of `model` (a model id such as `gpt-4.1-mini`, or a
+    /// full name such as `openai:gpt-4.1-mini` or `scripted`).
+    pub fn set(&mut self, model: impl Into<String>, price: ModelPrice) -> &mut Self {
+        self.entries.insert(model.into(), price);
+        self
+    }
+
+    /// The price of the model named `name` (as `Llm::name` reports it).
+    pub fn lookup(&self, name: &str) -> Option<ModelPrice> {
+        if let Some(p) = self.entries.get(name) {
+            return Some(*p);
+        }
+        let id = name.split_once(':').map_or(name, |(_, id)| id);
+        if let Some(p) = self.entries.get(id) {
+            return Some(*p);
+        }
+        self.entries
+            .iter()
+            .filter(|(model, _)| id.starts_with(model.as_str()) && id[model.len()..].starts_with(['-', '@', '.']))
+            .max_by_key(|(model, _)| model.len())
+            .map(|(_, p)| *p)
+    }
+}
+
+/// The estimated cost of sending `request` (see the module documentation).
+pub(crate) fn estimate(price: &ModelPrice, request: &LlmRequest, largest_answer: u64) -> f64 {
+    let bytes = request.system.len()
+        + request.messages.iter().map(|m| serde_json::to_string(m).map_or(0, |s| s.len())).sum::<usize>()
+        + request.tools.iter().map(|t| t.description.len() + t.parameters.to_string().len()).sum::<usize>();
+    let output = request.options.max_output_tokens.map_or(largest_answer.max(512), u64::from);
+    let usage = TokenUsage { input: bytes as u64 / 4, output, cache_read: 0, cache_write: 0 };
+    price.cost(&usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_are_found_by_name_id_and_longest_prefix() {
+        let table = PriceTable::builtin();
+        assert_eq!(table.lookup("openai:gpt-4o-mini"), Some(ModelPrice::new(0.15, 0.60).cached(0.075)));
+        assert_eq!(table.lookup("gpt-4o-mini-2024-07-18").map(|p| p.input_per_mtok), Some(0.15));
+        assert_eq!(table.lookup("anthropic:claude-haiku-4-5-20251001").map(|p| p.output_per_mtok), Some(5.0));
+        assert_eq!(table.lookup("openai:gpt-4o").map(|p| p.input_per_mtok), Some(2.50));
+        assert_eq!(table.lookup("gpt-4oops"), None);
+        assert_eq!(table.lookup("scripted"), None);
+        let mut table = PriceTable::builtin();
+        table.set("gpt-4o", ModelPrice::new(1.0, 1.0));
+        assert_eq!(table.lookup("openai:gpt-4o").map(|p| p.input_per_mtok), Some(1.0), "the override wins");
+    }
+
+    #[test]
+    fn cached_tokens_cost_the_cached_rate() {
+        let price = ModelPrice::new(2.0, 8.0).cached(0.5);
+        let usage = TokenUsage { input: 1_000_000, output: 100_000, cache_read: 400_000, cache_write: 0 };
+        // 600k fresh at 2.0 + 400k cached at 0.5 + 100k out at 8.0
+        assert!((price.cost(&usage) - (1.2 + 0.2 + 0.8)).abs() < 1e-9);
+        assert!(ModelPrice::new(-1.0, 1.0).check().unwrap_err().contains("input_per_mtok is -1"));
+    }
+}
