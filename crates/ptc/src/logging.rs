@@ -4,8 +4,9 @@
 //!
 //! Which level applies, first match wins: `--log-level` (or `PTC_LOG_LEVEL`), then `-q`
 //! (errors only) or `-v`/`-vv`/`-vvv` (info, debug, trace), then `RUST_LOG`, then the
-//! subcommand's default: `info` for `ptc mcp` (a server reports what it does) and `warn`
-//! for the rest (a result on stdout is the whole story unless something is wrong).
+//! subcommand's default: `info` for `ptc mcp` (a server reports what it does), `error` for
+//! `ptc run` (its live view already shows model errors and retries) and `warn` for the rest
+//! (a result on stdout is the whole story unless something is wrong).
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -14,7 +15,7 @@ use clap::{Args, ValueEnum};
 #[derive(Args, Debug)]
 pub struct LogArgs {
     /// error, warn, info, debug or trace, or a filter such as `info,ptc_subagent=debug`
-    /// [default: info for `mcp`, warn otherwise; RUST_LOG when set].
+    /// [default: info for `mcp`, error for `run`, warn otherwise; RUST_LOG when set].
     #[arg(long, global = true, env = "PTC_LOG_LEVEL", value_name = "LEVEL")]
     log_level: Option<String>,
     /// Log lines as text or as JSON objects (one per line).

@@ -218,7 +218,13 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    let default_level = if matches!(cli.command, Command::Mcp(_)) { "info" } else { "warn" };
+    // a server reports what it does; `ptc run` shows model errors and retries in its own
+    // view, so the library's warnings about them would be said twice
+    let default_level = match cli.command {
+        Command::Mcp(_) => "info",
+        Command::Run(_) => "error",
+        _ => "warn",
+    };
     if let Err(e) = cli.log.init(default_level) {
         eprintln!("ptc: {e:#}");
         return ExitCode::from(2);

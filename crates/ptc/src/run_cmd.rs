@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -399,8 +399,9 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
         let file = File::create(path).with_context(|| format!("cannot create trace file {}", path.display()))?;
         observers.push(Arc::new(TraceFile::new(file, args.max_trace_bytes, args.max_trace_event_bytes)));
     }
-    if args.output == Output::Text {
-        observers.push(Arc::new(LiveText));
+    let live = (args.output == Output::Text).then(|| Arc::new(LiveText::new(std::io::stderr().is_terminal())));
+    if let Some(live) = &live {
+        observers.push(live.clone());
     }
     let observer: Arc<dyn Observer> = Arc::new(Fanout(observers));
 
@@ -410,7 +411,12 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
         .build()
         .context("cannot start the async runtime")?;
     let step = runtime.block_on(agent.run_observed(llm, Some(observer)));
-    report(&step, args.output, args.mode);
+    let shown = live.as_ref().and_then(|l| l.finish());
+    if let Some(status) = command_tool::signal_status() {
+        // SIGINT/SIGTERM/SIGHUP ended the run: its status, not the mission's
+        return Ok(ExitCode::from(status));
+    }
+    report(&step, args.output, args.mode, shown.as_deref());
     Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -576,7 +582,9 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
 }
 
 /// Prints the outcome: the Step as JSON, or the answer (stdout) / failure (stderr).
-fn report(step: &Step, output: Output, mode: ModeArg) {
+/// `shown` is the last model error the live view already printed: a failure that only
+/// repeats it is not printed again.
+fn report(step: &Step, output: Output, mode: ModeArg, shown: Option<&str>) {
     match output {
         Output::Json => match serde_json::to_string(step) {
             Ok(s) => println!("{s}"),
@@ -599,7 +607,11 @@ fn report(step: &Step, output: Output, mode: ModeArg) {
                 }
                 (None, Some(f)) => {
                     println!("── failed ── ({tally})");
-                    eprintln!("Failed ({}): {}", f.reason, f.message);
+                    if shown.is_some_and(|m| !m.is_empty() && f.message.contains(m)) {
+                        eprintln!("Failed ({}): the model error above", f.reason);
+                    } else {
+                        eprintln!("Failed ({}): {}", f.reason, f.message);
+                    }
                 }
                 (None, None) => println!("── answer ── ({tally})\nnull"),
             }
@@ -718,18 +730,116 @@ fn cut_strings(json: &mut Json, allowance: usize) {
     }
 }
 
-/// `--output text`: each turn for a person, as it finishes.
-struct LiveText;
+/// `--output text`: each turn for a person, as it finishes. On a terminal a live line on
+/// stderr says what the mission waits for (`waiting for the model (turn 2, 4 s)`), redrawn
+/// every second and erased when the answer comes.
+struct LiveText {
+    state: Arc<Mutex<LiveState>>,
+    /// The ticker of the live line (a terminal only); stops with `finish`.
+    ticker: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct LiveState {
+    /// Since when the top-level mission waits for its model, on which turn.
+    waiting: Option<(u32, std::time::Instant)>,
+    /// Whether the live line is on the screen.
+    drawn: bool,
+    /// The last model error printed.
+    last_error: Option<String>,
+    done: bool,
+}
+
+/// The live line's text.
+fn waiting_line(turn: u32, waited: Duration) -> String {
+    format!("… waiting for the model (turn {turn}, {} s)", waited.as_secs())
+}
+
+impl LiveState {
+    /// Erases the live line (before anything else is printed).
+    fn clear(&mut self) {
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.drawn = false;
+        }
+    }
+
+    fn draw(&mut self) {
+        if let Some((turn, since)) = self.waiting {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{}", waiting_line(turn, since.elapsed()));
+            let _ = err.flush();
+            self.drawn = true;
+        }
+    }
+}
+
+impl LiveText {
+    fn new(terminal: bool) -> Self {
+        let state = Arc::new(Mutex::new(LiveState::default()));
+        let ticker = terminal.then(|| {
+            let state = state.clone();
+            std::thread::spawn(move || {
+                loop {
+                    std::thread::sleep(Duration::from_millis(1000));
+                    let Ok(mut s) = state.lock() else { return };
+                    if s.done {
+                        s.clear();
+                        return;
+                    }
+                    s.draw();
+                }
+            })
+        });
+        LiveText { state, ticker: Mutex::new(ticker) }
+    }
+
+    /// Stops the live line; returns the last model error it printed.
+    fn finish(&self) -> Option<String> {
+        let last = self.state.lock().ok().and_then(|mut s| {
+            s.done = true;
+            s.waiting = None;
+            s.clear();
+            s.last_error.clone()
+        });
+        if let Some(t) = self.ticker.lock().ok().and_then(|mut t| t.take()) {
+            let _ = t.join();
+        }
+        last
+    }
+}
 
 impl Observer for LiveText {
     fn event(&self, event: &Event) {
+        let Ok(mut state) = self.state.lock() else { return };
         match event {
-            Event::TurnEnd { turn } => print_turn(turn),
-            Event::Nested { agent, depth, inner } => agent_file::print_nested(agent, *depth, inner),
-            Event::LlmError { turn, kind, message, retry_in_ms, .. } => match retry_in_ms {
-                Some(ms) => eprintln!("turn {turn}: model error ({kind}: {message}); retrying in {ms} ms"),
-                None => eprintln!("turn {turn}: model error ({kind}: {message})"),
-            },
+            Event::LlmRequest { turn, .. } => {
+                state.waiting = Some((*turn, std::time::Instant::now()));
+                return;
+            }
+            Event::LlmResponse { .. } | Event::LlmError { .. } | Event::TurnEnd { .. } => state.waiting = None,
+            _ => {}
+        }
+        match event {
+            Event::TurnEnd { turn } => {
+                state.clear();
+                print_turn(turn);
+            }
+            Event::Nested { agent, depth, inner } => {
+                state.clear();
+                agent_file::print_nested(agent, *depth, inner);
+            }
+            Event::LlmError { turn, kind, message, retry_in_ms, .. } => {
+                state.clear();
+                match retry_in_ms {
+                    Some(ms) => eprintln!("turn {turn}: model error ({kind}: {message}); retrying in {ms} ms"),
+                    None => eprintln!("turn {turn}: model error ({kind}: {message})"),
+                }
+                state.last_error = Some(message.clone());
+            }
+            Event::LlmResponse { .. } => state.clear(),
             _ => {}
         }
     }

@@ -361,6 +361,18 @@ static LIVE: Mutex<Live> = Mutex::new(Live { groups: BTreeSet::new(), ended: fal
 #[cfg(target_os = "linux")]
 static SWEEPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The signal that ended the run (0: none).
+static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The exit status a signal that ended the run asks for (128 + its number), if one did:
+/// the mission may finish (its tool killed) before the signal's thread exits the process.
+pub fn signal_status() -> Option<u8> {
+    match SIGNALLED.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        n => u8::try_from(128 + n).ok(),
+    }
+}
+
 fn live() -> MutexGuard<'static, Live> {
     LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -433,6 +445,9 @@ impl Processes {
             if set.thread_block().is_ok() {
                 std::thread::spawn(move || {
                     if let Ok(signal) = set.wait() {
+                        // noted before the tools die, so a mission that ends because its
+                        // tool was killed still exits with the signal's status
+                        SIGNALLED.store(signal as i32, std::sync::atomic::Ordering::SeqCst);
                         end_run();
                         std::process::exit(128 + signal as i32);
                     }
