@@ -73,6 +73,8 @@ pub(crate) struct ComposeOptions {
     pub(crate) turn_budget: Option<u32>,
     /// `tools: {"NAME": :self}`: name and description.
     pub(crate) self_tool: Option<(String, String)>,
+    /// Tools from another host (an MCP aggregator), for this agent only.
+    pub(crate) program_tools: Option<crate::program_tools::Extra>,
 }
 
 /// A registry with a `Debug` that lists names only.
@@ -93,6 +95,7 @@ impl Default for ComposeOptions {
             max_depth: DEFAULT_MAX_DEPTH,
             turn_budget: None,
             self_tool: None,
+            program_tools: None,
         }
     }
 }

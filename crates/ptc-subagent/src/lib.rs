@@ -67,6 +67,7 @@ mod mission;
 pub mod mode;
 pub mod observe;
 mod preview;
+mod program_tools;
 pub mod prompt;
 pub mod protocol;
 mod request;
@@ -92,6 +93,7 @@ pub use llm::{
 pub use llm_tool::LlmTool;
 pub use mode::{Expose, Mode, NativeResult};
 pub use observe::{Event, Observer};
+pub use program_tools::ProgramTools;
 pub use retry::{Backoff, DEFAULT_MAX_RETRY_DELAY, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
 pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};

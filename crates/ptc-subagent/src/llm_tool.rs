@@ -255,6 +255,7 @@ impl Judgment {
                 input_tokens: usage.input,
                 output_tokens: usage.output,
                 duration_ms,
+                upstream_calls: Vec::new(),
             }]
         };
         Step {
@@ -276,6 +277,8 @@ impl Judgment {
             turns,
             name: Some(self.name.clone()),
             children: Vec::new(),
+            upstream_calls: Vec::new(),
+            ptc_metrics: None,
         }
     }
 }

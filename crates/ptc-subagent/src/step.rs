@@ -138,6 +138,10 @@ pub struct Turn {
     pub output_tokens: u64,
     /// Wall-clock time of the turn (model and program).
     pub duration_ms: u64,
+    /// The program's calls to upstream servers (agents given
+    /// [`ProgramTools`](crate::ProgramTools)), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream_calls: Vec<Json>,
 }
 
 impl Turn {
@@ -156,6 +160,7 @@ impl Turn {
             input_tokens: tokens.input,
             output_tokens: tokens.output,
             duration_ms: 0,
+            upstream_calls: Vec::new(),
         }
     }
 }
@@ -185,6 +190,14 @@ pub struct Step {
     /// they finished.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ChildStep>,
+    /// Every upstream call of the mission's programs, in order, each with its `turn`
+    /// (agents given [`ProgramTools`](crate::ProgramTools)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream_calls: Vec<Json>,
+    /// What the upstream calls brought in against what the answer gives back (agents
+    /// given [`ProgramTools`](crate::ProgramTools)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptc_metrics: Option<Json>,
 }
 
 /// A nested run inside a mission: which turn's program called which tool, and the
@@ -217,6 +230,8 @@ impl Step {
             turns: Vec::new(),
             name: None,
             children: Vec::new(),
+            upstream_calls: Vec::new(),
+            ptc_metrics: None,
         }
     }
 }
