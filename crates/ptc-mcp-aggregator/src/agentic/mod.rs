@@ -7,3 +7,7 @@
 mod native;
 
 pub use native::{native_name, native_tools};
+
+mod task;
+
+pub use task::{AgenticError, AgenticOptions, LISP_TASK_CARD, MAX_TASK_BYTES, TaskTool};
