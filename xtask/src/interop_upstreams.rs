@@ -22,6 +22,7 @@ const NPM_SERVERS: &[&str] = &[
 ];
 const GOOD_TOKEN: &str = "interop-bearer-9f2c51d07a6e4b83";
 const WRONG_TOKEN: &str = "interop-wrong-token-77aa10c3";
+const PLANNER_KEY: &str = "sk-interop-planner-5d1e0a9b77c3";
 
 struct Killed(Child);
 
@@ -296,8 +297,21 @@ pub fn run(root: &Path, ptc: &Path, py: &Path, dir: &Path) -> Result<(usize, Vec
         }
         Err(e) => failures.push(format!("wrong token (live): {e:#}")),
     }
+    // agents over the same upstreams: a mission tree where only the child may read files
+    // and write the knowledge graph, and lisp_task driven by the Python SDK client
+    match agent_mission(ptc, &good, &sandbox, &work) {
+        Ok(()) => passed += 1,
+        Err(e) => failures.push(format!("agent mission (fs + memory, per-agent grants): {e:#}")),
+    }
+    match lisp_task(root, py, &client, ptc, &good, &sandbox, &work) {
+        Ok(everything) => {
+            transcripts.push_str(&everything);
+            passed += 1;
+        }
+        Err(e) => failures.push(format!("lisp_task (Python SDK client, fake vendor): {e:#}")),
+    }
     // no secret in any response, catalog, error or log line
-    for secret in [GOOD_TOKEN, WRONG_TOKEN] {
+    for secret in [GOOD_TOKEN, WRONG_TOKEN, PLANNER_KEY] {
         if transcripts.contains(secret) {
             failures.push(format!("secret leak: a token appeared in the output ({}...)", &secret[..8]));
         } else {
@@ -305,4 +319,151 @@ pub fn run(root: &Path, ptc: &Path, py: &Path, dir: &Path) -> Result<(usize, Vec
         }
     }
     Ok((passed, failures))
+}
+
+/// `ptc run --agent` with a scripted model over the reference servers: the root has no
+/// upstreams, its `librarian` child is granted `fs/read_text_file` and `memory/*`, reads
+/// the sandbox's notes and files their heading in the knowledge graph.
+fn agent_mission(ptc: &Path, config: &Path, sandbox: &Path, work: &Path) -> Result<()> {
+    let agent = json!({
+        "prompt": "Record the heading of the notes at {{path}} in the knowledge graph and report how many entities it holds",
+        "signature": "{heading :string, entities :int}",
+        "upstreams": [],
+        "max_turns": 2,
+        "tools": {"librarian": {"agent": {
+            "prompt": "Read {{path}} and store its first heading as a note entity",
+            "signature": "(path :string) -> {heading :string, entities :int}",
+            "description": "Files a note's heading in the knowledge graph",
+            "upstreams": ["fs/read_text_file", "memory/*"]
+        }}}
+    });
+    let programs = [
+        "(def r (tool/librarian {:path data/path}))\n(println r)",
+        "(def text (:value (tool/call {:server \"fs\" :tool \"read_text_file\" :args {:path data/path}})))\n(def heading (str/trim (subs (first (str/split-lines text)) 2)))\n(tool/call {:server \"memory\" :tool \"create_entities\" :args {:entities [{:name heading :entityType \"note\" :observations [\"from notes.md\"]}]}})\n(def graph (tool/call {:server \"memory\" :tool \"read_graph\"}))\n(return {:heading heading :entities (count (:entities (:value graph)))})",
+        "(return r)",
+    ];
+    let script: Vec<String> =
+        programs.iter().map(|p| json!({"content": format!("```clojure\n{p}\n```")}).to_string()).collect();
+    let agent_file = work.join("agent.json");
+    std::fs::write(&agent_file, agent.to_string())?;
+    let script_file = work.join("agent-script.jsonl");
+    std::fs::write(&script_file, script.join("\n") + "\n")?;
+    let context = json!({"path": sandbox.join("notes.md")}).to_string();
+    let out = Command::new(ptc)
+        .args(["run", "--upstreams"])
+        .arg(config)
+        .arg("--agent")
+        .arg(&agent_file)
+        .args(["--context-json", &context, "--output", "json", "--llm"])
+        .arg(format!("script:{}", script_file.display()))
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run ptc run")?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let step: Value = serde_json::from_str(&stdout)
+        .with_context(|| format!("not a step: {stdout} {}", String::from_utf8_lossy(&out.stderr)))?;
+    if step["return"]["heading"] != "Notes" || step["return"]["entities"].as_u64().unwrap_or(0) < 1 {
+        bail!("unexpected answer: {}", step["return"]);
+    }
+    let calls: Vec<String> = step["children"][0]["step"]["upstream_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{}/{} {}",
+                c["server"].as_str().unwrap_or(""),
+                c["tool"].as_str().unwrap_or(""),
+                c["status"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let want = ["fs/read_text_file ok", "memory/create_entities ok", "memory/read_graph ok"];
+    if calls != want {
+        bail!("the child's upstream calls were {calls:?}, want {want:?}");
+    }
+    if !step["upstream_calls"].is_null() {
+        bail!("the root has no upstreams but made calls: {}", step["upstream_calls"]);
+    }
+    Ok(())
+}
+
+/// `lisp_task` through the Python SDK client against `ptc mcp --agentic`, the planner
+/// being a fake OpenAI vendor (`fixtures/upstreams/fake_openai.py`) that logs the exact
+/// requests. Returns everything printed, for the secret check.
+fn lisp_task(
+    root: &Path,
+    py: &Path,
+    client: &Path,
+    ptc: &Path,
+    config: &Path,
+    sandbox: &Path,
+    work: &Path,
+) -> Result<String> {
+    let program = format!(
+        "(def r (tool/call {{:server \"fs\" :tool \"read_text_file\" :args {{:path \"{}\"}}}}))\n(return (second (str/split-lines (:value r))))",
+        sandbox.join("notes.md").display()
+    );
+    let program_file = work.join("planner-program.clj");
+    std::fs::write(&program_file, &program)?;
+    let log = work.join("vendor-requests.jsonl");
+    let _ = std::fs::remove_file(&log);
+    let mut vendor = Command::new(py)
+        .arg(root.join("fixtures/upstreams/fake_openai.py"))
+        .arg(&log)
+        .arg(&program_file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start the fake vendor")?;
+    let mut port = String::new();
+    BufReader::new(vendor.stdout.take().context("no stdout")?).read_line(&mut port)?;
+    let _vendor = Killed(vendor);
+    let args = json!({"task": "What does the second line of notes.md say?"}).to_string();
+    let out = Command::new(py)
+        .arg(client)
+        .args(["--call", "lisp_task", "--args", &args, "--timeout", "60"])
+        .args(["--env", &format!("OPENAI_API_KEY={PLANNER_KEY}")])
+        .args(["--env", &format!("OPENAI_BASE_URL=http://127.0.0.1:{}/v1", port.trim())])
+        .arg("--stdio")
+        .arg(ptc)
+        .args([
+            "mcp",
+            "--response-profile",
+            "structured",
+            "--agentic",
+            "--agentic-model",
+            "openai:interop-planner",
+            "--upstreams",
+        ])
+        .arg(config)
+        .output()
+        .context("cannot run the Python MCP client")?;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let everything = format!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value =
+        serde_json::from_str(&stdout).with_context(|| format!("client output is not JSON: {everything}"))?;
+    let text = report["call"]["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    let body: Value = serde_json::from_str(text).with_context(|| format!("lisp_task result is not JSON: {text}"))?;
+    if body["status"] != "ok" || body["answer"] != "ship the aggregator" {
+        bail!("unexpected result: {body}");
+    }
+    if body["upstream_calls"][0]["server"] != "fs" || body["planner"]["model"] != "openai:interop-planner" {
+        bail!("unexpected accounting: {body}");
+    }
+    let requests = std::fs::read_to_string(&log)?;
+    let first: Value = serde_json::from_str(requests.lines().next().unwrap_or("{}"))?;
+    let max = first["body"]["max_completion_tokens"].as_u64().or(first["body"]["max_tokens"].as_u64());
+    if first["path"] != "/v1/chat/completions"
+        || first["authorization"] != format!("Bearer {PLANNER_KEY}")
+        || first["body"]["model"] != "interop-planner"
+        || max != Some(1200)
+    {
+        bail!("unexpected vendor request: {first}");
+    }
+    let user = first["body"]["messages"][1]["content"].as_str().unwrap_or_default();
+    if !user.contains("What does the second line of notes.md say?") {
+        bail!("the task is not in the planner's request: {user}");
+    }
+    Ok(everything)
 }

@@ -34,6 +34,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agentic;
 mod config;
 mod context_stash;
 mod envelope;

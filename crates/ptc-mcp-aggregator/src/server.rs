@@ -71,6 +71,8 @@ pub struct PtcServer {
     stash: Arc<ContextStash>,
     /// Notified when the last running program finishes.
     went_idle: Arc<tokio::sync::Notify>,
+    /// `lisp_task` (`--agentic`), when offered.
+    agentic: Option<Arc<crate::agentic::TaskTool>>,
 }
 
 /// Why a call got no evaluation slot.
@@ -103,7 +105,51 @@ impl PtcServer {
             backend,
             shutting_down: Arc::new(AtomicBool::new(false)),
             queued: Arc::new(AtomicUsize::new(0)),
+            agentic: None,
         }
+    }
+
+    /// Also offers `lisp_task` (agentic mode).
+    pub fn with_agentic(mut self, task: crate::agentic::TaskTool) -> Self {
+        self.agentic = Some(Arc::new(task));
+        self
+    }
+
+    /// A `lisp_task` call: the same slot, queue and shutdown rules as `lisp_eval`.
+    pub async fn call_lisp_task(
+        &self,
+        args: Option<Map<String, Json>>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> CallPayload {
+        let profile = self.config.response_profile;
+        let Some(task) = self.agentic.clone() else {
+            return envelope::error("unknown_tool", "lisp_task is offered only with --agentic", None, &[], profile);
+        };
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return envelope::error("shutting_down", "the server is shutting down", None, &[], profile);
+        }
+        let permit = match self.acquire_slot(&cancel).await {
+            Ok(p) => p,
+            Err(NoSlot::Busy(msg)) => return envelope::error("busy", &msg, None, &[], profile),
+            Err(NoSlot::Cancelled) => {
+                return envelope::error(
+                    "cancelled",
+                    "the call was cancelled while it waited for a slot",
+                    None,
+                    &[],
+                    profile,
+                );
+            }
+        };
+        let payload = tokio::select! {
+            p = task.call(args, profile) => p,
+            _ = cancel.cancelled() => envelope::error("cancelled", "the client cancelled the task", None, &[], profile),
+        };
+        drop(permit);
+        if self.calls_in_flight() == 0 {
+            self.went_idle.notify_one();
+        }
+        payload
     }
 
     /// The configuration the server runs with.
@@ -430,7 +476,9 @@ impl ServerHandler for PtcServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![self.lisp_eval_tool()]))
+        let mut tools = vec![self.lisp_eval_tool()];
+        tools.extend(self.agentic.as_ref().map(|t| t.tool()));
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     /// Protocol versions: 2025-11-25 and 2025-06-18 through `initialize`. 2026-07-28 is
@@ -451,7 +499,11 @@ impl ServerHandler for PtcServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        (name == "lisp_eval").then(|| self.lisp_eval_tool())
+        match name {
+            "lisp_eval" => Some(self.lisp_eval_tool()),
+            "lisp_task" => self.agentic.as_ref().map(|t| t.tool()),
+            _ => None,
+        }
     }
 
     async fn call_tool(
@@ -466,6 +518,8 @@ impl ServerHandler for PtcServer {
         }
         let payload = if request.name == "lisp_eval" {
             self.call_lisp_eval(request.arguments, context.ct.clone()).await
+        } else if request.name == "lisp_task" && self.agentic.is_some() {
+            self.call_lisp_task(request.arguments, context.ct.clone()).await
         } else {
             envelope::error(
                 "unknown_tool",

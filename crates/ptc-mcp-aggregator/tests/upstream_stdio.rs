@@ -532,3 +532,31 @@ fn a_child_that_dies_at_start_is_named_with_the_tail_of_its_stderr() {
     // a path under an ordinary name stays readable
     assert!(!err.contains("[REDACTED]"), "{err}");
 }
+
+#[test]
+fn a_scoped_view_sees_and_calls_only_its_grants() {
+    let s = setup();
+    let view = Setup { _dir: tempfile::tempdir().unwrap(), rt: s.rt.scoped(&["fx/echo".to_string()]).unwrap() };
+    assert_eq!(
+        printed(&view, r#"(:value (tool/call {:server "fx" :tool "echo" :args {:text "in scope"}}))"#),
+        "\"in scope\""
+    );
+    let (kind, message) = error(&view, r#"(tool/call {:server "fx" :tool "orders"})"#);
+    assert_eq!(kind, "unknown_tool");
+    assert!(message.contains("no tool 'orders' in upstream 'fx'"), "{message}");
+    assert_eq!(printed(&view, r#"(dir "fx")"#), r#"["echo - Echo the text back"]"#);
+    assert_eq!(printed(&view, r#"(get (first (tool/servers)) "tool_count")"#), "1");
+    assert!(!view.rt.catalog_text().contains("orders"));
+    // the whole runtime still has every tool
+    assert_eq!(printed(&s, r#"(get (first (tool/servers)) "tool_count")"#), "8");
+    // grants are checked against the configuration and the catalog
+    let e = s.rt.scoped(&["fx/nope".to_string()]).unwrap_err();
+    assert_eq!(e.grant, "fx/nope");
+    assert!(e.message.contains("upstream \"fx\" has no tool \"nope\""), "{e}");
+    let e = s.rt.scoped(&["gx/*".to_string()]).unwrap_err();
+    assert!(e.message.contains("no upstream \"gx\" is configured (configured: fx)"), "{e}");
+    // a view of a view is never wider
+    let narrower = view.rt.scoped(&["fx".to_string()]).unwrap();
+    assert!(!narrower.catalog_text().contains("orders"));
+    assert!(view.rt.scoped(&["fx/orders".to_string()]).is_err());
+}

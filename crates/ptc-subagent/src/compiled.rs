@@ -107,6 +107,7 @@ impl CompiledAgent {
             cancel: Cancel::new(),
             span: tracing::Span::none(),
             nest: None,
+            extra: self.agent.config.compose.program_tools.as_ref().map(|t| t.0.host()),
         };
         let outcome = exec::execute(&self.engine, req).outcome;
         let value = match outcome.result {

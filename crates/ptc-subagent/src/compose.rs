@@ -73,6 +73,8 @@ pub(crate) struct ComposeOptions {
     pub(crate) turn_budget: Option<u32>,
     /// `tools: {"NAME": :self}`: name and description.
     pub(crate) self_tool: Option<(String, String)>,
+    /// Tools from another host (an MCP aggregator), for this agent only.
+    pub(crate) program_tools: Option<crate::program_tools::Extra>,
 }
 
 /// A registry with a `Debug` that lists names only.
@@ -93,6 +95,7 @@ impl Default for ComposeOptions {
             max_depth: DEFAULT_MAX_DEPTH,
             turn_budget: None,
             self_tool: None,
+            program_tools: None,
         }
     }
 }
@@ -282,11 +285,6 @@ impl Nesting {
         }
     }
 
-    /// 0 for the root, 1 for its children, ...
-    pub(crate) fn depth(&self) -> u32 {
-        self.depth
-    }
-
     /// Takes one turn from the tree's budget, or says it is spent.
     pub(crate) fn take_turn(&self) -> Result<(), Fail> {
         let before = self.shared.turns_left.fetch_sub(1, Ordering::SeqCst);
@@ -317,6 +315,22 @@ impl Nesting {
             Some(d) => base.with_deadline(d),
             None => base.child(),
         }
+    }
+
+    /// Admits a single-turn nested call (an LLM tool) named `tool`: it runs at this
+    /// mission's depth + 1 and takes one turn of the tree's budget, so the tree's limits
+    /// bind it exactly as they bind a child agent.
+    pub(crate) fn admit_nested_turn(&self, tool: &str) -> Result<u32, Fail> {
+        let depth = self.depth + 1;
+        let max = self.shared.max_depth;
+        if depth > max {
+            return Err(Fail::new(
+                "max_depth_exceeded",
+                format!("Nesting depth limit exceeded: LLM tool {tool} would run at depth {depth} > {max}"),
+            ));
+        }
+        self.take_turn()?;
+        Ok(depth)
     }
 
     /// The child runs made by this mission, in the order they finished.

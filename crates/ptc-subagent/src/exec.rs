@@ -53,6 +53,8 @@ pub(crate) struct ExecRequest {
     pub(crate) span: tracing::Span,
     /// The mission tree, for agent tools and LLM tools.
     pub(crate) nest: Option<crate::compose::ToolNest>,
+    /// Tools of another host (an MCP aggregator's), for this run only.
+    pub(crate) extra: Option<Arc<dyn Host>>,
 }
 
 /// What a program run produced, with the names it defines at top level in source order.
@@ -70,6 +72,7 @@ pub(crate) fn execute(engine: &Engine, req: ExecRequest) -> Executed {
         turn: req.turn,
         span: req.span,
         nest: req.nest,
+        extra: req.extra,
     };
     let input =
         RunInput { context: req.context, memory: req.memory, turn_history: req.turn_history, strict_data: false };
@@ -246,15 +249,27 @@ struct AgentHost {
     turn: u32,
     span: tracing::Span,
     nest: Option<crate::compose::ToolNest>,
+    extra: Option<Arc<dyn Host>>,
 }
 
 impl Host for AgentHost {
     fn tools(&self) -> Vec<ToolSpec> {
-        tool_specs(&self.tools)
+        let mut specs = tool_specs(&self.tools);
+        if let Some(extra) = &self.extra {
+            specs.extend(extra.tools().into_iter().filter(|s| !self.tools.contains_key(&s.name)));
+        }
+        specs
+    }
+
+    fn discover(&self, query: &ptc_lisp_eval::Discovery<'_>, cx: &CallCx<'_>) -> Option<Result<Value, EvalToolError>> {
+        self.extra.as_ref().and_then(|extra| extra.discover(query, cx))
     }
 
     fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, EvalToolError> {
         let name = call.name.as_str();
+        if let Some(extra) = self.extra.as_ref().filter(|_| !self.tools.contains_key(name)) {
+            return call_extra(extra.as_ref(), call, cx, self.observer.as_deref(), self.turn);
+        }
         let span =
             tracing::info_span!(parent: &self.span, "tool", tool_name = name, duration_ms = tracing::field::Empty);
         let _enter = span.enter();
@@ -275,6 +290,33 @@ impl Host for AgentHost {
         cx.record("cached", Json::from(inv.cached));
         inv.result.map(|j| ptc_lisp_eval::json::from_json(&j))
     }
+}
+
+/// A call served by the extra host, reported to the observer like the agent's own.
+fn call_extra(
+    extra: &dyn Host,
+    call: &ToolCall,
+    cx: &CallCx<'_>,
+    observer: Option<&dyn Observer>,
+    turn: u32,
+) -> Result<Value, EvalToolError> {
+    let started = Instant::now();
+    let result = extra.call(call, cx);
+    cx.record("exposure_layer", Json::from(Layer::PtcLisp.as_str()));
+    emit(observer, || Event::ToolCall {
+        turn,
+        name: call.name.clone(),
+        args: ptc_lisp_eval::json::to_json(&call.args).unwrap_or(Json::Null),
+        exposure_layer: Layer::PtcLisp.as_str().to_string(),
+        cached: false,
+        cache_key_hash: None,
+        full_result_cached: false,
+        retained_bytes: None,
+        result: result.as_ref().ok().map(|v| ptc_lisp_eval::json::to_json(v).unwrap_or(Json::Null)),
+        error: result.as_ref().err().map(|e| e.message.clone()),
+        duration_ms: started.elapsed().as_millis() as u64,
+    });
+    result
 }
 
 /// Runs the tool function on its own thread so that neither a slow tool nor a panicking
@@ -360,6 +402,7 @@ mod tests {
             turn: 1,
             span: tracing::Span::none(),
             nest: None,
+            extra: None,
         };
         let probe = Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map());
         let report = check_host(&host, &probe);

@@ -129,6 +129,19 @@ struct Judgment {
 impl Judgment {
     fn call(&self, args: Json, cx: &ToolContext) -> Result<Json, ToolError> {
         let started = Instant::now();
+        // inside a mission tree the judgment is a nested turn: one turn of the shared
+        // budget, at the caller's depth + 1
+        let mut depth = 1;
+        if let Some(nest) = cx.nest.as_ref() {
+            match nest.nesting.admit_nested_turn(&self.name) {
+                Ok(d) => depth = d,
+                Err(f) => {
+                    let step = self.step("", &Err(f.clone()), Default::default(), 0, started);
+                    nest.nesting.record(ChildStep { turn: cx.turn, tool: self.name.clone(), step });
+                    return Err(self.error(&f));
+                }
+            }
+        }
         let llm = match (&self.llm, cx.nest.as_ref()) {
             (LlmRef::Explicit(l), _) => l.clone(),
             (_, Some(nest)) => resolve_llm(&LlmRef::Caller, &self.llm, nest).map_err(|f| self.error(&f))?,
@@ -156,7 +169,7 @@ impl Judgment {
                 && let Some(observer) = &nest.observer
             {
                 let inner = Box::new(event);
-                observer.event(&Event::Nested { agent: self.name.clone(), depth: nest.nesting.depth() + 1, inner });
+                observer.event(&Event::Nested { agent: self.name.clone(), depth, inner });
             }
         };
         report(Event::RunStart { agent: Some(self.name.clone()), max_turns: 1 });
@@ -242,6 +255,7 @@ impl Judgment {
                 input_tokens: usage.input,
                 output_tokens: usage.output,
                 duration_ms,
+                upstream_calls: Vec::new(),
             }]
         };
         Step {
@@ -265,6 +279,8 @@ impl Judgment {
             children: Vec::new(),
             signature: Some(ptc_signature::render(&self.signature)),
             warnings: Vec::new(),
+            upstream_calls: Vec::new(),
+            ptc_metrics: None,
         }
     }
 }

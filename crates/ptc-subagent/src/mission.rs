@@ -730,6 +730,7 @@ impl<'a> Mission<'a> {
             cancel,
             span,
             nest: Some(nest),
+            extra: self.agent.config.compose.program_tools.as_ref().map(|t| t.0.host()),
         };
         let engine = self.engine.clone();
         let fallback = self.memory.clone();
@@ -758,6 +759,7 @@ impl<'a> Mission<'a> {
         let Executed { outcome, defined } = executed;
         turn.prints = outcome.prints.clone();
         turn.tool_calls = outcome.tool_calls.iter().map(trace_call).collect();
+        self.account_upstream(&outcome, turn);
         match &outcome.result {
             RunResult::Returned(v) => {
                 turn.result = Some(outcome.printed.clone());
@@ -903,6 +905,13 @@ impl<'a> Mission<'a> {
         Fail::new("mission_timeout", format!("The mission exceeded its time limit of {ms} ms (mission_timeout)"))
     }
 
+    /// Keeps the program's upstream calls (agents with program tools) in its turn.
+    pub(crate) fn account_upstream(&self, outcome: &Outcome, turn: &mut Turn) {
+        if let Some(extra) = &self.agent.config.compose.program_tools {
+            turn.upstream_calls.extend(extra.0.calls(outcome));
+        }
+    }
+
     fn finish(&mut self, outcome: Result<Json, Fail>) -> Step {
         let cfg = &self.agent.config;
         self.usage.turns = self.turns.len() as u32;
@@ -922,7 +931,10 @@ impl<'a> Mission<'a> {
             children: self.nest.take_children(),
             signature: cfg.signature_text.clone(),
             warnings: self.warnings.lock().map(|mut w| std::mem::take(&mut *w)).unwrap_or_default(),
+            upstream_calls: Vec::new(),
+            ptc_metrics: None,
         };
+        let step = self.summarize_upstream(step);
         emit(self.observer.as_deref(), || Event::RunEnd {
             status: step.status,
             return_value: step.return_value.clone(),
@@ -935,6 +947,32 @@ impl<'a> Mission<'a> {
 
 fn cfg_blocks(m: &Mission<'_>) -> crate::extract::MultipleCodeBlocks {
     m.agent.config.multiple_code_blocks
+}
+
+impl Mission<'_> {
+    /// With program tools: the step's `upstream_calls` (each with its turn) and
+    /// `ptc_metrics`, also sent to the observer.
+    fn summarize_upstream(&self, mut step: Step) -> Step {
+        let Some(extra) = &self.agent.config.compose.program_tools else { return step };
+        for turn in &step.turns {
+            for call in &turn.upstream_calls {
+                let mut call = call.clone();
+                if let Json::Object(m) = &mut call {
+                    m.insert("turn".into(), Json::from(turn.number));
+                }
+                step.upstream_calls.push(call);
+            }
+        }
+        let answer_bytes = step.return_value.as_ref().map_or(0, |v| v.to_string().len() as u64);
+        let prints_bytes: u64 = step.turns.iter().flat_map(|t| &t.prints).map(|p| p.len() as u64).sum();
+        let metrics = extra.0.metrics(&step.upstream_calls, answer_bytes, prints_bytes);
+        emit(self.observer.as_deref(), || Event::UpstreamSummary {
+            upstream_calls: step.upstream_calls.clone(),
+            ptc_metrics: metrics.clone(),
+        });
+        step.ptc_metrics = Some(metrics);
+        step
+    }
 }
 
 pub(crate) fn trace_call(r: &ptc_lisp_eval::ToolCallRecord) -> ToolCallTrace {

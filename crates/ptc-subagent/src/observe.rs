@@ -131,6 +131,15 @@ pub enum Event {
         /// Usage.
         usage: StepUsage,
     },
+    /// The mission's calls through its [`ProgramTools`](crate::ProgramTools) (an MCP
+    /// aggregator's upstreams), just before `RunEnd`: every call in order, each with its
+    /// turn, and their `ptc_metrics`.
+    UpstreamSummary {
+        /// Every call, in order.
+        upstream_calls: Vec<Json>,
+        /// The summary (`schema_version`, counts, bytes, reduction ratio...).
+        ptc_metrics: Json,
+    },
     /// Something that happened in a nested agent (an agent tool or the self tool).
     Nested {
         /// The child's name (its agent name, or the tool's).

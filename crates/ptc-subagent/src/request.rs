@@ -15,6 +15,17 @@ impl SubAgent {
     /// The system prompt the model gets.
     pub fn system_prompt(&self) -> String {
         let cfg = &self.config;
+        let base = self.base_system_prompt();
+        // program tools (an aggregator's upstreams) are presented after the rules, in
+        // the modes that run programs
+        match cfg.compose.program_tools.as_ref().filter(|_| cfg.mode != Mode::Text).and_then(|t| t.0.prompt()) {
+            Some(catalog) => format!("{base}\n\n<upstream_tools>\n{catalog}\n</upstream_tools>"),
+            None => base,
+        }
+    }
+
+    fn base_system_prompt(&self) -> String {
+        let cfg = &self.config;
         let cards = |generated: String| match &cfg.system_prompt {
             Some(custom) => custom.apply(generated),
             None => generated,

@@ -142,6 +142,10 @@ pub struct Turn {
     pub output_tokens: u64,
     /// Wall-clock time of the turn (model and program).
     pub duration_ms: u64,
+    /// The program's calls to upstream servers (agents given
+    /// [`ProgramTools`](crate::ProgramTools)), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream_calls: Vec<Json>,
 }
 
 impl Turn {
@@ -160,6 +164,7 @@ impl Turn {
             input_tokens: tokens.input,
             output_tokens: tokens.output,
             duration_ms: 0,
+            upstream_calls: Vec::new(),
         }
     }
 }
@@ -196,6 +201,14 @@ pub struct Step {
     /// Validation mismatches accepted under `signature_validation: warn_only`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Every upstream call of the mission's programs, in order, each with its `turn`
+    /// (agents given [`ProgramTools`](crate::ProgramTools)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream_calls: Vec<Json>,
+    /// What the upstream calls brought in against what the answer gives back (agents
+    /// given [`ProgramTools`](crate::ProgramTools)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptc_metrics: Option<Json>,
 }
 
 /// A nested run inside a mission: which turn's program called which tool, and the
@@ -230,6 +243,8 @@ impl Step {
             children: Vec::new(),
             signature: None,
             warnings: Vec::new(),
+            upstream_calls: Vec::new(),
+            ptc_metrics: None,
         }
     }
 }

@@ -264,6 +264,7 @@ impl Mission<'_> {
         let outcome = executed.outcome;
         turn.prints = outcome.prints.clone();
         turn.tool_calls.extend(outcome.tool_calls.iter().map(crate::mission::trace_call));
+        self.account_upstream(&outcome, turn);
         let old_memory = self.memory.clone();
         let short_circuit = cfg.mode == Mode::LispTool;
         let info = self.turn_info().trim().to_string();

@@ -232,3 +232,72 @@ fn a_judgment_reaches_the_observer_as_a_nested_one_turn_run() {
         .collect();
     assert_eq!(kinds, ["run_start", "llm_request", "llm_response", "turn_end", "run_end"]);
 }
+
+#[test]
+fn each_judgment_takes_one_turn_of_the_trees_budget() {
+    let agent = SubAgent::builder("Triage the inbox")
+        .tool(evaluate().into_tool("evaluate").unwrap())
+        .turn_budget(3)
+        .max_turns(5)
+        .build()
+        .unwrap();
+    let answer = "{\"urgent\": true, \"reason\": \"x\"}".to_string();
+    let llm = ScriptedLlm::texts([
+        clj("(tool/evaluate {:subject \"a\"})\n(tool/evaluate {:subject \"b\"})\n(tool/evaluate {:subject \"c\"})"),
+        answer.clone(),
+        answer.clone(),
+        answer,
+        clj("(return {:urgent false})"),
+    ]);
+    let step = run(&agent, &llm);
+    // the root's turn and two judgments spend the budget of 3: the third judgment never
+    // reaches the model, and the root has no turn left to answer with
+    assert_eq!(llm.requests().len(), 3);
+    assert_eq!(step.children.len(), 3);
+    let third = step.children[2].step.fail.as_ref().unwrap();
+    assert_eq!(third.reason, "turn_budget_exhausted");
+    assert_eq!(step.fail.as_ref().unwrap().reason, "turn_budget_exhausted");
+}
+
+#[test]
+fn a_judgment_runs_one_level_below_its_caller_and_respects_max_depth() {
+    let agent = SubAgent::builder("Triage the inbox")
+        .tool(evaluate().into_tool("evaluate").unwrap())
+        .max_depth(0)
+        .build()
+        .unwrap();
+    let llm = ScriptedLlm::texts([clj("(tool/evaluate {:subject \"a\"})"), clj("(return {:urgent false})")]);
+    let step = run(&agent, &llm);
+    assert!(step.is_ok(), "{:?}", step.fail);
+    // no request for the judgment: depth 1 > 0
+    assert_eq!(llm.requests().len(), 2);
+    let fb = feedback_after(&llm, 1);
+    assert!(fb.contains("LLM tool evaluate failed (max_depth_exceeded)"), "{fb}");
+    let fail = step.children[0].step.fail.as_ref().unwrap();
+    assert_eq!(fail.reason, "max_depth_exceeded");
+    assert!(fail.message.contains("depth 1 > 0"), "{}", fail.message);
+}
+
+#[test]
+fn a_judgment_inside_a_child_agent_counts_from_the_root() {
+    let child = SubAgent::builder("Check {{subject}}")
+        .signature("(subject :string) -> :bool")
+        .description("Checks one subject")
+        .tool(evaluate().into_tool("evaluate").unwrap())
+        .as_tool("checker")
+        .unwrap();
+    // root depth 0, child depth 1, its judgment would be depth 2 > 1
+    let agent = SubAgent::builder("Triage").tool(child).max_depth(1).build().unwrap();
+    let llm = ScriptedLlm::texts([
+        clj("(tool/checker {:subject \"a\"})"),
+        clj("(tool/evaluate {:subject \"a\"})"),
+        clj("(return true)"),
+        clj("(return {:done true})"),
+    ]);
+    let step = run(&agent, &llm);
+    assert!(step.is_ok(), "{:?}", step.fail);
+    let child = &step.children[0].step;
+    assert_eq!(child.return_value, Some(json!(true)));
+    assert_eq!(child.children[0].step.fail.as_ref().unwrap().reason, "max_depth_exceeded");
+    assert_eq!(llm.requests().len(), 4);
+}

@@ -16,6 +16,7 @@ use std::sync::{Arc, LazyLock};
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{Limits, RunOptions};
 
+mod agentic_flags;
 mod envelope;
 mod heap;
 mod limit_flags;

@@ -60,6 +60,8 @@ pub struct McpArgs {
     limits: LimitArgs,
     #[command(flatten)]
     upstreams: UpstreamArgs,
+    #[command(flatten)]
+    agentic: crate::agentic_flags::AgenticArgs,
 }
 
 impl McpArgs {
@@ -153,14 +155,20 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
         tracing::info!("stopped while the upstreams were starting; their processes were stopped");
         return Ok(ExitCode::SUCCESS);
     }
-    let backend: Arc<dyn ToolBackend> = match started? {
+    let started = started?;
+    let task = args.agentic.task_tool(started.as_ref(), &config.limits)?;
+    let backend: Arc<dyn ToolBackend> = match started {
         Some(rt) => {
             tracing::info!(upstreams = ?rt.names(), "aggregator mode");
             Arc::new(rt)
         }
         None => Arc::new(NoUpstreams),
     };
-    let server = PtcServer::new(config.clone(), backend);
+    let mut server = PtcServer::new(config.clone(), backend);
+    if let Some(task) = task {
+        tracing::info!(model = %args.agentic.agentic_model, "agentic mode: lisp_task offered");
+        server = server.with_agentic(task);
+    }
     {
         // each time the server goes idle after work, freed memory goes back to the system
         // (a large context leaves many small freed blocks in the allocator's arenas)

@@ -27,6 +27,7 @@ use crate::limit_flags::LimitArgs;
 
 mod agent_file;
 mod command_tool;
+mod upstreams;
 
 /// `ptc run` flags.
 #[derive(Args, Debug)]
@@ -159,6 +160,12 @@ pub struct RunArgs {
     /// prompt, context, tools and settings must be given. Checkpoints go on in its directory.
     #[arg(long, value_name = "PATH")]
     resume: Option<PathBuf>,
+    #[command(flatten)]
+    upstreams: crate::upstream_flags::UpstreamArgs,
+    /// Upstream tools offered to the model natively as server__tool: ptc_lisp (programs
+    /// only, through tool/call), native or both [default: native in text mode, else ptc_lisp].
+    #[arg(long, value_name = "LAYER")]
+    upstream_expose: Option<String>,
 }
 
 /// `--multiple-code-blocks`.
@@ -329,7 +336,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         (None, None) => bail!("give the mission with --prompt TEXT or --prompt-file FILE"),
     };
     let context = args.data.load()?;
-    let limits = args.limits.to_limits(crate::limit_flags::run_base())?;
+    let native = upstreams::native_exposure(args.upstream_expose.as_deref(), args.mode.into())?;
+    let upstream_rt = upstreams::start(&args)?;
+    let base = crate::limit_flags::run_base();
+    // programs wait on upstreams: the longer default of every surface with upstreams
+    let base = if upstream_rt.is_some() { crate::limit_flags::with_upstreams(base) } else { base };
+    let limits = args.limits.to_limits(base)?;
     let tools = match &args.tools {
         Some(path) => load_tools(path, Duration::from_millis(args.tool_timeout_ms))?,
         None => Vec::new(),
@@ -364,6 +376,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     for t in tools {
         builder = builder.tool(t);
+    }
+    if let Some(rt) = &upstream_rt {
+        builder = upstreams::attach(builder, rt, args.mode.into(), native);
     }
     let agent = builder.build().map_err(|e| anyhow!("{e}"))?;
     if args.dry_run {
@@ -617,6 +632,9 @@ fn report(step: &Step, output: Output, mode: ModeArg, shown: Option<&str>) {
             }
             if !step.children.is_empty() {
                 print!("── agents ──\n{}", agent_file::tree(step));
+            }
+            if let Some(m) = &step.ptc_metrics {
+                println!("── upstreams ── {}", upstreams::summary(m));
             }
         }
     }

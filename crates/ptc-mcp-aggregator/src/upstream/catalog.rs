@@ -219,11 +219,11 @@ pub fn meta_json(server: &str, t: &ToolInfo) -> Json {
 }
 
 /// A server's description for `(tool/servers)`: configured text, else transport and size.
-pub(crate) fn server_description(u: &Upstream) -> String {
+pub(crate) fn server_description(rt: &Inner, u: &Upstream) -> String {
     match &u.description {
         Some(d) => one_line(d, LINE_CHARS),
         None => {
-            let n = u.cached_tools().map(|t| format!(" {} tools.", t.len())).unwrap_or_default();
+            let n = rt.visible(u).map(|t| format!(" {} tools.", t.len())).unwrap_or_default();
             format!("{} upstream.{n}", u.transport_name())
         }
     }
@@ -234,11 +234,11 @@ fn servers_transcript(rt: &Inner) -> String {
         .upstreams
         .values()
         .map(|u| {
-            let tools = u.cached_tools();
+            let tools = rt.visible(u);
             format!(
                 "{{\"name\" {} \"description\" {} \"tool_count\" {} \"catalog_loaded\" {}}}",
                 lisp_string(&u.name),
-                lisp_string(&server_description(u)),
+                lisp_string(&server_description(rt, u)),
                 tools.as_ref().map(|t| t.len().to_string()).unwrap_or_else(|| "nil".into()),
                 tools.is_some()
             )
@@ -256,7 +256,7 @@ fn inline_transcripts(rt: &Inner, with_desc: bool) -> String {
     let mut out = String::new();
     let mut first_doc: Option<String> = None;
     for u in rt.upstreams.values() {
-        let Some(tools) = u.cached_tools() else { continue };
+        let Some(tools) = rt.visible(u) else { continue };
         let mut sorted: Vec<&ToolInfo> = tools.iter().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         let lines: Vec<String> = sorted.iter().take(20).map(|t| lisp_string(&dir_line(t, with_desc))).collect();
@@ -283,8 +283,8 @@ pub(crate) fn description(rt: &Inner) -> String {
 {:ok true :value v :value_kind :json|:text|:none} or {:ok false :reason :kw :message \"...\"}: check (:ok r) \
 before (:value r), and (filter :ok batch) after pmap. Return only the small joined answer.\n\nUpstream discovery snapshot:\n\n";
     let servers = servers_transcript(rt);
-    let total: usize = rt.upstreams.values().map(|u| u.cached_tools().map(|t| t.len()).unwrap_or(0)).sum();
-    let all_known = rt.upstreams.values().all(|u| u.cached_tools().is_some());
+    let total: usize = rt.upstreams.values().map(|u| rt.visible(u).map(|t| t.len()).unwrap_or(0)).sum();
+    let all_known = rt.upstreams.values().all(|u| rt.visible(u).is_some());
     let o = &rt.options;
     let inline = match o.catalog_mode {
         CatalogMode::Lazy => None,
@@ -391,7 +391,7 @@ fn apropos(host: &ProgramHost, rt: &Inner, q: &str, options: &Value, cx: &CallCx
     let mut tool_hits: Vec<(i64, String, String, String)> = Vec::new();
     let mut server_hints: Vec<(i64, String, String)> = Vec::new();
     for u in rt.upstreams.values() {
-        let tools = match u.cached_tools() {
+        let tools = match rt.visible(u) {
             Some(t) => Some(t),
             None if load => host.load_tools(u, cx).ok(),
             None => None,
@@ -407,7 +407,7 @@ fn apropos(host: &ProgramHost, rt: &Inner, q: &str, options: &Value, cx: &CallCx
             }
             None if !load => {
                 let s = score(&query, &u.name, u.description.as_deref().unwrap_or(""));
-                server_hints.push((s.max(1), u.name.clone(), server_description(u)));
+                server_hints.push((s.max(1), u.name.clone(), server_description(rt, u)));
             }
             None => {}
         }

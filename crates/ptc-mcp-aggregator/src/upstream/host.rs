@@ -180,9 +180,8 @@ impl ProgramHost {
         } else {
             // an unknown tool on a healthy upstream whose catalog proves absence is a
             // programmer fault
-            if let Some(tools) = upstream.cached_tools()
-                && !tools.iter().any(|t| t.name == tool)
-            {
+            let out_of_scope = !self.rt.allows(&server, &tool);
+            if out_of_scope || self.rt.visible(&upstream).is_some_and(|tools| !tools.iter().any(|t| t.name == tool)) {
                 return Err(ToolError {
                     kind: ToolErrorKind::UnknownTool,
                     message: format!("no tool '{tool}' in upstream '{server}'; (dir \"{server}\") lists its tools"),
@@ -249,12 +248,12 @@ impl ProgramHost {
         u: &Arc<Upstream>,
         cx: &CallCx<'_>,
     ) -> Result<Arc<Vec<super::ToolInfo>>, ToolError> {
-        if let Some(t) = u.cached_tools() {
+        if let Some(t) = self.rt.visible(u) {
             return Ok(t);
         }
         let u2 = u.clone();
         let r = self.wait(async move { u2.tools().await }, cx, "discovery")?;
-        r.map_err(|f| ToolError::data(f.reason, self.rt.redactor.scrub(&f.message)))
+        r.map(|t| self.rt.in_scope(u, t)).map_err(|f| ToolError::data(f.reason, self.rt.redactor.scrub(&f.message)))
     }
 
     fn servers(&self, cx: &CallCx<'_>) -> Result<Value, ToolError> {
@@ -267,10 +266,10 @@ impl ProgramHost {
             .upstreams
             .values()
             .map(|u| {
-                let tools = u.cached_tools();
+                let tools = self.rt.visible(u);
                 json!({
                     "name": u.name,
-                    "description": catalog::server_description(u),
+                    "description": catalog::server_description(&self.rt, u),
                     "tool_count": tools.as_ref().map(|t| t.len()),
                     "catalog_loaded": tools.is_some(),
                 })

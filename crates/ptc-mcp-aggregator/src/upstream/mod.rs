@@ -13,7 +13,7 @@
 //! tools), `host.rs` (the program-facing `Host`), `catalog.rs` (description and
 //! discovery text), `metrics.rs` (`upstream_calls`, `ptc_metrics`).
 
-mod catalog;
+pub(crate) mod catalog;
 pub mod config;
 mod fault;
 mod host;
@@ -39,6 +39,24 @@ pub use self::config::ConfigError;
 pub use self::host::ProgramHost;
 pub use self::metrics::{TOKEN_ESTIMATE_METHOD, ptc_metrics, upstream_calls};
 pub use self::secrets::Redactor;
+
+impl ptc_subagent::ProgramTools for UpstreamRuntime {
+    fn host(&self) -> Arc<dyn ptc_lisp_eval::Host> {
+        Arc::new(self.program_host())
+    }
+
+    fn prompt(&self) -> Option<String> {
+        Some(self.catalog_text())
+    }
+
+    fn calls(&self, outcome: &ptc_lisp_eval::Outcome) -> Vec<Json> {
+        upstream_calls(outcome)
+    }
+
+    fn metrics(&self, calls: &[Json], answer_bytes: u64, prints_bytes: u64) -> Json {
+        ptc_metrics(calls, answer_bytes, prints_bytes)
+    }
+}
 
 /// When upstreams are started and listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -370,17 +388,48 @@ impl Upstream {
 }
 
 pub(crate) struct Inner {
-    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    /// Shared by every scoped view of the same upstreams.
+    runtime: Arc<OwnedRuntime>,
     handle: tokio::runtime::Handle,
     pub(crate) upstreams: BTreeMap<String, Arc<Upstream>>,
     pub(crate) redactor: Redactor,
     pub(crate) options: UpstreamOptions,
+    /// A scoped view ([`UpstreamRuntime::scoped`]): per server, the tools it may use
+    /// (`None`: all of them). Servers outside the scope are not in `upstreams`.
+    pub(crate) scope: Option<BTreeMap<String, Option<std::collections::BTreeSet<String>>>>,
 }
 
-impl Drop for Inner {
+/// The clients' runtime, shut down when the last view of the upstreams goes.
+struct OwnedRuntime(Mutex<Option<tokio::runtime::Runtime>>);
+
+impl Inner {
+    /// Whether `tool` of `server` is in scope (true for every tool without a scope).
+    pub(crate) fn allows(&self, server: &str, tool: &str) -> bool {
+        match self.scope.as_ref().and_then(|s| s.get(server)) {
+            Some(Some(tools)) => tools.contains(tool),
+            _ => true,
+        }
+    }
+
+    /// The loaded catalog of `u` as far as the scope shows it.
+    pub(crate) fn visible(&self, u: &Upstream) -> Option<Arc<Vec<ToolInfo>>> {
+        let tools = u.cached_tools()?;
+        Some(self.in_scope(u, tools))
+    }
+
+    /// `tools` of `u` cut to the scope.
+    pub(crate) fn in_scope(&self, u: &Upstream, tools: Arc<Vec<ToolInfo>>) -> Arc<Vec<ToolInfo>> {
+        match self.scope.as_ref().and_then(|s| s.get(&u.name)) {
+            Some(Some(allowed)) => Arc::new(tools.iter().filter(|t| allowed.contains(&t.name)).cloned().collect()),
+            _ => tools,
+        }
+    }
+}
+
+impl Drop for OwnedRuntime {
     fn drop(&mut self) {
         // dropping a runtime inside another runtime's thread panics; this never does
-        if let Ok(mut rt) = self.runtime.lock()
+        if let Ok(mut rt) = self.0.lock()
             && let Some(rt) = rt.take()
         {
             rt.shutdown_background();
@@ -650,11 +699,12 @@ impl UpstreamRuntime {
         }
         let frozen = options.snapshot == SnapshotMode::Frozen;
         let inner = Arc::new(Inner {
-            runtime: Mutex::new(Some(runtime)),
+            runtime: Arc::new(OwnedRuntime(Mutex::new(Some(runtime)))),
             handle: handle.clone(),
             upstreams,
             redactor,
             options,
+            scope: None,
         });
         // OpenAPI catalogs are compiled already; load them into the cache in both modes
         for u in inner.upstreams.values() {
@@ -727,6 +777,86 @@ impl UpstreamRuntime {
     pub fn catalog_text(&self) -> String {
         catalog::description(&self.inner)
     }
+
+    /// A view of these upstreams limited to `grants`: `"fs"` or `"fs/*"` (every tool of
+    /// server `fs`), `"fs/read_text_file"` (one tool). Calls, `tool/servers`, discovery
+    /// and the catalog text of the view see nothing else; the connections are shared.
+    /// `Err` names the grant at fault: a server that is not configured, a tool its
+    /// catalog does not have (checked when the catalog is loaded, as in frozen mode), or
+    /// a malformed grant.
+    pub fn scoped(&self, grants: &[String]) -> Result<UpstreamRuntime, ScopeError> {
+        let mut scope: BTreeMap<String, Option<std::collections::BTreeSet<String>>> = BTreeMap::new();
+        for grant in grants {
+            let (server, tool) = match grant.split_once('/') {
+                Some((s, "*")) => (s, None),
+                Some((s, t)) => (s, Some(t)),
+                None => (grant.as_str(), None),
+            };
+            let bad = |message: String| ScopeError { grant: grant.clone(), message };
+            if server.is_empty() || tool.is_some_and(|t| t.is_empty() || t.contains('/')) {
+                return Err(bad("write \"server\", \"server/*\" or \"server/tool\"".into()));
+            }
+            let Some(u) = self.inner.upstreams.get(server) else {
+                let known: Vec<&str> = self.inner.upstreams.keys().map(String::as_str).collect();
+                return Err(bad(format!(
+                    "no upstream {server:?} is configured (configured: {})",
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                )));
+            };
+            if let Some(t) = tool
+                && let Some(tools) = self.inner.visible(u)
+                && !tools.iter().any(|x| x.name == t)
+            {
+                let mut names: Vec<&str> = tools.iter().map(|x| x.name.as_str()).collect();
+                names.sort_unstable();
+                return Err(bad(format!("upstream {server:?} has no tool {t:?} (its tools: {})", names.join(", "))));
+            }
+            let entry = scope.entry(server.to_string()).or_insert_with(|| Some(Default::default()));
+            match (tool, entry) {
+                (None, e) => *e = None,
+                (Some(_), None) => {}
+                (Some(t), Some(set)) => {
+                    set.insert(t.to_string());
+                }
+            }
+        }
+        // a view of a view keeps the narrower of the two scopes per server
+        if let Some(outer) = &self.inner.scope {
+            for (server, tools) in scope.iter_mut() {
+                if let (None, Some(Some(o))) = (&tools, outer.get(server)) {
+                    *tools = Some(o.clone());
+                }
+            }
+        }
+        let upstreams = self
+            .inner
+            .upstreams
+            .iter()
+            .filter(|(n, _)| scope.contains_key(*n))
+            .map(|(n, u)| (n.clone(), u.clone()))
+            .collect();
+        Ok(UpstreamRuntime {
+            inner: Arc::new(Inner {
+                runtime: self.inner.runtime.clone(),
+                handle: self.inner.handle.clone(),
+                upstreams,
+                redactor: self.inner.redactor.clone(),
+                options: self.inner.options.clone(),
+                scope: Some(scope),
+            }),
+        })
+    }
+}
+
+/// A grant of [`UpstreamRuntime::scoped`] that names no configured server or tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{grant:?}: {message}")]
+#[non_exhaustive]
+pub struct ScopeError {
+    /// The grant as written.
+    pub grant: String,
+    /// What is wrong with it.
+    pub message: String,
 }
 
 impl ToolBackend for UpstreamRuntime {

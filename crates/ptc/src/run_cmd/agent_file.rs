@@ -72,6 +72,8 @@ struct AgentDef {
     prompt_limit: Option<PromptLimitDef>,
     /// `refuse` or `sequential`.
     multiple_code_blocks: Option<String>,
+    /// Upstream grants: `"fs"`, `"fs/*"`, `"fs/read_text_file"`, `"*"` (see `upstream_grants`).
+    upstreams: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +122,11 @@ struct Loader<'a> {
     dry_run: bool,
     /// Prices for every agent of the file (built in, and the registry's).
     prices: ptc_subagent::PriceTable,
+    /// The started upstreams of `--upstreams` / `PTC_UPSTREAMS`.
+    upstreams: Option<&'a ptc_mcp_aggregator::UpstreamRuntime>,
+    /// `--mode` and `--upstream-expose`, for the root agent.
+    root_mode: ptc_subagent::Mode,
+    root_native: Option<ptc_subagent::Expose>,
 }
 
 impl Loader<'_> {
@@ -139,6 +146,37 @@ impl Loader<'_> {
             super::llm_from_spec(spec, self.llm_config, None, self.max_answer_bytes)
         };
         built.map_err(|e| self.err(agent, "llm", format!("{e:#}")))
+    }
+
+    /// An agent's share of the upstreams. Each agent gets what its `upstreams` field
+    /// grants: `"*"` every tool, `"fs"` or `"fs/*"` every tool of server `fs`,
+    /// `"fs/read_text_file"` one tool. Without the field the root gets every upstream (as
+    /// a single mission does) and a child none, so a child can read files its parent
+    /// cannot. A grant naming a server or tool that does not exist is an error here,
+    /// before any model is asked.
+    fn upstream_grants(
+        &self,
+        grants: Option<&[String]>,
+        path: &str,
+    ) -> Result<Option<ptc_mcp_aggregator::UpstreamRuntime>> {
+        let is_root = path == "root";
+        let Some(rt) = self.upstreams else {
+            return match grants {
+                Some(g) if !g.is_empty() => Err(self.err(
+                    path,
+                    "upstreams",
+                    "names upstream tools, but no upstreams file is configured; give --upstreams FILE or set PTC_UPSTREAMS",
+                )),
+                _ => Ok(None),
+            };
+        };
+        match grants {
+            None if is_root => Ok(Some(rt.clone())),
+            None => Ok(None),
+            Some([]) => Ok(None),
+            Some(g) if g.iter().any(|x| x == "*") => Ok(Some(rt.clone())),
+            Some(g) => rt.scoped(g).map(Some).map_err(|e| self.err(path, "upstreams", e)),
+        }
     }
 
     /// The builder of one agent, its tools built recursively.
@@ -257,6 +295,11 @@ impl Loader<'_> {
         if let Some(spec) = &def.llm {
             b = b.llm(self.model(path, spec)?);
         }
+        if let Some(rt) = self.upstream_grants(def.upstreams.as_deref(), path)? {
+            let (mode, native) =
+                if path == "root" { (self.root_mode, self.root_native) } else { (ptc_subagent::Mode::Lisp, None) };
+            b = super::upstreams::attach(b, &rt, mode, native);
+        }
         for (name, raw) in def.tools {
             let at = format!("{path}.tools.{name}");
             b = match raw {
@@ -361,10 +404,14 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
     if def.signature.is_none() {
         def.signature = args.signature.clone();
     }
-    let limits = args.limits.to_limits(crate::limit_flags::run_base())?;
+    let base = crate::limit_flags::run_base();
+    let base = if args.upstreams.path().is_some() { crate::limit_flags::with_upstreams(base) } else { base };
+    let limits = args.limits.to_limits(base)?;
     def.timeout_ms = def.timeout_ms.or(Some(limits.timeout.as_millis() as u64));
     def.max_tool_calls = def.max_tool_calls.or(limits.max_tool_calls);
     let retry = super::llm_retry(&args)?;
+    let root_native = super::upstreams::native_exposure(args.upstream_expose.as_deref(), args.mode.into())?;
+    let upstreams = super::upstreams::start(&args)?;
     let loader = Loader {
         file: path,
         llm_config: args.llm_config.as_deref(),
@@ -373,6 +420,9 @@ pub(super) fn run(path: &Path, args: RunArgs) -> Result<ExitCode> {
         max_history_bytes: args.max_history_bytes,
         dry_run: args.dry_run,
         prices: super::prices(args.llm_config.as_deref())?,
+        upstreams: upstreams.as_ref(),
+        root_mode: args.mode.into(),
+        root_native,
     };
     // flags first, then the root's own fields win
     let mut builder = loader.builder(def, "root", Some(&args))?;

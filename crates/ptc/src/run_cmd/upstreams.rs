@@ -1,0 +1,74 @@
+//! `ptc run --upstreams FILE`: the agent's programs reach upstream MCP servers and OpenAPI
+//! services through `tool/call`, `tool/servers` and the discovery forms, exactly as
+//! `ptc mcp` programs do (one `upstreams.json`, resolved as `ptc mcp` resolves it:
+//! `--upstreams`, then `PTC_UPSTREAMS`, then `~/.config/ptc/upstreams.json`).
+//!
+//! Upstreams start in frozen mode: every server is started and listed before the first
+//! model request, so a wrong config, a dead server or a grant naming a missing tool is a
+//! configuration error (exit 2) that costs no tokens. In `text` and `combined` modes the
+//! tools can also be offered natively (`--upstream-expose`, named `server__tool`).
+
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use ptc_mcp_aggregator::upstream::{SnapshotMode, UpstreamRuntime};
+use ptc_subagent::{Expose, Mode, SubAgentBuilder};
+
+/// The upstreams of the flags (none configured: `None`), started and listed.
+pub(super) fn start(args: &super::RunArgs) -> Result<Option<UpstreamRuntime>> {
+    args.upstreams.start(SnapshotMode::Frozen)
+}
+
+/// `--upstream-expose`, checked against the mode: `None` when the model is offered no
+/// upstream tool natively.
+pub(super) fn native_exposure(flag: Option<&str>, mode: Mode) -> Result<Option<Expose>> {
+    let expose = match flag {
+        None if mode == Mode::Text => Expose::Native,
+        None | Some("ptc_lisp") => Expose::PtcLisp,
+        Some("native") => Expose::Native,
+        Some("both") => Expose::Both,
+        Some(other) => bail!("--upstream-expose {other:?}: use ptc_lisp, native or both"),
+    };
+    match (mode, expose) {
+        (Mode::Text, Expose::PtcLisp | Expose::Both) => {
+            bail!("--upstream-expose: text mode runs no programs; use native, or --mode combined")
+        }
+        (Mode::Lisp | Mode::LispTool, Expose::Native | Expose::Both) => {
+            bail!("--upstream-expose: in {mode} mode the model only writes programs; use --mode text or combined")
+        }
+        (_, Expose::PtcLisp) => Ok(None),
+        (_, e) => Ok(Some(e)),
+    }
+}
+
+/// Gives an agent the upstreams of `rt`: to its programs (modes that run programs) and,
+/// with `native`, to its model as `server__tool` tools.
+pub(super) fn attach(
+    mut builder: SubAgentBuilder,
+    rt: &UpstreamRuntime,
+    mode: Mode,
+    native: Option<Expose>,
+) -> SubAgentBuilder {
+    if mode != Mode::Text {
+        builder = builder.program_tools(Arc::new(rt.clone()));
+    }
+    if let Some(expose) = native {
+        for tool in ptc_mcp_aggregator::agentic::native_tools(rt, expose) {
+            builder = builder.tool(tool);
+        }
+    }
+    builder
+}
+
+/// One line for `--output text`: calls, bytes the programs read, bytes of the answer.
+pub(super) fn summary(metrics: &serde_json::Value) -> String {
+    let n = |k: &str| metrics.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    format!(
+        "{} call(s), {} ok, {} failed; {} bytes read from upstreams, {} bytes in the answer",
+        n("upstream_call_count"),
+        n("upstream_ok_count"),
+        n("upstream_error_count"),
+        n("upstream_result_bytes"),
+        n("final_result_bytes")
+    )
+}
