@@ -7,8 +7,8 @@
 //! (frequencies [1 1 2])
 //! @ctx {"orders": [{"amount": 5}]}
 //! (sum (map :amount (:orders ctx)))
-//! @div DIV-25 | [1 2] | list is a vector, so conj appends
-//! (conj '(1) 2)
+//! @div DIV-nth | nil | nth out of range gives nil
+//! (nth [1 2] 5)
 //! ```
 //!
 //! `@ctx` gives the next case a context: Clojure sees it as `ctx` (keyword keys), PTC-Lisp
@@ -17,8 +17,8 @@
 //! exactly `expected` (or fail when `expected` is `!error`), whatever Clojure says.
 //!
 //! Results are compared structurally: Clojure's printed result is read back with our
-//! reader (lists and vectors are both vectors, characters are 1-char strings, map and set
-//! order does not matter). When Clojure throws, PTC-Lisp must fail too.
+//! reader (a list equals the vector of the same items, as `=` has it in Clojure;
+//! characters are 1-char strings, map and set order does not matter). When Clojure throws, PTC-Lisp must fail too.
 //!
 //! Our own output of every case is recorded beside it (`<category>.out`: the program, then
 //! `=> printed result` or `=> !error reason`), refreshed by `cargo xtask conformance --record`
@@ -207,7 +207,9 @@ fn form_to_value(f: &Form) -> Option<Value> {
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Float(x), Value::Float(y)) => x == y || (x.is_nan() && y.is_nan()),
-        (Value::Vector(x), Value::Vector(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q)),
+        (Value::Vector(x) | Value::List(x), Value::Vector(y) | Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q))
+        }
         (Value::Func(_), Value::Symbol(_)) => false,
         _ => a == b,
     }

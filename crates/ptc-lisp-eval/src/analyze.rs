@@ -253,7 +253,16 @@ fn hint_for(name: &str) -> Option<&'static str> {
         }
         "defmacro" | "eval" | "read-string" | "macroexpand" => "macros and eval are not supported",
         "lazy-seq" | "lazy-cat" => {
-            "lazy-seq is not supported: build infinite sequences with (range), iterate, repeat, cycle or repeatedly, and bound them with take"
+            "lazy-seq is not supported: build infinite sequences with (range), (iterate f x), repeat, cycle or (repeatedly f), e.g. (take 3 (iterate inc 0)) instead of a recursive lazy-seq, or collect with loop/recur"
+        }
+        "sorted-map-by" => {
+            "sorted-map-by is not supported: a map keeps its keys in natural order (like sorted-map); for another order sort the entries, e.g. (sort-by key > m) or (sort-by key #(compare %2 %1) m), or sort the keys when reading: (map m (sort > (keys m)))"
+        }
+        "defmulti" | "defmethod" => {
+            "defmulti is not supported: dispatch with case or cond on the dispatch value, e.g. (defn area [s] (case (:shape s) :circle (* 3.14 (:r s) (:r s)) :square (* (:side s) (:side s))))"
+        }
+        "defrecord" | "deftype" | "defprotocol" | "reify" => {
+            "records and types are not supported: use plain maps like {:x 1 :y 2} and functions over them (a constructor is (defn ->point [x y] {:x x :y y}))"
         }
         "while" => "while needs mutable state: use loop/recur, or doseq over (range n)",
         "doto" => "doto is for mutable Java objects: use (do (f x) x), or thread the value with ->",
@@ -594,12 +603,9 @@ impl Analyzer<'_> {
     }
 
     fn list(&mut self, items: &[Form], span: Span, tail: bool) -> R<Node> {
+        // `()` evaluates to the empty list, as in Clojure
         let Some(head) = items.first() else {
-            return Err(EvalError::new(
-                ErrorKind::InvalidForm,
-                "empty list () cannot be evaluated; use [] for an empty collection or nil",
-            )
-            .at(span));
+            return Ok(Node::Const(Value::empty_list()));
         };
         let args = &items[1..];
         if let FormKind::Symbol { ns, name } = &head.kind {
@@ -829,6 +835,28 @@ impl Analyzer<'_> {
                 [Form { kind: FormKind::Str(m), .. }] => Node::Raise(ErrorKind::ArityError, Arc::from(m.as_str())),
                 _ => return Err(EvalError::new(ErrorKind::InvalidForm, "internal error: arity-error form")),
             },
+            SF::Raise => match args {
+                [Form { kind: FormKind::Str(m), .. }] => Node::Raise(ErrorKind::RuntimeError, Arc::from(m.as_str())),
+                _ => return Err(EvalError::new(ErrorKind::InvalidForm, "internal error: raise form")),
+            },
+            SF::Declare => {
+                if let Some(bad) = args.iter().find(|a| a.as_plain_symbol().is_none()) {
+                    return Err(EvalError::new(
+                        ErrorKind::InvalidForm,
+                        format!(
+                            "declare takes the names of functions defined later, like (declare helper); got {}",
+                            ptc_lisp_syntax::print_form(bad)
+                        ),
+                    )
+                    .at(bad.span));
+                }
+                // functions may call ones defined later in the program anyway
+                Node::Const(Value::Nil)
+            }
+            SF::Assert => {
+                let f = desugar::assert(args, span)?;
+                self.form(&f, tail)?
+            }
             SF::Unsupported => {
                 let hint = hint_for(name).unwrap_or("this form is outside the PTC-Lisp subset");
                 return Err(EvalError::new(
@@ -1407,8 +1435,8 @@ fn all_const(nodes: &[Node]) -> Option<Vec<Value>> {
         .collect()
 }
 
-/// The value of a quoted form: symbols stay symbols, lists become vectors (PTC-Lisp has
-/// no lists), collections are quoted member by member.
+/// The value of a quoted form: symbols stay symbols, lists stay lists, collections are
+/// quoted member by member.
 fn quoted(f: &Form) -> R<Value> {
     Ok(match &f.kind {
         FormKind::Nil => Value::Nil,
@@ -1422,9 +1450,8 @@ fn quoted(f: &Form) -> R<Value> {
             Some(ns) => format!("{ns}/{name}"),
             None => name.clone(),
         })),
-        FormKind::List(items) | FormKind::Vector(items) => {
-            Value::vector(items.iter().map(quoted).collect::<R<Vec<_>>>()?)
-        }
+        FormKind::List(items) => Value::list(items.iter().map(quoted).collect::<R<Vec<_>>>()?),
+        FormKind::Vector(items) => Value::vector(items.iter().map(quoted).collect::<R<Vec<_>>>()?),
         FormKind::Set(items) => Value::set(items.iter().map(quoted).collect::<R<Vec<_>>>()?),
         FormKind::Map(items) => {
             let vals = items.iter().map(quoted).collect::<R<Vec<_>>>()?;
@@ -1433,7 +1460,7 @@ fn quoted(f: &Form) -> R<Value> {
                 _ => None,
             }))
         }
-        FormKind::Quote(inner) => Value::vector([Value::Symbol(Arc::from("quote")), quoted(inner)?]),
+        FormKind::Quote(inner) => Value::list([Value::Symbol(Arc::from("quote")), quoted(inner)?]),
         FormKind::Regex(src) => match RegexValue::compile(src) {
             Ok(r) => Value::Regex(Arc::new(r)),
             Err(m) => return Err(EvalError::new(ErrorKind::InvalidForm, m).at(f.span)),

@@ -180,7 +180,8 @@ pub fn cond(args: &[Form], span: Span) -> R<Form> {
     Ok(acc)
 }
 
-/// `(condp pred expr t1 r1 ... default?)`.
+/// `(condp pred expr t1 r1 ... default?)`; a clause `t :>> f` calls f with the test's
+/// result. Without a default, no matching clause is a runtime error, as in Clojure.
 pub fn condp(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
     check_steps("condp", args.len() / 2, span)?;
     if args.len() < 2 {
@@ -188,21 +189,72 @@ pub fn condp(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R
     }
     let p = gensym();
     let e = gensym();
-    let clauses = &args[2..];
-    let (pairs, default) = if clauses.len() % 2 == 1 {
-        (&clauses[..clauses.len() - 1], Some(clauses[clauses.len() - 1].clone()))
-    } else {
-        (clauses, None)
+    // (test, result, result is a :>> function)
+    let mut clauses: Vec<(&Form, &Form, bool)> = Vec::new();
+    let mut rest = &args[2..];
+    let default = loop {
+        match rest {
+            [] => break None,
+            [only] => break Some(only.clone()),
+            [t, Form { kind: FormKind::Keyword(k), .. }, f, more @ ..] if k == ">>" => {
+                clauses.push((t, f, true));
+                rest = more;
+            }
+            [t, Form { kind: FormKind::Keyword(k), span: at }] if k == ">>" => {
+                let _ = t;
+                return Err(invalid("condp: :>> must be followed by a function of the test's result", *at));
+            }
+            [t, r, more @ ..] => {
+                clauses.push((t, r, false));
+                rest = more;
+            }
+        }
     };
-    let mut acc = default.unwrap_or(Form::new(FormKind::Nil, span));
-    for pair in pairs.chunks(2).rev() {
-        let test = list(vec![sym(&p, span), pair[0].clone(), sym(&e, span)], pair[0].span);
-        acc = list(vec![sym("if", span), test, pair[1].clone(), acc], span);
+    let mut acc = default.unwrap_or_else(|| {
+        raise("condp: no clause matched the expression and there is no default; add a default as the last form", span)
+    });
+    for (t, r, arrow) in clauses.into_iter().rev() {
+        let test = list(vec![sym(&p, span), t.clone(), sym(&e, span)], t.span);
+        acc = if arrow {
+            let hit = gensym();
+            let call = list(vec![r.clone(), sym(&hit, span)], r.span);
+            list(vec![sym("if-let", span), vector(vec![sym(&hit, span), test], span), call, acc], span)
+        } else {
+            list(vec![sym("if", span), test, r.clone(), acc], span)
+        };
     }
     Ok(list(
         vec![sym("let", span), vector(vec![sym(&p, span), args[0].clone(), sym(&e, span), args[1].clone()], span), acc],
         span,
     ))
+}
+
+/// `(assert expr message?)`: nil, or a runtime error naming the message (or the expression).
+pub fn assert(args: &[Form], span: Span) -> R<Form> {
+    let (expr, message) = match args {
+        [expr] => (expr, None),
+        [expr, message] => (expr, Some(message)),
+        _ => {
+            return Err(invalid(
+                "assert takes an expression and an optional message: (assert (pos? n) \"n must be positive\")",
+                span,
+            ));
+        }
+    };
+    let what = match message.map(|m| &m.kind) {
+        Some(FormKind::Str(m)) => m.clone(),
+        _ => ptc_lisp_syntax::print_form(expr),
+    };
+    let text = format!("assert failed: {what}");
+    Ok(list(vec![sym("if", span), expr.clone(), Form::new(FormKind::Nil, span), raise(&text, span)], span))
+}
+
+/// The hidden form that raises a runtime error with a fixed message (it contains a space,
+/// so no program can write it).
+pub const RAISE_FORM: &str = " raise";
+
+fn raise(message: &str, span: Span) -> Form {
+    list(vec![sym(RAISE_FORM, span), Form::new(FormKind::Str(message.to_string()), span)], span)
 }
 
 /// The name of the hidden form that raises an arity error (it contains a space, so no

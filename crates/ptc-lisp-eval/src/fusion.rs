@@ -286,7 +286,7 @@ pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         Items::View { keys: true, map } => drive_ref(interp, p, fns, &f0, sink, map.keys()),
         Items::View { keys: false, map } => drive_ref(interp, p, fns, &f0, sink, map.values()),
         // items of a vector are read in place: only what a step keeps is cloned
-        Items::Value(Value::Vector(v)) => drive_ref(interp, p, fns, &f0, sink, v.iter()),
+        Items::Value(Value::Vector(v) | Value::List(v)) => drive_ref(interp, p, fns, &f0, sink, v.iter()),
         Items::Value(source) => {
             // a source that is not a collection fails as the innermost call would
             let (name, span) = p.steps.last().map_or((p.sink_builtin.name, p.sink_span), |s| (s.1.name, s.2));
@@ -470,7 +470,8 @@ impl Acc {
             Sink::Count => Acc::Count(0),
             Sink::Sum => Acc::Sum(Value::Int(0)),
             Sink::Into => Acc::Into(match args.next() {
-                Some(Value::Nil) | None => Value::vector([]),
+                // conj onto nil builds a list, as (into nil coll) does unfused
+                Some(Value::Nil) | None => Value::empty_list(),
                 Some(to) => to,
             }),
             Sink::First => Acc::First,

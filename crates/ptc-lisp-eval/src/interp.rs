@@ -945,24 +945,44 @@ impl<'h> Interp<'h> {
             }
             Pattern::Ignore => Ok(()),
             Pattern::Seq { items, rest, as_slot } => {
-                if !matches!(v, Value::Nil | Value::Vector(_) | Value::Str(_)) {
+                if let Some(l) = crate::lazy::as_lazy(&v) {
+                    // an infinite sequence: the positional items are pulled, the rest stays lazy
+                    let l = l.clone();
+                    for (i, p) in items.iter().enumerate() {
+                        let item =
+                            crate::lazy::nth(&mut crate::builtins::BuiltinContext::new(self, "destructuring"), i, &l)?;
+                        self.bind(p, item)?;
+                    }
+                    if let Some(r) = rest {
+                        let tail = crate::lazy::drop(items.len(), &l)?;
+                        self.bind(r, tail)?;
+                    }
+                    if let Some(s) = as_slot {
+                        self.set_slot(*s, v);
+                    }
+                    return Ok(());
+                }
+                if !matches!(v, Value::Nil | Value::Vector(_) | Value::List(_) | Value::Str(_)) {
                     return err(
                         ErrorKind::DestructureError,
                         format!(
-                            "cannot destructure {} {} with a vector pattern; it needs a vector, string or nil (for a map write {{:keys [a b]}}, or (seq m) for its entries)",
+                            "cannot destructure {} {} with a vector pattern; it needs a vector, list, string or nil (for a map write {{:keys [a b]}}, or (seq m) for its entries)",
                             v.type_name(),
                             brief(&v)
                         ),
                     );
                 }
-                if let Value::Vector(vec) = &v {
+                if let Value::Vector(vec) | Value::List(vec) = &v {
                     // positional items straight from the vector: no intermediate list
                     for (i, p) in items.iter().enumerate() {
                         self.bind(p, vec.get(i).cloned().unwrap_or(Value::Nil))?;
                     }
                     if let Some(r) = rest {
-                        let tail =
-                            if vec.len() > items.len() { Value::from_pvec(vec.skip(items.len())) } else { Value::Nil };
+                        let tail = match &v {
+                            _ if vec.len() <= items.len() => Value::Nil,
+                            Value::List(_) => Value::List(Arc::new(vec.skip(items.len()))),
+                            _ => Value::from_pvec(vec.skip(items.len())),
+                        };
                         self.bind(r, tail)?;
                     }
                     if let Some(s) = as_slot {
@@ -998,11 +1018,15 @@ impl<'h> Interp<'h> {
                     Value::Map(m) => Some(m.clone()),
                     Value::Nil => None,
                     // keyword arguments: (fn [& {:keys [a]}] ...) called with :a 1
-                    Value::Vector(items) if items.len() == 1 && matches!(items[0], Value::Map(_)) => match &items[0] {
-                        Value::Map(m) => Some(m.clone()),
-                        _ => None,
-                    },
-                    Value::Vector(items) if items.len() % 2 == 0 => {
+                    Value::Vector(items) | Value::List(items)
+                        if items.len() == 1 && matches!(items[0], Value::Map(_)) =>
+                    {
+                        match &items[0] {
+                            Value::Map(m) => Some(m.clone()),
+                            _ => None,
+                        }
+                    }
+                    Value::Vector(items) | Value::List(items) if items.len() % 2 == 0 => {
                         let pairs: Vec<Value> = items.iter().cloned().collect();
                         Some(Arc::new(PMap::from_entries(pairs.chunks(2).map(|c| (c[0].clone(), c[1].clone())))))
                     }
@@ -1029,7 +1053,12 @@ impl<'h> Interp<'h> {
                     self.bind(&e.pattern, val)?;
                 }
                 if let Some(s) = as_slot {
-                    self.set_slot(*s, v);
+                    // keyword arguments bind :as to the map they make, not to the arguments
+                    let whole = match (&v, map) {
+                        (Value::Vector(_) | Value::List(_), Some(m)) => Value::Map(m),
+                        _ => v,
+                    };
+                    self.set_slot(*s, whole);
                 }
                 Ok(())
             }

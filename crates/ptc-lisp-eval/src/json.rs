@@ -154,7 +154,7 @@ fn walk<'a>(v: &'a Value, mut emit: impl FnMut(Event<'a>) -> Result<(), NotJson>
     let mut next = Some(v);
     loop {
         if let Some(x) = next.take() {
-            if matches!(x, Value::Vector(_) | Value::Set(_) | Value::Map(_)) {
+            if matches!(x, Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_)) {
                 if stack.len() >= MAX_JSON_DEPTH {
                     return Err(NotJson(format!(
                         "the value is nested more than {MAX_JSON_DEPTH} levels deep, too deep to convert to JSON; build flatter data"
@@ -167,7 +167,7 @@ fn walk<'a>(v: &'a Value, mut emit: impl FnMut(Event<'a>) -> Result<(), NotJson>
                 }
             }
             match x {
-                Value::Vector(items) => {
+                Value::Vector(items) | Value::List(items) => {
                     emit(Event::BeginArray(items.len()))?;
                     stack.push(Frame::Items(Box::new(items.iter())));
                 }

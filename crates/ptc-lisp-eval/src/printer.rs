@@ -122,7 +122,7 @@ impl Printer<'_> {
             self.truncated = true;
             return;
         }
-        if matches!(v, Value::Vector(_) | Value::Map(_) | Value::Set(_)) {
+        if matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)) {
             let entered = crate::meter::within(
                 || false,
                 || {
@@ -181,8 +181,10 @@ impl Printer<'_> {
                 }
                 Function::Reduced(_) => self.out.push_str("#<reduced>"),
             },
-            Value::Vector(items) => {
-                self.seq("[", "]", items.len(), items.iter().map(Item::One));
+            // one arm for both: each nesting level of a deep value costs this frame
+            Value::Vector(items) | Value::List(items) => {
+                let (open, close) = if matches!(v, Value::List(_)) { ("(", ")") } else { ("[", "]") };
+                self.seq(open, close, items.len(), items.iter().map(Item::One));
             }
             Value::Set(items) => {
                 self.seq("#{", "}", items.len(), items.iter().map(Item::One));

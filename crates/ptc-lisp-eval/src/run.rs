@@ -149,7 +149,7 @@ pub(crate) fn nesting(v: &Value, max: usize) -> Nesting {
 /// handed out as a fresh function value each time, so its identity is the sequence's.
 fn identity(v: &Value) -> Option<usize> {
     Some(match v {
-        Value::Vector(a) => Arc::as_ptr(a) as *const u8 as usize,
+        Value::Vector(a) | Value::List(a) => Arc::as_ptr(a) as *const u8 as usize,
         Value::Set(a) => Arc::as_ptr(a) as *const u8 as usize,
         Value::Map(a) => Arc::as_ptr(a) as *const u8 as usize,
         Value::Func(f) => match &**f {
@@ -165,14 +165,14 @@ fn identity(v: &Value) -> Option<usize> {
 fn add_held(v: &Value, pending: &mut Vec<Value>) -> bool {
     let mut leaves = false;
     let mut add = |x: &Value| {
-        if matches!(x, Value::Vector(_) | Value::Map(_) | Value::Set(_) | Value::Func(_)) {
+        if matches!(x, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Func(_)) {
             pending.push(x.clone());
         } else {
             leaves = true;
         }
     };
     match v {
-        Value::Vector(a) => a.iter().for_each(&mut add),
+        Value::Vector(a) | Value::List(a) => a.iter().for_each(&mut add),
         Value::Set(a) => a.iter().for_each(&mut add),
         Value::Map(a) => {
             for (k, x) in a.iter() {

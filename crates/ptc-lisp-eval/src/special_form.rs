@@ -50,6 +50,12 @@ pub(crate) enum SpecialForm {
     Require,
     /// The hidden form multi-arity functions use to report a missing arity.
     ArityError,
+    /// The hidden form `condp` and `assert` use to raise a runtime error.
+    Raise,
+    /// `(declare f g)`: names defined later; nothing to do (forward references resolve).
+    Declare,
+    /// `(assert expr msg?)`: a runtime error when expr is falsy.
+    Assert,
     /// A Clojure form outside the subset (`try`, `letfn`, `ns`...): rejected with a hint.
     Unsupported,
 }
@@ -94,6 +100,9 @@ const TABLE: &[(&str, SpecialForm)] = &[
     (".", SpecialForm::Dot),
     ("letfn", SpecialForm::Letfn),
     (crate::desugar::ARITY_ERROR_FORM, SpecialForm::ArityError),
+    (crate::desugar::RAISE_FORM, SpecialForm::Raise),
+    ("declare", SpecialForm::Declare),
+    ("assert", SpecialForm::Assert),
     ("try", SpecialForm::Unsupported),
     ("catch", SpecialForm::Unsupported),
     ("throw", SpecialForm::Unsupported),
@@ -135,7 +144,10 @@ impl SpecialForm {
 /// order; the Clojure forms PTC-Lisp rejects (`try`, `defmacro`...) and hidden forms are
 /// left out.
 pub fn special_forms() -> impl Iterator<Item = &'static str> {
-    TABLE.iter().filter(|(_, f)| !matches!(f, SpecialForm::Unsupported | SpecialForm::ArityError)).map(|(n, _)| *n)
+    TABLE
+        .iter()
+        .filter(|(_, f)| !matches!(f, SpecialForm::Unsupported | SpecialForm::ArityError | SpecialForm::Raise))
+        .map(|(n, _)| *n)
 }
 
 #[cfg(test)]
@@ -158,7 +170,7 @@ mod tests {
         for name in ["def", "defn", "let", "->>", "letfn", "require"] {
             assert!(forms.contains(&name), "{name}");
         }
-        for name in ["try", "defmacro", crate::desugar::ARITY_ERROR_FORM] {
+        for name in ["try", "defmacro", crate::desugar::ARITY_ERROR_FORM, crate::desugar::RAISE_FORM] {
             assert!(!forms.contains(&name), "{name}");
         }
     }

@@ -50,7 +50,7 @@ pub fn to_tool_keys(v: &Value) -> Value {
             }
             Value::Map(Arc::new(out))
         }
-        Value::Vector(items) => Value::vector(items.iter().map(to_tool_keys)),
+        Value::Vector(items) | Value::List(items) => Value::vector(items.iter().map(to_tool_keys)),
         Value::Set(items) => Value::vector(items.iter().map(to_tool_keys)),
         Value::Keyword(k) => Value::Str(k.clone()),
         other => other.clone(),
@@ -72,6 +72,7 @@ pub fn to_lisp_keys(v: &Value) -> Value {
             Value::Map(Arc::new(out))
         }
         Value::Vector(items) => Value::vector(items.iter().map(to_lisp_keys)),
+        Value::List(items) => Value::list(items.iter().map(to_lisp_keys)),
         other => other.clone(),
     }
 }

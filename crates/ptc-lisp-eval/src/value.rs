@@ -34,8 +34,12 @@ pub enum Value {
     Str(Arc<str>),
     /// Keyword, stored without the colon.
     Keyword(Arc<str>),
-    /// Vector (also what `list` builds, DIV-25).
+    /// Vector.
     Vector(Arc<PVector>),
+    /// List: `(list 1 2)`, `'(1 2)`, `()`. Items are stored front first; `conj` and
+    /// `cons` add at the front (cheap: the persistent vector has an O(1) front), and a
+    /// list equals, hashes and sorts like the vector of the same items, as in Clojure.
+    List(Arc<PVector>),
     /// Map; views are sorted by key.
     Map(Arc<PMap>),
     /// Set; views are sorted.
@@ -66,6 +70,22 @@ impl Value {
     /// A vector from an existing persistent vector.
     pub fn from_pvec(v: PVector) -> Value {
         Value::Vector(Arc::new(v))
+    }
+    /// A list of `items`, first item first.
+    pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::List(Arc::new(items.into_iter().collect()))
+    }
+    /// The empty list `()`.
+    pub fn empty_list() -> Value {
+        Value::List(Arc::new(PVector::new()))
+    }
+    /// The items of a vector or a list, in order.
+    #[inline]
+    pub fn as_sequential(&self) -> Option<&Arc<PVector>> {
+        match self {
+            Value::Vector(v) | Value::List(v) => Some(v),
+            _ => None,
+        }
     }
     /// A map value from entries (later keys win).
     pub fn map(entries: impl IntoIterator<Item = (Value, Value)>) -> Value {
@@ -102,6 +122,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::Keyword(_) => "keyword",
             Value::Vector(_) => "vector",
+            Value::List(_) => "list",
             Value::Map(_) => "map",
             Value::Set(_) => "set",
             Value::Regex(_) => "regex",
@@ -138,7 +159,7 @@ impl Value {
             (Value::Int(a), Value::Float(b)) | (Value::Float(b), Value::Int(a)) => {
                 (*a as f64) == *b && b.fract() == 0.0 && (*b as i64) == *a
             }
-            (Value::Vector(a), Value::Vector(b)) => {
+            (Value::Vector(a) | Value::List(a), Value::Vector(b) | Value::List(b)) => {
                 Arc::ptr_eq(a, b)
                     || (a.len() == b.len()
                         && meter::within(|| false, || a.iter().zip(b.iter()).all(|(x, y)| x.equiv(y))))
@@ -172,7 +193,7 @@ impl Value {
             Value::Keyword(_) => 3,
             Value::Str(_) => 4,
             Value::Symbol(_) => 5,
-            Value::Vector(_) => 6,
+            Value::Vector(_) | Value::List(_) => 6,
             Value::Map(_) => 7,
             Value::Set(_) => 8,
             Value::Regex(_) => 9,
@@ -192,6 +213,10 @@ impl PartialEq for Value {
             (Value::Bool(a), Value::Bool(b)) => a == b,
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Str(a), Value::Str(b)) | (Value::Keyword(a), Value::Keyword(b)) => a == b,
+            // a list and a vector of the same items are equal (and hash and sort alike)
+            (Value::Vector(a) | Value::List(a), Value::Vector(b) | Value::List(b)) => {
+                Arc::ptr_eq(a, b) || (a.len() == b.len() && self.cmp(other) == Ordering::Equal)
+            }
             _ if std::mem::discriminant(self) != std::mem::discriminant(other) => false,
             _ => self.cmp(other) == Ordering::Equal,
         }
@@ -229,7 +254,7 @@ impl Ord for Value {
             (Value::Keyword(a), Value::Keyword(b)) => a.cmp(b),
             (Value::Symbol(a), Value::Symbol(b)) => a.cmp(b),
             (Value::Var(a), Value::Var(b)) => a.cmp(b),
-            (Value::Vector(a), Value::Vector(b)) => {
+            (Value::Vector(a) | Value::List(a), Value::Vector(b) | Value::List(b)) => {
                 if Arc::ptr_eq(a, b) {
                     return Ordering::Equal;
                 }
@@ -304,7 +329,7 @@ impl Hash for Value {
             Value::Int(i) => i.hash(state),
             Value::Float(f) => f.to_bits().hash(state),
             Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) | Value::Var(s) => s.hash(state),
-            Value::Vector(v) => {
+            Value::Vector(v) | Value::List(v) => {
                 v.len().hash(state);
                 meter::within(|| (), || v.iter().for_each(|x| x.hash(state)));
             }

@@ -26,9 +26,10 @@ use crate::literals;
 #[logos(skip r"[\s,\u{FEFF}]+")]
 #[logos(skip(r";[^\n]*", allow_greedy = true))]
 #[logos(subpattern constituent = r#"[^\s,\u{FEFF}()\[\]{}";@^`~\\]"#)]
-#[logos(subpattern sym_start = r"[\p{L}*/<>=?!_%.&]")]
-#[logos(subpattern sym_rest = r"[\p{L}0-9*/<>=?!_%.&+\-'#]")]
-#[logos(subpattern sym_rest_nondigit = r"[\p{L}*/<>=?!_%.&+\-'#]")]
+#[logos(subpattern sym_start = r"[\p{L}*/<>=?!_%.&$]")]
+#[logos(subpattern sym_rest = r"[\p{L}0-9*/<>=?!_%.&$+\-'#]")]
+#[logos(subpattern sym_rest_nondigit = r"[\p{L}*/<>=?!_%.&$+\-'#]")]
+#[logos(subpattern kw_char = r"[\p{L}0-9+\-*<>=?!_.'&%$]")]
 pub(crate) enum Token {
     /// `(`
     #[token("(")]
@@ -84,9 +85,15 @@ pub(crate) enum Token {
     #[regex(r"\\[^\s](?&constituent)*", literals::char_literal, priority = 5)]
     #[token("\\", literals::lone_backslash)]
     Char(char),
-    /// A keyword, without its colon.
-    #[regex(r":[\p{L}0-9+\-*<>=?!_.'&%]+", literals::keyword, priority = 5)]
+    /// A keyword, without its colon: `:name`, `:ns/name`, or `::name` (read as `:user/name`,
+    /// the namespace every program runs in).
+    #[regex(r":(?&kw_char)+(/(?&kw_char)+)?", literals::keyword, priority = 5)]
+    #[regex(r"::(?&kw_char)+", literals::auto_keyword, priority = 5)]
     Keyword(String),
+    /// A ratio literal `n/d`, as numerator and denominator (the parser turns it into the
+    /// number `(/ n d)` gives).
+    #[regex(r"[+\-]?[0-9]+/[0-9]+", literals::ratio, priority = 5)]
+    Ratio((i64, i64)),
     /// A symbol: optional namespace and name.
     #[regex(
         r"(?&sym_start)(?&sym_rest)*|[+\-]|[+\-](?&sym_rest_nondigit)(?&sym_rest)*",
@@ -97,13 +104,17 @@ pub(crate) enum Token {
     /// Any other run of constituent characters; the callback always fails with a diagnosis.
     #[regex(r#"[^\s,\u{FEFF}()\[\]{}";@^`~\\'#](?&constituent)*"#, literals::malformed, priority = 1)]
     Malformed,
+    /// `#_`: the next form is read and dropped.
+    #[token("#_")]
+    Discard,
+    /// `^`: the next form is metadata (read and dropped); the form after it is kept.
+    #[token("^")]
+    Meta,
     /// Reader syntax PTC-Lisp rejects outright; the callbacks always fail.
-    #[token("#_", literals::discard)]
     #[token("@", literals::deref)]
     #[token("`", literals::syntax_quote)]
     #[token("~", literals::unquote)]
     #[token("~@", literals::unquote)]
-    #[token("^", literals::metadata)]
     #[token("#", literals::unknown_dispatch)]
     Rejected,
 }
@@ -361,15 +372,21 @@ mod tests {
         assert_eq!(one(":1"), Token::Keyword("1".into()));
         assert_eq!(one(":a.b'&%"), Token::Keyword("a.b'&%".into()));
         assert!(err(":").contains("lone ':'"));
-        assert!(err("::x").contains("::x"));
-        assert!(err(":a/b").contains("namespaced keywords like :a/b are not supported"));
+        assert_eq!(one(":order/paid"), Token::Keyword("order/paid".into()));
+        assert_eq!(one(":a.b/c-d?"), Token::Keyword("a.b/c-d?".into()));
+        assert_eq!(one("::x"), Token::Keyword("user/x".into()));
+        assert_eq!(one(":$x"), Token::Keyword("$x".into()));
+        assert!(err("::str/x").contains("write the namespace in full, like :str/x"));
+        assert!(err(":a/b/c").contains("one '/' between a namespace and a name"));
+        assert!(err(":a/").contains("one '/'"));
     }
 
     #[test]
     fn symbols() {
-        for name in
-            ["-", "+", "->", "->>", "-foo", "%", "%1", "%&", "*1", "*", "inc'", "+'", ".indexOf", "a#", "é", "<=", "&"]
-        {
+        for name in [
+            "-", "+", "->", "->>", "-foo", "%", "%1", "%&", "*1", "*", "inc'", "+'", ".indexOf", "a#", "é", "<=", "&",
+            "$", "$x", "a$b",
+        ] {
             assert_eq!(one(name), sym(None, name), "{name}");
         }
         assert_eq!(one("/"), sym(None, "/"));
@@ -388,7 +405,11 @@ mod tests {
     #[test]
     fn malformed_numbers_are_one_token() {
         assert!(err("1abc").contains("invalid number 1abc"));
-        assert!(err("1/2").contains("ratio literals like 1/2"));
+        assert_eq!(one("1/2"), Token::Ratio((1, 2)));
+        assert_eq!(one("-3/4"), Token::Ratio((-3, 4)));
+        assert!(err("1/0").contains("divides by zero"));
+        assert!(err("1/99999999999999999999").contains("does not fit in 64 bits"));
+        assert!(err("1/2x").contains("1/2x"));
         assert!(err("1N").contains("BigInt"));
         assert!(err("1.0M").contains("BigDecimal"));
         assert!(err("0x1F").contains("hexadecimal"));
@@ -398,12 +419,12 @@ mod tests {
 
     #[test]
     fn rejected_reader_syntax() {
-        assert!(err("#_x").contains("#_"));
+        assert_eq!(one("#_"), Token::Discard);
+        assert_eq!(one("^"), Token::Meta);
         assert!(err("@x").contains("deref"));
         assert!(err("`x").contains("syntax quote"));
         assert!(err("~x").contains("unquote"));
         assert!(err("~@x").contains("unquote"));
-        assert!(err("^String x").contains("metadata"));
         assert!(err("#foo").contains("#foo"));
         assert!(err("#").contains("'#'"));
     }

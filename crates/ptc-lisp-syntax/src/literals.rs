@@ -13,8 +13,9 @@ type Lex<'s> = Lexer<'s, Token>;
 const INT_RANGE: &str = "-9223372036854775808..9223372036854775807";
 const STRING_ESCAPES: &str = r#"\\ \" \n \t \r \b \f and \uXXXX (4 hex digits)"#;
 const CHAR_NAMES: &str = r"\newline \space \tab \return \backspace \formfeed";
-const SYMBOL_CHARS: &str = "letters, digits and * + ! - _ ' ? < > = / . & % #";
-const KEYWORD_CHARS: &str = "letters, digits and - _ ? ! + * < > = . ' & %";
+const SYMBOL_CHARS: &str = "letters, digits and * + ! - _ ' ? < > = / . & % # $";
+const KEYWORD_CHARS: &str =
+    "letters, digits and - _ ? ! + * < > = . ' & % $ (and one / between a namespace and a name)";
 
 /// `[+-]?[0-9]+`: a 64-bit integer; leading zeros (octal in Clojure) are refused.
 pub(crate) fn int(lex: &mut Lex<'_>) -> Result<i64, LexError> {
@@ -232,6 +233,30 @@ pub(crate) fn keyword(lex: &mut Lex<'_>) -> String {
     lex.slice().get(1..).unwrap_or("").to_string()
 }
 
+/// `::name` is `:user/name`: every program runs in the namespace `user`.
+pub(crate) fn auto_keyword(lex: &mut Lex<'_>) -> String {
+    format!("user/{}", lex.slice().get(2..).unwrap_or(""))
+}
+
+/// `n/d`: numerator and denominator; a zero denominator is refused here.
+pub(crate) fn ratio(lex: &mut Lex<'_>) -> Result<(i64, i64), LexError> {
+    let text = lex.slice();
+    let (n, d) = text.split_once('/').unwrap_or((text, "1"));
+    let (Ok(n), Ok(d)) = (n.parse::<i64>(), d.parse::<i64>()) else {
+        return Err(LexError::new(
+            format!("ratio literal {text} at "),
+            format!(" has a part that does not fit in 64 bits (range {INT_RANGE})"),
+        ));
+    };
+    if d == 0 {
+        return Err(LexError::new(
+            format!("ratio literal {text} at "),
+            " divides by zero; the denominator after '/' must not be 0",
+        ));
+    }
+    Ok((n, d))
+}
+
 /// A symbol, split into namespace and name on the first `/` (when something precedes it).
 pub(crate) fn symbol(lex: &mut Lex<'_>) -> Result<(Option<String>, String), LexError> {
     let text = lex.slice();
@@ -284,16 +309,18 @@ fn malformed_keyword(text: &str, name: &str) -> LexError {
     if name.is_empty() {
         return LexError::new("a lone ':' at ", " is not a keyword; write a name after the colon, like :name");
     }
-    if let Some(bare) = name.strip_prefix(':') {
+    if let Some(bare) = name.strip_prefix(':')
+        && bare.contains('/')
+    {
         return LexError::new(
-            format!("auto-resolved keywords like {text} are not supported at "),
-            format!("; write :{bare}"),
+            format!("auto-resolved keywords with an alias like {text} are not supported at "),
+            format!("; write the namespace in full, like :{bare}"),
         );
     }
-    if name.contains('/') {
+    if name.contains('/') && name.chars().all(|c| c == '/' || is_keyword_char(c)) {
         return LexError::new(
-            format!("namespaced keywords like {text} are not supported at "),
-            format!("; use :{} or a string", name.replace('/', "-")),
+            format!("keyword {text} at "),
+            " is not a valid namespaced keyword; write one '/' between a namespace and a name, like :order/paid",
         );
     }
     let bad = name.chars().find(|c| !is_keyword_char(*c)).unwrap_or(':');
@@ -304,7 +331,7 @@ fn malformed_keyword(text: &str, name: &str) -> LexError {
 }
 
 fn is_keyword_char(c: char) -> bool {
-    c.is_alphabetic() || c.is_ascii_digit() || "+-*<>=?!_.'&%".contains(c)
+    c.is_alphabetic() || c.is_ascii_digit() || "+-*<>=?!_.'&%$".contains(c)
 }
 
 fn malformed_number(text: &str, sign: &str, unsigned: &str) -> LexError {
@@ -313,19 +340,6 @@ fn malformed_number(text: &str, sign: &str, unsigned: &str) -> LexError {
         let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
         all_digits(int) && all_digits(frac)
     };
-    if let Some((n, d)) = unsigned.split_once('/')
-        && all_digits(n)
-        && all_digits(d)
-    {
-        let value = match (format!("{sign}{n}").parse::<f64>(), d.parse::<f64>()) {
-            (Ok(n), Ok(d)) if d != 0.0 => format!(" which returns {}", crate::printer::float_text(n / d)),
-            _ => String::new(),
-        };
-        return LexError::new(
-            format!("ratio literals like {text} are not supported at "),
-            format!("; write (/ {sign}{n} {d}){value}"),
-        );
-    }
     if let Some(int) = unsigned.strip_suffix('N')
         && all_digits(int)
     {
@@ -405,16 +419,11 @@ fn malformed_symbol(text: &str) -> LexError {
 }
 
 fn is_symbol_start(c: char) -> bool {
-    c.is_alphabetic() || "*+!-_?<>=/.&%".contains(c)
+    c.is_alphabetic() || "*+!-_?<>=/.&%$".contains(c)
 }
 
 fn is_symbol_char(c: char) -> bool {
     is_symbol_start(c) || c.is_ascii_digit() || "'#".contains(c)
-}
-
-/// `#_`
-pub(crate) fn discard(_: &mut Lex<'_>) -> Result<(), LexError> {
-    Err(LexError::new("reader discard syntax (#_) is not supported; use ; for comments (", ")"))
 }
 
 /// `@`
@@ -439,11 +448,6 @@ pub(crate) fn unquote(lex: &mut Lex<'_>) -> Result<(), LexError> {
         format!("unquote ({}) is not supported at ", lex.slice()),
         ": PTC-Lisp has no macros; write the value itself",
     ))
-}
-
-/// `^`
-pub(crate) fn metadata(_: &mut Lex<'_>) -> Result<(), LexError> {
-    Err(LexError::new("metadata (^) is not supported at ", "; remove the ^ and the type hint or map after it"))
 }
 
 /// `#` followed by anything that is not a supported dispatch.

@@ -59,6 +59,42 @@ struct Open {
     items: Vec<Form>,
     /// The `'` before it: the finished collection is quoted.
     quote: Option<Span>,
+    /// `#_` and `^` read at this level and still waiting for the form they drop.
+    skips: Vec<Skip>,
+}
+
+/// A reader prefix waiting for forms: `#_` drops the next complete form; `^` drops the
+/// next one as metadata and then waits, without dropping, for the form it annotates.
+#[derive(Debug, Clone, Copy)]
+struct Skip {
+    span: Span,
+    kind: SkipKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SkipKind {
+    /// `#_`: drop the next form.
+    Discard,
+    /// `^`: the next form is the metadata, dropped.
+    Metadata,
+    /// `^meta`: the next form is the annotated one, kept.
+    Annotated,
+}
+
+impl Skip {
+    fn dangling(self, found: &str) -> ParseError {
+        let what = match self.kind {
+            SkipKind::Discard => "#_ must be followed by the form it discards",
+            SkipKind::Metadata => {
+                "^ must be followed by metadata (like ^:private, ^String or ^{:doc \"...\"}) and then the form it annotates"
+            }
+            SkipKind::Annotated => "metadata (^...) must be followed by the form it annotates",
+        };
+        ParseError::at(
+            self.span,
+            format!("{what}; found {found} after it at line {}, column {}", self.span.line, self.span.column),
+        )
+    }
 }
 
 /// Reads all top-level forms of `src`.
@@ -66,8 +102,18 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
     let mut tokens = Tokens::new(src);
     let mut stack: Vec<Open> = Vec::new();
     let mut top = Vec::new();
+    let mut top_skips: Vec<Skip> = Vec::new();
     while let Some(Spanned { token, span }) = tokens.next_token()? {
         let kind = match token {
+            Token::Discard | Token::Meta => {
+                let kind = if token == Token::Meta { SkipKind::Metadata } else { SkipKind::Discard };
+                let skip = Skip { span, kind };
+                match stack.last_mut() {
+                    Some(open) => open.skips.push(skip),
+                    None => top_skips.push(skip),
+                }
+                None
+            }
             Token::OpenList => open(&mut stack, Delim::List, span, opts)?,
             Token::OpenVector => open(&mut stack, Delim::Vector, span, opts)?,
             Token::OpenMap => open(&mut stack, Delim::Map, span, opts)?,
@@ -81,6 +127,7 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
             Token::Nil => Some(Form::new(FormKind::Nil, span)),
             Token::Bool(b) => Some(Form::new(FormKind::Bool(b), span)),
             Token::Int(i) => Some(Form::new(FormKind::Int(i), span)),
+            Token::Ratio((n, d)) => Some(Form::new(FormKind::Float(n as f64 / d as f64), span)),
             Token::Float(x) => Some(Form::new(FormKind::Float(x), span)),
             Token::Str(s) => Some(Form::new(FormKind::Str(s), span)),
             Token::Regex(r) => Some(Form::new(FormKind::Regex(r), span)),
@@ -96,20 +143,33 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
             }
         };
         if let Some(form) = kind {
-            push(&mut stack, &mut top, form);
+            push(&mut stack, &mut top, &mut top_skips, form);
         }
     }
-    match stack.last() {
-        Some(innermost) => Err(unclosed(innermost, &stack)),
-        None => Ok(top),
+    match (stack.last(), top_skips.last()) {
+        (Some(innermost), _) => Err(unclosed(innermost, &stack)),
+        (None, Some(skip)) => Err(skip.dangling("the end of the program")),
+        (None, None) => Ok(top),
     }
 }
 
-/// Adds a finished form to the innermost open collection, or to the top level.
-fn push(stack: &mut [Open], top: &mut Vec<Form>, form: Form) {
-    match stack.last_mut() {
-        Some(open) => open.items.push(form),
-        None => top.push(form),
+/// Adds a finished form to the innermost open collection, or to the top level, unless a
+/// pending `#_` or `^` there drops it.
+fn push(stack: &mut [Open], top: &mut Vec<Form>, top_skips: &mut Vec<Skip>, form: Form) {
+    let (items, skips) = match stack.last_mut() {
+        Some(open) => (&mut open.items, &mut open.skips),
+        None => (top, top_skips),
+    };
+    loop {
+        match skips.pop() {
+            None => break items.push(form),
+            Some(Skip { kind: SkipKind::Discard, .. }) => break,
+            Some(Skip { span, kind: SkipKind::Metadata }) => {
+                break skips.push(Skip { span, kind: SkipKind::Annotated });
+            }
+            // The annotated form itself: it is kept, and may also be what an outer prefix waits for.
+            Some(Skip { kind: SkipKind::Annotated, .. }) => {}
+        }
     }
 }
 
@@ -135,7 +195,7 @@ fn open(stack: &mut Vec<Open>, delim: Delim, span: Span, opts: &ParseOptions) ->
             ),
         ));
     }
-    stack.push(Open { delim, span, items: Vec::new(), quote: None });
+    stack.push(Open { delim, span, items: Vec::new(), quote: None, skips: Vec::new() });
     Ok(None)
 }
 
@@ -169,6 +229,9 @@ fn close(stack: &mut Vec<Open>, closer: char, span: Span) -> Result<Option<Form>
                 open.delim.closer()
             ),
         ));
+    }
+    if let Some(skip) = open.skips.last() {
+        return Err(skip.dangling(&format!("'{closer}'")));
     }
     let whole = Span { start: open.span.start, end: span.end, line: open.span.line, column: open.span.column };
     let items = open.items;
@@ -309,6 +372,7 @@ fn is_value(token: &Token) -> bool {
         Token::Nil
             | Token::Bool(_)
             | Token::Int(_)
+            | Token::Ratio(_)
             | Token::Float(_)
             | Token::Str(_)
             | Token::Regex(_)
@@ -500,5 +564,53 @@ mod tests {
         assert!(e.message.starts_with("unclosed list: '(' opened at line 1, column 100000"), "{}", e.message);
         assert!(e.message.contains("100000 unclosed '('"));
         assert!(!e.message.contains("closing them all"));
+    }
+
+    /// Reads `src` and `want` and compares them with spans ignored.
+    fn reads_like(src: &str, want: &str) {
+        let (a, b) = (kinds(src), kinds(want));
+        assert_eq!(a, b, "{src:?} should read like {want:?}");
+    }
+
+    #[test]
+    fn discard_drops_the_next_form_at_any_level() {
+        reads_like("#_(foo bar) 1", "1");
+        reads_like("[1 #_2 3]", "[1 3]");
+        reads_like("[1 #_ #_ 2 3 4]", "[1 4]");
+        reads_like("#_ #_ a b c", "c");
+        reads_like("(f #_(g #_h i) j)", "(f j)");
+        reads_like("{:a 1 #_:b #_2}", "{:a 1}");
+        reads_like("#_ ^:private x y", "y");
+        reads_like("#_'(1 2) 3", "3");
+    }
+
+    #[test]
+    fn metadata_is_read_and_dropped() {
+        reads_like("(defn ^:private f [x] x)", "(defn f [x] x)");
+        reads_like("(def ^{:doc \"d\" :added 1} x 1)", "(def x 1)");
+        reads_like("(defn f [^String s ^long n] s)", "(defn f [s n] s)");
+        reads_like("^:a ^:b [1]", "[1]");
+        reads_like("^:a #_ x y", "y");
+        reads_like("[^:a ^{:b 1} x z]", "[x z]");
+    }
+
+    #[test]
+    fn ratios_read_as_the_float_division_gives() {
+        assert_eq!(kinds("1/4"), vec![FormKind::Float(0.25)]);
+        assert_eq!(kinds("-3/4"), vec![FormKind::Float(-0.75)]);
+        assert_eq!(kinds("4/2"), vec![FormKind::Float(2.0)]);
+        assert_eq!(kinds("1/3"), vec![FormKind::Float(1.0 / 3.0)]);
+    }
+
+    #[test]
+    fn namespaced_keywords_dollar_symbols_and_the_empty_list() {
+        assert_eq!(kinds(":order/paid"), vec![FormKind::Keyword("order/paid".into())]);
+        assert_eq!(kinds("::x"), vec![FormKind::Keyword("user/x".into())]);
+        assert_eq!(kinds("(as-> 1 $ (inc $))")[0], {
+            let s = |n: &str| f(FormKind::Symbol { ns: None, name: n.into() });
+            FormKind::List(vec![s("as->"), int(1), s("$"), f(FormKind::List(vec![s("inc"), s("$")]))])
+        });
+        assert_eq!(kinds("()"), vec![FormKind::List(vec![])]);
+        assert_eq!(kinds("'()"), vec![FormKind::Quote(Box::new(f(FormKind::List(vec![]))))]);
     }
 }

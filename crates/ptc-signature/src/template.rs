@@ -199,7 +199,7 @@ fn render_parts(parts: &[Part], scopes: &[Value], out: &mut String) {
                 other => out.push_str(&ptc_lisp_eval::to_clojure(&other)),
             },
             Part::Section(path, body) => match lookup(scopes, path) {
-                Value::Vector(items) => {
+                Value::Vector(items) | Value::List(items) => {
                     for item in items.iter() {
                         let mut inner = scopes.to_vec();
                         inner.push(item.clone());

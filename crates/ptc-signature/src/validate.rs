@@ -85,7 +85,7 @@ fn brief(v: &Value) -> String {
         Value::Int(_) => format!("int {shown}"),
         Value::Float(_) => format!("float {shown}"),
         Value::Bool(_) => format!("bool {shown}"),
-        Value::Vector(_) => format!("list {shown}"),
+        Value::Vector(_) | Value::List(_) => format!("list {shown}"),
         other => format!("{} {shown}", other.type_name()),
     }
 }
@@ -155,7 +155,7 @@ fn check(v: &Value, ty: &Type, path: &str, strict: bool, errors: &mut Vec<Issue>
                 brief(v)
             ),
         }),
-        (Type::List(t), Value::Vector(items)) => {
+        (Type::List(t), Value::Vector(items) | Value::List(items)) => {
             for (i, item) in items.iter().enumerate() {
                 check(item, t, &format!("{path}[{i}]"), strict, errors);
             }
@@ -237,7 +237,7 @@ fn coerce_at(v: &Value, ty: &Type, path: &str, report: &mut Report) -> Value {
             }
             None => fail(v, ty, path, report),
         },
-        (Type::List(t), Value::Vector(items)) => {
+        (Type::List(t), Value::Vector(items) | Value::List(items)) => {
             Value::vector(items.iter().enumerate().map(|(i, x)| coerce_at(x, t, &format!("{path}[{i}]"), report)))
         }
         (Type::Object { fields, .. }, Value::Map(m)) => {

@@ -214,3 +214,12 @@ fn key_normalisation() {
         "{:user-name {:created-at \"2024\"}}"
     );
 }
+
+#[test]
+fn a_list_result_validates_like_a_vector() {
+    // (update m k conj x) and '(...) give lists; a [:int] output accepts them
+    let t = parse("[:int]").unwrap().output;
+    assert!(validate(&Value::list([Value::Int(1), Value::Int(2)]), &t, Mode::Enabled).is_ok());
+    let bad = validate(&Value::list([Value::Int(1), Value::str("x")]), &t, Mode::Enabled);
+    assert_eq!(bad.render_errors(), "- [1]: expected int, got string \"x\"");
+}

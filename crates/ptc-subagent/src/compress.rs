@@ -191,7 +191,7 @@ fn sanitize(doc: &str) -> String {
 /// `keyword`, `nil`.
 fn type_label(v: &Value) -> String {
     match v {
-        Value::Vector(items) => format!("list[{}]", items.len()),
+        Value::Vector(items) | Value::List(items) => format!("list[{}]", items.len()),
         Value::Set(items) => format!("list[{}]", items.len()),
         Value::Map(m) => format!("map[{}]", m.len()),
         Value::Str(_) => "string".into(),
@@ -209,7 +209,7 @@ fn type_label(v: &Value) -> String {
 fn sample(v: &Value) -> Option<String> {
     let shown = match v {
         Value::Nil => return None,
-        Value::Vector(items) => items.iter().next()?.clone(),
+        Value::Vector(items) | Value::List(items) => items.iter().next()?.clone(),
         Value::Set(items) => items.iter().next()?.clone(),
         Value::Map(m) if m.is_empty() => return None,
         other => other.clone(),

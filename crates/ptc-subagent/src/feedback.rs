@@ -240,7 +240,7 @@ pub(crate) fn truncate_for_history(v: &Value, max_bytes: usize) -> Value {
             head.push_str("...");
             Value::str(head)
         }
-        Value::Vector(items) => {
+        Value::Vector(items) | Value::List(items) => {
             let mut kept = Vec::new();
             let mut used = 2;
             for item in items.iter() {

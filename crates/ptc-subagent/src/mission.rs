@@ -1038,7 +1038,7 @@ pub(crate) fn normalize_keys(v: &Value) -> Value {
             }
             Value::Map(Arc::new(out))
         }
-        Value::Vector(items) => Value::vector(items.iter().map(normalize_keys)),
+        Value::Vector(items) | Value::List(items) => Value::vector(items.iter().map(normalize_keys)),
         Value::Set(items) => Value::set(items.iter().map(normalize_keys)),
         other => other.clone(),
     }
@@ -1058,7 +1058,7 @@ fn round_floats(v: &Value, digits: u32) -> Value {
             }
             Value::Map(Arc::new(out))
         }
-        Value::Vector(items) => Value::vector(items.iter().map(|x| round_floats(x, digits))),
+        Value::Vector(items) | Value::List(items) => Value::vector(items.iter().map(|x| round_floats(x, digits))),
         other => other.clone(),
     }
 }

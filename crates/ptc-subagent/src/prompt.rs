@@ -347,7 +347,7 @@ fn namespace(view: &MissionView<'_>) -> String {
 /// A short description of a value's shape: `list of 3 maps`, `map with 2 keys`, `string`.
 fn type_label(v: &Value) -> String {
     match v {
-        Value::Vector(items) => {
+        Value::Vector(items) | Value::List(items) => {
             let kinds: std::collections::BTreeSet<&str> = items.iter().map(Value::type_name).collect();
             match (items.len(), kinds.len()) {
                 (0, _) => "empty list".into(),

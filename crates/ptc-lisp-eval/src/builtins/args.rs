@@ -79,14 +79,14 @@ impl Iterator for SeqIter<'_> {
 
 /// True when the value can be iterated with [`seq_iter`].
 pub fn is_seqable(v: &Value) -> bool {
-    matches!(v, Value::Nil | Value::Vector(_) | Value::Set(_) | Value::Map(_) | Value::Str(_))
+    matches!(v, Value::Nil | Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Str(_))
 }
 
 /// Iterates a seqable argument or fails with a type error naming the function.
 pub fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
     Ok(match v {
         Value::Nil => SeqIter::Empty,
-        Value::Vector(items) => SeqIter::Vec(items.iter()),
+        Value::Vector(items) | Value::List(items) => SeqIter::Vec(items.iter()),
         Value::Set(s) => SeqIter::Set(Box::new(s.iter())),
         Value::Map(m) => SeqIter::Map(m.iter()),
         Value::Str(s) => SeqIter::Chars(s.chars()),
@@ -94,7 +94,7 @@ pub fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
             if let Some(l) = crate::lazy::as_lazy(other) {
                 return crate::lazy::unbounded(fname, l);
             }
-            return expected(fname, "a collection (vector, map, set, string or nil)", other);
+            return expected(fname, "a collection (vector, list, map, set, string or nil)", other);
         }
     })
 }
@@ -103,7 +103,7 @@ pub fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
 pub fn seq_len(v: &Value) -> Option<usize> {
     match v {
         Value::Nil => Some(0),
-        Value::Vector(items) => Some(items.len()),
+        Value::Vector(items) | Value::List(items) => Some(items.len()),
         Value::Set(s) => Some(s.len()),
         Value::Map(m) => Some(m.len()),
         Value::Str(s) => Some(s.chars().count()),

@@ -60,6 +60,12 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
         self.interp.charge(bytes)
     }
 
+    /// The most iterations one loop may run (`max_loop_iterations`); `trampoline` bounds
+    /// its bounces by it.
+    pub fn max_loop_iterations(&self) -> u64 {
+        self.interp.limits().max_loop_iterations
+    }
+
     /// Bytes of the memory budget not charged yet.
     pub fn heap_left(&self) -> u64 {
         self.interp.heap_left()

@@ -251,7 +251,7 @@ pub fn compare_values(a: &Value, b: &Value) -> EvalResult<Option<Ordering>> {
         | (Value::Keyword(_), Value::Keyword(_))
         | (Value::Symbol(_), Value::Symbol(_))
         | (Value::Bool(_), Value::Bool(_)) => Ok(Some(a.cmp(b))),
-        (Value::Vector(x), Value::Vector(y)) => {
+        (Value::Vector(x) | Value::List(x), Value::Vector(y) | Value::List(y)) => {
             if x.len() != y.len() {
                 return Ok(Some(x.len().cmp(&y.len())));
             }
@@ -390,6 +390,8 @@ fn atom_str(v: &Value, out: &mut String) {
         Value::Int(i) => push_int(out, *i),
         // Pattern.toString: the source only
         Value::Regex(r) => out.push_str(r.source()),
+        // a symbol's name, as Clojure's str gives it ((str 'abc) is "abc")
+        Value::Symbol(s) => out.push_str(s),
         other => out.push_str(&to_clojure(other)),
     }
 }
@@ -408,7 +410,7 @@ pub fn str_len_bound(v: &Value) -> u64 {
         Value::Regex(r) => r.source().len(),
         Value::Keyword(k) | Value::Symbol(k) | Value::Var(k) => k.len() + 8,
         Value::Func(_) => 128,
-        Value::Vector(_) | Value::Map(_) | Value::Set(_) => 0,
+        Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => 0,
     };
     n as u64
 }
@@ -419,7 +421,9 @@ pub fn str_len_bound(v: &Value) -> u64 {
 /// instead of being built whole or silently cut.
 pub fn push_str_form(cx: &mut BuiltinContext, v: &Value, out: &mut String) -> EvalResult<()> {
     match v {
-        Value::Vector(_) | Value::Map(_) | Value::Set(_) => out.push_str(&cx.print_value(v, usize::MAX)?),
+        Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {
+            out.push_str(&cx.print_value(v, usize::MAX)?)
+        }
         other => atom_str(other, out),
     }
     Ok(())

@@ -28,6 +28,7 @@ fn type_kw(v: &Value) -> Value {
         Value::Str(_) => "string",
         Value::Keyword(_) => "keyword",
         Value::Vector(_) => "vector",
+        Value::List(_) => "list",
         Value::Map(_) => "map",
         Value::Set(_) => "set",
         Value::Regex(_) => "regex",
@@ -74,7 +75,7 @@ fn describe(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let v = &a[0];
     let mut out: Vec<(Value, Value)> = vec![(Value::kw("type"), type_kw(v))];
     match v {
-        Value::Vector(_) | Value::Set(_) => {
+        Value::Vector(_) | Value::List(_) | Value::Set(_) => {
             let items: Vec<Value> = super::seq_iter("describe", v)?.take(MAX_ITEMS).collect();
             cx.tick(items.len() as u64)?;
             let total = super::seq_len(v).unwrap_or(0);

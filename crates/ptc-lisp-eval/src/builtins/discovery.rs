@@ -300,7 +300,7 @@ fn apropos(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let options = a.get(1).cloned().unwrap_or(Value::Nil);
     let mut out: Vec<Value> = match cx.discover(&Ask::Apropos { query: &q, options: &options }) {
         Some(answer) => match answer? {
-            Value::Vector(items) => items.iter().cloned().collect(),
+            Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
             Value::Nil => Vec::new(),
             other => vec![other],
         },

@@ -179,11 +179,11 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("A function always returning x.")
         .ex(&[("((constantly 5) 1 2)", "5")]),
     Builtin::new("name", Exact(1), Str, name)
-        .doc("Name of a keyword (without the colon) or a string.")
-        .ex(&[("(name :user-id)", "\"user-id\"")]),
-    Builtin::new("keyword", Exact(1), Core, keyword)
-        .doc("Keyword from a string (a keyword passes through; nil stays nil).")
-        .ex(&[("(keyword \"a\")", ":a")]),
+        .doc("Name of a keyword or symbol (without the colon or namespace), or a string.")
+        .ex(&[("(name :user-id)", "\"user-id\""), ("(name :order/paid)", "\"paid\"")]),
+    Builtin::new("keyword", Range(1, 2), Core, keyword)
+        .doc("Keyword from a string, or from a namespace and a name (a keyword passes through; nil stays nil).")
+        .ex(&[("(keyword \"a\")", ":a"), ("(keyword \"order\" \"paid\")", ":order/paid")]),
     Builtin::new("join", Range(1, 2), Str, join)
         .doc("Items as strings (nil as \"\") joined, with an optional separator.")
         .ex(&[("(join \", \" [1 2 3])", "\"1, 2, 3\"")]),
@@ -294,7 +294,7 @@ fn is_boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Bool(_)))
 }
 fn is_coll(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    pred(a, |v| matches!(v, Value::Vector(_) | Value::Map(_) | Value::Set(_)))
+    pred(a, |v| matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)))
 }
 fn is_true(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Bool(true)))
@@ -303,6 +303,10 @@ fn is_false(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Bool(false)))
 }
 fn is_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    // an infinite sequence is never empty
+    if crate::lazy::as_lazy(&a[0]).is_some() {
+        return Ok(Value::Bool(false));
+    }
     match seq_len(&a[0]) {
         Some(n) => Ok(Value::Bool(n == 0)),
         None => expected("empty?", "a collection, string or nil", &a[0]),
@@ -315,6 +319,20 @@ fn identity(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn replace(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if a.len() == 3 {
         return super::text::replace(cx, a);
+    }
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        // over an infinite sequence: a lazy map of the lookup
+        let l = l.clone();
+        let smap = std::mem::take(&mut a[0]);
+        let f = Function::native("replace", Held::values(vec![smap]), |_, held, call| {
+            let x = std::mem::take(&mut call[0]);
+            Ok(match (held.first(), &x) {
+                (Some(Value::Map(m)), k) => m.get(k).cloned().unwrap_or(x),
+                (Some(Value::Vector(v)), Value::Int(i)) if *i >= 0 => v.get(*i as usize).cloned().unwrap_or(x),
+                _ => x,
+            })
+        });
+        return crate::lazy::map(f, vec![l]);
     }
     let smap = std::mem::take(&mut a[0]);
     if !matches!(smap, Value::Map(_) | Value::Vector(_) | Value::Nil) {
@@ -353,11 +371,21 @@ fn second(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn last(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Vector(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
+        Value::Vector(v) | Value::List(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
         other => Ok(seq_iter("last", other)?.last().unwrap_or(Value::Nil)),
     }
 }
 fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        return crate::lazy::drop(1, l);
+    }
+    if let Value::List(v) = &a[0] {
+        if v.len() <= 1 {
+            return Ok(Value::Nil);
+        }
+        cx.charge(cost::HEADER)?;
+        return Ok(Value::List(Arc::new(v.skip(1))));
+    }
     cx.charge(super::materialized_cost(&a[0]))?;
     let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
     if rest.is_empty() { Ok(Value::Nil) } else { vec_out(cx, rest) }
@@ -464,7 +492,7 @@ fn concat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut out = PVector::new();
     for c in a.iter() {
         match c {
-            Value::Vector(v) => out.append((**v).clone()),
+            Value::Vector(v) | Value::List(v) => out.append((**v).clone()),
             other => out.extend(seq_iter("concat", other)?),
         }
     }
@@ -501,7 +529,7 @@ fn check_sortable(fname: &str, keys: &[Value]) -> EvalResult<()> {
             Value::Str(_) => 2,
             Value::Keyword(_) => 3,
             Value::Bool(_) => 4,
-            Value::Vector(_) => 5,
+            Value::Vector(_) | Value::List(_) => 5,
             _ => 6,
         }
     }
@@ -943,7 +971,14 @@ fn chunks(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, keep_partial: b
     let (step, pad, coll) = match a {
         [_, coll] => (n, None, &*coll),
         [_, step, coll] => (int_arg(fname, step)?, None, &*coll),
-        [_, step, pad, coll] => (int_arg(fname, step)?, Some(items(cx, fname, pad)?), &*coll),
+        [_, step, pad, coll] => {
+            // at most n pad items are ever used, so an infinite pad like (repeat "-") is fine
+            let pad = match crate::lazy::as_lazy(pad) {
+                Some(l) => seq_iter(fname, &crate::lazy::take(cx, n.max(0) as usize, l)?)?.collect(),
+                None => items(cx, fname, pad)?,
+            };
+            (int_arg(fname, step)?, Some(pad), &*coll)
+        }
         _ => return err(ErrorKind::ArityError, format!("{fname}: expected (partition n step? pad? coll)")),
     };
     if n <= 0 || step <= 0 {
@@ -1081,7 +1116,7 @@ fn zipmap(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn path(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
     match v {
-        Value::Vector(p) => Ok(p.iter().cloned().collect()),
+        Value::Vector(p) | Value::List(p) => Ok(p.iter().cloned().collect()),
         other => expected(fname, "a vector path like [:a :b]", other),
     }
 }
@@ -1246,20 +1281,39 @@ fn constantly(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn name(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Keyword(k) => Ok(Value::Str(k.clone())),
+        Value::Keyword(k) | Value::Symbol(k) => match super::names::split_name(k) {
+            (Some(_), name) => Ok(Value::str(name)),
+            (None, _) => Ok(Value::Str(k.clone())),
+        },
         Value::Str(_) => Ok(a[0].clone()),
-        Value::Symbol(s) => Ok(Value::Str(s.clone())),
-        other => expected("name", "a keyword or string", other),
+        other => expected("name", "a keyword, symbol or string", other),
     }
 }
 fn keyword(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    if let [ns, name] = a {
+        return match (&*ns, &*name) {
+            (Value::Nil, Value::Str(n)) if !n.is_empty() => {
+                cx.note_made_keyword(n)?;
+                Ok(Value::Keyword(n.clone()))
+            }
+            (Value::Str(ns), Value::Str(n)) if !n.is_empty() => {
+                let k: Arc<str> = Arc::from(format!("{ns}/{n}"));
+                cx.note_made_keyword(&k)?;
+                Ok(Value::Keyword(k))
+            }
+            _ => err(
+                ErrorKind::TypeError,
+                "keyword takes a namespace string (or nil) and a name string, like (keyword \"order\" \"paid\")",
+            ),
+        };
+    }
     match &a[0] {
-        Value::Str(s) if !s.is_empty() && !s.contains('/') => {
+        Value::Str(s) if !s.is_empty() => {
             cx.note_made_keyword(s)?;
             Ok(Value::Keyword(s.clone()))
         }
         Value::Keyword(_) | Value::Nil => Ok(a[0].clone()),
-        other => expected("keyword", "a non-empty string without '/'", other),
+        other => expected("keyword", "a non-empty string", other),
     }
 }
 fn join(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -1395,8 +1449,14 @@ fn key(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn val(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     entry_part("val", &a[0], 1)
 }
-fn ffirst(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let first = seq_iter("ffirst", &a[0])?.next().unwrap_or(Value::Nil);
+fn ffirst(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let first = match crate::lazy::as_lazy(&a[0]) {
+        Some(l) => crate::lazy::nth(cx, 0, l)?,
+        None => seq_iter("ffirst", &a[0])?.next().unwrap_or(Value::Nil),
+    };
+    if let Some(l) = crate::lazy::as_lazy(&first) {
+        return crate::lazy::nth(cx, 0, l);
+    }
     Ok(seq_iter("ffirst", &first)?.next().unwrap_or(Value::Nil))
 }
 fn reduce_kv(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {

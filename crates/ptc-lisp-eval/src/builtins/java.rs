@@ -378,7 +378,7 @@ fn byte_at(s: &str, unit: i64) -> Option<Result<usize, usize>> {
 }
 
 fn index_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let Value::Vector(items) = &a[0] {
+    if let Value::Vector(items) | Value::List(items) = &a[0] {
         let pos = items.iter().position(|x| x.equiv(&a[1]));
         return Ok(Value::Int(pos.map_or(-1, |p| p as i64)));
     }
@@ -449,7 +449,7 @@ fn ends_with(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn contains(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Vector(items) => Ok(Value::Bool(items.iter().any(|x| x.equiv(&a[1])))),
+        Value::Vector(items) | Value::List(items) => Ok(Value::Bool(items.iter().any(|x| x.equiv(&a[1])))),
         Value::Set(items) => Ok(Value::Bool(items.contains(&a[1]))),
         _ => Ok(Value::Bool(recv(".contains", a)?.contains(str_arg(".contains", &a[1])?))),
     }
@@ -479,7 +479,7 @@ fn strip_trailing(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn is_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Vector(v) => Ok(Value::Bool(v.is_empty())),
+        Value::Vector(v) | Value::List(v) => Ok(Value::Bool(v.is_empty())),
         Value::Map(m) => Ok(Value::Bool(m.len() == 0)),
         Value::Set(s) => Ok(Value::Bool(s.is_empty())),
         _ => Ok(Value::Bool(recv(".isEmpty", a)?.is_empty())),

@@ -17,6 +17,7 @@ mod describe;
 pub(crate) mod discovery;
 mod essentials;
 mod java;
+mod names;
 mod numbers;
 mod seq;
 mod shapes;
@@ -210,7 +211,7 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 11] {
+fn families() -> [&'static [Builtin]; 12] {
     [
         core::BUILTINS,
         describe::BUILTINS,
@@ -223,6 +224,7 @@ fn families() -> [&'static [Builtin]; 11] {
         seq::BUILTINS,
         discovery::BUILTINS,
         transducers::BUILTINS,
+        names::BUILTINS,
     ]
 }
 

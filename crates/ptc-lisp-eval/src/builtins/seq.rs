@@ -20,9 +20,9 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("get", Range(2, 3), Collection, get).doc("Value at a key or index, or the default (nil). Keys match flexibly: :user-id finds \"user_id\".").ex(&[("(get {:a 1} :a)", "1"), ("(get [10 20] 5 :none)", ":none")]),
     Builtin::new("get-in", Range(2, 3), Collection, get_in).doc("Value at a path of keys/indexes, or the default.").ex(&[("(get-in {:a [{:b 1}]} [:a 0 :b])", "1")]),
     Builtin::new("assoc", AtLeast(3), Collection, assoc).doc("Map with keys set to values; vectors by index (up to the length).").ex(&[("(assoc {:a 1} :b 2)", "{:a 1 :b 2}"), ("(assoc [1 2] 2 3)", "[1 2 3]")]),
-    Builtin::new("conj", AtLeast(0), Collection, conj).doc("Adds items: vectors at the end, sets as members, maps take [k v] entries.").ex(&[("(conj [1 2] 3)", "[1 2 3]"), ("(conj {:a 1} [:b 2])", "{:a 1 :b 2}")]),
+    Builtin::new("conj", AtLeast(0), Collection, conj).doc("Adds items: vectors at the end, lists (and nil) at the front, sets as members, maps take [k v] entries.").ex(&[("(conj [1 2] 3)", "[1 2 3]"), ("(conj '(1 2) 3)", "(3 1 2)"), ("(conj {:a 1} [:b 2])", "{:a 1 :b 2}")]),
     Builtin::new("first", Exact(1), Sequence, first).doc("First item, or nil.").ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
-    Builtin::new("rest", Exact(1), Sequence, rest).doc("All but the first item, as a vector (empty for nil).").ex(&[("(rest [1 2 3])", "[2 3]")]),
+    Builtin::new("rest", Exact(1), Sequence, rest).doc("All but the first item: a list for a list, a vector otherwise (empty for nil).").ex(&[("(rest [1 2 3])", "[2 3]"), ("(rest '(1 2 3))", "(2 3)")]),
     Builtin::new("seq", Exact(1), Sequence, seq).doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
     Builtin::new("map", AtLeast(1), Sequence, map).fused(crate::fusion::Step::Map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector. (map f) is a transducer; over infinite sequences map is lazy.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
     Builtin::new("mapv", AtLeast(2), Sequence, map).fused(crate::fusion::Step::Map).doc("Like map (every sequence is an eager vector).").ex(&[("(mapv inc [1 2])", "[2 3]")]),
@@ -31,12 +31,13 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("remove", Range(1, 2), Sequence, remove).fused(crate::fusion::Step::Remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
     Builtin::new("reduce", Range(2, 3), Sequence, reduce).doc("Folds f over the items, with an optional initial value.").ex(&[("(reduce + [1 2 3])", "6"), ("(reduce + 10 [1 2])", "13")]),
     Builtin::new("range", Range(0, 3), Sequence, range).doc("Numbers from start (0) below end by step (1); (range) counts up forever, for take and friends.").ex(&[("(range 4)", "[0 1 2 3]"), ("(range 1 10 3)", "[1 4 7]")]),
-    Builtin::new("vector", AtLeast(0), Collection, vector).alias(&["list"]).doc("A vector of the arguments (list is the same: PTC-Lisp has no lists).").ex(&[("(vector 1 2)", "[1 2]")]),
+    Builtin::new("vector", AtLeast(0), Collection, vector).doc("A vector of the arguments.").ex(&[("(vector 1 2)", "[1 2]")]),
+    Builtin::new("list", AtLeast(0), Collection, list).doc("A list of the arguments; conj adds to its front.").ex(&[("(list 1 2)", "(1 2)"), ("(conj (list 1 2) 0)", "(0 1 2)")]),
     Builtin::new("vec", Exact(1), Collection, vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
     Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
     Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
     Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
-    Builtin::new("into", Range(1, 3), Collection, into).doc("Adds every item of the second collection to the first (conj semantics); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]")]),
+    Builtin::new("into", Range(1, 3), Collection, into).doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
     Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
     Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
     Builtin::new("keys", Exact(1), Collection, keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
@@ -65,7 +66,7 @@ fn get(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 
 fn get_in(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let path = match &args[1] {
-        Value::Vector(p) => p.clone(),
+        Value::Vector(p) | Value::List(p) => p.clone(),
         Value::Nil => Arc::new(PVector::new()),
         other => return expected("get-in", "a vector path like [:a 0 :b]", other),
     };
@@ -137,10 +138,15 @@ fn assoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 pub fn conj1(cx: &mut BuiltinContext, coll: Value, x: Value) -> EvalResult {
     cx.charge(cost::ELEM)?;
     match coll {
-        Value::Nil => Ok(Value::vector([x])),
+        // nil conjs like the empty list: (conj nil 1 2) is (2 1), (update m k conj x) collects newest first
+        Value::Nil => Ok(Value::list([x])),
         Value::Vector(mut items) => {
             Arc::make_mut(&mut items).push_back(x);
             Ok(Value::Vector(items))
+        }
+        Value::List(mut items) => {
+            Arc::make_mut(&mut items).push_front(x);
+            Ok(Value::List(items))
         }
         Value::Set(mut s) => {
             Arc::make_mut(&mut s).insert(x);
@@ -161,7 +167,7 @@ pub fn conj1(cx: &mut BuiltinContext, coll: Value, x: Value) -> EvalResult {
             Value::Nil => Ok(Value::Map(m)),
             other => expected("conj", "a [key value] vector or a map to add to a map", &other),
         },
-        other => expected("conj", "a vector, set, map or nil", &other),
+        other => expected("conj", "a vector, list, set, map or nil", &other),
     }
 }
 
@@ -181,13 +187,22 @@ fn first(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         return crate::lazy::nth(cx, 0, l);
     }
     match &args[0] {
-        Value::Vector(v) => Ok(v.front().cloned().unwrap_or(Value::Nil)),
+        Value::Vector(v) | Value::List(v) => Ok(v.front().cloned().unwrap_or(Value::Nil)),
         other => Ok(seq_iter("first", other)?.next().unwrap_or(Value::Nil)),
     }
 }
 
 fn rest(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    if let Some(l) = crate::lazy::as_lazy(&args[0]) {
+        return crate::lazy::drop(1, l);
+    }
     match &args[0] {
+        Value::List(v) => {
+            let mut v = (**v).clone();
+            v.pop_front();
+            cx.charge(cost::HEADER)?;
+            Ok(Value::List(Arc::new(v)))
+        }
         Value::Vector(v) => {
             if v.is_empty() {
                 return Ok(Value::vector([]));
@@ -207,8 +222,11 @@ fn rest(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 }
 
 fn seq(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    if crate::lazy::as_lazy(&args[0]).is_some() {
+        return Ok(std::mem::take(&mut args[0]));
+    }
     match &args[0] {
-        Value::Vector(v) if !v.is_empty() => Ok(args[0].clone()),
+        Value::Vector(v) | Value::List(v) if !v.is_empty() => Ok(args[0].clone()),
         other => {
             cx.charge(super::materialized_cost(other))?;
             let items: PVector = seq_iter("seq", other)?.collect();
@@ -233,7 +251,7 @@ fn map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         let n = seq_len(&coll).unwrap_or(0) as u64;
         cx.charge(cost::items(n))?;
         // (map :key coll): look up by reference, no call
-        if let (Value::Keyword(_), Value::Vector(items)) = (&f, &coll) {
+        if let (Value::Keyword(_), Value::Vector(items) | Value::List(items)) = (&f, &coll) {
             for item in items.iter() {
                 cx.tick(1)?;
                 out.push_back(match item {
@@ -280,7 +298,7 @@ fn filter_impl(cx: &mut BuiltinContext, args: &mut [Value], keep: bool, name: &s
     let f = std::mem::take(&mut args[0]);
     let coll = std::mem::take(&mut args[1]);
     let mut out = PVector::new();
-    if let Value::Vector(items) = &coll {
+    if let Value::Vector(items) | Value::List(items) = &coll {
         // by reference: one clone for the call, one more only for kept items
         for item in items.iter() {
             cx.tick(1)?;
@@ -394,18 +412,25 @@ fn range(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if step == 0.0 || step.is_nan() {
         return err(ErrorKind::RuntimeError, "range with step 0 would never end");
     }
+    // as Clojure: the step is added again and again, so rounding can add an item
+    // ((range 0 1 0.1) has 11); the estimate is charged up front, one more to spare
     let n = ((end - start) / step).ceil();
     let n = if n.is_finite() && n > 0.0 { n as u64 } else { 0 };
-    cx.charge(cost::items(n))?;
+    cx.charge(cost::items(n.saturating_add(1)))?;
     let first_int = matches!(args.first(), Some(Value::Int(_))) && args.len() > 1;
     let mut out = PVector::new();
-    for i in 0..n {
+    let mut x = start;
+    while if step > 0.0 { x < end } else { x > end } {
         cx.tick(1)?;
-        if i == 0 && first_int {
+        if out.is_empty() && first_int {
             out.push_back(args[0].clone());
         } else {
-            out.push_back(Value::Float(start + step * i as f64));
+            out.push_back(Value::Float(x));
         }
+        if out.len() as u64 > n {
+            cx.charge(cost::ELEM)?;
+        }
+        x += step;
     }
     Ok(Value::from_pvec(out))
 }
@@ -415,9 +440,17 @@ fn vector(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::vector(args.iter_mut().map(std::mem::take)))
 }
 
+fn list(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    cx.charge(cost::items(args.len() as u64))?;
+    Ok(Value::list(args.iter_mut().map(std::mem::take)))
+}
+
 fn vec(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
-    if let Value::Vector(_) = &args[0] {
-        return Ok(std::mem::take(&mut args[0]));
+    match &args[0] {
+        Value::Vector(_) => return Ok(std::mem::take(&mut args[0])),
+        // the same items in the same order: the storage is shared
+        Value::List(items) => return Ok(Value::Vector(items.clone())),
+        _ => {}
     }
     cx.charge(super::materialized_cost(&args[0]))?;
     let items: PVector = seq_iter("vec", &args[0])?.collect();
@@ -473,7 +506,7 @@ fn apply(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let last = std::mem::take(&mut args[n - 1]);
     let mut call: Vec<Value> = args[1..n - 1].iter_mut().map(std::mem::take).collect();
     match &last {
-        Value::Vector(_) | Value::Set(_) | Value::Nil | Value::Map(_) => {
+        Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Nil | Value::Map(_) => {
             cx.charge(super::materialized_cost(&last))?;
             call.extend(seq_iter("apply", &last)?)
         }
@@ -571,7 +604,7 @@ fn into(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     }
     let Some(from) = args.get(1) else { return Ok(to) };
     if matches!(to, Value::Nil) {
-        to = Value::vector([]);
+        to = Value::empty_list();
     }
     for item in seq_iter("into", from)? {
         cx.tick(1)?;

@@ -18,7 +18,7 @@ use Category::{Collection, Core, Functional, Sequence, Set, Walk};
 pub static BUILTINS: &[Builtin] = &[
     Builtin::new("type", Exact(1), Core, type_of)
         .doc(
-            "Type keyword: :boolean :number :string :keyword :vector :map :set :regex :function (nil for nil; DIV-28).",
+            "Type keyword: :boolean :number :string :keyword :vector :list :map :set :regex :function (nil for nil; DIV-28).",
         )
         .ex(&[("(type 1)", ":number"), ("(type {})", ":map")]),
     Builtin::new("boolean", Exact(1), Core, boolean)
@@ -26,8 +26,9 @@ pub static BUILTINS: &[Builtin] = &[
         .ex(&[("(boolean 0)", "true")]),
     Builtin::new("seq?", Exact(1), Core, is_sequential)
         .alias(&["sequential?", "indexed?", "reversible?", "counted?", "associative?"])
-        .doc("True for vectors (PTC-Lisp's only sequences); associative?/counted? also hold for maps.")
-        .ex(&[("(seq? [1])", "true")]),
+        .doc("True for lists and vectors (sequence functions return vectors); associative?/counted? also hold for maps.")
+        .ex(&[("(seq? [1])", "true"), ("(seq? '(1))", "true")]),
+    Builtin::new("list?", Exact(1), Core, is_list).doc("True for lists.").ex(&[("(list? '(1 2))", "true"), ("(list? [1 2])", "false")]),
     Builtin::new("seqable?", Exact(1), Core, is_seqable)
         .doc("True for nil, collections and strings.")
         .ex(&[("(seqable? \"ab\")", "true")]),
@@ -91,12 +92,17 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Items from index n on.")
         .ex(&[("(nthrest [1 2 3] 2)", "[3]")]),
     Builtin::new("cons", Exact(2), Sequence, cons)
-        .doc("A vector with x in front of the items.")
-        .ex(&[("(cons 0 [1 2])", "[0 1 2]")]),
-    Builtin::new("peek", Exact(1), Collection, peek).doc("Last item of a vector, or nil.").ex(&[("(peek [1 2])", "2")]),
+        .doc("A list with x in front of the items.")
+        .ex(&[("(cons 0 [1 2])", "(0 1 2)")]),
+    Builtin::new("list*", AtLeast(1), Sequence, list_star)
+        .doc("A list of the leading arguments followed by the items of the last one.")
+        .ex(&[("(list* 1 2 [3 4])", "(1 2 3 4)")]),
+    Builtin::new("peek", Exact(1), Collection, peek)
+        .doc("Last item of a vector, first item of a list, or nil.")
+        .ex(&[("(peek [1 2])", "2"), ("(peek '(1 2))", "1")]),
     Builtin::new("pop", Exact(1), Collection, pop)
-        .doc("Vector without its last item; nil for an empty vector (Clojure throws).")
-        .ex(&[("(pop [1 2])", "[1]")]),
+        .doc("A vector without its last item, a list without its first; nil for an empty vector (Clojure throws), an error for an empty list.")
+        .ex(&[("(pop [1 2])", "[1]"), ("(pop '(1 2))", "(2)")]),
     Builtin::new("subvec", Range(2, 3), Collection, subvec)
         .doc("Items from start (inclusive) to end (exclusive); indexes are clamped.")
         .ex(&[("(subvec [1 2 3 4] 1 3)", "[2 3]")]),
@@ -113,7 +119,7 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Items with sep between them.")
         .ex(&[("(interpose 0 [1 2 3])", "[1 0 2 0 3]")]),
     Builtin::new("flatten", Exact(1), Sequence, flatten)
-        .doc("Items of nested vectors in one flat vector (maps, sets, strings are kept whole).")
+        .doc("Items of nested vectors and lists in one flat vector (maps, sets, strings are kept whole); lazy over an infinite sequence.")
         .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
     Builtin::new("dedupe", Range(0, 1), Sequence, dedupe)
         .doc("Items without consecutive repeats.")
@@ -252,6 +258,7 @@ fn type_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         Value::Str(_) => Value::kw("string"),
         Value::Keyword(_) => Value::kw("keyword"),
         Value::Vector(_) => Value::kw("vector"),
+        Value::List(_) => Value::kw("list"),
         Value::Map(_) => Value::kw("map"),
         Value::Set(_) => Value::kw("set"),
         Value::Regex(_) => Value::kw("regex"),
@@ -264,7 +271,10 @@ fn boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(a[0].truthy())
 }
 fn is_sequential(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    b(matches!(a[0], Value::Vector(_)))
+    b(matches!(a[0], Value::Vector(_) | Value::List(_)))
+}
+fn is_list(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::List(_)))
 }
 fn is_seqable(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(super::is_seqable(&a[0]))
@@ -297,8 +307,39 @@ fn is_sorted(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Map(_) | Value::Set(_)))
 }
 fn compare(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    // strings, keywords and symbols compare as Java does: the difference of the first
+    // differing characters, else of the lengths ((compare "a" "c") is -2)
+    match (&a[0], &a[1]) {
+        (Value::Str(x), Value::Str(y)) => return Ok(Value::Int(java_compare(x, y))),
+        (Value::Keyword(x), Value::Keyword(y)) | (Value::Symbol(x), Value::Symbol(y)) => {
+            let split = |s: &str| match s.split_once('/') {
+                Some((ns, name)) if !ns.is_empty() && !name.is_empty() => (Some(ns.to_string()), name.to_string()),
+                _ => (None, s.to_string()),
+            };
+            let ((nx, x), (ny, y)) = (split(x), split(y));
+            let by_ns = match (nx, ny) {
+                (None, None) => 0,
+                (None, Some(_)) => -1,
+                (Some(_), None) => 1,
+                (Some(p), Some(q)) => java_compare(&p, &q),
+            };
+            return Ok(Value::Int(if by_ns != 0 { by_ns } else { java_compare(&x, &y) }));
+        }
+        _ => {}
+    }
     let o = super::compare_values(&a[0], &a[1])?.unwrap_or(std::cmp::Ordering::Equal);
     Ok(Value::Int(o as i64))
+}
+/// Java's `String.compareTo`: over UTF-16 code units.
+fn java_compare(x: &str, y: &str) -> i64 {
+    let (mut p, mut q) = (x.encode_utf16(), y.encode_utf16());
+    loop {
+        match (p.next(), q.next()) {
+            (Some(c), Some(d)) if c != d => return c as i64 - d as i64,
+            (Some(_), Some(_)) => {}
+            _ => return x.encode_utf16().count() as i64 - y.encode_utf16().count() as i64,
+        }
+    }
 }
 fn is_distinct(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     for i in 0..a.len() {
@@ -323,6 +364,9 @@ fn not_every(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(false)
 }
 fn not_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    if crate::lazy::as_lazy(&a[0]).is_some() {
+        return Ok(std::mem::take(&mut a[0]));
+    }
     match seq_len(&a[0]) {
         Some(0) => Ok(Value::Nil),
         Some(_) => Ok(std::mem::take(&mut a[0])),
@@ -334,6 +378,7 @@ fn empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         Value::Map(_) => Value::empty_map(),
         Value::Set(_) => Value::set([]),
         Value::Vector(_) => Value::vector([]),
+        Value::List(_) => Value::empty_list(),
         Value::Str(_) => Value::str(""),
         _ => Value::Nil,
     })
@@ -358,16 +403,33 @@ fn take_last(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let start = v.len().saturating_sub(n);
     out_vec(cx, v.into_iter().skip(start))
 }
-fn fnext(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+fn fnext(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        return crate::lazy::nth(cx, 1, l);
+    }
     Ok(seq_iter("fnext", &a[0])?.nth(1).unwrap_or(Value::Nil))
 }
 fn tail(cx: &mut BuiltinContext, v: &Value, n: usize, fname: &str, nil_when_empty: bool) -> EvalResult {
+    // an infinite sequence stays lazy: its items from n on
+    if let Some(l) = crate::lazy::as_lazy(v) {
+        return crate::lazy::drop(n, l);
+    }
     cx.charge(super::materialized_cost(v))?;
     let rest: Vec<Value> = seq_iter(fname, v)?.skip(n).collect();
-    if rest.is_empty() && nil_when_empty { Ok(Value::Nil) } else { out_vec(cx, rest) }
+    if rest.is_empty() && nil_when_empty {
+        Ok(Value::Nil)
+    } else if let Value::List(_) = v {
+        cx.charge(cost::items(rest.len() as u64))?;
+        Ok(Value::list(rest))
+    } else {
+        out_vec(cx, rest)
+    }
 }
 fn nfirst(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let first = seq_iter("nfirst", &a[0])?.next().unwrap_or(Value::Nil);
+    let first = match crate::lazy::as_lazy(&a[0]) {
+        Some(l) => crate::lazy::nth(cx, 0, l)?,
+        None => seq_iter("nfirst", &a[0])?.next().unwrap_or(Value::Nil),
+    };
     tail(cx, &first, 1, "nfirst", true)
 }
 fn nnext(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -382,16 +444,38 @@ fn nthrest(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     tail(cx, &a[0], n, "nthrest", false)
 }
 fn cons(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let mut v = vec![std::mem::take(&mut a[0])];
+    // a list: anything conj'd onto the result goes to its front, as on Clojure's seq
+    let x = std::mem::take(&mut a[0]);
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::concat(std::iter::once(x).collect(), l);
+    }
+    if let Value::List(items) = &mut a[1] {
+        cx.charge(cost::ELEM)?;
+        let mut items = std::mem::take(items);
+        Arc::make_mut(&mut items).push_front(x);
+        return Ok(Value::List(items));
+    }
+    let mut v = vec![x];
     cx.charge(super::materialized_cost(&a[1]))?;
     v.extend(seq_iter("cons", &a[1])?);
-    out_vec(cx, v)
+    cx.charge(cost::items(v.len() as u64))?;
+    Ok(Value::list(v))
+}
+fn list_star(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let n = a.len();
+    let last = std::mem::take(&mut a[n - 1]);
+    cx.charge(super::materialized_cost(&last))?;
+    let mut v: Vec<Value> = a[..n - 1].iter_mut().map(std::mem::take).collect();
+    v.extend(seq_iter("list*", &last)?);
+    cx.charge(cost::items(v.len() as u64))?;
+    Ok(if v.is_empty() { Value::Nil } else { Value::list(v) })
 }
 fn peek(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
         Value::Vector(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
+        Value::List(v) => Ok(v.front().cloned().unwrap_or(Value::Nil)),
         Value::Nil => Ok(Value::Nil),
-        other => expected("peek", "a vector", other),
+        other => expected("peek", "a vector or list", other),
     }
 }
 fn pop(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -401,8 +485,15 @@ fn pop(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             Arc::make_mut(&mut v).pop_back();
             Ok(Value::Vector(v))
         }
+        Value::List(v) if v.is_empty() => {
+            err(ErrorKind::RuntimeError, "pop: the list is empty; check (empty? xs) before popping")
+        }
+        Value::List(mut v) => {
+            Arc::make_mut(&mut v).pop_front();
+            Ok(Value::List(v))
+        }
         Value::Nil => Ok(Value::Nil),
-        other => expected("pop", "a vector", &other),
+        other => expected("pop", "a vector or list", &other),
     }
 }
 fn subvec(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -470,6 +561,19 @@ fn interleave(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::vector(out))
 }
 fn interpose(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        // over an infinite sequence: sep x sep y ..., lazily, without the leading sep
+        let l = l.clone();
+        let sep = std::mem::take(&mut a[0]);
+        let f = Function::native("interpose", Held::values(vec![sep]), |_, held, call| {
+            Ok(Value::vector([held.first().cloned().unwrap_or_default(), std::mem::take(&mut call[0])]))
+        });
+        let pairs = crate::lazy::mapcat(f, &l)?;
+        return match crate::lazy::as_lazy(&pairs) {
+            Some(p) => crate::lazy::drop(1, p),
+            None => Ok(pairs),
+        };
+    }
     seq_iter("interpose", &a[1])?;
     let n = seq_len(&a[1]).unwrap_or(0) as u64;
     cx.charge(cost::items(n.saturating_mul(2)).saturating_add(super::materialized_cost(&a[1])))?;
@@ -486,7 +590,7 @@ fn flatten(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     fn go(cx: &mut BuiltinContext, v: &Value, out: &mut Vec<Value>) -> EvalResult<()> {
         cx.tick(1)?;
         match v {
-            Value::Vector(items) => {
+            Value::Vector(items) | Value::List(items) => {
                 cx.check_stack()?;
                 for x in items.iter() {
                     go(cx, x, out)?;
@@ -500,9 +604,18 @@ fn flatten(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         }
         Ok(())
     }
+    // over an infinite sequence: each item flattened in turn, as a lazy mapcat
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        let one = Function::native("flatten", Held::values(Vec::new()), |interp, _, call| {
+            let mut out = Vec::new();
+            go(interp, &call[0], &mut out)?;
+            Ok(Value::vector(out))
+        });
+        return crate::lazy::mapcat(one, l);
+    }
     let mut out = Vec::new();
     match &a[0] {
-        Value::Vector(_) => go(cx, &a[0], &mut out)?,
+        Value::Vector(_) | Value::List(_) => go(cx, &a[0], &mut out)?,
         _ => return Ok(Value::vector([])),
     }
     cx.charge(cost::HEADER)?;
@@ -559,6 +672,16 @@ fn partition_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     out_vec(cx, out)
 }
 fn keep_indexed(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        // over an infinite sequence: keep the non-nil results of a lazy map-indexed
+        let indexed = crate::lazy::map_indexed(a[0].clone(), l)?;
+        let same =
+            Function::native("identity", Held::values(Vec::new()), |_, _, call| Ok(std::mem::take(&mut call[0])));
+        return match crate::lazy::as_lazy(&indexed) {
+            Some(i) => crate::lazy::keep(same, i),
+            None => Ok(indexed),
+        };
+    }
     let f = a[0].clone();
     let mut out = Vec::new();
     // one item at a time: nothing is collected first
@@ -859,7 +982,7 @@ fn rebuild(
     inner: &mut dyn FnMut(&mut BuiltinContext, Value) -> EvalResult,
 ) -> EvalResult {
     cx.tick(1)?;
-    if let Value::Vector(c) = form {
+    if let Value::Vector(c) | Value::List(c) = form {
         cx.check_stack()?;
         cx.charge(cost::items(c.len() as u64))?;
     } else if let Value::Set(c) = form {
@@ -876,6 +999,13 @@ fn rebuild(
                 out.push_back(inner(cx, x.clone())?);
             }
             Value::from_pvec(out)
+        }
+        Value::List(items) => {
+            let mut out = PVector::new();
+            for x in items.iter() {
+                out.push_back(inner(cx, x.clone())?);
+            }
+            Value::List(Arc::new(out))
         }
         Value::Set(items) => {
             let mut out = PSet::new();
@@ -981,6 +1111,24 @@ fn take_nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = int_arg("take-nth", &a[0])?;
     if n <= 0 {
         return err(ErrorKind::RuntimeError, "take-nth: n must be positive (a step of 0 would never end)");
+    }
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        // over an infinite sequence: every n-th item, lazily (items may be nil)
+        let every = Function::native("take-nth", Held::values(vec![Value::Int(n)]), |_, held, call| {
+            let n = match held.first() {
+                Some(Value::Int(n)) => *n,
+                _ => 1,
+            };
+            let hit = matches!(call.first(), Some(Value::Int(i)) if i % n == 0);
+            Ok(if hit { Value::vector(call.get_mut(1).map(std::mem::take)) } else { Value::vector([]) })
+        });
+        let tagged = crate::lazy::map_indexed(every, l)?;
+        let same =
+            Function::native("identity", Held::values(Vec::new()), |_, _, call| Ok(std::mem::take(&mut call[0])));
+        return match crate::lazy::as_lazy(&tagged) {
+            Some(t) => crate::lazy::mapcat(same, t),
+            None => Ok(tagged),
+        };
     }
     cx.charge(super::materialized_cost(&a[1]))?;
     let v: Vec<Value> = seq_iter("take-nth", &a[1])?.step_by(n as usize).collect();

@@ -431,6 +431,11 @@ fn print_plain(cx: &mut BuiltinContext, v: &Value, out: &mut String, depth: usiz
             items(cx, &mut xs.iter(), out)?;
             out.push(']');
         }
+        Value::List(xs) => {
+            out.push('(');
+            items(cx, &mut xs.iter(), out)?;
+            out.push(')');
+        }
         Value::Set(xs) => {
             out.push_str("#{");
             items(cx, &mut xs.iter(), out)?;
@@ -630,7 +635,7 @@ fn rekey(cx: &mut BuiltinContext, v: Value, key_fn: &Value) -> EvalResult {
             }
             Value::Map(Arc::new(out))
         }
-        Value::Vector(xs) => {
+        Value::Vector(xs) | Value::List(xs) => {
             let mut out = Vec::with_capacity(xs.len());
             for x in xs.iter() {
                 out.push(rekey(cx, x.clone(), key_fn)?);

@@ -161,7 +161,8 @@ fn conj_rf() -> Value {
 
 /// `(into to xform from)`.
 pub fn into_with(cx: &mut BuiltinContext, to: Value, xform: &Value, from: &Value) -> EvalResult {
-    let to = if to.is_nil() { Value::vector([]) } else { to };
+    // (into nil ...) conjs onto nil, which builds a list (items end up reversed)
+    let to = if to.is_nil() { Value::empty_list() } else { to };
     let xrf = apply_xform(cx, xform, conj_rf())?;
     let acc = reduce_items(cx, &xrf, to, from, "into")?;
     cx.apply(&xrf, &mut [acc])
