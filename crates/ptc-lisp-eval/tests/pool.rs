@@ -1,0 +1,171 @@
+//! The evaluation pool: runs and branches on reused threads, the stack guarantee kept,
+//! a bounded queue, and a pool that survives a panicking run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashSet;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+
+use ptc_lisp_eval::{
+    CallCx, Cancel, Engine, EvalPool, Host, Limits, NoTools, PoolOptions, RunInput, RunResult, ToolCall, ToolError,
+    ToolSpec, Value,
+};
+
+fn pool(threads: usize, branch_threads: usize) -> EvalPool {
+    EvalPool::new(PoolOptions::default().threads(threads).branch_threads(branch_threads)).unwrap()
+}
+
+fn reason(out: &ptc_lisp_eval::Outcome) -> String {
+    match &out.result {
+        RunResult::Error(e) => e.kind.as_str().to_string(),
+        _ => format!("ok {}", out.printed),
+    }
+}
+
+/// A host whose one tool, `where`, records the thread it was called on.
+#[derive(Default)]
+struct Where {
+    threads: Mutex<HashSet<ThreadId>>,
+    names: Mutex<HashSet<String>>,
+}
+
+impl Host for Where {
+    fn tools(&self) -> Vec<ToolSpec> {
+        vec![ToolSpec::named("where")]
+    }
+
+    fn call(&self, _call: &ToolCall, _cx: &CallCx<'_>) -> Result<Value, ToolError> {
+        let me = std::thread::current();
+        self.threads.lock().unwrap().insert(me.id());
+        self.names.lock().unwrap().insert(me.name().unwrap_or("").to_string());
+        Ok(Value::Int(1))
+    }
+}
+
+#[test]
+fn deep_recursion_on_a_pooled_thread_ends_in_the_recursion_limit_and_the_thread_is_reused() {
+    let engine = Engine::new(Limits::default()).with_pool(pool(1, 1));
+    let deep = "(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (f 100000)";
+    // the depth limit, then the stack itself (depth limit raised past what the stack holds)
+    assert_eq!(reason(&engine.eval_with(deep, &NoTools)), "recursion_limit_exceeded");
+    let unbounded = Engine::new(Limits { max_recursion_depth: u32::MAX, ..Limits::default() })
+        .with_pool(engine.pool().unwrap().clone());
+    for _ in 0..3 {
+        let out = unbounded.eval_with(deep, &NoTools);
+        assert_eq!(reason(&out), "recursion_limit_exceeded", "{:?}", out.error());
+    }
+    // the one thread is still there and still has its whole stack
+    assert_eq!(
+        reason(&engine.eval_with("(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (f 1500)", &NoTools)),
+        "ok 1500"
+    );
+}
+
+#[test]
+fn runs_from_many_callers_share_the_pool_threads() {
+    let engine = Engine::new(Limits::default()).with_pool(pool(2, 1));
+    let host = Where::default();
+    std::thread::scope(|s| {
+        for _ in 0..12 {
+            s.spawn(|| {
+                for _ in 0..10 {
+                    let out = engine.eval("(tool/where {})", RunInput::new(), &host, &Cancel::new());
+                    assert_eq!(out.printed, "1");
+                }
+            });
+        }
+    });
+    let threads = host.threads.lock().unwrap().len();
+    assert!((1..=2).contains(&threads), "120 runs used {threads} threads, the pool has 2");
+    let names = host.names.lock().unwrap();
+    assert!(names.iter().all(|n| n.starts_with("ptc-eval-")), "{names:?}");
+}
+
+/// A host whose `boom` tool panics.
+struct Boom;
+
+impl Host for Boom {
+    fn tools(&self) -> Vec<ToolSpec> {
+        vec![ToolSpec::named("boom")]
+    }
+
+    fn call(&self, _call: &ToolCall, _cx: &CallCx<'_>) -> Result<Value, ToolError> {
+        panic!("the host broke")
+    }
+}
+
+#[test]
+fn a_panic_in_one_run_leaves_the_pool_working() {
+    let engine = Engine::new(Limits::default()).with_pool(pool(1, 1));
+    for _ in 0..3 {
+        let out = engine.eval_with("(tool/boom {})", &Boom);
+        let e = out.error().expect("a panicking host ends the run in an error");
+        assert!(e.message.contains("internal error"), "{}", e.message);
+    }
+    assert_eq!(engine.eval_with("(+ 1 2)", &NoTools).printed, "3");
+}
+
+/// A host whose `hold` tool waits until the test lets it go.
+struct Hold {
+    entered: Mutex<mpsc::Sender<()>>,
+    release: Mutex<mpsc::Receiver<()>>,
+}
+
+impl Host for Hold {
+    fn tools(&self) -> Vec<ToolSpec> {
+        vec![ToolSpec::named("hold")]
+    }
+
+    fn call(&self, _call: &ToolCall, _cx: &CallCx<'_>) -> Result<Value, ToolError> {
+        self.entered.lock().unwrap().send(()).unwrap();
+        self.release.lock().unwrap().recv().unwrap();
+        Ok(Value::Int(7))
+    }
+}
+
+#[test]
+fn a_full_queue_sheds_the_run_instead_of_starting_a_thread() {
+    let pool = EvalPool::new(PoolOptions::default().threads(1).branch_threads(1).queue_bound(0)).unwrap();
+    let engine = Engine::new(Limits::default()).with_pool(pool.clone());
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    let host = Arc::new(Hold { entered: Mutex::new(entered_tx), release: Mutex::new(release_rx) });
+    std::thread::scope(|s| {
+        let busy = s.spawn(|| engine.eval_with("(tool/hold {})", host.as_ref()));
+        entered.recv().unwrap();
+        assert_eq!(pool.busy(), 1);
+        let shed = engine.eval_with("(+ 1 2)", &NoTools);
+        let e = shed.error().expect("no room: the run is refused");
+        assert_eq!(e.kind.as_str(), "parallel_capacity_exceeded");
+        assert!(e.message.contains("queue_bound"), "{}", e.message);
+        release.send(()).unwrap();
+        assert_eq!(busy.join().unwrap().printed, "7");
+    });
+    assert_eq!(pool.busy(), 0);
+    assert_eq!(engine.eval_with("(+ 1 2)", &NoTools).printed, "3");
+}
+
+#[test]
+fn a_nested_run_from_a_tool_call_runs_on_the_same_pool_thread() {
+    struct Nested {
+        engine: Engine,
+        seen: Mutex<Vec<ThreadId>>,
+    }
+    impl Host for Nested {
+        fn tools(&self) -> Vec<ToolSpec> {
+            vec![ToolSpec::named("child")]
+        }
+        fn call(&self, _call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, ToolError> {
+            self.seen.lock().unwrap().push(std::thread::current().id());
+            let out = self.engine.eval("(+ 40 2)", RunInput::new(), &NoTools, &cx.cancel.child());
+            out.value().cloned().ok_or_else(|| ToolError::failed("child failed"))
+        }
+    }
+    let engine = Engine::new(Limits::default()).with_pool(pool(1, 1));
+    let host = Nested { engine: engine.clone(), seen: Mutex::new(Vec::new()) };
+    // one run thread: the nested run can only finish by running inline on it
+    let out = engine.eval_with("(+ (tool/child {}) (tool/child {}))", &host);
+    assert_eq!(out.printed, "84");
+    assert_eq!(host.seen.lock().unwrap().len(), 2);
+}
