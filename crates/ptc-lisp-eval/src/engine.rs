@@ -278,9 +278,103 @@ impl Engine {
         EvalPool::run_on(self.pool.as_ref(), f).map_err(|e| self.internal_error(e))
     }
 
+    /// Hands `f` to a run thread of the engine's pool and returns at once; the future
+    /// resolves to what `f` returns. No thread waits meanwhile, so an async service awaits
+    /// many runs on a few runtime threads; runs `f` starts happen inline on its run thread.
+    /// The future is runtime-agnostic. Dropping it does not stop `f`: stop a run through
+    /// its [`Cancel`] handle.
+    pub fn spawn<R: Send + 'static, F: FnOnce() -> R + Send + 'static>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<R, EvalError>> + Send + 'static + use<R, F> {
+        let handle = EvalPool::spawn_on(self.pool.as_ref(), f);
+        let engine = self.clone();
+        async move { handle.await.map_err(|e| engine.internal_error(e)) }
+    }
+
+    /// [`Engine::eval`] on a run thread, awaited without blocking the caller's thread.
+    /// Dropping the future cancels the run (through a child of `cancel`).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use ptc_lisp_eval::{Cancel, Engine, Limits, NoTools, RunInput};
+    /// let engine = Engine::new(Limits::default());
+    /// let run = engine.eval_async("(+ 1 2)", RunInput::new(), Arc::new(NoTools), &Cancel::new());
+    /// # let out = futures_lite_block_on(run);
+    /// # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     let waker = std::task::Waker::noop();
+    /// #     loop {
+    /// #         if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut std::task::Context::from_waker(waker)) { return v; }
+    /// #         std::thread::yield_now();
+    /// #     }
+    /// # }
+    /// assert_eq!(out.printed, "3");
+    /// ```
+    pub fn eval_async(
+        &self,
+        source: &str,
+        input: RunInput,
+        host: Arc<dyn Host>,
+        cancel: &Cancel,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
+        let source = source.to_string();
+        let engine = self.clone();
+        let fallback_memory = input.memory.clone();
+        let guard = CancelOnDrop(Some(cancel.child()));
+        let cancel = guard.0.clone().unwrap_or_default();
+        let handle = EvalPool::spawn_on(self.pool.as_ref(), {
+            let engine = engine.clone();
+            move || engine.eval(&source, input, host.as_ref(), &cancel)
+        });
+        async move {
+            let mut guard = guard;
+            let out = handle.await.unwrap_or_else(|e| Outcome::failure(engine.internal_error(e), fallback_memory));
+            guard.0 = None;
+            out
+        }
+    }
+
+    /// [`Engine::run`] on a run thread, awaited without blocking the caller's thread.
+    /// Dropping the future cancels the run (through a child of `cancel`).
+    pub fn run_async(
+        &self,
+        program: &Program,
+        input: RunInput,
+        host: Arc<dyn Host>,
+        cancel: &Cancel,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
+        let program = program.clone();
+        let engine = self.clone();
+        let fallback_memory = input.memory.clone();
+        let guard = CancelOnDrop(Some(cancel.child()));
+        let cancel = guard.0.clone().unwrap_or_default();
+        let handle = EvalPool::spawn_on(self.pool.as_ref(), {
+            let engine = engine.clone();
+            move || engine.run(&program, input, host.as_ref(), &cancel)
+        });
+        async move {
+            let mut guard = guard;
+            let out = handle.await.unwrap_or_else(|e| Outcome::failure(engine.internal_error(e), fallback_memory));
+            guard.0 = None;
+            out
+        }
+    }
+
     /// `eval` with no context, no memory and a fresh cancel handle.
     pub fn eval_with(&self, source: &str, host: &dyn Host) -> Outcome {
         self.eval(source, RunInput::new(), host, &Cancel::new())
+    }
+}
+
+/// Cancels the run of a future that is dropped before it finished.
+struct CancelOnDrop(Option<Cancel>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            c.cancel();
+        }
     }
 }
 

@@ -32,9 +32,12 @@
 //! ([`EvalPool::shared`]), started on first use.
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
 
 use crate::stack::{self, EVAL_STACK_BYTES, Failure};
 
@@ -215,6 +218,92 @@ impl EvalPool {
         }
         let _admitted = Admitted(&inner.admitted);
         inner.runs.install(|| catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked))
+    }
+}
+
+impl EvalPool {
+    /// Hands `f` to a run thread of `pool` and returns at once; the returned future
+    /// resolves to what `f` returns. Nothing waits on a thread meanwhile: an async caller
+    /// awaits it on its own runtime. Runs `f` starts happen inline on the run thread.
+    pub(crate) fn spawn_on<R: Send + 'static>(
+        pool: Option<&EvalPool>,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> RunFuture<R> {
+        let slot = Arc::new(Mutex::new(Slot { value: None, waker: None }));
+        let done = slot.clone();
+        let job = move |admitted: Option<Arc<Inner>>| {
+            let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
+            if let Some(inner) = admitted {
+                inner.admitted.fetch_sub(1, Ordering::SeqCst);
+            }
+            fill(&done, result);
+        };
+        let Some(pool) = pool else {
+            let spawned =
+                std::thread::Builder::new().name("ptc-eval".into()).stack_size(EVAL_STACK_BYTES).spawn(move || {
+                    stack::mark_eval_thread(EVAL_STACK_BYTES);
+                    job(None);
+                });
+            if spawned.is_err() {
+                fill(&slot, Err(Failure::NoThread));
+            }
+            return RunFuture { slot };
+        };
+        let inner = pool.inner.clone();
+        let limit = inner.options.threads.saturating_add(inner.options.queue_bound);
+        if inner.admitted.fetch_add(1, Ordering::SeqCst) >= limit {
+            inner.admitted.fetch_sub(1, Ordering::SeqCst);
+            fill(&slot, Err(Failure::Saturated));
+            return RunFuture { slot };
+        }
+        let admitted = inner.clone();
+        inner.runs.spawn(move || job(Some(admitted)));
+        RunFuture { slot }
+    }
+}
+
+/// Stores a spawned job's result and wakes whoever awaits it.
+fn fill<R>(slot: &Mutex<Slot<R>>, result: Result<R, Failure>) {
+    let waker = match slot.lock() {
+        Ok(mut s) => {
+            s.value = Some(result);
+            s.waker.take()
+        }
+        Err(_) => None,
+    };
+    if let Some(w) = waker {
+        w.wake();
+    }
+}
+
+struct Slot<R> {
+    value: Option<Result<R, Failure>>,
+    waker: Option<Waker>,
+}
+
+/// Work handed to the pool; resolves to its result. Dropping it does not stop the work.
+pub(crate) struct RunFuture<R> {
+    slot: Arc<Mutex<Slot<R>>>,
+}
+
+impl<R> std::fmt::Debug for RunFuture<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunFuture").finish_non_exhaustive()
+    }
+}
+
+impl<R> Future for RunFuture<R> {
+    type Output = Result<R, Failure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Ok(mut s) = self.slot.lock() else { return Poll::Ready(Err(Failure::Panicked)) };
+        match s.value.take() {
+            Some(v) => Poll::Ready(v),
+            None => {
+                s.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
     }
 }
 

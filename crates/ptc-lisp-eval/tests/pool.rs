@@ -169,3 +169,70 @@ fn a_nested_run_from_a_tool_call_runs_on_the_same_pool_thread() {
     assert_eq!(out.printed, "84");
     assert_eq!(host.seen.lock().unwrap().len(), 2);
 }
+
+/// Polls `f` to completion on this thread, parking between polls.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn an_async_run_is_awaited_without_a_waiting_thread() {
+    let engine = Engine::new(Limits::default()).with_pool(pool(1, 1));
+    let host = Arc::new(Where::default());
+    let runs: Vec<_> = (0..20)
+        .map(|i| {
+            engine.eval_async(&format!("(+ {i} (tool/where {{}}))"), RunInput::new(), host.clone(), &Cancel::new())
+        })
+        .collect();
+    // all twenty are queued before any is awaited: nothing blocked the caller
+    let printed: Vec<String> = runs.into_iter().map(|r| block_on(r).printed).collect();
+    assert_eq!(printed, (1..=20).map(|i| i.to_string()).collect::<Vec<_>>());
+    assert_eq!(host.threads.lock().unwrap().len(), 1);
+    let spawned = block_on(engine.spawn(|| std::thread::current().name().unwrap_or("").to_string())).unwrap();
+    assert!(spawned.starts_with("ptc-eval-"), "{spawned}");
+}
+
+#[test]
+fn dropping_an_async_run_cancels_it() {
+    let engine = Engine::new(Limits {
+        timeout: std::time::Duration::from_secs(60),
+        max_loop_iterations: u64::MAX,
+        ..Limits::default()
+    })
+    .with_pool(pool(1, 1));
+    let (entered_tx, entered) = mpsc::channel();
+    let host = Arc::new(ptc_lisp_eval::FnHost::new().with_tool("mark", move |_| {
+        let _ = entered_tx.send(());
+        Ok(Value::Nil)
+    }));
+    let started = std::time::Instant::now();
+    let run = engine.eval_async("(tool/mark {}) (loop [i 0] (recur (inc i)))", RunInput::new(), host, &Cancel::new());
+    let run = std::thread::spawn(move || {
+        // polled once (queued), then dropped once the program is inside its endless loop
+        let mut run = Box::pin(run);
+        let waker = std::task::Waker::noop();
+        assert!(run.as_mut().poll(&mut std::task::Context::from_waker(waker)).is_pending());
+        run
+    })
+    .join()
+    .unwrap();
+    entered.recv().unwrap();
+    drop(run);
+    // the pool's only thread is free again only once the cancelled run has stopped
+    assert_eq!(engine.eval_with("(+ 1 2)", &NoTools).printed, "3");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the dropped run went on: {:?}", started.elapsed());
+}
