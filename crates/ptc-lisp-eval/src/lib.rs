@@ -72,7 +72,7 @@ pub mod search {
     pub use crate::builtins::discovery::{score, tokens};
 }
 
-pub use cancel::Cancel;
+pub use cancel::{Cancel, CancelWatch};
 pub use engine::{CompileEnv, Engine, MAX_VALUE_NESTING, Program, RunInput};
 pub use error::{ErrorKind, EvalError};
 pub use function::Function;
