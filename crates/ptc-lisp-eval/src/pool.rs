@@ -140,7 +140,6 @@ impl std::fmt::Debug for EvalPool {
 #[derive(Clone)]
 enum Role {
     /// A run thread (or a nested run's own thread): branches go to this pool.
-    #[allow(dead_code)] // read by pmap's fan-out
     Run(Arc<rayon_core::ThreadPool>),
     /// A branch thread: branches go to its own pool.
     Branch,
@@ -324,4 +323,43 @@ fn try_inline<R: Send, F: FnOnce() -> R + Send>(f: F) -> Result<Result<R, Failur
     } else {
         Err(f)
     }
+}
+
+/// Runs every job and returns their results in order: the first on this thread, the others
+/// on branch threads when this thread belongs to a pool (on this thread too when they are
+/// still queued once the first is done and nobody took them: see the module doc), all on
+/// this thread otherwise. A panicking job gives `Err(Failure::Panicked)` in its slot.
+pub(crate) fn fan_out<R: Send, F: FnOnce() -> R + Send>(jobs: Vec<F>) -> Vec<Result<R, Failure>> {
+    let mut slots: Vec<Option<Result<R, Failure>>> = (0..jobs.len()).map(|_| None).collect();
+    let role = ROLE.with(|r| r.borrow().clone());
+    match role {
+        Some(Role::Run(branches)) => branches.in_place_scope(|s| spread(s, &mut slots, jobs)),
+        Some(Role::Branch) => rayon_core::in_place_scope(|s| spread(s, &mut slots, jobs)),
+        None => {
+            for (job, slot) in jobs.into_iter().zip(slots.iter_mut()) {
+                *slot = Some(contained(job));
+            }
+        }
+    }
+    slots.into_iter().map(|s| s.unwrap_or(Err(Failure::Panicked))).collect()
+}
+
+/// Queues all jobs but the first on the scope's pool, then runs the first here.
+fn spread<'scope, R: Send + 'scope, F: FnOnce() -> R + Send + 'scope>(
+    s: &rayon_core::Scope<'scope>,
+    slots: &'scope mut [Option<Result<R, Failure>>],
+    jobs: Vec<F>,
+) {
+    let mut pairs = jobs.into_iter().zip(slots.iter_mut());
+    let first = pairs.next();
+    for (job, slot) in pairs {
+        s.spawn(move |_| *slot = Some(contained(job)));
+    }
+    if let Some((job, slot)) = first {
+        *slot = Some(contained(job));
+    }
+}
+
+fn contained<R>(job: impl FnOnce() -> R) -> Result<R, Failure> {
+    catch_unwind(AssertUnwindSafe(job)).map_err(|_| Failure::Panicked)
 }

@@ -20,9 +20,6 @@ const SAFETY_MARGIN: usize = 24 * 1024 * 1024;
 /// A nested run starts inline only when at least this much of the stack is left.
 const NESTED_MIN_BYTES: usize = 64 * 1024 * 1024;
 
-/// Stack of a `pmap`/`pcalls` branch thread.
-pub(crate) const BRANCH_STACK_BYTES: usize = 64 * 1024 * 1024;
-
 thread_local! {
     /// On an evaluation thread: (address near the stack's top, usable bytes from there).
     static EVAL_THREAD: Cell<Option<(usize, usize)>> = const { Cell::new(None) };

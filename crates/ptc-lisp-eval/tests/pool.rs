@@ -46,7 +46,7 @@ impl Host for Where {
 #[test]
 fn deep_recursion_on_a_pooled_thread_ends_in_the_recursion_limit_and_the_thread_is_reused() {
     let engine = Engine::new(Limits::default()).with_pool(pool(1, 1));
-    let deep = "(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (f 100000)";
+    let deep = "(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (f 100000000)";
     // the depth limit, then the stack itself (depth limit raised past what the stack holds)
     assert_eq!(reason(&engine.eval_with(deep, &NoTools)), "recursion_limit_exceeded");
     let unbounded = Engine::new(Limits { max_recursion_depth: u32::MAX, ..Limits::default() })
@@ -235,4 +235,45 @@ fn dropping_an_async_run_cancels_it() {
     // the pool's only thread is free again only once the cancelled run has stopped
     assert_eq!(engine.eval_with("(+ 1 2)", &NoTools).printed, "3");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "the dropped run went on: {:?}", started.elapsed());
+}
+
+#[test]
+fn nested_pmap_with_more_branches_than_threads_finishes() {
+    let limits = Limits { max_parallel_workers: 64, ..Limits::default() };
+    let engine = Engine::new(limits).with_pool(pool(1, 2));
+    // 6 × 6 branches on 2 branch threads and the one run thread
+    let out =
+        engine.eval_with("(reduce + (pmap (fn [i] (reduce + (pmap (fn [j] (* i j)) (range 6)))) (range 6)))", &NoTools);
+    assert_eq!(out.printed, "225", "{:?}", out.error());
+    let out = engine
+        .eval_with("(count (pcalls #(pmap inc (range 10)) #(pmap dec (range 10)) #(pmap - (range 10))))", &NoTools);
+    assert_eq!(out.printed, "3", "{:?}", out.error());
+}
+
+#[test]
+fn deep_recursion_inside_a_pmap_branch_ends_in_the_recursion_limit() {
+    let limits =
+        Limits { max_recursion_depth: u32::MAX, timeout: std::time::Duration::from_secs(120), ..Limits::default() };
+    let engine = Engine::new(limits).with_pool(pool(1, 1));
+    let out = engine.eval_with("(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (pmap f [10 100000000 20])", &NoTools);
+    // a branch's error is reported as the pmap's, naming the branch and the cause
+    let e = out.error().expect("the deep branch fails");
+    assert_eq!(e.kind.as_str(), "pmap_error");
+    assert!(e.message.contains("branch 1") && e.message.contains("recursion too deep"), "{}", e.message);
+    // the branch threads survive it
+    assert_eq!(engine.eval_with("(pmap inc [1 2 3])", &NoTools).printed, "[2 3 4]");
+}
+
+#[test]
+fn pmap_branches_run_on_the_branch_threads_and_the_caller() {
+    let engine = Engine::new(Limits::default()).with_pool(pool(1, 2));
+    let host = Where::default();
+    for _ in 0..20 {
+        let out =
+            engine.eval("(count (pmap (fn [_] (tool/where {})) (range 8)))", RunInput::new(), &host, &Cancel::new());
+        assert_eq!(out.printed, "8");
+    }
+    let names = host.names.lock().unwrap();
+    assert!(names.iter().all(|n| n.starts_with("ptc-eval-") || n.starts_with("ptc-branch-")), "{names:?}");
+    assert!(host.threads.lock().unwrap().len() <= 3, "one run thread and two branch threads");
 }
