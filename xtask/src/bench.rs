@@ -10,6 +10,8 @@
 //!
 //! `--quick` does one timed run of each and a shorter scaling series; `--runs N` sets the
 //! number of timed runs (default 5; the startup row does four times as many).
+//! `--latency` runs only the in-process and MCP latency figures and replaces that section
+//! of `docs/performance.md`, leaving the committed whole-process tables as they are.
 
 mod data;
 mod latency;
@@ -30,14 +32,16 @@ use workloads::{PTC_LIMITS, Workload};
 struct Options {
     runs: usize,
     quick: bool,
+    latency_only: bool,
 }
 
 impl Options {
     fn parse(args: &[String]) -> Result<Self> {
-        let mut opts = Options { runs: 5, quick: false };
+        let mut opts = Options { runs: 5, quick: false, latency_only: false };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             match a.as_str() {
+                "--latency" => opts.latency_only = true,
                 "--quick" => {
                     opts.quick = true;
                     opts.runs = 1;
@@ -49,7 +53,7 @@ impl Options {
                         bail!("--runs must be at least 1");
                     }
                 }
-                other => bail!("unknown bench option {other} (expected --quick or --runs N)"),
+                other => bail!("unknown bench option {other} (expected --quick, --latency or --runs N)"),
             }
         }
         Ok(opts)
@@ -82,6 +86,9 @@ pub fn run() -> Result<()> {
     let dir = crate::target_dir().join("bench");
     std::fs::create_dir_all(dir.join("programs"))?;
     let machine = report::Machine::probe();
+    if opts.latency_only {
+        return latency_only(&ptc, &python, &opts);
+    }
 
     eprintln!("==> whole process: ptc eval '(+ 1 2)' vs python3 -c 'print(1 + 2)'");
     let startup_pair =
@@ -115,7 +122,7 @@ pub fn run() -> Result<()> {
     }
 
     eprintln!("==> in-process and MCP latency");
-    let mut service = latency::in_process(&ptc, opts.runs)?;
+    let mut service = latency::in_process(&ptc, opts.runs, &python)?;
     service.extend(latency::mcp(&ptc, if opts.quick { 1 } else { 5 })?);
 
     let text = report::render(&report::Report {
@@ -132,6 +139,26 @@ pub fn run() -> Result<()> {
     std::fs::write(&doc, &text).with_context(|| format!("cannot write {}", doc.display()))?;
     println!("{text}");
     eprintln!("==> wrote {}", doc.display());
+    Ok(())
+}
+
+/// `--latency`: the latency figures alone, written over the latency section of
+/// `docs/performance.md` (the section's heading and everything after it).
+fn latency_only(ptc: &Path, python: &Path, opts: &Options) -> Result<()> {
+    eprintln!("==> in-process and MCP latency");
+    let mut service = latency::in_process(ptc, opts.runs, python)?;
+    service.extend(latency::mcp(ptc, if opts.quick { 1 } else { 5 })?);
+    let doc = crate::root().join("docs/performance.md");
+    let old = std::fs::read_to_string(&doc).with_context(|| format!("cannot read {}", doc.display()))?;
+    let section = report::LATENCY_HEADING;
+    let Some(at) = old.find(section) else {
+        bail!("{} has no `{section}` section; run the whole bench once", doc.display());
+    };
+    let mut text = old[..at].to_string();
+    text.push_str(&report::latency_section(&service));
+    std::fs::write(&doc, &text).with_context(|| format!("cannot write {}", doc.display()))?;
+    println!("{}", report::latency_section(&service));
+    eprintln!("==> updated the latency section of {}", doc.display());
     Ok(())
 }
 

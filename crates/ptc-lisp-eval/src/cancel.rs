@@ -1,7 +1,7 @@
 //! Cancellation and deadlines that flow from a parent run to its children.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// A cancel handle: cheap to clone, shared by everyone who may stop a run.
@@ -27,11 +27,52 @@ pub struct Cancel {
     inner: Arc<Node>,
 }
 
-#[derive(Debug, Default)]
+/// Called when a handle (or an ancestor) is cancelled.
+type Watcher = Arc<dyn Fn() + Send + Sync>;
+
+#[derive(Default)]
 struct Node {
     flag: AtomicBool,
     deadline: Option<Instant>,
     parent: Option<Cancel>,
+    /// Callbacks to run when this node is cancelled, by registration id.
+    watchers: Mutex<Vec<(u64, Watcher)>>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("flag", &self.flag)
+            .field("deadline", &self.deadline)
+            .field("parent", &self.parent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Registration ids of watchers.
+static NEXT_WATCH: AtomicU64 = AtomicU64::new(1);
+
+/// A callback registered with [`Cancel::on_cancel`]; unregistered when dropped.
+#[must_use = "the callback is unregistered when this is dropped"]
+pub struct CancelWatch {
+    id: u64,
+    nodes: Vec<Cancel>,
+}
+
+impl std::fmt::Debug for CancelWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancelWatch").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl Drop for CancelWatch {
+    fn drop(&mut self) {
+        for n in &self.nodes {
+            if let Ok(mut w) = n.inner.watchers.lock() {
+                w.retain(|(id, _)| *id != self.id);
+            }
+        }
+    }
 }
 
 impl Cancel {
@@ -42,23 +83,59 @@ impl Cancel {
 
     /// A child of `self` with the same deadline (cancelled when `self` is).
     pub fn child(&self) -> Cancel {
-        Cancel { inner: Arc::new(Node { flag: AtomicBool::new(false), deadline: None, parent: Some(self.clone()) }) }
+        Cancel { inner: Arc::new(Node { parent: Some(self.clone()), ..Node::default() }) }
     }
 
     /// A child of `self` whose deadline is the earlier of `deadline` and `self`'s.
     pub fn with_deadline(&self, deadline: Instant) -> Cancel {
-        Cancel {
-            inner: Arc::new(Node {
-                flag: AtomicBool::new(false),
-                deadline: Some(deadline),
-                parent: Some(self.clone()),
-            }),
+        Cancel { inner: Arc::new(Node { deadline: Some(deadline), parent: Some(self.clone()), ..Node::default() }) }
+    }
+
+    /// Cancels this handle and every child of it, and runs the callbacks registered on
+    /// them with [`on_cancel`](Self::on_cancel).
+    pub fn cancel(&self) {
+        self.inner.flag.store(true, Ordering::SeqCst);
+        let watchers = match self.inner.watchers.lock() {
+            Ok(mut w) => std::mem::take(&mut *w),
+            Err(_) => Vec::new(),
+        };
+        for (_, w) in watchers {
+            w();
         }
     }
 
-    /// Cancels this handle and every child of it.
-    pub fn cancel(&self) {
-        self.inner.flag.store(true, Ordering::SeqCst);
+    /// Runs `f` once this handle or an ancestor is cancelled (at once when it already
+    /// is), until the returned guard is dropped: a thread waiting for a tool's answer
+    /// wakes on it instead of polling. `f` may run more than once (an ancestor and the
+    /// handle both cancelled), and runs on the cancelling thread, so it must be quick.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use ptc_lisp_eval::Cancel;
+    /// let mission = Cancel::new();
+    /// let run = mission.child();
+    /// let (tx, rx) = mpsc::channel();
+    /// let _watch = run.on_cancel(move || { let _ = tx.send("stop"); });
+    /// mission.cancel();
+    /// assert_eq!(rx.recv().unwrap(), "stop");
+    /// ```
+    pub fn on_cancel(&self, f: impl Fn() + Send + Sync + 'static) -> CancelWatch {
+        let f: Watcher = Arc::new(f);
+        let id = NEXT_WATCH.fetch_add(1, Ordering::Relaxed);
+        let mut nodes = Vec::new();
+        let mut node = Some(self);
+        while let Some(c) = node {
+            if let Ok(mut w) = c.inner.watchers.lock() {
+                w.push((id, f.clone()));
+            }
+            nodes.push(c.clone());
+            node = c.inner.parent.as_ref();
+        }
+        // a cancel that came before the registration finished still reaches `f`
+        if self.is_cancelled() {
+            f();
+        }
+        CancelWatch { id, nodes }
     }
 
     /// True when this handle or one of its ancestors was cancelled.
@@ -89,5 +166,43 @@ impl Cancel {
     /// True when the deadline (if any) has passed.
     pub fn is_expired(&self) -> bool {
         self.deadline().is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    fn counter() -> (Arc<AtomicUsize>, impl Fn() + Send + Sync + 'static) {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        (n, move || {
+            m.fetch_add(1, Ordering::SeqCst);
+        })
+    }
+
+    #[test]
+    fn a_watcher_hears_its_own_cancel_and_every_ancestor_s() {
+        let mission = Cancel::new();
+        let run = mission.child().with_deadline(Instant::now() + std::time::Duration::from_secs(60));
+        let (heard, f) = counter();
+        let _watch = run.on_cancel(f);
+        assert_eq!(heard.load(Ordering::SeqCst), 0);
+        mission.cancel();
+        assert_eq!(heard.load(Ordering::SeqCst), 1);
+        let (late, g) = counter();
+        let _late = run.on_cancel(g);
+        assert_eq!(late.load(Ordering::SeqCst), 1, "registered after the cancel: runs at once");
+    }
+
+    #[test]
+    fn a_dropped_watch_is_not_called() {
+        let c = Cancel::new();
+        let (heard, f) = counter();
+        drop(c.on_cancel(f));
+        c.cancel();
+        assert_eq!(heard.load(Ordering::SeqCst), 0);
     }
 }

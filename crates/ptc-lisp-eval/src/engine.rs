@@ -31,6 +31,7 @@ use crate::host::{Host, ToolSpec};
 use crate::interp::{Globals, Interp};
 use crate::limits::{Limits, SharedBudget};
 use crate::meter;
+use crate::pool::EvalPool;
 use crate::printer::{PrintOptions, to_clojure_with};
 use crate::run::{Nesting, Outcome, RunResult, Usage, nesting};
 use crate::stack;
@@ -43,10 +44,22 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 /// collection items and the values functions hold.
 pub const MAX_VALUE_NESTING: usize = 1_000;
 
-/// Runs PTC-Lisp programs under one set of [`Limits`]. Cheap to clone; `Send + Sync`.
-#[derive(Debug, Clone, Default)]
+/// Runs PTC-Lisp programs under one set of [`Limits`] on the threads of an [`EvalPool`].
+/// Cheap to clone; `Send + Sync`.
+///
+/// [`Engine::new`] uses the process-wide pool ([`EvalPool::shared`]); a service that wants
+/// its own sizes gives the engine a pool with [`Engine::with_pool`]. Building an engine is
+/// cheap either way: the threads belong to the pool, not to the engine.
+#[derive(Debug, Clone)]
 pub struct Engine {
     limits: Arc<Limits>,
+    pool: Option<EvalPool>,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new(Limits::default())
+    }
 }
 
 /// What a program is compiled against: the tools it may call, the `data/` keys and the
@@ -139,7 +152,18 @@ impl RunInput {
 impl Engine {
     /// An engine enforcing `limits` on every run.
     pub fn new(limits: Limits) -> Self {
-        Engine { limits: Arc::new(limits) }
+        Engine { limits: Arc::new(limits), pool: EvalPool::shared() }
+    }
+
+    /// This engine with its runs on `pool` instead of the process-wide one.
+    pub fn with_pool(mut self, pool: EvalPool) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The pool runs go to (`None` only when the process-wide pool could not start).
+    pub fn pool(&self) -> Option<&EvalPool> {
+        self.pool.as_ref()
     }
 
     /// The limits in force.
@@ -151,6 +175,13 @@ impl Engine {
     /// `symbol_limit_exceeded` or an analysis error (`unbound_var`, `unknown_tool`,
     /// `invalid_form`...).
     pub fn compile(&self, source: &str, env: &CompileEnv) -> Result<Program, EvalError> {
+        // parsing is iterative, but analysis recurses over the forms: give it the stack
+        EvalPool::run_on(self.pool.as_ref(), || self.compile_here(source, env))
+            .unwrap_or_else(|f| Err(self.internal_error(f)))
+    }
+
+    /// `compile` on the current (evaluation) thread.
+    fn compile_here(&self, source: &str, env: &CompileEnv) -> Result<Program, EvalError> {
         let limits = &self.limits;
         if source.len() > limits.max_program_bytes {
             return Err(EvalError::new(
@@ -162,29 +193,25 @@ impl Engine {
                 ),
             ));
         }
-        // parsing is iterative, but analysis recurses over the forms: give it the stack
-        stack::on_eval_stack(|| {
-            let forms = parse_program_with(source, &ParseOptions { max_depth: limits.max_nesting_depth })
-                .map_err(|e| EvalError::new(ErrorKind::ParseError, e.message).at(e.span))?;
-            let mut tools = std::collections::BTreeSet::new();
-            let mut native_only = std::collections::BTreeSet::new();
-            for t in &env.tools {
-                if t.exposure.to_programs() {
-                    tools.insert(t.name.clone());
-                } else {
-                    native_only.insert(t.name.clone());
-                }
+        let forms = parse_program_with(source, &ParseOptions { max_depth: limits.max_nesting_depth })
+            .map_err(|e| EvalError::new(ErrorKind::ParseError, e.message).at(e.span))?;
+        let mut tools = std::collections::BTreeSet::new();
+        let mut native_only = std::collections::BTreeSet::new();
+        for t in &env.tools {
+            if t.exposure.to_programs() {
+                tools.insert(t.name.clone());
+            } else {
+                native_only.insert(t.name.clone());
             }
-            let aenv = AnalyzeEnv {
-                user_names: env.user_names.clone(),
-                tools,
-                native_only,
-                data_keys: env.data_keys.clone(),
-                max_symbols: limits.max_symbols,
-            };
-            analyze::analyze_program(&forms, &aenv).map(|p| Program { inner: Arc::new(p) })
-        })
-        .unwrap_or_else(|f| Err(internal_error(f)))
+        }
+        let aenv = AnalyzeEnv {
+            user_names: env.user_names.clone(),
+            tools,
+            native_only,
+            data_keys: env.data_keys.clone(),
+            max_symbols: limits.max_symbols,
+        };
+        analyze::analyze_program(&forms, &aenv).map(|p| Program { inner: Arc::new(p) })
     }
 
     /// Runs a compiled program. Never panics; every failure is an [`Outcome`] error.
@@ -192,8 +219,8 @@ impl Engine {
         let started = Instant::now();
         let fallback_memory = input.memory.clone();
         let limits = &self.limits;
-        let mut out = stack::on_eval_stack(|| execute(limits, &program.inner, input, host, cancel))
-            .unwrap_or_else(|f| Outcome::failure(internal_error(f), fallback_memory));
+        let mut out = EvalPool::run_on(self.pool.as_ref(), || execute(limits, &program.inner, input, host, cancel))
+            .unwrap_or_else(|f| Outcome::failure(self.internal_error(f), fallback_memory));
         out.usage.duration = started.elapsed();
         out
     }
@@ -202,12 +229,136 @@ impl Engine {
     pub fn eval(&self, source: &str, input: RunInput, host: &dyn Host, cancel: &Cancel) -> Outcome {
         let started = Instant::now();
         let env = CompileEnv::for_run(&input, host);
-        let mut out = match self.compile(source, &env) {
-            Ok(p) => self.run(&p, input, host, cancel),
+        let fallback_memory = input.memory.clone();
+        // compile and run in one trip to the pool
+        let mut out = EvalPool::run_on(self.pool.as_ref(), || match self.compile_here(source, &env) {
+            Ok(p) => execute(&self.limits, &p.inner, input, host, cancel),
             Err(e) => Outcome::failure(e, input.memory),
-        };
+        })
+        .unwrap_or_else(|f| Outcome::failure(self.internal_error(f), fallback_memory));
         out.usage.duration = started.elapsed();
         out
+    }
+
+    fn internal_error(&self, f: stack::Failure) -> EvalError {
+        let message = match f {
+            stack::Failure::NoThread => {
+                "internal error: the system refused a thread for the program (resources exhausted); retry later".to_string()
+            }
+            stack::Failure::Panicked => {
+                "internal error: the interpreter failed on this program (a bug in ptc, not in the program); please report it — rewriting the step that failed usually avoids it".to_string()
+            }
+            stack::Failure::Saturated => {
+                let (threads, queued) = self.pool.as_ref().map_or((0, 0), |p| (p.options().threads, p.options().queue_bound));
+                return EvalError::new(
+                    ErrorKind::ParallelCapacityExceeded,
+                    format!(
+                        "the engine is saturated: {threads} run threads busy and {queued} runs already queued (PoolOptions::queue_bound); retry later, or give the engine's pool more threads or a longer queue"
+                    ),
+                );
+            }
+        };
+        EvalError::new(ErrorKind::RuntimeError, message)
+    }
+
+    /// Runs `f` on one evaluation thread of the engine's pool and returns what it returns.
+    /// Every compile and run `f` makes (with any engine) happens inline on that thread, with
+    /// no handoff between threads per run: for loops of many small runs (`ptc eval
+    /// --jsonl`, a batch job). The batch holds its thread until `f` returns, so a service
+    /// answering many callers runs each program with [`Engine::run`] instead.
+    ///
+    /// ```
+    /// use ptc_lisp_eval::{Engine, Limits, NoTools};
+    /// let engine = Engine::new(Limits::default());
+    /// let printed = engine.batch(|| (0..3).map(|i| engine.eval_with(&format!("(* {i} 2)"), &NoTools).printed).collect::<Vec<_>>())?;
+    /// assert_eq!(printed, ["0", "2", "4"]);
+    /// # Ok::<(), ptc_lisp_eval::EvalError>(())
+    /// ```
+    pub fn batch<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R, EvalError> {
+        EvalPool::run_on(self.pool.as_ref(), f).map_err(|e| self.internal_error(e))
+    }
+
+    /// Hands `f` to a run thread of the engine's pool and returns at once; the future
+    /// resolves to what `f` returns. No thread waits meanwhile, so an async service awaits
+    /// many runs on a few runtime threads; runs `f` starts happen inline on its run thread.
+    /// The future is runtime-agnostic. Dropping it does not stop `f`: stop a run through
+    /// its [`Cancel`] handle.
+    pub fn spawn<R: Send + 'static, F: FnOnce() -> R + Send + 'static>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<R, EvalError>> + Send + 'static + use<R, F> {
+        let handle = EvalPool::spawn_on(self.pool.as_ref(), f);
+        let engine = self.clone();
+        async move { handle.await.map_err(|e| engine.internal_error(e)) }
+    }
+
+    /// [`Engine::eval`] on a run thread, awaited without blocking the caller's thread.
+    /// Dropping the future cancels the run (through a child of `cancel`).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use ptc_lisp_eval::{Cancel, Engine, Limits, NoTools, RunInput};
+    /// let engine = Engine::new(Limits::default());
+    /// let run = engine.eval_async("(+ 1 2)", RunInput::new(), Arc::new(NoTools), &Cancel::new());
+    /// # let out = futures_lite_block_on(run);
+    /// # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     let waker = std::task::Waker::noop();
+    /// #     loop {
+    /// #         if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut std::task::Context::from_waker(waker)) { return v; }
+    /// #         std::thread::yield_now();
+    /// #     }
+    /// # }
+    /// assert_eq!(out.printed, "3");
+    /// ```
+    pub fn eval_async(
+        &self,
+        source: &str,
+        input: RunInput,
+        host: Arc<dyn Host>,
+        cancel: &Cancel,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
+        let source = source.to_string();
+        let engine = self.clone();
+        let fallback_memory = input.memory.clone();
+        let guard = CancelOnDrop(Some(cancel.child()));
+        let cancel = guard.0.clone().unwrap_or_default();
+        let handle = EvalPool::spawn_on(self.pool.as_ref(), {
+            let engine = engine.clone();
+            move || engine.eval(&source, input, host.as_ref(), &cancel)
+        });
+        async move {
+            let mut guard = guard;
+            let out = handle.await.unwrap_or_else(|e| Outcome::failure(engine.internal_error(e), fallback_memory));
+            guard.0 = None;
+            out
+        }
+    }
+
+    /// [`Engine::run`] on a run thread, awaited without blocking the caller's thread.
+    /// Dropping the future cancels the run (through a child of `cancel`).
+    pub fn run_async(
+        &self,
+        program: &Program,
+        input: RunInput,
+        host: Arc<dyn Host>,
+        cancel: &Cancel,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
+        let program = program.clone();
+        let engine = self.clone();
+        let fallback_memory = input.memory.clone();
+        let guard = CancelOnDrop(Some(cancel.child()));
+        let cancel = guard.0.clone().unwrap_or_default();
+        let handle = EvalPool::spawn_on(self.pool.as_ref(), {
+            let engine = engine.clone();
+            move || engine.run(&program, input, host.as_ref(), &cancel)
+        });
+        async move {
+            let mut guard = guard;
+            let out = handle.await.unwrap_or_else(|e| Outcome::failure(engine.internal_error(e), fallback_memory));
+            guard.0 = None;
+            out
+        }
     }
 
     /// `eval` with no context, no memory and a fresh cancel handle.
@@ -216,18 +367,15 @@ impl Engine {
     }
 }
 
-fn internal_error(f: stack::Failure) -> EvalError {
-    EvalError::new(
-        ErrorKind::RuntimeError,
-        match f {
-            stack::Failure::NoThread => {
-                "internal error: the system refused a thread for the program (resources exhausted); retry later"
-            }
-            stack::Failure::Panicked => {
-                "internal error: the interpreter failed on this program (a bug in ptc, not in the program); please report it — rewriting the step that failed usually avoids it"
-            }
-        },
-    )
+/// Cancels the run of a future that is dropped before it finished.
+struct CancelOnDrop(Option<Cancel>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            c.cancel();
+        }
+    }
 }
 
 /// One run on the current (evaluation) thread.

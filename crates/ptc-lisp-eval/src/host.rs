@@ -332,9 +332,6 @@ impl FnHost {
     }
 }
 
-/// How often a waiting call looks at the cancel handle.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
-
 impl Host for FnHost {
     fn tools(&self) -> Vec<ToolSpec> {
         self.tools.values().map(|(s, _)| s.clone()).collect()
@@ -347,30 +344,33 @@ impl Host for FnHost {
                 message: format!("Unknown tool: {}", call.name),
             });
         };
+        /// What the waiting program hears: the tool's answer, or the run's cancellation.
+        enum Heard {
+            Answer(Result<Value, String>),
+            Cancelled,
+        }
         let (tx, rx) = mpsc::channel();
+        let wake = tx.clone();
+        // cancellation wakes the wait at once (no polling)
+        let _watch = cx.cancel.on_cancel(move || {
+            let _ = wake.send(Heard::Cancelled);
+        });
         let f = f.clone();
         let args = call.args.clone();
+        let name = call.name.clone();
         let spawned = std::thread::Builder::new().name(format!("ptc-tool-{}", call.name)).spawn(move || {
-            let _ = tx.send(f(args));
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(args)))
+                .unwrap_or_else(|_| Err(format!("tool '{name}' panicked")));
+            let _ = tx.send(Heard::Answer(answer));
         });
         if spawned.is_err() {
             return Err(ToolError::failed("no thread could be started for the tool call"));
         }
-        loop {
-            if cx.cancel.is_cancelled() {
-                return Err(ToolError::cancelled(&call.name));
-            }
-            let left = cx.remaining();
-            if left.is_zero() {
-                return Err(ToolError::timeout(&call.name));
-            }
-            match rx.recv_timeout(left.min(CANCEL_POLL)) {
-                Ok(r) => return r.map_err(ToolError::failed),
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(ToolError::failed(format!("tool '{}' panicked", call.name)));
-                }
-            }
+        match rx.recv_timeout(cx.remaining()) {
+            Ok(Heard::Answer(r)) => r.map_err(ToolError::failed),
+            Ok(Heard::Cancelled) => Err(ToolError::cancelled(&call.name)),
+            Err(_) if cx.cancel.is_cancelled() => Err(ToolError::cancelled(&call.name)),
+            Err(_) => Err(ToolError::timeout(&call.name)),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `ptc-lisp-eval`: runs PTC-Lisp programs in a sandbox.
 //!
-//! An [`Engine`] owns the [`Limits`] and the threads programs run on; it compiles source
+//! An [`Engine`] owns the [`Limits`] and the threads programs run on (an [`EvalPool`]); it compiles source
 //! text into a reusable [`Program`] and runs it with a [`RunInput`] (context data, memory
 //! of earlier runs), a [`Host`] (the only door to the outside: tool calls and discovery)
 //! and a [`Cancel`] handle. Every run ends in an [`Outcome`]: a value, a `(return v)`, a
@@ -43,6 +43,7 @@ mod meter;
 mod moves;
 mod node;
 mod parallel;
+mod pool;
 pub mod printer;
 mod prints;
 mod pvector;
@@ -71,7 +72,7 @@ pub mod search {
     pub use crate::builtins::discovery::{score, tokens};
 }
 
-pub use cancel::Cancel;
+pub use cancel::{Cancel, CancelWatch};
 pub use engine::{CompileEnv, Engine, MAX_VALUE_NESTING, Program, RunInput};
 pub use error::{ErrorKind, EvalError};
 pub use function::Function;
@@ -82,6 +83,7 @@ pub use host::{
 pub use interp::Globals;
 pub use lazy::LazySeq;
 pub use limits::{LimitError, LimitSpec, LimitUnit, Limits};
+pub use pool::{EvalPool, PoolError, PoolOptions};
 pub use printer::{repl_preview, to_clojure};
 pub use regex_value::RegexValue;
 pub use run::{Outcome, RunOptions, RunResult, Usage, run};

@@ -56,27 +56,43 @@ thread_local! {
     };
 }
 
-/// Meters walks on this thread against `budget` until the returned guard drops.
+/// Meters walks on this thread against `budget` until the returned guard drops; then the
+/// meter that was installed before (a run this thread was in when it took up a nested run
+/// or another run's `pmap` branch) is back as it was.
 pub(crate) fn install(budget: Arc<SharedBudget>) -> Installed {
     let (base, usable) = stack::budget_here();
     STATE.with(|s| {
-        *s.budget.borrow_mut() = Some(budget);
-        s.stack_floor.set(base.saturating_sub(usable));
-        s.count.set(0);
-        s.abort.set(None);
-    });
-    Installed(())
+        let previous = Saved {
+            budget: s.budget.borrow_mut().replace(budget),
+            stack_floor: s.stack_floor.replace(base.saturating_sub(usable)),
+            count: s.count.replace(0),
+            abort: s.abort.replace(None),
+        };
+        Installed(Some(previous))
+    })
 }
 
-/// Uninstalls the meter when dropped.
-pub(crate) struct Installed(());
+/// A meter set aside while another one is installed.
+struct Saved {
+    budget: Option<Arc<SharedBudget>>,
+    stack_floor: usize,
+    count: u32,
+    abort: Option<ErrorKind>,
+}
+
+/// Puts the previous meter back when dropped.
+pub(crate) struct Installed(Option<Saved>);
 
 impl Drop for Installed {
     fn drop(&mut self) {
-        STATE.with(|s| {
-            *s.budget.borrow_mut() = None;
-            s.stack_floor.set(0);
-        });
+        if let Some(p) = self.0.take() {
+            let _ = STATE.try_with(|s| {
+                *s.budget.borrow_mut() = p.budget;
+                s.stack_floor.set(p.stack_floor);
+                s.count.set(p.count);
+                s.abort.set(p.abort);
+            });
+        }
     }
 }
 

@@ -1,4 +1,5 @@
-//! Parallel evaluation for `pmap` and `pcalls`: branch interpreters on worker threads.
+//! Parallel evaluation for `pmap` and `pcalls`: branch interpreters on the evaluation
+//! pool's branch threads (`pool.rs`), the calling thread taking its share.
 //!
 //! Each branch is an [`Interp`] of its own with the run's data, host and shared budget
 //! and a snapshot of the definitions. What a branch prints is cut per call and merged
@@ -9,10 +10,9 @@ use crate::error::{ErrorKind, EvalResult, Flow, err};
 use crate::interp::Interp;
 use crate::limits::cost;
 use crate::prints::Chunk;
-use crate::stack;
 use crate::value::{PVector, Value};
 
-/// Runs `calls` (each a function plus its arguments) on parallel worker threads.
+/// Runs `calls` (each a function plus its arguments) on parallel branches.
 /// Results come back in order; the first failing branch (by position) decides the error.
 pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'static str) -> EvalResult {
     use std::sync::atomic::Ordering::SeqCst;
@@ -49,12 +49,14 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
     let mut merged_prints: Vec<(usize, Chunk)> = Vec::new();
     let mut merged_calls = Vec::new();
     let mut branch_fuel = 0u64;
-    let outcome = std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for mut b in branches {
-            let calls = &calls;
-            let h = std::thread::Builder::new().stack_size(stack::BRANCH_STACK_BYTES).spawn_scoped(s, move || {
-                stack::mark_eval_thread(stack::BRANCH_STACK_BYTES);
+    let calls = &calls;
+    // one job per branch: the first runs on this thread, the others on the pool's branch
+    // threads (see `pool.rs`: they share the list of calls, so nothing waits on a branch
+    // that has not started)
+    let jobs: Vec<_> = branches
+        .into_iter()
+        .map(|mut b| {
+            move || {
                 b.reset_stack();
                 let _meter = crate::meter::install(b.shared_budget().clone());
                 let mut out = Vec::new();
@@ -75,33 +77,31 @@ pub(crate) fn run(interp: &mut Interp, calls: Vec<(Value, Vec<Value>)>, what: &'
                     }
                 }
                 (out, b.take_tool_calls(), b.fuel())
-            });
-            handles.push(h);
-        }
-        let mut spawn_failed = false;
-        for h in handles {
-            match h {
-                Ok(h) => match h.join() {
-                    Ok((out, tool_calls, fuel)) => {
-                        for (i, r, prints) in out {
-                            if let Some(slot) = results.get_mut(i) {
-                                *slot = Some(r);
-                            }
-                            merged_prints.push((i, prints));
-                        }
-                        merged_calls.extend(tool_calls);
-                        branch_fuel = branch_fuel.saturating_add(fuel);
-                    }
-                    Err(_) => spawn_failed = true,
-                },
-                Err(_) => spawn_failed = true,
             }
+        })
+        .collect();
+    let mut outcome = false;
+    for joined in crate::pool::fan_out(jobs) {
+        match joined {
+            Ok((out, tool_calls, fuel)) => {
+                for (i, r, prints) in out {
+                    if let Some(slot) = results.get_mut(i) {
+                        *slot = Some(r);
+                    }
+                    merged_prints.push((i, prints));
+                }
+                merged_calls.extend(tool_calls);
+                branch_fuel = branch_fuel.saturating_add(fuel);
+            }
+            Err(_) => outcome = true,
         }
-        spawn_failed
-    });
+    }
     budget.workers_live.fetch_sub(got, SeqCst);
     if outcome {
-        return err(ErrorKind::PmapError, format!("{what}: a worker thread could not run"));
+        return err(
+            ErrorKind::PmapError,
+            format!("{what}: a branch failed inside the interpreter (a bug in ptc); retry, or use map instead"),
+        );
     }
     merged_prints.sort_by_key(|(i, _)| *i);
     // counted against this run's caps, in call order, as if the calls ran one by one

@@ -4,7 +4,7 @@
 //! deep recursion must end in `recursion_limit_exceeded`, never in a crashed process. The
 //! interpreter checks how far below its starting address the stack has grown against a
 //! budget; that budget is only honest when this module chose the thread. So callers never
-//! pick a stack size: [`on_eval_stack`] runs the evaluation on a thread of
+//! pick a stack size: runs go to the threads of an evaluation pool (`pool.rs`), each with
 //! [`EVAL_STACK_BYTES`] (reserved virtually, committed as touched), or inline when the
 //! current thread already is such a thread with room to spare (a nested agent's program
 //! started from a tool call of its parent's program).
@@ -19,9 +19,6 @@ const SAFETY_MARGIN: usize = 24 * 1024 * 1024;
 
 /// A nested run starts inline only when at least this much of the stack is left.
 const NESTED_MIN_BYTES: usize = 64 * 1024 * 1024;
-
-/// Stack of a `pmap`/`pcalls` branch thread.
-pub(crate) const BRANCH_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 thread_local! {
     /// On an evaluation thread: (address near the stack's top, usable bytes from there).
@@ -56,16 +53,14 @@ pub(crate) enum Failure {
     NoThread,
     /// The interpreter panicked (a bug); the panic was contained.
     Panicked,
+    /// The pool's run queue is full.
+    Saturated,
 }
 
-/// Runs `f` where the interpreter's stack budget is real; callers turn a [`Failure`] into
-/// an error outcome.
-pub(crate) fn on_eval_stack<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, Failure> {
+/// True on an evaluation thread with room for a whole nested run.
+pub(crate) fn has_room_for_nested_run() -> bool {
     let (_, left) = budget_here();
-    if EVAL_THREAD.with(Cell::get).is_some() && left >= NESTED_MIN_BYTES {
-        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
-    }
-    on_fresh_thread(EVAL_STACK_BYTES, f)
+    EVAL_THREAD.with(Cell::get).is_some() && left >= NESTED_MIN_BYTES
 }
 
 /// Runs `f` on a new scoped thread with `stack` bytes, marked as an evaluation thread.

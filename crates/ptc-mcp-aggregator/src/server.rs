@@ -1,7 +1,7 @@
 //! The MCP server: one `lisp_eval` tool, isolated calls, a concurrency gate, cancellation.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ptc_lisp_eval::{Cancel, Engine, Host, Limits, NoTools, RunInput, RunResult};
@@ -69,11 +69,16 @@ pub struct PtcServer {
     queued: Arc<AtomicUsize>,
     /// Contexts the transports lifted out of frames, waiting for their calls.
     stash: Arc<ContextStash>,
-    /// Notified when the last running program finishes.
+    /// Notified when the last running program finishes after big work.
     went_idle: Arc<tokio::sync::Notify>,
     /// `lisp_task` (`--agentic`), when offered.
     agentic: Option<Arc<crate::agentic::TaskTool>>,
+    /// Context and heap bytes of the calls since memory was last given back.
+    heavy_bytes: Arc<AtomicU64>,
 }
+
+/// Bytes of contexts and program heaps after which an idle server gives memory back.
+const TRIM_AFTER_BYTES: u64 = 1024 * 1024;
 
 /// Why a call got no evaluation slot.
 enum NoSlot {
@@ -99,6 +104,7 @@ impl PtcServer {
         PtcServer {
             stash,
             went_idle: Arc::new(tokio::sync::Notify::new()),
+            heavy_bytes: Arc::new(AtomicU64::new(0)),
             config: Arc::new(config),
             engine,
             permits,
@@ -167,7 +173,8 @@ impl PtcServer {
         self.stash.clone()
     }
 
-    /// Waits until the server goes idle after work: the last running program finished
+    /// Waits until the server goes idle after big work: the last running program
+    /// finished, and the calls since the previous wait loaded or built at least 1 MiB
     /// (at once when that happened since the previous wait). The binary returns freed
     /// memory to the system then.
     pub async fn went_idle(&self) {
@@ -295,39 +302,42 @@ impl PtcServer {
                 run_cancel.cancel();
             })
         };
-        // the engine runs the program on its own large-stack thread; this blocking-pool
-        // thread only waits for it
+        // the context is parsed and the program runs on one of the engine's evaluation
+        // threads; this task awaits it without holding a thread
         let limits = self.engine.limits().clone();
         let host = self.backend.host();
-        let joined = tokio::task::spawn_blocking(move || {
-            // the context is loaded only now that the call has its slot, so at most
-            // max_concurrent_calls contexts exist as values at once
-            let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
-            let input = RunInput { strict_data: true, context: Arc::new(context), ..RunInput::new() };
-            let engine =
-                Engine::new(Limits { max_heap_bytes: limits.max_heap_bytes.saturating_sub(used), ..limits.clone() });
-            let mut outcome = engine.eval(&program, input, host.as_ref(), &run_cancel);
-            explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
-            Ok::<_, String>(outcome)
-        })
-        .await;
+        let context_bytes = context_text.as_ref().map_or(0, |t| t.len() as u64);
+        let joined = self
+            .engine
+            .spawn(move || {
+                // the context is loaded only now that the call has its slot, so at most
+                // max_concurrent_calls contexts exist as values at once
+                let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
+                let input = RunInput { strict_data: true, context: Arc::new(context), ..RunInput::new() };
+                let engine = Engine::new(Limits {
+                    max_heap_bytes: limits.max_heap_bytes.saturating_sub(used),
+                    ..limits.clone()
+                });
+                let mut outcome = engine.eval(&program, input, host.as_ref(), &run_cancel);
+                explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
+                Ok::<_, String>(outcome)
+            })
+            .await;
         watcher.abort();
         drop(permit);
-        if self.calls_in_flight() == 0 {
+        let heap = joined.as_ref().ok().and_then(|r| r.as_ref().ok()).map_or(0, |o| o.usage.heap_bytes);
+        let heavy = self.heavy_bytes.fetch_add(context_bytes.saturating_add(heap), Ordering::SeqCst)
+            + context_bytes.saturating_add(heap);
+        // giving memory back walks every arena: worth it after big work, not after each
+        // small call (it cost more than the call itself)
+        if heavy >= TRIM_AFTER_BYTES && self.calls_in_flight() == 0 {
+            self.heavy_bytes.store(0, Ordering::SeqCst);
             self.went_idle.notify_one();
         }
         let mut outcome = match joined {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(msg)) => return envelope::error("args_error", &msg, None, &[], profile),
-            Err(_) => {
-                return envelope::error(
-                    "runtime_error",
-                    "internal error: the evaluation task failed",
-                    None,
-                    &[],
-                    profile,
-                );
-            }
+            Err(e) => return envelope::error(e.kind.as_str(), &e.message, None, &[], profile),
         };
         let mut validated = None;
         if let Some(ty) = &parsed.output_type

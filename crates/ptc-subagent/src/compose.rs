@@ -424,14 +424,15 @@ pub(crate) fn caller_channel(llm: &dyn Llm) -> (CallerLlm, mpsc::UnboundedReceiv
     (CallerLlm { tx, name: llm.name(), waits: llm.retry_waits() }, rx)
 }
 
-/// Waits for `work` (a program on a blocking thread), answering the model requests of
+/// Waits for `work` (a program on the engine's pool, or a tool call), answering the model requests of
 /// nested agents with `llm` meanwhile — several at once when the program runs children
 /// in parallel (`pmap`). Requests reach `llm` in the order they arrive.
 pub(crate) async fn serve_while<T>(
     llm: &dyn Llm,
     mut rx: mpsc::UnboundedReceiver<Ask>,
-    mut work: tokio::task::JoinHandle<T>,
-) -> Result<T, tokio::task::JoinError> {
+    work: impl Future<Output = T>,
+) -> T {
+    let mut work = std::pin::pin!(work);
     type Answering<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
     let mut answering: Vec<Answering<'_>> = Vec::new();
     std::future::poll_fn(|cx| {
@@ -444,7 +445,7 @@ pub(crate) async fn serve_while<T>(
         answering.retain_mut(|a| a.as_mut().poll(cx).is_pending());
         // requests still unanswered when the program ends are dropped: their askers are
         // gone with it (or abandoned at the program's deadline)
-        Pin::new(&mut work).poll(cx)
+        work.as_mut().poll(cx)
     })
     .await
 }

@@ -155,8 +155,15 @@ pub(crate) fn invoke(
     cancel: &Cancel,
 ) -> Invocation {
     let started = Instant::now();
-    let mut inv =
-        invoke_inner(tools, cache, name, args, deadline, cancel, ToolContext { deadline, turn, nest: nest.cloned() });
+    let mut inv = invoke_inner(
+        tools,
+        cache,
+        name,
+        args,
+        deadline,
+        cancel,
+        ToolContext { deadline, turn, cancel: cancel.clone(), nest: nest.cloned() },
+    );
     inv.duration_ms = started.elapsed().as_millis() as u64;
     match &inv.result {
         Ok(_) => {
@@ -321,7 +328,8 @@ fn call_extra(
 
 /// Runs the tool function on its own thread so that neither a slow tool nor a panicking
 /// one can hold or break the program: past the deadline the program gets a `timeout`
-/// and the tool's late answer is dropped; a panic becomes a `tool_error`.
+/// and the tool's late answer is dropped; a panic becomes a `tool_error`. A cancelled
+/// mission starts no tool, and a waiting call wakes on the cancel at once.
 fn call_with_deadline(
     tool: &Tool,
     name: &str,
@@ -330,7 +338,19 @@ fn call_with_deadline(
     cancel: &Cancel,
     tcx: ToolContext,
 ) -> Result<Json, EvalToolError> {
+    /// What the waiting program hears: the tool's answer, or the mission's cancellation.
+    enum Heard {
+        Answer(Result<Json, EvalToolError>),
+        Cancelled,
+    }
+    if cancel.is_cancelled() {
+        return Err(EvalToolError::cancelled(name));
+    }
     let (tx, rx) = mpsc::channel();
+    let wake = tx.clone();
+    let _watch = cancel.on_cancel(move || {
+        let _ = wake.send(Heard::Cancelled);
+    });
     let func = tool.func.clone();
     let spawned = std::thread::Builder::new().name(format!("ptc-tool-{name}")).spawn(move || {
         let result = match catch_unwind(AssertUnwindSafe(|| func(args, &tcx))) {
@@ -338,27 +358,16 @@ fn call_with_deadline(
             Ok(Err(e)) => Err(EvalToolError::failed(e.message)),
             Err(panic) => Err(EvalToolError::failed(format!("the tool panicked: {}", panic_message(&panic)))),
         };
-        let _ = tx.send(result);
+        let _ = tx.send(Heard::Answer(result));
     });
     if let Err(e) = spawned {
         return Err(EvalToolError::failed(format!("cannot start the tool: {e}")));
     }
-    loop {
-        let wait = deadline.saturating_duration_since(Instant::now()).min(std::time::Duration::from_millis(50));
-        match rx.recv_timeout(wait) {
-            Ok(result) => return result,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(EvalToolError::failed("the tool stopped without an answer"));
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if cancel.is_cancelled() {
-                    return Err(EvalToolError::cancelled(name));
-                }
-                if Instant::now() >= deadline {
-                    return Err(EvalToolError::timeout(name));
-                }
-            }
-        }
+    match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(Heard::Answer(result)) => result,
+        Ok(Heard::Cancelled) => Err(EvalToolError::cancelled(name)),
+        Err(_) if cancel.is_cancelled() => Err(EvalToolError::cancelled(name)),
+        Err(_) => Err(EvalToolError::timeout(name)),
     }
 }
 

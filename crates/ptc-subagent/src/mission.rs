@@ -32,8 +32,31 @@ impl SubAgent {
         self.run_observed(llm, None).await
     }
 
+    /// Like [`run`](Self::run), stopped by `cancel`: once it is cancelled no tool call or
+    /// model request starts, the running program stops at its next check (within
+    /// milliseconds), a waiting tool call returns at once, and the step fails with reason
+    /// `cancelled`. Dropping the future of any `run*` method cancels the mission the same
+    /// way (the step is then never seen).
+    ///
+    /// ```
+    /// # async fn demo(agent: ptc_subagent::SubAgent, llm: &dyn ptc_subagent::Llm) {
+    /// let cancel = ptc_lisp_eval::Cancel::new();
+    /// let stop = cancel.clone(); // e.g. moved into a Ctrl-C handler
+    /// # stop.cancel();
+    /// let step = agent.run_with_cancel(llm, &cancel).await;
+    /// # assert_eq!(step.fail.map(|f| f.reason).as_deref(), Some("cancelled"));
+    /// # }
+    /// ```
+    pub async fn run_with_cancel(&self, llm: &dyn Llm, cancel: &Cancel) -> Step {
+        self.run_inner(llm, None, Some(cancel)).await
+    }
+
     /// Like [`run`](Self::run), reporting every [`Event`] to `observer` as it happens.
     pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
+        self.run_inner(llm, observer, None).await
+    }
+
+    async fn run_inner(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>, cancel: Option<&Cancel>) -> Step {
         let cfg = &self.config;
         let span = tracing::info_span!(
             "run",
@@ -43,10 +66,20 @@ impl SubAgent {
             turns = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
+        // the caller's cancel handle, bounded by the mission's own deadline
+        let attach = |mission: &mut Mission<'_>| {
+            if let Some(c) = cancel {
+                mission.cancel = match mission.deadline {
+                    Some(d) => c.with_deadline(d),
+                    None => c.child(),
+                };
+            }
+        };
         let step = if self.config.checkpoint_dir.is_some() || self.config.resume.is_some() {
             match crate::checkpoint::Session::start(self, llm) {
                 Ok(mut session) => {
                     let mut mission = Mission::new(&session.agent, &session.llm, observer);
+                    attach(&mut mission);
                     mission.recording = session.recording.take();
                     if let Some(c) = &self.config.resume {
                         mission.resume(c);
@@ -57,6 +90,7 @@ impl SubAgent {
             }
         } else {
             let mut mission = Mission::new(self, llm, observer);
+            attach(&mut mission);
             mission.run().instrument(span.clone()).await
         };
         span.record("status", if step.is_ok() { "ok" } else { "error" });
@@ -364,6 +398,9 @@ impl<'a> Mission<'a> {
             if !self.has_turns_left() {
                 break self.out_of_turns();
             }
+            if self.cancel.is_cancelled() && !self.cancel.is_expired() {
+                break Err(cancelled());
+            }
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 break Err(self.mission_timeout());
             }
@@ -533,6 +570,13 @@ impl<'a> Mission<'a> {
             );
             let started = Instant::now();
             let call = self.llm.complete(request).instrument(span.clone());
+            // a cancelled mission abandons its request (the client's future is dropped)
+            let call = async {
+                tokio::select! {
+                    r = call => Some(r),
+                    () = until_cancelled(&self.cancel) => None,
+                }
+            };
             let result = match self.deadline {
                 Some(d) => match tokio::time::timeout_at(d.into(), call).await {
                     Ok(r) => r,
@@ -540,6 +584,7 @@ impl<'a> Mission<'a> {
                 },
                 None => call.await,
             };
+            let Some(result) = result else { return Err(cancelled()) };
             let duration_ms = started.elapsed().as_millis() as u64;
             span.record("duration_ms", duration_ms);
             match result {
@@ -734,22 +779,14 @@ impl<'a> Mission<'a> {
         };
         let engine = self.engine.clone();
         let fallback = self.memory.clone();
-        let work = tokio::task::spawn_blocking(move || exec::execute(&engine, req));
+        // the program runs on the engine's pool; this task awaits it without a thread
+        let work = self.engine.spawn(move || exec::execute(&engine, req));
         match crate::compose::serve_while(self.llm, asks, work).await {
             Ok(executed) => Executed {
                 outcome: crate::compose::explain_catalog_call(executed.outcome, &self.agent.config.catalog),
                 defined: executed.defined,
             },
-            Err(e) => Executed {
-                outcome: Outcome::failure(
-                    EvalError::new(
-                        ptc_lisp_eval::ErrorKind::RuntimeError,
-                        format!("internal error: the program's thread failed: {e}"),
-                    ),
-                    fallback,
-                ),
-                defined: Vec::new(),
-            },
+            Err(e) => Executed { outcome: Outcome::failure(e, fallback), defined: Vec::new() },
         }
     }
 
@@ -900,7 +937,7 @@ impl<'a> Mission<'a> {
         }
     }
 
-    fn mission_timeout(&self) -> Fail {
+    pub(crate) fn mission_timeout(&self) -> Fail {
         let ms = self.agent.config.mission_timeout.map(|t| t.as_millis()).unwrap_or_default();
         Fail::new("mission_timeout", format!("The mission exceeded its time limit of {ms} ms (mission_timeout)"))
     }
@@ -1081,4 +1118,30 @@ fn memory_json(memory: &Globals) -> BTreeMap<String, Json> {
             (k.to_string(), j)
         })
         .collect()
+}
+
+/// Dropping a mission (its `run` future dropped before the end) cancels everything it
+/// started: the running program, its tool calls, nested agents. After a finished mission
+/// this reaches nothing.
+impl Drop for Mission<'_> {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// The failure of a cancelled mission.
+pub(crate) fn cancelled() -> Fail {
+    Fail::new("cancelled", "The mission was cancelled by its caller before it finished")
+}
+
+/// Resolves once `cancel` (or an ancestor) is cancelled.
+pub(crate) async fn until_cancelled(cancel: &Cancel) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let tx = Mutex::new(Some(tx));
+    let _watch = cancel.on_cancel(move || {
+        if let Some(tx) = tx.lock().ok().and_then(|mut t| t.take()) {
+            let _ = tx.send(());
+        }
+    });
+    let _ = rx.await;
 }

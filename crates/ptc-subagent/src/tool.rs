@@ -3,7 +3,7 @@
 //! A tool is a name, an optional signature (shown in the prompt, used to coerce
 //! arguments), a description, and a Rust function. Functions receive the arguments as
 //! one JSON object (keys with `_`, as the signature writes them) and a [`ToolContext`]
-//! holding the program's deadline; they answer with JSON or a [`ToolError`] the program
+//! holding the program's deadline and cancel handle; they answer with JSON or a [`ToolError`] the program
 //! sees as a `tool_error`. A panicking function is caught and reported the same way.
 
 use std::fmt;
@@ -23,6 +23,10 @@ pub struct ToolContext {
     pub deadline: Instant,
     /// The 1-based turn of the agent loop.
     pub turn: u32,
+    /// The calling program's cancel handle: set when the mission is cancelled or dropped.
+    /// A tool that waits (a subprocess, a request) should stop when it is
+    /// ([`Cancel::on_cancel`](ptc_lisp_eval::Cancel::on_cancel) wakes a waiter).
+    pub cancel: ptc_lisp_eval::Cancel,
     /// The link to the mission tree (nested agents and LLM tools use it).
     pub(crate) nest: Option<crate::compose::ToolNest>,
 }
@@ -31,7 +35,7 @@ impl ToolContext {
     /// A context for calling a tool function directly (tests, adapters): no mission, so
     /// agent tools and LLM tools that use the caller's model report an error.
     pub fn new(deadline: Instant, turn: u32) -> Self {
-        ToolContext { deadline, turn, nest: None }
+        ToolContext { deadline, turn, cancel: ptc_lisp_eval::Cancel::new(), nest: None }
     }
 }
 

@@ -272,7 +272,14 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
         None => None,
     };
     if args.jsonl {
-        return jsonl(&limits, &context, args.data.max_context_bytes, signature.as_ref(), upstreams.as_ref())
+        // the whole loop runs on one evaluation thread, so each line's program runs right
+        // there instead of being handed to a pool thread and back
+        let engine = ptc_lisp_eval::Engine::new(limits.clone());
+        let max_ctx = args.data.max_context_bytes;
+        return engine
+            .batch(|| jsonl(&limits, &context, max_ctx, signature.as_ref(), upstreams.as_ref()))
+            .map_err(|e| anyhow::anyhow!("{}", e.message))
+            .and_then(|r| r)
             .map_err(UsageError);
     }
     let source = match (&args.program, &args.file) {
@@ -464,14 +471,20 @@ fn jsonl(
     let shape_error = "each line must be a JSON object {\"src\": \"...\", \"ctx\": {...}} or a JSON string";
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // answers are written in blocks and flushed whenever no further line is waiting, so a
+    // client that sends one line and waits gets its answer at once, and a batch costs one
+    // write per block instead of one per line
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
     let budget = max_ctx.saturating_add(u64::try_from(limits.max_program_bytes).unwrap_or(u64::MAX));
     // a line's text is held whole while it is parsed: it may be as long as the budget its
     // values may cost, and no longer (the rest of a longer line is skipped, never kept)
     let max_line = usize::try_from(budget).unwrap_or(usize::MAX);
-    let mut input = stdin.lock();
+    let mut input = std::io::BufReader::with_capacity(64 * 1024, stdin.lock());
     let mut raw = Vec::new();
     loop {
+        if input.buffer().is_empty() {
+            out.flush()?;
+        }
         raw.clear();
         let consumed = repl::input::read_line_bounded(&mut input, &mut raw, max_line.saturating_add(1))
             .context("cannot read stdin")?;
@@ -483,12 +496,10 @@ fn jsonl(
                 "the line is over {max_line} bytes (--max-context-bytes plus --max-program-bytes); pass less data per line or raise --max-context-bytes"
             ));
             writeln!(out, "{env}")?;
-            out.flush()?;
             continue;
         }
         let Ok(line) = std::str::from_utf8(&raw) else {
             writeln!(out, "{}", envelope::usage_error("the line is not valid UTF-8"))?;
-            out.flush()?;
             continue;
         };
         let line = line.trim_end_matches(['\n', '\r']);
@@ -525,13 +536,13 @@ fn jsonl(
             _ => envelope::usage_error(shape_error),
         };
         writeln!(out, "{env}")?;
-        out.flush()?;
         if raw.len() > 1024 * 1024 {
             // a large ctx leaves many small freed blocks behind: give them back
             raw = Vec::new();
             heap::give_back_free_memory();
         }
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 

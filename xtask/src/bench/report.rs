@@ -179,9 +179,26 @@ pub fn render(r: &Report) -> String {
     }
     out.push('\n');
 
-    let _ = writeln!(out, "## In-process and MCP latency\n");
-    for line in &r.service {
-        let _ = writeln!(out, "- {line}");
+    out.push_str(&latency_section(&r.service));
+    out
+}
+
+/// The heading of the latency section (`--latency` rewrites from there on).
+pub const LATENCY_HEADING: &str = "## In-process and MCP latency";
+
+/// The latency section: its heading, then one bullet per figure (a line starting with
+/// spaces stays a sub-item of the one before).
+pub fn latency_section(lines: &[String]) -> String {
+    let mut out = format!("{LATENCY_HEADING}\n\n");
+    for line in lines {
+        match line.strip_prefix("  ") {
+            Some(sub) => {
+                let _ = writeln!(out, "  - {sub}");
+            }
+            None => {
+                let _ = writeln!(out, "- {line}");
+            }
+        }
     }
     out
 }

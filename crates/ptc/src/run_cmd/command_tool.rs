@@ -153,14 +153,18 @@ enum Event {
     StdoutOver,
     /// stderr reached end of file.
     StderrDone,
+    /// The mission (or the calling program) was cancelled.
+    Cancelled,
 }
 
-/// Runs the command with `args` on stdin; answers its stdout as JSON.
+/// Runs the command with `args` on stdin; answers its stdout as JSON. A cancel of `cancel`
+/// kills the command's process group at once.
 pub fn call(
     spec: &CommandSpec,
     args: &Json,
     program_deadline: Instant,
     tool_timeout: Duration,
+    cancel: &ptc_lisp_eval::Cancel,
 ) -> Result<Json, String> {
     let started = Instant::now();
     let deadline = program_deadline.min(started + tool_timeout);
@@ -187,6 +191,12 @@ pub fn call(
     let stderr = Arc::new(Mutex::new(Vec::new()));
     read_stdout(child.stdout.take(), Arc::clone(&stdout), spec.max_output_bytes, tx.clone());
     read_stderr(child.stderr.take(), Arc::clone(&stderr), tx.clone());
+    let on_cancel = Mutex::new(tx.clone());
+    let _watch = cancel.on_cancel(move || {
+        if let Ok(tx) = on_cancel.lock() {
+            let _ = tx.send(Event::Cancelled);
+        }
+    });
     let mut child = wait_for_exit(child, tx);
 
     let (mut out_done, mut err_done) = (false, false);
@@ -202,6 +212,11 @@ pub fn call(
                     "{program} printed more than {} bytes on stdout (max_output_bytes of the tool) and was killed; print less, or raise max_output_bytes in the tools file",
                     spec.max_output_bytes
                 ));
+            }
+            Ok(Event::Cancelled) => {
+                running.kill();
+                reap_later(child.take());
+                return Err(format!("{program} was killed: the mission was cancelled"));
             }
             Err(_) => {
                 running.kill();
@@ -234,7 +249,7 @@ pub fn call(
                     spec.max_output_bytes
                 ));
             }
-            Ok(Event::Exited(_)) => {}
+            Ok(Event::Exited(_) | Event::Cancelled) => {}
             // a process outside the group still holds a pipe: what the command printed
             // before it exited is its answer
             Err(_) => break,
@@ -596,5 +611,27 @@ mod tests {
         let zero = CommandSpec::new(vec!["p".into()], None, None, Some(0)).unwrap_err();
         assert_eq!(zero.0, "max_output_bytes");
         assert!(CommandSpec::new(vec![String::new()], None, None, None).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_cancel_kills_the_running_command_at_once() {
+        let spec = CommandSpec::new(vec!["sleep".into(), "60".into()], None, None, None).unwrap();
+        let cancel = ptc_lisp_eval::Cancel::new();
+        let stopper = cancel.clone();
+        let started = Instant::now();
+        let waiter = std::thread::spawn(move || {
+            call(
+                &spec,
+                &serde_json::json!({}),
+                Instant::now() + Duration::from_secs(60),
+                Duration::from_secs(60),
+                &cancel,
+            )
+        });
+        stopper.cancel();
+        let err = waiter.join().unwrap().unwrap_err();
+        assert!(err.contains("cancelled"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(30), "the command ran on: {:?}", started.elapsed());
     }
 }

@@ -1,0 +1,365 @@
+//! The evaluation threads: a fixed set of big-stack threads, reused by every run.
+//!
+//! Starting a 256 MiB-stack thread for each run cost more than running a small program, and
+//! a service running thousands of programs at once ended with thousands of threads. So an
+//! [`EvalPool`] starts its threads once and hands them runs and `pmap`/`pcalls` branches.
+//!
+//! Two sets of threads, both reserving [`EVAL_STACK_BYTES`](crate::stack::EVAL_STACK_BYTES)
+//! of stack (virtual memory, committed as touched) and marked as evaluation threads, so the
+//! stack guarantee of `stack.rs` holds on them:
+//!
+//! - **run threads** take whole runs (and compilations). A caller off the pool blocks while
+//!   its run is queued and running. Runs wait in one queue; at most `threads + queue_bound`
+//!   runs are admitted at once, the next one fails at once with
+//!   `parallel_capacity_exceeded` (load is shed, never a new thread). A run worker never
+//!   waits on queued work, so a run never picks up an unrelated run in the middle of its own.
+//! - **branch threads** take `pmap`/`pcalls` branches. The thread that calls `pmap` runs
+//!   branches itself: it and the helpers it queued share one list of calls, each taking the
+//!   next call when done with its last, so a `pmap` finishes even when no branch thread is
+//!   free (the caller then does all the work, like `map`). A branch thread that waits for a
+//!   nested `pmap`'s helpers runs other queued branches meanwhile (work stealing), so nested
+//!   `pmap` cannot deadlock the pool whatever its size: every wait is for a helper that is
+//!   running or that the waiter can run itself.
+//!
+//! A nested run (a nested agent started from a tool call) runs inline on the thread that
+//! asked, when that thread is an evaluation thread with enough stack left. Only when an
+//! evaluation thread is short of stack does the nested run get a fresh thread of its own;
+//! that is bounded by how deep agents nest, never by load. A run started on a thread of no
+//! pool, with no pool available (the system refused threads), also gets a fresh thread.
+//!
+//! A panic inside a run or a branch is contained (the run ends in an internal error) and the
+//! thread stays in the pool. Callers that do not build a pool share one process-wide pool
+//! ([`EvalPool::shared`]), started on first use.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+use crate::stack::{self, EVAL_STACK_BYTES, Failure};
+
+/// Sizes of an [`EvalPool`]. The defaults suit a service on the machine it runs on; a
+/// service whose programs wait long on tools wants more run threads (a run holds its thread
+/// while it waits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolOptions {
+    /// Threads that run programs (default: twice the available cores, at least 8).
+    pub threads: usize,
+    /// Threads that help with `pmap`/`pcalls` branches (default: twice the available
+    /// cores, at least 8). Each program's share is still capped by
+    /// `Limits::max_parallel_workers`.
+    pub branch_threads: usize,
+    /// Runs that may wait for a free run thread (default 65,536). A run beyond it fails at
+    /// once with `parallel_capacity_exceeded`.
+    pub queue_bound: usize,
+}
+
+impl Default for PoolOptions {
+    /// Twice the cores for each kind (at least 8), fewer under an address-space limit
+    /// (`ulimit -v`): the stacks then reserve at most a quarter of it (one of each at least).
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut each = (2 * cores).max(8);
+        if let Some(limit) = address_space_limit() {
+            let fit = usize::try_from(limit / 4 / EVAL_STACK_BYTES as u64).unwrap_or(usize::MAX);
+            each = each.min(fit / 2).max(1);
+        }
+        PoolOptions { threads: each, branch_threads: each, queue_bound: 65_536 }
+    }
+}
+
+/// The process's address-space limit in bytes, when it has one (Linux; `None` elsewhere).
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    // "Max address space   <soft>   <hard>   bytes"
+    line.trim_start_matches("Max address space").split_whitespace().next()?.parse().ok()
+}
+
+impl PoolOptions {
+    /// Sets the number of run threads (at least 1).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n.max(1);
+        self
+    }
+
+    /// Sets the number of branch threads (at least 1).
+    pub fn branch_threads(mut self, n: usize) -> Self {
+        self.branch_threads = n.max(1);
+        self
+    }
+
+    /// Sets how many runs may wait for a run thread.
+    pub fn queue_bound(mut self, n: usize) -> Self {
+        self.queue_bound = n;
+        self
+    }
+}
+
+/// The pool could not start its threads.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the evaluation threads: {0}; lower PoolOptions::threads or free resources")]
+pub struct PoolError(String);
+
+/// A pool of evaluation threads, shared by the engines given it. Cheap to clone.
+///
+/// ```
+/// use ptc_lisp_eval::{Engine, EvalPool, Limits, NoTools, PoolOptions};
+/// let pool = EvalPool::new(PoolOptions::default().threads(2).branch_threads(2))?;
+/// let engine = Engine::new(Limits::default()).with_pool(pool);
+/// assert_eq!(engine.eval_with("(+ 1 2)", &NoTools).printed, "3");
+/// # Ok::<(), ptc_lisp_eval::PoolError>(())
+/// ```
+#[derive(Clone)]
+pub struct EvalPool {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    runs: rayon_core::ThreadPool,
+    branches: Arc<rayon_core::ThreadPool>,
+    /// Runs queued or running right now.
+    admitted: AtomicUsize,
+    options: PoolOptions,
+}
+
+impl std::fmt::Debug for EvalPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EvalPool")
+            .field("options", &self.inner.options)
+            .field("admitted", &self.inner.admitted.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// What the current thread is to the pools.
+#[derive(Clone)]
+enum Role {
+    /// A run thread (or a nested run's own thread): branches go to this pool.
+    Run(Arc<rayon_core::ThreadPool>),
+    /// A branch thread: branches go to its own pool.
+    Branch,
+}
+
+thread_local! {
+    static ROLE: RefCell<Option<Role>> = const { RefCell::new(None) };
+}
+
+impl EvalPool {
+    /// Starts `options.threads + options.branch_threads` evaluation threads.
+    pub fn new(options: PoolOptions) -> Result<EvalPool, PoolError> {
+        let branches = rayon_core::ThreadPoolBuilder::new()
+            .num_threads(options.branch_threads.max(1))
+            .stack_size(EVAL_STACK_BYTES)
+            .thread_name(|i| format!("ptc-branch-{i}"))
+            .start_handler(|_| {
+                stack::mark_eval_thread(EVAL_STACK_BYTES);
+                ROLE.with(|r| *r.borrow_mut() = Some(Role::Branch));
+            })
+            .build()
+            .map_err(|e| PoolError(e.to_string()))?;
+        let branches = Arc::new(branches);
+        let for_runs = branches.clone();
+        let runs = rayon_core::ThreadPoolBuilder::new()
+            .num_threads(options.threads.max(1))
+            .stack_size(EVAL_STACK_BYTES)
+            .thread_name(|i| format!("ptc-eval-{i}"))
+            .start_handler(move |_| {
+                stack::mark_eval_thread(EVAL_STACK_BYTES);
+                ROLE.with(|r| *r.borrow_mut() = Some(Role::Run(for_runs.clone())));
+            })
+            .build()
+            .map_err(|e| PoolError(e.to_string()))?;
+        Ok(EvalPool { inner: Arc::new(Inner { runs, branches, admitted: AtomicUsize::new(0), options }) })
+    }
+
+    /// The process-wide pool with default options, started on first use (`None` when the
+    /// system refused its threads; runs then get a thread each, as a last resort).
+    pub fn shared() -> Option<EvalPool> {
+        static SHARED: OnceLock<Option<EvalPool>> = OnceLock::new();
+        SHARED.get_or_init(|| EvalPool::new(PoolOptions::default()).ok()).clone()
+    }
+
+    /// The options the pool was started with.
+    pub fn options(&self) -> &PoolOptions {
+        &self.inner.options
+    }
+
+    /// Runs queued or running on this pool right now.
+    pub fn busy(&self) -> usize {
+        self.inner.admitted.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` where the stack guarantee holds, on `pool` when there is one.
+    pub(crate) fn run_on<R: Send>(pool: Option<&EvalPool>, f: impl FnOnce() -> R + Send) -> Result<R, Failure> {
+        let f = match try_inline(f) {
+            Ok(done) => return done,
+            Err(f) => f,
+        };
+        // a thread of some pool short of stack: a thread of its own (bounded by nesting)
+        let on_pool_thread = ROLE.with(|r| r.borrow().is_some());
+        let Some(pool) = pool.filter(|_| !on_pool_thread) else {
+            let branches = pool.map(|p| p.inner.branches.clone());
+            return stack::on_fresh_thread(EVAL_STACK_BYTES, move || {
+                ROLE.with(|r| *r.borrow_mut() = branches.map(Role::Run));
+                f()
+            });
+        };
+        let inner = &pool.inner;
+        let limit = inner.options.threads.saturating_add(inner.options.queue_bound);
+        if inner.admitted.fetch_add(1, Ordering::SeqCst) >= limit {
+            inner.admitted.fetch_sub(1, Ordering::SeqCst);
+            return Err(Failure::Saturated);
+        }
+        let _admitted = Admitted(&inner.admitted);
+        inner.runs.install(|| catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked))
+    }
+}
+
+impl EvalPool {
+    /// Hands `f` to a run thread of `pool` and returns at once; the returned future
+    /// resolves to what `f` returns. Nothing waits on a thread meanwhile: an async caller
+    /// awaits it on its own runtime. Runs `f` starts happen inline on the run thread.
+    pub(crate) fn spawn_on<R: Send + 'static>(
+        pool: Option<&EvalPool>,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> RunFuture<R> {
+        let slot = Arc::new(Mutex::new(Slot { value: None, waker: None }));
+        let done = slot.clone();
+        let job = move |admitted: Option<Arc<Inner>>| {
+            let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
+            if let Some(inner) = admitted {
+                inner.admitted.fetch_sub(1, Ordering::SeqCst);
+            }
+            fill(&done, result);
+        };
+        let Some(pool) = pool else {
+            let spawned =
+                std::thread::Builder::new().name("ptc-eval".into()).stack_size(EVAL_STACK_BYTES).spawn(move || {
+                    stack::mark_eval_thread(EVAL_STACK_BYTES);
+                    job(None);
+                });
+            if spawned.is_err() {
+                fill(&slot, Err(Failure::NoThread));
+            }
+            return RunFuture { slot };
+        };
+        let inner = pool.inner.clone();
+        let limit = inner.options.threads.saturating_add(inner.options.queue_bound);
+        if inner.admitted.fetch_add(1, Ordering::SeqCst) >= limit {
+            inner.admitted.fetch_sub(1, Ordering::SeqCst);
+            fill(&slot, Err(Failure::Saturated));
+            return RunFuture { slot };
+        }
+        let admitted = inner.clone();
+        inner.runs.spawn(move || job(Some(admitted)));
+        RunFuture { slot }
+    }
+}
+
+/// Stores a spawned job's result and wakes whoever awaits it.
+fn fill<R>(slot: &Mutex<Slot<R>>, result: Result<R, Failure>) {
+    let waker = match slot.lock() {
+        Ok(mut s) => {
+            s.value = Some(result);
+            s.waker.take()
+        }
+        Err(_) => None,
+    };
+    if let Some(w) = waker {
+        w.wake();
+    }
+}
+
+struct Slot<R> {
+    value: Option<Result<R, Failure>>,
+    waker: Option<Waker>,
+}
+
+/// Work handed to the pool; resolves to its result. Dropping it does not stop the work.
+pub(crate) struct RunFuture<R> {
+    slot: Arc<Mutex<Slot<R>>>,
+}
+
+impl<R> std::fmt::Debug for RunFuture<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunFuture").finish_non_exhaustive()
+    }
+}
+
+impl<R> Future for RunFuture<R> {
+    type Output = Result<R, Failure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Ok(mut s) = self.slot.lock() else { return Poll::Ready(Err(Failure::Panicked)) };
+        match s.value.take() {
+            Some(v) => Poll::Ready(v),
+            None => {
+                s.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// Gives an admission back when the run ends (also when it panics).
+struct Admitted<'a>(&'a AtomicUsize);
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs `f` right here when this is an evaluation thread with room for a whole run;
+/// otherwise hands `f` back.
+fn try_inline<R: Send, F: FnOnce() -> R + Send>(f: F) -> Result<Result<R, Failure>, F> {
+    if stack::has_room_for_nested_run() {
+        Ok(catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked))
+    } else {
+        Err(f)
+    }
+}
+
+/// Runs every job and returns their results in order: the first on this thread, the others
+/// on branch threads when this thread belongs to a pool (on this thread too when they are
+/// still queued once the first is done and nobody took them: see the module doc), all on
+/// this thread otherwise. A panicking job gives `Err(Failure::Panicked)` in its slot.
+pub(crate) fn fan_out<R: Send, F: FnOnce() -> R + Send>(jobs: Vec<F>) -> Vec<Result<R, Failure>> {
+    let mut slots: Vec<Option<Result<R, Failure>>> = (0..jobs.len()).map(|_| None).collect();
+    let role = ROLE.with(|r| r.borrow().clone());
+    match role {
+        Some(Role::Run(branches)) => branches.in_place_scope(|s| spread(s, &mut slots, jobs)),
+        Some(Role::Branch) => rayon_core::in_place_scope(|s| spread(s, &mut slots, jobs)),
+        None => {
+            for (job, slot) in jobs.into_iter().zip(slots.iter_mut()) {
+                *slot = Some(contained(job));
+            }
+        }
+    }
+    slots.into_iter().map(|s| s.unwrap_or(Err(Failure::Panicked))).collect()
+}
+
+/// Queues all jobs but the first on the scope's pool, then runs the first here.
+fn spread<'scope, R: Send + 'scope, F: FnOnce() -> R + Send + 'scope>(
+    s: &rayon_core::Scope<'scope>,
+    slots: &'scope mut [Option<Result<R, Failure>>],
+    jobs: Vec<F>,
+) {
+    let mut pairs = jobs.into_iter().zip(slots.iter_mut());
+    let first = pairs.next();
+    for (job, slot) in pairs {
+        s.spawn(move |_| *slot = Some(contained(job)));
+    }
+    if let Some((job, slot)) = first {
+        *slot = Some(contained(job));
+    }
+}
+
+fn contained<R>(job: impl FnOnce() -> R) -> Result<R, Failure> {
+    catch_unwind(AssertUnwindSafe(job)).map_err(|_| Failure::Panicked)
+}
