@@ -42,6 +42,7 @@ mod envelope;
 pub mod frame;
 mod http;
 mod server;
+pub mod session;
 mod stdio;
 pub mod upstream;
 
@@ -49,6 +50,7 @@ pub use config::{McpConfig, ResponseProfile};
 pub use envelope::CallPayload;
 pub use http::{HttpError, serve_http};
 pub use server::{LISP_EVAL_CARD, NoUpstreams, PtcServer, ToolBackend};
+pub use session::{Owner, SessionConfig};
 pub use stdio::{StdioError, serve_stdio};
 pub use upstream::{UpstreamOptions, UpstreamRuntime};
 

@@ -71,10 +71,12 @@ pub struct PtcServer {
     stash: Arc<ContextStash>,
     /// Notified when the last running program finishes.
     went_idle: Arc<tokio::sync::Notify>,
+    /// Where sessions live (`--sessions`).
+    session_store: Arc<dyn crate::session::SessionStore>,
 }
 
 /// Why a call got no evaluation slot.
-enum NoSlot {
+pub(crate) enum NoSlot {
     Busy(String),
     Cancelled,
 }
@@ -103,6 +105,32 @@ impl PtcServer {
             backend,
             shutting_down: Arc::new(AtomicBool::new(false)),
             queued: Arc::new(AtomicUsize::new(0)),
+            session_store: Arc::new(crate::session::InProcessStore::new()),
+        }
+    }
+
+    /// The same server keeping its sessions in `store` instead of this process's memory.
+    pub fn with_session_store(mut self, store: Arc<dyn crate::session::SessionStore>) -> Self {
+        self.session_store = store;
+        self
+    }
+
+    pub(crate) fn session_store(&self) -> Arc<dyn crate::session::SessionStore> {
+        self.session_store.clone()
+    }
+
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub(crate) fn backend(&self) -> &Arc<dyn ToolBackend> {
+        &self.backend
+    }
+
+    /// Tells the idle watcher when the last running program finished.
+    pub(crate) fn notify_if_idle(&self) {
+        if self.calls_in_flight() == 0 {
+            self.went_idle.notify_one();
         }
     }
 
@@ -145,7 +173,10 @@ impl PtcServer {
 
     /// A slot for one program: at once when one is free, else after waiting in a bounded
     /// queue for at most `queue_timeout`; `busy` when the queue is full or the wait ends.
-    async fn acquire_slot(&self, cancel: &tokio_util::sync::CancellationToken) -> Result<OwnedSemaphorePermit, NoSlot> {
+    pub(crate) async fn acquire_slot(
+        &self,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<OwnedSemaphorePermit, NoSlot> {
         if let Ok(p) = self.permits.clone().try_acquire_owned() {
             return Ok(p);
         }
@@ -205,6 +236,11 @@ impl PtcServer {
             tool.output_schema = Some(Arc::new(out));
         }
         tool
+    }
+
+    /// The tools `tools/list` shows: `lisp_eval`, or the session tools with `--sessions`.
+    pub fn tools(&self) -> Vec<Tool> {
+        if self.config.sessions.enabled { self.session_tools() } else { vec![self.lisp_eval_tool()] }
     }
 
     /// Validates arguments, evaluates, and shapes the result (no MCP types involved, so
@@ -267,9 +303,7 @@ impl PtcServer {
         .await;
         watcher.abort();
         drop(permit);
-        if self.calls_in_flight() == 0 {
-            self.went_idle.notify_one();
-        }
+        self.notify_if_idle();
         let mut outcome = match joined {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(msg)) => return envelope::error("args_error", &msg, None, &[], profile),
@@ -294,7 +328,7 @@ impl PtcServer {
         payload
     }
 
-    fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {
+    pub(crate) fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {
         let mut args = args.unwrap_or_default();
         for k in args.keys() {
             match k.as_str() {
@@ -359,11 +393,11 @@ impl PtcServer {
     }
 }
 
-struct ParsedArgs {
-    program: String,
+pub(crate) struct ParsedArgs {
+    pub(crate) program: String,
     /// The context's JSON text (an object), loaded when the call has its slot.
-    context: Option<String>,
-    output_type: Option<ptc_signature::Type>,
+    pub(crate) context: Option<String>,
+    pub(crate) output_type: Option<ptc_signature::Type>,
 }
 
 /// Loads a call's context straight from its JSON text into values, charged with the cost
@@ -430,7 +464,7 @@ impl ServerHandler for PtcServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![self.lisp_eval_tool()]))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     /// Protocol versions: 2025-11-25 and 2025-06-18 through `initialize`. 2026-07-28 is
@@ -451,7 +485,7 @@ impl ServerHandler for PtcServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        (name == "lisp_eval").then(|| self.lisp_eval_tool())
+        self.tools().into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -464,8 +498,12 @@ impl ServerHandler for PtcServer {
             // the program text only at debug; context data may hold secrets and is never logged
             tracing::debug!(tool = %request.name, %program, "tools/call program");
         }
-        let payload = if request.name == "lisp_eval" {
+        let sessions = self.config.sessions.enabled;
+        let payload = if request.name == "lisp_eval" && !sessions {
             self.call_lisp_eval(request.arguments, context.ct.clone()).await
+        } else if sessions && crate::session::is_session_tool(&request.name) {
+            let owner = caller(&context);
+            self.call_session_tool(&request.name, owner, request.arguments, context.ct.clone()).await
         } else {
             envelope::error(
                 "unknown_tool",
@@ -478,6 +516,17 @@ impl ServerHandler for PtcServer {
         log_call(&request.name, started.elapsed(), &payload);
         Ok(CallToolResponse::Complete(to_result(payload)))
     }
+}
+
+/// Who is calling: the owner the HTTP transport attached to the request, else the stdio
+/// client.
+fn caller(context: &RequestContext<RoleServer>) -> crate::session::Owner {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<crate::session::Owner>())
+        .cloned()
+        .unwrap_or_else(crate::session::Owner::stdio)
 }
 
 /// The one log line of a `tools/call`: method, tool, duration, status and reason.

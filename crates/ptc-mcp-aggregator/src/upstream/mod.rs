@@ -18,7 +18,7 @@ pub mod config;
 mod fault;
 mod host;
 mod mcp_client;
-mod metrics;
+pub(crate) mod metrics;
 mod openapi;
 mod secrets;
 
