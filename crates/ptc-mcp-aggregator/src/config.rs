@@ -80,6 +80,8 @@ pub struct McpConfig {
     pub http_body_timeout: Duration,
     /// Stateful sessions (`--sessions`) and their limits.
     pub sessions: crate::session::SessionConfig,
+    /// `lisp_debug` (`--debug-tool`) and per-call traces (`--trace-dir`).
+    pub diagnostics: crate::diagnostics::DiagnosticsConfig,
 }
 
 impl Default for McpConfig {
@@ -103,6 +105,7 @@ impl Default for McpConfig {
             http_header_timeout: Duration::from_secs(10),
             http_body_timeout: Duration::from_secs(30),
             sessions: crate::session::SessionConfig::default(),
+            diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
         }
     }
 }

@@ -36,6 +36,7 @@
 
 mod config;
 mod context_stash;
+mod diagnostics;
 mod envelope;
 // Public only for the fuzz target (`fuzz/fuzz_targets/frame.rs`); not part of the API.
 #[doc(hidden)]
@@ -47,6 +48,7 @@ mod stdio;
 pub mod upstream;
 
 pub use config::{McpConfig, ResponseProfile};
+pub use diagnostics::{DiagnosticsConfig, PayloadPolicy};
 pub use envelope::CallPayload;
 pub use http::{HttpError, serve_http};
 pub use server::{LISP_EVAL_CARD, NoUpstreams, PtcServer, ToolBackend};

@@ -45,6 +45,11 @@ pub trait ToolBackend: Send + Sync {
     fn finish(&self, outcome: &ptc_lisp_eval::Outcome, payload: &mut CallPayload, debug: bool) {
         let _ = (outcome, payload, debug);
     }
+    /// `text` with the backend's secrets replaced (for diagnostics). The default changes
+    /// nothing.
+    fn scrub(&self, text: &str) -> String {
+        text.to_string()
+    }
 }
 
 /// The backend without upstreams.
@@ -73,6 +78,8 @@ pub struct PtcServer {
     went_idle: Arc<tokio::sync::Notify>,
     /// Where sessions live (`--sessions`).
     session_store: Arc<dyn crate::session::SessionStore>,
+    /// The call ring, `lisp_debug` and traces.
+    diagnostics: Arc<crate::diagnostics::Diagnostics>,
 }
 
 /// Why a call got no evaluation slot.
@@ -96,7 +103,21 @@ impl PtcServer {
         let permits = Arc::new(Semaphore::new(config.max_concurrent_calls.max(1)));
         let engine = Engine::new(config.limits.clone());
         let stash = Arc::new(ContextStash::new(config.max_concurrent_calls.max(1) + config.max_queued_calls + 8));
+        let scrub = {
+            let backend = backend.clone();
+            let tokens: Vec<String> =
+                config.http_auth_token.iter().chain(&config.http_extra_auth_tokens).cloned().collect();
+            Arc::new(move |text: &str| {
+                let mut out = backend.scrub(text);
+                for t in &tokens {
+                    out = out.replace(t.as_str(), "[REDACTED]");
+                }
+                out
+            })
+        };
+        let diagnostics = Arc::new(crate::diagnostics::Diagnostics::new(config.diagnostics.clone(), scrub));
         PtcServer {
+            diagnostics,
             stash,
             went_idle: Arc::new(tokio::sync::Notify::new()),
             config: Arc::new(config),
@@ -240,7 +261,45 @@ impl PtcServer {
 
     /// The tools `tools/list` shows: `lisp_eval`, or the session tools with `--sessions`.
     pub fn tools(&self) -> Vec<Tool> {
-        if self.config.sessions.enabled { self.session_tools() } else { vec![self.lisp_eval_tool()] }
+        let mut tools = if self.config.sessions.enabled { self.session_tools() } else { vec![self.lisp_eval_tool()] };
+        if self.config.diagnostics.debug_tool {
+            tools.push(self.lisp_debug_tool());
+        }
+        tools
+    }
+
+    /// The `lisp_debug` tool definition (`--debug-tool`).
+    fn lisp_debug_tool(&self) -> Tool {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "op": {"type": "string", "enum": ["stats", "recent", "get"]},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
+                "since_seconds": {"type": "integer", "minimum": 1, "maximum": 86400},
+                "errors_only": {"type": "boolean"},
+                "request_id": {"type": "string", "maxLength": 256}
+            },
+            "required": ["op"],
+            "additionalProperties": false
+        });
+        let Json::Object(schema) = schema else { unreachable_schema() };
+        Tool::new("lisp_debug", card_body(crate::diagnostics::DEBUG_CARD).to_string(), Arc::new(schema))
+            .with_annotations(
+                ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false),
+            )
+    }
+
+    /// A `lisp_debug` call.
+    fn call_lisp_debug(&self, args: Option<&Map<String, Json>>) -> CallPayload {
+        let profile = self.config.response_profile;
+        match self.diagnostics.call(args) {
+            Ok(answer) => {
+                let text = answer.to_string();
+                let structured = (profile != crate::config::ResponseProfile::Slim).then_some(answer);
+                CallPayload { is_error: false, text, structured, reason: None }
+            }
+            Err(msg) => envelope::error("args_error", &msg, None, &[], profile),
+        }
     }
 
     /// Validates arguments, evaluates, and shapes the result (no MCP types involved, so
@@ -499,7 +558,14 @@ impl ServerHandler for PtcServer {
             tracing::debug!(tool = %request.name, %program, "tools/call program");
         }
         let sessions = self.config.sessions.enabled;
-        let payload = if request.name == "lisp_eval" && !sessions {
+        let debug_tool = self.config.diagnostics.debug_tool;
+        let recorded = (self.diagnostics.active()
+            && ((request.name == "lisp_eval" && !sessions)
+                || (sessions && crate::session::is_session_tool(&request.name))))
+        .then(|| crate::diagnostics::CallStart::new(&request.name, request.arguments.as_ref()));
+        let payload = if debug_tool && request.name == "lisp_debug" {
+            self.call_lisp_debug(request.arguments.as_ref())
+        } else if request.name == "lisp_eval" && !sessions {
             self.call_lisp_eval(request.arguments, context.ct.clone()).await
         } else if sessions && crate::session::is_session_tool(&request.name) {
             let owner = caller(&context);
@@ -514,6 +580,11 @@ impl ServerHandler for PtcServer {
             )
         };
         log_call(&request.name, started.elapsed(), &payload);
+        if let Some(start) = recorded {
+            let (diagnostics, record, took) = (self.diagnostics.clone(), payload.clone(), started.elapsed());
+            // trace files are written off the async threads
+            let _ = tokio::task::spawn_blocking(move || diagnostics.record(start, &record, took)).await;
+        }
         Ok(CallToolResponse::Complete(to_result(payload)))
     }
 }

@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use ptc_lisp_eval::Limits;
 use ptc_mcp_aggregator::upstream::SnapshotMode;
-use ptc_mcp_aggregator::{McpConfig, NoUpstreams, PtcServer, ResponseProfile, SessionConfig, ToolBackend};
+use ptc_mcp_aggregator::{
+    DiagnosticsConfig, McpConfig, NoUpstreams, PayloadPolicy, PtcServer, ResponseProfile, SessionConfig, ToolBackend,
+};
 
 use crate::limit_flags::LimitArgs;
 use crate::upstream_flags::UpstreamArgs;
@@ -70,9 +72,54 @@ pub struct McpArgs {
     #[command(flatten)]
     sessions: Box<SessionArgs>,
     #[command(flatten)]
+    diagnostics: Box<DiagnosticArgs>,
+    #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
     upstreams: UpstreamArgs,
+}
+
+/// Operator diagnostics: `lisp_debug` and per-call traces.
+#[derive(Args, Debug)]
+struct DiagnosticArgs {
+    /// Serve the lisp_debug tool (stats, recent, get over a ring of recent calls).
+    #[arg(long, env = "PTC_MCP_DEBUG_TOOL")]
+    debug_tool: bool,
+    /// Call records lisp_debug keeps (10 to 5000).
+    #[arg(long, env = "PTC_MCP_DEBUG_RING_SIZE", default_value_t = 500)]
+    debug_ring_size: usize,
+    /// Largest lisp_debug answer, bytes (at least 4096).
+    #[arg(long, env = "PTC_MCP_MAX_DEBUG_RESPONSE_BYTES", default_value_t = 65_536)]
+    max_debug_response_bytes: usize,
+    /// Write one JSONL trace file per call into this directory (created if missing).
+    #[arg(long, env = "PTC_MCP_TRACE_DIR", value_name = "DIR")]
+    trace_dir: Option<std::path::PathBuf>,
+    /// What records and traces keep of programs and results: none, summary or full.
+    #[arg(long, env = "PTC_MCP_TRACE_PAYLOADS", default_value = "summary")]
+    trace_payloads: String,
+    /// Trace files kept in --trace-dir; the oldest are deleted first.
+    #[arg(long, env = "PTC_MCP_TRACE_MAX_FILES", default_value_t = 1000)]
+    trace_max_files: usize,
+}
+
+impl DiagnosticArgs {
+    fn config(&self) -> Result<DiagnosticsConfig> {
+        anyhow::ensure!((10..=5000).contains(&self.debug_ring_size), "--debug-ring-size must be between 10 and 5000");
+        anyhow::ensure!(self.max_debug_response_bytes >= 4096, "--max-debug-response-bytes must be at least 4096");
+        anyhow::ensure!(self.trace_max_files >= 1, "--trace-max-files must be at least 1");
+        if let Some(dir) = &self.trace_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("--trace-dir {}: cannot create the directory", dir.display()))?;
+        }
+        let mut c = DiagnosticsConfig::default();
+        c.debug_tool = self.debug_tool;
+        c.ring_size = self.debug_ring_size;
+        c.max_response_bytes = self.max_debug_response_bytes;
+        c.trace_dir = self.trace_dir.clone();
+        c.trace_payloads = self.trace_payloads.parse::<PayloadPolicy>().map_err(anyhow::Error::msg)?;
+        c.trace_max_files = self.trace_max_files;
+        Ok(c)
+    }
 }
 
 /// Stateful sessions: `--sessions` and the session limits.
@@ -193,6 +240,7 @@ impl McpArgs {
         c.http_allowed_origins = self.http_allowed_origins.clone();
         c.http_extra_auth_tokens = self.http_extra_auth_tokens.clone();
         c.sessions = self.sessions.config()?;
+        c.diagnostics = self.diagnostics.config()?;
         c.max_queued_calls = self.max_queued_calls;
         c.queue_timeout = Duration::from_millis(self.queue_timeout_ms);
         anyhow::ensure!(self.http_max_sessions >= 1, "--http-max-sessions must be at least 1");

@@ -519,3 +519,17 @@ fn two_evals_of_one_session_at_once_give_one_result_and_one_busy() {
     assert_eq!(keys["structuredContent"]["stored_keys"], json!(["paid", "pong"]), "the busy eval committed nothing");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn lisp_debug_records_session_calls_without_tokens() {
+    let token = "scrub-me-0123456789abcdef0123456789abcdef";
+    let srv = start_http(&["--http-auth-token", token, "--debug-tool", "--trace-payloads", "full"]);
+    let c = Client::connect(srv.port, Some(token));
+    let id = session_id(&c.call(2, "lisp_session_start", json!({})));
+    let program = format!("(def t \"{token}\") (println t) 1");
+    c.call(3, "lisp_session_eval", json!({"session_id": id, "program": program}));
+    let recent = c.call(4, "lisp_debug", json!({"op": "recent"}));
+    let t = text(&recent);
+    assert!(t.contains("lisp_session_eval") && t.contains("lisp_session_start"), "{t}");
+    assert!(t.contains("[REDACTED]") && !t.contains(token), "the HTTP token is scrubbed: {t}");
+}

@@ -728,6 +728,10 @@ impl ToolBackend for UpstreamRuntime {
             metrics::attach(outcome, payload);
         }
     }
+
+    fn scrub(&self, text: &str) -> String {
+        self.inner.redactor.scrub(text)
+    }
 }
 
 #[cfg(test)]
