@@ -42,7 +42,17 @@ impl PtcServer {
             Ok(p) => p,
             Err(msg) => return self.session_error("session_args_error", &msg),
         };
-        // the lease first: a second eval of this session is told at once, without queueing
+        // only the owner may take the lease (a stranger's eval must not make the owner's busy)
+        let (key, now) = (id.clone(), now_ms());
+        match self.store(move |s| s.get(&key, now)).await {
+            Ok(found) => {
+                if let Err(p) = self.live(&id, &owner, found) {
+                    return p;
+                }
+            }
+            Err(p) => return p,
+        }
+        // then the lease: a second eval of this session is told at once, without queueing
         let holder = match new_session_id() {
             Ok(h) => h,
             Err(m) => return self.session_error("session_store_unavailable", &m),

@@ -546,7 +546,10 @@ impl PtcServer {
             Some(Json::String(r)) if !r.trim().is_empty() => r.chars().take(200).collect(),
             Some(_) => return Err(self.session_error("session_args_error", "argument `reason` must be a string")),
         };
-        self.owned(&id, &owner).await?;
+        // the owner's check only: a session whose record cannot be read can still be closed
+        let (key, now) = (id.clone(), now_ms());
+        let found = self.store(move |s| s.get(&key, now)).await?;
+        self.live(&id, &owner, found)?;
         let (key, why, now) = (id.clone(), reason.clone(), now_ms());
         if !self.store(move |s| s.close(&key, &why, now)).await? {
             return Err(self.session_error("session_closed", &format!("session {id} had already ended")));
@@ -584,6 +587,98 @@ fn string_list(v: Option<&Json>) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::McpConfig;
+    use crate::server::NoUpstreams;
+    use crate::session::InProcessStore;
+
+    fn server(store: Arc<dyn SessionStore>) -> PtcServer {
+        let mut config = McpConfig::default();
+        config.sessions.enabled = true;
+        PtcServer::new(config, Arc::new(NoUpstreams)).with_session_store(store)
+    }
+
+    fn call(server: &PtcServer, tool: &str, args: Json) -> CallPayload {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        rt.block_on(server.call_session_tool(tool, Owner::stdio(), args.as_object().cloned(), cancel))
+    }
+
+    /// Overwrites a session's stored bytes, as a broken or foreign writer would.
+    fn overwrite(store: &InProcessStore, id: &str, bytes: &[u8]) {
+        let Lookup::Found(l) = store.get(id, now_ms()).unwrap() else { panic!("{id} is live") };
+        let put = store.put(id, l.version, None, l.meta, bytes.to_vec(), now_ms()).unwrap();
+        assert!(matches!(put, Put::Stored(_)));
+    }
+
+    #[test]
+    fn unreadable_records_are_reported_and_left_alone() {
+        let store = Arc::new(InProcessStore::new());
+        let s = server(store.clone());
+        let started = call(&s, "lisp_session_start", json!({}));
+        let id = started.text.split_whitespace().nth(2).unwrap().to_string();
+        assert!(id.starts_with("ptcs_"), "{}", started.text);
+        for (bytes, needle) in [
+            (&b"\x00garbage"[..], "not a ptc session record"),
+            (&br#"{"format":2,"id":"x"}"#[..], "format 2"),
+            (&br#"{"format":1,"bindings":7}"#[..], "damaged"),
+        ] {
+            overwrite(&store, &id, bytes);
+            let r = call(&s, "lisp_session_eval", json!({"session_id": id, "program": "(def x 1)"}));
+            assert_eq!(r.reason.as_deref(), Some("session_record_invalid"), "{}", r.text);
+            assert!(r.text.contains(needle), "{}", r.text);
+            let Lookup::Found(l) = store.get(&id, now_ms()).unwrap() else { panic!() };
+            assert_eq!(l.bytes.as_slice(), bytes, "the record was not touched");
+            assert!(!l.busy, "the lease was given back");
+        }
+        // closing it still works
+        let closed = call(&s, "lisp_session_close", json!({"session_id": id}));
+        assert!(!closed.is_error, "{}", closed.text);
+    }
+
+    /// A store that cannot be reached.
+    struct Down;
+
+    impl SessionStore for Down {
+        fn create(&self, _: SessionMeta, _: Vec<u8>, _: Caps, _: u64) -> Result<(), StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn get(&self, _: &str, _: u64) -> Result<Lookup, StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn list(&self, _: &str, _: u64) -> Result<Vec<Loaded>, StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn try_lease(&self, _: &str, _: &str, _: u64, _: u64) -> Result<super::super::store::Lease, StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn release(&self, _: &str, _: &str) -> Result<(), StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn put(&self, _: &str, _: u64, _: Option<&str>, _: SessionMeta, _: Vec<u8>, _: u64) -> Result<Put, StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn close(&self, _: &str, _: &str, _: u64) -> Result<bool, StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn backend(&self) -> &'static str {
+            "down"
+        }
+    }
+
+    #[test]
+    fn an_unreachable_store_is_a_clear_error() {
+        let s = server(Arc::new(Down));
+        for (tool, args) in [
+            ("lisp_session_start", json!({})),
+            ("lisp_session_list", json!({})),
+            ("lisp_session_eval", json!({"session_id": "ptcs_x", "program": "1"})),
+            ("lisp_session_inspect", json!({"session_id": "ptcs_x"})),
+        ] {
+            let r = call(&s, tool, args);
+            assert_eq!(r.reason.as_deref(), Some("session_store_unavailable"), "{tool}: {}", r.text);
+            assert!(r.text.contains("connection refused"), "{}", r.text);
+        }
+    }
 
     #[test]
     fn timestamps_are_iso8601() {
