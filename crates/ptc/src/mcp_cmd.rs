@@ -173,9 +173,29 @@ struct SessionArgs {
     /// Characters of a session eval's result preview.
     #[arg(long, env = "PTC_MCP_MAX_SESSION_PREVIEW_CHARS", default_value_t = 512)]
     max_session_preview_chars: usize,
+    /// Where sessions live: `memory` (this process, the default) or
+    /// redis://HOST:PORT/DB, shared by every instance pointed at it.
+    #[arg(long, env = "PTC_MCP_SESSION_STORE", default_value = "memory", value_name = "memory|redis://HOST:PORT/DB")]
+    session_store: String,
 }
 
 impl SessionArgs {
+    /// The shared session store, when one is named (`None`: in process).
+    fn store(&self) -> Result<Option<Arc<dyn ptc_mcp_aggregator::session::SessionStore>>> {
+        if self.session_store == "memory" {
+            return Ok(None);
+        }
+        let store = ptc_mcp_aggregator::session::RedisStore::open(&self.session_store).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(self.sessions, "--session-store {} needs --sessions", store.describe());
+        match store.ping() {
+            Ok(()) => tracing::info!(store = %store.describe(), "sessions are kept in Redis"),
+            // the server still starts: the session tools say session_store_unavailable
+            // until Redis answers
+            Err(e) => tracing::warn!(store = %store.describe(), error = %e, "the session store does not answer yet"),
+        }
+        Ok(Some(Arc::new(store)))
+    }
+
     fn config(&self) -> Result<SessionConfig> {
         for (flag, v) in [
             ("--max-sessions", self.max_sessions as u64),
@@ -331,7 +351,10 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
         }
         None => Arc::new(NoUpstreams),
     };
-    let server = PtcServer::new(config.clone(), backend);
+    let mut server = PtcServer::new(config.clone(), backend);
+    if let Some(store) = args.sessions.store()? {
+        server = server.with_session_store(store);
+    }
     {
         // each time the server goes idle after work, freed memory goes back to the system
         // (a large context leaves many small freed blocks in the allocator's arenas)

@@ -16,12 +16,14 @@
 mod codec;
 mod eval;
 mod record;
+mod redis_store;
 pub mod store;
 mod tools;
 mod views;
 
 use std::time::Duration;
 
+pub use redis_store::RedisStore;
 pub use store::{InProcessStore, SessionStore};
 
 /// The prompt cards of the session tools (each checked against its budget).

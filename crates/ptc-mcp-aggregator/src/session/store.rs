@@ -127,6 +127,10 @@ pub enum StoreError {
     /// The backend cannot be reached (a shared store that is down).
     #[error("the session store is unavailable: {0}")]
     Unavailable(String),
+    /// The store holds something under the session's key that is not a session record
+    /// of this layout (another program's key, a damaged entry); it is left untouched.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// The seam between the session tools and where sessions are kept. Methods are

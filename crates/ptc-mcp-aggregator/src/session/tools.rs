@@ -155,6 +155,7 @@ impl PtcServer {
                 &[],
                 profile,
             )),
+            Ok(Err(StoreError::Invalid(m))) => Err(envelope::error("session_record_invalid", &m, None, &[], profile)),
             Ok(Err(e)) => Err(envelope::error("session_store_unavailable", &e.to_string(), None, &[], profile)),
             Err(_) => Err(envelope::error(
                 "session_store_unavailable",
