@@ -515,11 +515,13 @@ pub async fn serve_http(
         ["http://localhost", "http://127.0.0.1", "http://[::1]"].iter().map(|o| format!("{o}:{port}")).collect();
     origins.extend(config.http_allowed_origins.iter().map(|o| origin_with_port(o)));
     let rmcp_stop = CancellationToken::new();
-    let http_config = StreamableHttpServerConfig::default()
+    let mut http_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(config.max_frame_bytes)
         .with_cancellation_token(rmcp_stop.clone());
+    // with a shared session store, every instance can take over a client's MCP session
+    http_config.session_store = server.session_store().mcp_sessions();
     let manager = Arc::new(LocalSessionManager::default());
     let factory_server = server.clone();
     let service = StreamableHttpService::new(move || Ok(factory_server.clone()), manager.clone(), http_config);

@@ -454,3 +454,25 @@ fn a_bad_store_url_fails_at_start_with_the_fix() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --sessions"), "{out:?}");
 }
+
+#[test]
+fn an_mcp_session_opened_on_one_instance_is_honoured_by_another() {
+    let redis = Redis::start();
+    let a = start_http(&redis.url(), &[]);
+    let b = start_http(&redis.url(), &[]);
+    let on_a = Client::connect(a.port);
+    let key = format!("ptc:mcp:{}", on_a.mcp_session);
+    assert_eq!(redis.cmd(&["EXISTS", &key]), ":1", "the initialize is kept in Redis");
+    // the same MCP session id, routed to the other instance (no sticky routing)
+    let on_b = Client { port: b.port, mcp_session: on_a.mcp_session.clone() };
+    let id = on_b.start();
+    assert_eq!(text(&on_b.eval(2, &id, "(def x 7) (* x 6)")), "user=> 42");
+    assert_eq!(text(&on_a.eval(3, &id, "x")), "user=> 7");
+    // an id nobody issued is still refused
+    let stranger = Client { port: b.port, mcp_session: "not-a-session".into() };
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).to_string();
+    assert_eq!(request(b.port, "POST", "/mcp", &stranger.headers(), &body).0, 404);
+    // a DELETE removes the shared entry: no instance can take the session over afterwards
+    assert_eq!(request(b.port, "DELETE", "/mcp", &on_a.headers(), "").0, 200);
+    assert_eq!(redis.cmd(&["EXISTS", &key]), ":0");
+}

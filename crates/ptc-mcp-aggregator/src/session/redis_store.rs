@@ -25,6 +25,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redis::Value;
+use rmcp::transport::streamable_http_server::session::{
+    SessionState, SessionStore as McpSessionStore, SessionStoreError,
+};
 
 use super::store::{Caps, Lease, Loaded, Lookup, Put, SessionMeta, SessionStore, StoreError};
 
@@ -39,12 +42,13 @@ const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// Idle connections kept for reuse.
 const POOL: usize = 16;
 
-/// A session store in Redis.
+/// A session store in Redis. Clones share the connections.
+#[derive(Clone)]
 pub struct RedisStore {
     client: redis::Client,
     /// `host:port/db`, never a password, for messages.
     shown: String,
-    idle: Mutex<Vec<redis::Connection>>,
+    idle: Arc<Mutex<Vec<redis::Connection>>>,
 }
 
 impl RedisStore {
@@ -61,7 +65,7 @@ impl RedisStore {
         let shown = rest.rsplit_once('@').map_or(rest, |(_, host)| host).to_string();
         let client = redis::Client::open(url)
             .map_err(|e| format!("--session-store redis://{shown}: {e} (write redis://HOST:PORT/DB)"))?;
-        Ok(RedisStore { client, shown, idle: Mutex::new(Vec::new()) })
+        Ok(RedisStore { client, shown, idle: Arc::new(Mutex::new(Vec::new())) })
     }
 
     /// `redis://host:port/db`, without a password.
@@ -498,6 +502,67 @@ impl SessionStore for RedisStore {
 
     fn backend(&self) -> &'static str {
         "redis"
+    }
+
+    fn mcp_sessions(&self) -> Option<Arc<dyn McpSessionStore>> {
+        Some(Arc::new(McpSessionsInRedis { redis: self.clone() }))
+    }
+}
+
+/// How long another instance can take over an MCP session (Streamable HTTP
+/// `mcp-session-id`) after its `initialize`.
+pub const MCP_SESSION_MS: u64 = 24 * 3_600_000;
+
+/// rmcp's store for MCP sessions on the same Redis: after a client's `initialize` its
+/// parameters are kept under `ptc:mcp:{mcp-session-id}`, so any instance can take the
+/// client's next request (rmcp replays the handshake there) and a load balancer needs no
+/// sticky routing. The entry holds the client's `initialize` parameters only.
+struct McpSessionsInRedis {
+    redis: RedisStore,
+}
+
+fn mcp_key(id: &str) -> String {
+    format!("ptc:mcp:{id}")
+}
+
+impl McpSessionsInRedis {
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&RedisStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, SessionStoreError> {
+        let redis = self.redis.clone();
+        match tokio::task::spawn_blocking(move || f(&redis)).await {
+            Ok(r) => r.map_err(|e| e.to_string().into()),
+            Err(e) => Err(e.to_string().into()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl McpSessionStore for McpSessionsInRedis {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let key = mcp_key(session_id);
+        let got = self.run(move |r| r.with(|c| redis::cmd("GET").arg(&key).query::<Option<Vec<u8>>>(c))).await?;
+        match got {
+            None => Ok(None),
+            Some(b) => serde_json::from_slice(&b)
+                .map(Some)
+                .map_err(|e| format!("{} is not an MCP session entry: {e}", mcp_key(session_id)).into()),
+        }
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let key = mcp_key(session_id);
+        let json = serde_json::to_vec(state).map_err(|e| -> SessionStoreError { e.to_string().into() })?;
+        self.run(move |r| {
+            r.with(|c| redis::cmd("SET").arg(&key).arg(json).arg("PX").arg(MCP_SESSION_MS).query::<()>(c))
+        })
+        .await
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        let key = mcp_key(session_id);
+        self.run(move |r| r.with(|c| redis::cmd("DEL").arg(&key).query::<()>(c))).await
     }
 }
 

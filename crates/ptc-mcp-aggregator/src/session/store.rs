@@ -161,6 +161,11 @@ pub trait SessionStore: Send + Sync {
     fn close(&self, id: &str, reason: &str, now_ms: u64) -> Result<bool, StoreError>;
     /// The backend's name for logs and `lisp_session_inspect` (`memory`, `redis`).
     fn backend(&self) -> &'static str;
+    /// A store for Streamable HTTP MCP sessions shared with the other instances using
+    /// this backend, so that any of them can answer a client (`None`: this process only).
+    fn mcp_sessions(&self) -> Option<Arc<dyn rmcp::transport::streamable_http_server::session::SessionStore>> {
+        None
+    }
 }
 
 struct Entry {
