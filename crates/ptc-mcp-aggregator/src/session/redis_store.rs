@@ -569,6 +569,106 @@ impl McpSessionStore for McpSessionsInRedis {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::BufRead;
+
+    /// A `redis-server` on a free loopback port (Debian's package; `.ci/run` installs it).
+    struct Server(std::process::Child, u16);
+
+    impl Server {
+        fn start() -> Server {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let mut child = std::process::Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot run redis-server ({e}); install Debian's redis-server"));
+            let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+            let mut line = String::new();
+            while !line.contains("Ready to accept connections") {
+                line.clear();
+                assert!(out.read_line(&mut line).unwrap() > 0, "redis-server exited before it was ready");
+            }
+            std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+            Server(child, port)
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn now() -> u64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+    }
+
+    fn meta(id: &str, owner: &str, t: u64) -> SessionMeta {
+        SessionMeta {
+            id: id.into(),
+            owner: owner.into(),
+            expires_at_ms: t + 60_000,
+            idle_timeout_ms: 30_000,
+            last_used_ms: t,
+        }
+    }
+
+    const CAPS: Caps = Caps { max_sessions: 3, max_per_owner: 2 };
+
+    /// The contract `InProcessStore` keeps, on two stores (two instances) over one Redis.
+    #[test]
+    fn the_store_contract_holds_across_two_instances() {
+        let server = Server::start();
+        let url = format!("redis://127.0.0.1:{}/0", server.1);
+        let (a, b) = (RedisStore::open(&url).unwrap(), RedisStore::open(&url).unwrap());
+        let t = now();
+        a.create(meta("s1", "o", t), b"v1".to_vec(), CAPS, t).unwrap();
+        let Lease::Granted(l) = a.try_lease("s1", "h1", 60_000, t).unwrap() else { panic!("no lease") };
+        assert_eq!((l.version, l.bytes.as_slice()), (1, &b"v1"[..]));
+        assert!(matches!(b.try_lease("s1", "h2", 60_000, t).unwrap(), Lease::Busy));
+        assert!(matches!(b.get("s1", t).unwrap(), Lookup::Found(Loaded { busy: true, .. })));
+        // a write without the lease (forget) while an eval runs is refused
+        assert_eq!(b.put("s1", 1, None, meta("s1", "o", t), b"x".to_vec(), t).unwrap(), Put::Conflict);
+        // another holder cannot write either
+        assert_eq!(b.put("s1", 1, Some("h2"), meta("s1", "o", t), b"x".to_vec(), t).unwrap(), Put::Conflict);
+        assert_eq!(a.put("s1", 1, Some("h1"), meta("s1", "o", t), b"v2".to_vec(), t).unwrap(), Put::Stored(2));
+        // the stale version cannot write again: no lost update
+        assert_eq!(a.put("s1", 1, Some("h1"), meta("s1", "o", t), b"v3".to_vec(), t).unwrap(), Put::Conflict);
+        b.release("s1", "h2").unwrap(); // not the holder: no effect
+        assert!(matches!(b.try_lease("s1", "h2", 60_000, t).unwrap(), Lease::Busy));
+        a.release("s1", "h1").unwrap();
+        let Lookup::Found(seen) = b.get("s1", t).unwrap() else { panic!("gone") };
+        assert_eq!((seen.version, seen.bytes.as_slice(), seen.busy), (2, &b"v2"[..], false));
+        assert_eq!(b.put("s1", 2, None, meta("s1", "o", t), b"v3".to_vec(), t).unwrap(), Put::Stored(3));
+
+        // caps count across instances
+        b.create(meta("s2", "o", t), vec![], CAPS, t).unwrap();
+        let e = a.create(meta("s3", "o", t), vec![], CAPS, t).unwrap_err();
+        assert!(matches!(e, StoreError::Full { limit: "max_sessions_per_owner", max: 2 }));
+        a.create(meta("s3", "p", t), vec![], CAPS, t).unwrap();
+        assert!(matches!(
+            b.create(meta("s4", "q", t), vec![], CAPS, t),
+            Err(StoreError::Full { limit: "max_sessions", .. })
+        ));
+        assert_eq!(b.list("o", t).unwrap().len(), 2);
+        assert!(a.close("s1", "done", t).unwrap());
+        assert!(!b.close("s1", "again", t).unwrap());
+        assert!(
+            matches!(b.get("s1", t).unwrap(), Lookup::Closed { reason, owner } if reason == "done" && owner == "o")
+        );
+        assert_eq!(b.put("s1", 3, None, meta("s1", "o", t), vec![], t).unwrap(), Put::Gone);
+        // past its idle deadline by this instance's clock, a session is over for every reader
+        assert!(matches!(a.get("s2", t + 30_000).unwrap(), Lookup::Closed { reason, .. } if reason == "idle_timeout"));
+        assert!(matches!(a.try_lease("s2", "h", 1_000, t + 30_000).unwrap(), Lease::NotLive(_)));
+        assert!(matches!(a.get("never", t).unwrap(), Lookup::Missing));
+        // the closed one freed room
+        a.create(meta("s5", "r", t), vec![], CAPS, t).unwrap();
+        assert!(matches!(a.create(meta("s6", "r", t), vec![], CAPS, t), Err(StoreError::Full { .. })));
+        drop(server);
+        assert!(matches!(a.get("s3", t), Err(StoreError::Unavailable(m)) if m.contains(&url[8..])));
+    }
 
     #[test]
     fn urls_are_checked_and_passwords_never_shown() {
