@@ -25,10 +25,13 @@ struct Options {
     hostile: bool,
     /// `--exclude a,b`: hostile cases left out of the mix.
     exclude: Vec<String>,
+    /// `--sessions`: two instances sharing sessions through Redis, see [`sessions`].
+    sessions: bool,
 }
 
 fn options(args: &[String]) -> Result<Options> {
-    let mut o = Options { clients: 100, seconds: 0, release: false, hostile: false, exclude: Vec::new() };
+    let mut o =
+        Options { clients: 100, seconds: 0, release: false, hostile: false, exclude: Vec::new(), sessions: false };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -36,17 +39,21 @@ fn options(args: &[String]) -> Result<Options> {
             "--seconds" => o.seconds = it.next().context("--seconds S")?.parse()?,
             "--release" => o.release = true,
             "--hostile" => o.hostile = true,
+            "--sessions" => o.sessions = true,
             "--exclude" => {
                 let list = it.next().context("--exclude CASE[,CASE...]")?;
                 o.exclude.extend(list.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()));
             }
             other => bail!(
-                "unknown load option {other}; use --clients N, --seconds S, --release, --hostile, --exclude CASE[,CASE...]"
+                "unknown load option {other}; use --clients N, --seconds S, --release, --hostile, --exclude CASE[,CASE...], --sessions"
             ),
         }
     }
     if o.seconds == 0 {
         o.seconds = if o.hostile { 60 } else { 30 };
+    }
+    if o.sessions && o.hostile {
+        bail!("--sessions and --hostile are separate runs; pick one");
     }
     if !o.exclude.is_empty() && !o.hostile {
         bail!("--exclude names hostile cases; use it with --hostile");
@@ -242,11 +249,16 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, ptc: &Path, clients: usize) -> Result<Server> {
+        Server::start_with(root, ptc, clients, &[])
+    }
+
+    fn start_with(root: &Path, ptc: &Path, clients: usize, extra: &[String]) -> Result<Server> {
         let sessions = (clients * 2 + 2).to_string();
         let mut child = Command::new(ptc)
             .current_dir(root)
             .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
             .args(["--http-max-sessions", &sessions, "--http-max-sessions-per-owner", &sessions])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -311,6 +323,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     if o.hostile {
         return hostile::run(root, &ptc, profile, &o);
     }
+    if o.sessions {
+        return sessions::run(root, &ptc, profile, &o);
+    }
     let server = Server::start(root, &ptc, o.clients)?;
     let (port, pid) = (server.port, server.child.id());
     let rss_before = rss_kib(pid);
@@ -360,6 +375,295 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         bail!("{} calls failed", all.errors);
     }
     Ok(())
+}
+
+/// `cargo xtask load --sessions`: two `ptc mcp --http --sessions` instances sharing one
+/// `redis-server` (started here on a free loopback port, no persistence), N clients.
+///
+/// Each client opens one MCP session (any instance honours it: the ids are shared through
+/// Redis) and one lisp session, then increments its own counter, `(def c (inc c))`, sending
+/// each eval to the two instances in turn. Halfway through, one instance is killed
+/// (SIGKILL); its clients go on with the other. An eval the killed instance never answered
+/// may or may not have committed, and the next answer says which. At the end every
+/// counter is read back and must equal the increments the client saw commit (plus the one
+/// unanswered eval, if it committed): no committed state lost, none applied twice. Evals
+/// that met the killed instance's lease get `session_busy` until it expires (`--timeout-ms`
+/// plus 30 s), and are retried.
+mod sessions {
+    use super::*;
+
+    const PROGRAM: &str = "(def c (inc c)) c";
+
+    /// A `redis-server` child on a free loopback port.
+    struct Redis(std::process::Child, u16);
+
+    impl Redis {
+        fn start() -> Result<Redis> {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+            let mut child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .context("cannot run redis-server; install Debian's redis-server (.ci/run does)")?;
+            let mut out = BufReader::new(child.stdout.take().context("no stdout")?);
+            let mut line = String::new();
+            while !line.contains("Ready to accept connections") {
+                line.clear();
+                if out.read_line(&mut line)? == 0 {
+                    let _ = child.wait();
+                    bail!("redis-server exited before it was ready");
+                }
+            }
+            std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+            Ok(Redis(child, port))
+        }
+    }
+
+    impl Drop for Redis {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    #[derive(Default)]
+    struct Tally {
+        latencies: Vec<Duration>,
+        busy: u64,
+        errors: u64,
+        /// Calls the killed instance never answered.
+        unanswered: u64,
+        committed: u64,
+        exact: bool,
+        first_error: Option<String>,
+    }
+
+    struct Answer {
+        ok: bool,
+        reason: String,
+        result: String,
+    }
+
+    fn call(c: &mut Conn, id: u64, tool: &str, args: Value) -> Result<Answer> {
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}});
+        let (status, _, body) = c.post(&body)?;
+        if status != 200 {
+            bail!("HTTP {status}: {}", body.chars().take(200).collect::<String>());
+        }
+        let m = message(&body);
+        let s = &m["result"]["structuredContent"];
+        Ok(Answer {
+            ok: m["result"]["isError"] == json!(false),
+            reason: s["reason"].as_str().unwrap_or_default().to_string(),
+            result: s["result"].as_str().or(s["session_id"].as_str()).unwrap_or_default().to_string(),
+        })
+    }
+
+    fn client(ports: [u16; 2], killed: &AtomicBool, stop: &AtomicBool, n: usize) -> Tally {
+        let mut t = Tally::default();
+        if let Err(e) = run_client(ports, killed, stop, n, &mut t) {
+            t.errors += 1;
+            t.first_error.get_or_insert(format!("client {n}: {e:#}"));
+        }
+        t
+    }
+
+    fn run_client(ports: [u16; 2], killed: &AtomicBool, stop: &AtomicBool, n: usize, t: &mut Tally) -> Result<()> {
+        // instance 1 is the one killed; every client starts on instance 0 so that setting up
+        // never meets the kill
+        let first = start_session(ports[0])?;
+        let mcp = first.session.clone();
+        let mut conns: [Option<Conn>; 2] = [Some(first), None];
+        let mut id = 1u64;
+        let a = call(conns[0].as_mut().context("no connection")?, id, "lisp_session_start", json!({}))?;
+        let sid = a.result;
+        let a = call(
+            conns[0].as_mut().context("no connection")?,
+            2,
+            "lisp_session_eval",
+            json!({"session_id": sid, "program": "(def c 0)"}),
+        )?;
+        if !a.ok {
+            bail!("(def c 0): {}", a.reason);
+        }
+        let (mut confirmed, mut maybe) = (0u64, false);
+        let mut turn = n;
+        while !stop.load(Ordering::Relaxed) {
+            turn += 1;
+            let i = if killed.load(Ordering::Relaxed) { 0 } else { turn % 2 };
+            if conns[i].is_none() {
+                match Conn::open(ports[i]) {
+                    Ok(mut c) => {
+                        c.session = mcp.clone();
+                        conns[i] = Some(c);
+                    }
+                    // the killed instance, before the flag says so: nothing was sent
+                    Err(_) if i == 1 => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            id += 1;
+            let started = Instant::now();
+            let answer = match conns[i].as_mut() {
+                Some(c) => call(c, id, "lisp_session_eval", json!({"session_id": sid, "program": PROGRAM})),
+                None => continue,
+            };
+            match answer {
+                Ok(a) if a.ok => {
+                    let got: u64 = a.result.trim_start_matches("user=> ").parse().unwrap_or(0);
+                    if got == confirmed + 1 {
+                        confirmed += 1;
+                    } else if maybe && got == confirmed + 2 {
+                        confirmed += 2;
+                    } else {
+                        t.errors += 1;
+                        t.first_error.get_or_insert(format!("client {n}: counter {got} after {confirmed} commits"));
+                        return Ok(());
+                    }
+                    maybe = false;
+                    t.latencies.push(started.elapsed());
+                }
+                Ok(a) if a.reason == "session_busy" => {
+                    // only the killed instance's lease can hold this session: wait it out
+                    t.busy += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Ok(a) => {
+                    t.errors += 1;
+                    t.first_error.get_or_insert(format!("client {n}: {} {}", a.reason, a.result));
+                }
+                Err(_) if i == 1 && killed.load(Ordering::Relaxed) => {
+                    // the instance died under this call: it may have committed
+                    conns[i] = None;
+                    t.unanswered += 1;
+                    maybe = true;
+                }
+                Err(e) => {
+                    conns[i] = None;
+                    t.errors += 1;
+                    t.first_error.get_or_insert(format!("client {n}: transport: {e:#}"));
+                }
+            }
+        }
+        // read the counter back (past the dead instance's lease, if it held it)
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let c = match conns[0].as_mut() {
+            Some(c) => c,
+            None => {
+                let mut c = Conn::open(ports[0])?;
+                c.session = mcp;
+                conns[0].insert(c)
+            }
+        };
+        loop {
+            id += 1;
+            let a = call(c, id, "lisp_session_eval", json!({"session_id": sid, "program": "c"}))?;
+            if a.ok {
+                let got: u64 = a.result.trim_start_matches("user=> ").parse().unwrap_or(u64::MAX);
+                t.exact = got == confirmed || (maybe && got == confirmed + 1);
+                t.committed = got;
+                if !t.exact {
+                    t.first_error.get_or_insert(format!("client {n}: counter {got}, {confirmed} commits seen"));
+                }
+                return Ok(());
+            }
+            if a.reason != "session_busy" || Instant::now() > deadline {
+                bail!("reading the counter back: {}", a.reason);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub(super) fn run(root: &Path, ptc: &Path, profile: &str, o: &Options) -> Result<()> {
+        let redis = Redis::start()?;
+        let cap = (o.clients + 8).to_string();
+        let extra: Vec<String> = [
+            "--sessions",
+            "--session-store",
+            &format!("redis://127.0.0.1:{}/0", redis.1),
+            "--max-sessions",
+            &cap,
+            "--max-sessions-per-owner",
+            &cap,
+            "--response-profile",
+            "debug",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let a = Server::start_with(root, ptc, o.clients, &extra)?;
+        let b = Server::start_with(root, ptc, o.clients, &extra)?;
+        let ports = [a.port, b.port];
+        eprintln!(
+            "==> {} clients x {} s, sessions in redis on :{}, instances :{} and :{} (the second is killed halfway; {profile} build)",
+            o.clients, o.seconds, redis.1, ports[0], ports[1]
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let killed = Arc::new(AtomicBool::new(false));
+        let started = Instant::now();
+        let handles: Vec<_> = (0..o.clients)
+            .map(|n| {
+                let (stop, killed) = (stop.clone(), killed.clone());
+                std::thread::spawn(move || client(ports, &killed, &stop, n))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(o.seconds) / 2);
+        let b_tail = b.tail();
+        // clients stop choosing it first; calls already on their way die with it
+        killed.store(true, Ordering::Relaxed);
+        b.stop();
+        eprintln!("==> killed the second instance at {:.1} s", started.elapsed().as_secs_f64());
+        std::thread::sleep(Duration::from_secs(o.seconds).saturating_sub(started.elapsed()));
+        stop.store(true, Ordering::Relaxed);
+        let elapsed = started.elapsed().as_secs_f64();
+        let mut all = Tally::default();
+        let mut inexact = 0;
+        for h in handles {
+            let t = h.join().map_err(|_| anyhow::anyhow!("a load client panicked"))?;
+            all.latencies.extend(t.latencies);
+            all.busy += t.busy;
+            all.errors += t.errors;
+            all.unanswered += t.unanswered;
+            all.committed += t.committed;
+            if !t.exact {
+                inexact += 1;
+            }
+            if all.first_error.is_none() {
+                all.first_error = t.first_error;
+            }
+        }
+        let a_tail = a.tail();
+        a.stop();
+        drop(redis);
+        all.latencies.sort();
+        println!("load --sessions: {} clients, {elapsed:.1} s, 2 instances + redis, {profile} build", o.clients);
+        println!(
+            "load --sessions: evals committed {} ({:.0}/s), session_busy {}, unanswered by the killed instance {}, errors {}",
+            all.committed,
+            all.committed as f64 / elapsed,
+            all.busy,
+            all.unanswered,
+            all.errors
+        );
+        println!(
+            "load --sessions: latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            percentile(&all.latencies, 0.50),
+            percentile(&all.latencies, 0.99),
+            percentile(&all.latencies, 1.0)
+        );
+        println!("load --sessions: counters exact {}/{}", o.clients - inexact, o.clients);
+        if let Some(e) = &all.first_error {
+            println!("load --sessions: first error: {e}");
+            eprintln!("--- first instance, last lines ---\n{a_tail}\n--- second instance ---\n{b_tail}");
+        }
+        if all.errors > 0 || inexact > 0 {
+            bail!("{} errors, {inexact} counters not exact", all.errors);
+        }
+        Ok(())
+    }
 }
 
 /// `cargo xtask load --hostile`: what a hostile crowd of clients does to one server.

@@ -60,6 +60,9 @@ pub struct McpConfig {
     pub response_profile: ResponseProfile,
     /// HTTP: bearer token (required on non-loopback binds).
     pub http_auth_token: Option<String>,
+    /// HTTP: more accepted bearer tokens (at least 32 characters each), one per team or
+    /// client group: each token's holders are one owner of stateful sessions.
+    pub http_extra_auth_tokens: Vec<String>,
     /// HTTP: extra allowed origins (`scheme://host[:port]`).
     pub http_allowed_origins: Vec<String>,
     /// HTTP: failed auth attempts per peer before blocking.
@@ -75,6 +78,10 @@ pub struct McpConfig {
     pub http_header_timeout: Duration,
     /// HTTP: time allowed for a request's body to arrive.
     pub http_body_timeout: Duration,
+    /// Stateful sessions (`--sessions`) and their limits.
+    pub sessions: crate::session::SessionConfig,
+    /// `lisp_debug` (`--debug-tool`) and per-call traces (`--trace-dir`).
+    pub diagnostics: crate::diagnostics::DiagnosticsConfig,
 }
 
 impl Default for McpConfig {
@@ -89,6 +96,7 @@ impl Default for McpConfig {
             limits: Limits::mcp(),
             response_profile: ResponseProfile::Slim,
             http_auth_token: None,
+            http_extra_auth_tokens: Vec::new(),
             http_allowed_origins: Vec::new(),
             http_auth_max_failures: 5,
             http_auth_block: Duration::from_secs(60),
@@ -96,6 +104,8 @@ impl Default for McpConfig {
             http_max_sessions_per_owner: 32,
             http_header_timeout: Duration::from_secs(10),
             http_body_timeout: Duration::from_secs(30),
+            sessions: crate::session::SessionConfig::default(),
+            diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
         }
     }
 }

@@ -46,6 +46,23 @@ fn feedback_for(reason: &str) -> &'static str {
         }
         "shutting_down" => "The server is shutting down. Retry on a new connection.",
         "fail" => "The program called (fail ...). Read the reason and adjust.",
+        "session_args_error" => "The session tool arguments are invalid. Fix the named argument and call again.",
+        "session_not_found" => "No such session (it may have expired). Start one with lisp_session_start.",
+        "session_owner_mismatch" => {
+            "That session belongs to another client. Use your own sessions (lisp_session_list)."
+        }
+        "session_closed" => "The session has ended. Start a new one with lisp_session_start.",
+        "session_busy" => "Another eval of this session is running. Wait for it to return, then retry.",
+        "session_limit_exceeded" => {
+            "A session limit was reached and nothing was committed. Free room with lisp_session_forget or close sessions."
+        }
+        "session_state_error" => {
+            "The eval defined something a session cannot keep; nothing was committed. Follow the message."
+        }
+        "session_record_invalid" => "The session's stored state cannot be read. Close it and start a new session.",
+        "session_store_unavailable" => {
+            "The session store is unreachable. Retry shortly; lisp_eval-style work is unaffected."
+        }
         _ => "The program raised an error. Read the message, fix the program and call lisp_eval again.",
     }
 }

@@ -65,7 +65,9 @@ pub enum HttpError {
 }
 
 struct Guard {
-    token: Option<String>,
+    /// The accepted tokens (none: no authentication). Each token's holders are one
+    /// session owner.
+    tokens: Vec<String>,
     max_failures: u32,
     block: Duration,
     failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
@@ -132,32 +134,42 @@ impl Guard {
 async fn auth(
     State(guard): State<Arc<Guard>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    req: Request,
+    mut req: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = &guard.token else { return next.run(req).await };
+    if guard.tokens.is_empty() {
+        return next.run(req).await;
+    }
     let ip = peer.ip();
     let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
+    // every token is compared (no early exit that would tell which one came close)
+    let matched = presented.and_then(|p| {
+        let mut hit = None;
+        for t in &guard.tokens {
+            if same_secret(p.as_bytes(), t.as_bytes()) {
+                hit = Some(t);
+            }
+        }
+        hit
+    });
+    if let Some(token) = matched {
+        req.extensions_mut().insert(crate::session::Owner::token(token));
+        return next.run(req).await;
+    }
+    if let Some(secs) = guard.blocked_for(ip) {
+        tracing::info!(%ip, "failed authentication from a blocked address");
+        let mut r = (StatusCode::TOO_MANY_REQUESTS, "too many failed authentication attempts\n").into_response();
+        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return r;
+    }
     match presented {
-        Some(p) if same_secret(p.as_bytes(), token.as_bytes()) => next.run(req).await,
-        other => {
-            if let Some(secs) = guard.blocked_for(ip) {
-                tracing::info!(%ip, "failed authentication from a blocked address");
-                let mut r =
-                    (StatusCode::TOO_MANY_REQUESTS, "too many failed authentication attempts\n").into_response();
-                if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
-                    r.headers_mut().insert(header::RETRY_AFTER, v);
-                }
-                return r;
-            }
-            match other {
-                None => unauthorized("Bearer"),
-                Some(_) => {
-                    guard.record_failure(ip);
-                    tracing::info!(%ip, "failed authentication");
-                    unauthorized("Bearer error=\"invalid_token\"")
-                }
-            }
+        None => unauthorized("Bearer"),
+        Some(_) => {
+            guard.record_failure(ip);
+            tracing::info!(%ip, "failed authentication");
+            unauthorized("Bearer error=\"invalid_token\"")
         }
     }
 }
@@ -282,7 +294,6 @@ struct GuardState {
     sessions: Sessions,
     max_frame: usize,
     body_timeout: Duration,
-    by_token: bool,
     /// The server's lifted contexts.
     stash: Arc<crate::context_stash::ContextStash>,
 }
@@ -297,9 +308,13 @@ fn json_rpc_error(status: StatusCode, r: &Rejection) -> Response {
 async fn frame_guard(
     State(st): State<Arc<GuardState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    req: Request,
+    mut req: Request,
     next: Next,
 ) -> Response {
+    // without a token, the client's address owns its stateful sessions
+    if req.extensions().get::<crate::session::Owner>().is_none() {
+        req.extensions_mut().insert(crate::session::Owner::peer(peer.ip()));
+    }
     let session = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
     if let Some(s) = &session {
         st.sessions.touch(s);
@@ -394,7 +409,11 @@ async fn frame_guard(
         bytes
     };
     let opens_session = session.is_none() && method.as_deref() == Some("initialize");
-    let owner = if st.by_token { "token".to_string() } else { peer.ip().to_string() };
+    // one token's holders (or, without a token, one address) share the session caps
+    let owner = match parts.extensions.get::<crate::session::Owner>() {
+        Some(o) => o.as_str().to_string(),
+        None => peer.ip().to_string(),
+    };
     if opens_session {
         st.sessions.make_room(&owner).await;
     }
@@ -467,6 +486,12 @@ pub async fn serve_http(
     shutdown: CancellationToken,
 ) -> Result<(), HttpError> {
     let loopback = addr.ip().is_loopback();
+    if config.http_extra_auth_tokens.iter().any(|t| t.len() < 32) {
+        return Err(HttpError::Config("every extra HTTP auth token must be at least 32 characters".into()));
+    }
+    if config.http_auth_token.is_none() && !config.http_extra_auth_tokens.is_empty() {
+        return Err(HttpError::Config("extra HTTP auth tokens need --http-auth-token as well".into()));
+    }
     match &config.http_auth_token {
         Some(t) if t.len() < 32 => {
             return Err(HttpError::Config("the HTTP auth token must be at least 32 characters".into()));
@@ -493,11 +518,13 @@ pub async fn serve_http(
         ["http://localhost", "http://127.0.0.1", "http://[::1]"].iter().map(|o| format!("{o}:{port}")).collect();
     origins.extend(config.http_allowed_origins.iter().map(|o| origin_with_port(o)));
     let rmcp_stop = CancellationToken::new();
-    let http_config = StreamableHttpServerConfig::default()
+    let mut http_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(config.max_frame_bytes)
         .with_cancellation_token(rmcp_stop.clone());
+    // with a shared session store, every instance can take over a client's MCP session
+    http_config.session_store = server.session_store().mcp_sessions();
     // rmcp keeps each finished response for late `Last-Event-ID` resumes, 60 s by default,
     // evicting only when the session sees its next request: a busy session's last minute of
     // answers stayed in memory after its client went quiet (85 MB after a 60 s load against
@@ -509,7 +536,7 @@ pub async fn serve_http(
     let factory_server = server.clone();
     let service = StreamableHttpService::new(move || Ok(factory_server.clone()), manager.clone(), http_config);
     let guard = Arc::new(Guard {
-        token: config.http_auth_token.clone(),
+        tokens: config.http_auth_token.iter().chain(&config.http_extra_auth_tokens).cloned().collect(),
         max_failures: config.http_auth_max_failures,
         block: config.http_auth_block,
         failures: Mutex::new(HashMap::new()),
@@ -524,7 +551,6 @@ pub async fn serve_http(
         },
         max_frame: config.max_frame_bytes,
         body_timeout: config.http_body_timeout,
-        by_token: config.http_auth_token.is_some(),
         stash: server.stash_handle(),
     });
     let answering = guard_state.clone();

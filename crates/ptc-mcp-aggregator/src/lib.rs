@@ -37,19 +37,23 @@
 pub mod agentic;
 mod config;
 mod context_stash;
+mod diagnostics;
 mod envelope;
 // Public only for the fuzz target (`fuzz/fuzz_targets/frame.rs`); not part of the API.
 #[doc(hidden)]
 pub mod frame;
 mod http;
 mod server;
+pub mod session;
 mod stdio;
 pub mod upstream;
 
 pub use config::{McpConfig, ResponseProfile};
+pub use diagnostics::{DiagnosticsConfig, PayloadPolicy};
 pub use envelope::CallPayload;
 pub use http::{HttpError, serve_http};
 pub use server::{LISP_EVAL_CARD, NoUpstreams, PtcServer, ToolBackend};
+pub use session::{Owner, SessionConfig};
 pub use stdio::{StdioError, serve_stdio};
 pub use upstream::{UpstreamOptions, UpstreamRuntime};
 

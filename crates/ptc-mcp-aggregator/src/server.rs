@@ -45,6 +45,11 @@ pub trait ToolBackend: Send + Sync {
     fn finish(&self, outcome: &ptc_lisp_eval::Outcome, payload: &mut CallPayload, debug: bool) {
         let _ = (outcome, payload, debug);
     }
+    /// `text` with the backend's secrets replaced (for diagnostics). The default changes
+    /// nothing.
+    fn scrub(&self, text: &str) -> String {
+        text.to_string()
+    }
 }
 
 /// The backend without upstreams.
@@ -75,13 +80,17 @@ pub struct PtcServer {
     agentic: Option<Arc<crate::agentic::TaskTool>>,
     /// Context and heap bytes of the calls since memory was last given back.
     heavy_bytes: Arc<AtomicU64>,
+    /// Where sessions live (`--sessions`).
+    session_store: Arc<dyn crate::session::SessionStore>,
+    /// The call ring, `lisp_debug` and traces.
+    diagnostics: Arc<crate::diagnostics::Diagnostics>,
 }
 
 /// Bytes of contexts and program heaps after which an idle server gives memory back.
 const TRIM_AFTER_BYTES: u64 = 1024 * 1024;
 
 /// Why a call got no evaluation slot.
-enum NoSlot {
+pub(crate) enum NoSlot {
     Busy(String),
     Cancelled,
 }
@@ -101,7 +110,21 @@ impl PtcServer {
         let permits = Arc::new(Semaphore::new(config.max_concurrent_calls.max(1)));
         let engine = Engine::new(config.limits.clone());
         let stash = Arc::new(ContextStash::new(config.max_concurrent_calls.max(1) + config.max_queued_calls + 8));
+        let scrub = {
+            let backend = backend.clone();
+            let tokens: Vec<String> =
+                config.http_auth_token.iter().chain(&config.http_extra_auth_tokens).cloned().collect();
+            Arc::new(move |text: &str| {
+                let mut out = backend.scrub(text);
+                for t in &tokens {
+                    out = out.replace(t.as_str(), "[REDACTED]");
+                }
+                out
+            })
+        };
+        let diagnostics = Arc::new(crate::diagnostics::Diagnostics::new(config.diagnostics.clone(), scrub));
         PtcServer {
+            diagnostics,
             stash,
             went_idle: Arc::new(tokio::sync::Notify::new()),
             heavy_bytes: Arc::new(AtomicU64::new(0)),
@@ -112,6 +135,32 @@ impl PtcServer {
             shutting_down: Arc::new(AtomicBool::new(false)),
             queued: Arc::new(AtomicUsize::new(0)),
             agentic: None,
+            session_store: Arc::new(crate::session::InProcessStore::new()),
+        }
+    }
+
+    /// The same server keeping its sessions in `store` instead of this process's memory.
+    pub fn with_session_store(mut self, store: Arc<dyn crate::session::SessionStore>) -> Self {
+        self.session_store = store;
+        self
+    }
+
+    pub(crate) fn session_store(&self) -> Arc<dyn crate::session::SessionStore> {
+        self.session_store.clone()
+    }
+
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub(crate) fn backend(&self) -> &Arc<dyn ToolBackend> {
+        &self.backend
+    }
+
+    /// Tells the idle watcher when the last running program finished.
+    pub(crate) fn notify_if_idle(&self) {
+        if self.calls_in_flight() == 0 {
+            self.went_idle.notify_one();
         }
     }
 
@@ -198,7 +247,10 @@ impl PtcServer {
 
     /// A slot for one program: at once when one is free, else after waiting in a bounded
     /// queue for at most `queue_timeout`; `busy` when the queue is full or the wait ends.
-    async fn acquire_slot(&self, cancel: &tokio_util::sync::CancellationToken) -> Result<OwnedSemaphorePermit, NoSlot> {
+    pub(crate) async fn acquire_slot(
+        &self,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<OwnedSemaphorePermit, NoSlot> {
         if let Ok(p) = self.permits.clone().try_acquire_owned() {
             return Ok(p);
         }
@@ -258,6 +310,50 @@ impl PtcServer {
             tool.output_schema = Some(Arc::new(out));
         }
         tool
+    }
+
+    /// The tools `tools/list` shows: `lisp_eval`, or the session tools with `--sessions`.
+    pub fn tools(&self) -> Vec<Tool> {
+        let mut tools = if self.config.sessions.enabled { self.session_tools() } else { vec![self.lisp_eval_tool()] };
+        tools.extend(self.agentic.as_ref().map(|t| t.tool()));
+        if self.config.diagnostics.debug_tool {
+            tools.push(self.lisp_debug_tool());
+        }
+        tools
+    }
+
+    /// The `lisp_debug` tool definition (`--debug-tool`).
+    fn lisp_debug_tool(&self) -> Tool {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "op": {"type": "string", "enum": ["stats", "recent", "get"]},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20},
+                "since_seconds": {"type": "integer", "minimum": 1, "maximum": 86400},
+                "errors_only": {"type": "boolean"},
+                "request_id": {"type": "string", "maxLength": 256}
+            },
+            "required": ["op"],
+            "additionalProperties": false
+        });
+        let Json::Object(schema) = schema else { unreachable_schema() };
+        Tool::new("lisp_debug", card_body(crate::diagnostics::DEBUG_CARD).to_string(), Arc::new(schema))
+            .with_annotations(
+                ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false),
+            )
+    }
+
+    /// A `lisp_debug` call.
+    fn call_lisp_debug(&self, args: Option<&Map<String, Json>>) -> CallPayload {
+        let profile = self.config.response_profile;
+        match self.diagnostics.call(args) {
+            Ok(answer) => {
+                let text = answer.to_string();
+                let structured = (profile != crate::config::ResponseProfile::Slim).then_some(answer);
+                CallPayload { is_error: false, text, structured, reason: None }
+            }
+            Err(msg) => envelope::error("args_error", &msg, None, &[], profile),
+        }
     }
 
     /// Validates arguments, evaluates, and shapes the result (no MCP types involved, so
@@ -350,7 +446,7 @@ impl PtcServer {
         payload
     }
 
-    fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {
+    pub(crate) fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {
         let mut args = args.unwrap_or_default();
         for k in args.keys() {
             match k.as_str() {
@@ -415,11 +511,11 @@ impl PtcServer {
     }
 }
 
-struct ParsedArgs {
-    program: String,
+pub(crate) struct ParsedArgs {
+    pub(crate) program: String,
     /// The context's JSON text (an object), loaded when the call has its slot.
-    context: Option<String>,
-    output_type: Option<ptc_signature::Type>,
+    pub(crate) context: Option<String>,
+    pub(crate) output_type: Option<ptc_signature::Type>,
 }
 
 /// Loads a call's context straight from its JSON text into values, charged with the cost
@@ -486,9 +582,7 @@ impl ServerHandler for PtcServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let mut tools = vec![self.lisp_eval_tool()];
-        tools.extend(self.agentic.as_ref().map(|t| t.tool()));
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     /// Protocol versions: 2025-11-25 and 2025-06-18 through `initialize`. 2026-07-28 is
@@ -509,11 +603,7 @@ impl ServerHandler for PtcServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        match name {
-            "lisp_eval" => Some(self.lisp_eval_tool()),
-            "lisp_task" => self.agentic.as_ref().map(|t| t.tool()),
-            _ => None,
-        }
+        self.tools().into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -526,10 +616,21 @@ impl ServerHandler for PtcServer {
             // the program text only at debug; context data may hold secrets and is never logged
             tracing::debug!(tool = %request.name, %program, "tools/call program");
         }
-        let payload = if request.name == "lisp_eval" {
+        let sessions = self.config.sessions.enabled;
+        let debug_tool = self.config.diagnostics.debug_tool;
+        let recorded = (self.diagnostics.active()
+            && ((request.name == "lisp_eval" && !sessions)
+                || (sessions && crate::session::is_session_tool(&request.name))))
+        .then(|| crate::diagnostics::CallStart::new(&request.name, request.arguments.as_ref()));
+        let payload = if debug_tool && request.name == "lisp_debug" {
+            self.call_lisp_debug(request.arguments.as_ref())
+        } else if request.name == "lisp_eval" && !sessions {
             self.call_lisp_eval(request.arguments, context.ct.clone()).await
         } else if request.name == "lisp_task" && self.agentic.is_some() {
             self.call_lisp_task(request.arguments, context.ct.clone()).await
+        } else if sessions && crate::session::is_session_tool(&request.name) {
+            let owner = caller(&context);
+            self.call_session_tool(&request.name, owner, request.arguments, context.ct.clone()).await
         } else {
             envelope::error(
                 "unknown_tool",
@@ -540,8 +641,24 @@ impl ServerHandler for PtcServer {
             )
         };
         log_call(&request.name, started.elapsed(), &payload);
+        if let Some(start) = recorded {
+            let (diagnostics, record, took) = (self.diagnostics.clone(), payload.clone(), started.elapsed());
+            // trace files are written off the async threads
+            let _ = tokio::task::spawn_blocking(move || diagnostics.record(start, &record, took)).await;
+        }
         Ok(CallToolResponse::Complete(to_result(payload)))
     }
+}
+
+/// Who is calling: the owner the HTTP transport attached to the request, else the stdio
+/// client.
+fn caller(context: &RequestContext<RoleServer>) -> crate::session::Owner {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<crate::session::Owner>())
+        .cloned()
+        .unwrap_or_else(crate::session::Owner::stdio)
 }
 
 /// The one log line of a `tools/call`: method, tool, duration, status and reason.

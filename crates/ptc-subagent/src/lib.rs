@@ -104,8 +104,8 @@ pub use llm::{
 pub use llm_tool::LlmTool;
 pub use mode::{Expose, Mode, NativeResult};
 pub use observe::{Event, Observer};
-pub use prompt::{PromptLimit, SystemPrompt};
 pub use program_tools::ProgramTools;
+pub use prompt::{PromptLimit, SystemPrompt};
 pub use retry::{Backoff, DEFAULT_MAX_RETRY_DELAY, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
 pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};

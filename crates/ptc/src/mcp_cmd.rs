@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use ptc_lisp_eval::Limits;
 use ptc_mcp_aggregator::upstream::SnapshotMode;
-use ptc_mcp_aggregator::{McpConfig, NoUpstreams, PtcServer, ResponseProfile, ToolBackend};
+use ptc_mcp_aggregator::{
+    DiagnosticsConfig, McpConfig, NoUpstreams, PayloadPolicy, PtcServer, ResponseProfile, SessionConfig, ToolBackend,
+};
 
 use crate::limit_flags::LimitArgs;
 use crate::upstream_flags::UpstreamArgs;
@@ -56,12 +58,179 @@ pub struct McpArgs {
     /// slim (text only), structured (structuredContent + outputSchema) or debug.
     #[arg(long, env = "PTC_MCP_RESPONSE_PROFILE", default_value = "slim")]
     response_profile: String,
+    /// HTTP: more accepted bearer tokens, comma-separated (32+ characters each; needs
+    /// --http-auth-token). Each token's holders are one owner of stateful sessions.
+    #[arg(long, env = "PTC_MCP_HTTP_EXTRA_AUTH_TOKENS", value_delimiter = ',', hide_env_values = true)]
+    http_extra_auth_tokens: Vec<String>,
+    // boxed: the session flags would make `ptc mcp`'s arguments the largest command
+    #[command(flatten)]
+    sessions: Box<SessionArgs>,
+    #[command(flatten)]
+    diagnostics: Box<DiagnosticArgs>,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
     upstreams: UpstreamArgs,
     #[command(flatten)]
     agentic: crate::agentic_flags::AgenticArgs,
+}
+
+/// Operator diagnostics: `lisp_debug` and per-call traces.
+#[derive(Args, Debug)]
+struct DiagnosticArgs {
+    /// Serve the lisp_debug tool (stats, recent, get over a ring of recent calls).
+    #[arg(long, env = "PTC_MCP_DEBUG_TOOL")]
+    debug_tool: bool,
+    /// Call records lisp_debug keeps (10 to 5000).
+    #[arg(long, env = "PTC_MCP_DEBUG_RING_SIZE", default_value_t = 500)]
+    debug_ring_size: usize,
+    /// Largest lisp_debug answer, bytes (at least 4096).
+    #[arg(long, env = "PTC_MCP_MAX_DEBUG_RESPONSE_BYTES", default_value_t = 65_536)]
+    max_debug_response_bytes: usize,
+    /// Write one JSONL trace file per call into this directory (created if missing).
+    #[arg(long, env = "PTC_MCP_TRACE_DIR", value_name = "DIR")]
+    trace_dir: Option<std::path::PathBuf>,
+    /// What records and traces keep of programs and results: none, summary or full.
+    #[arg(long, env = "PTC_MCP_TRACE_PAYLOADS", default_value = "summary")]
+    trace_payloads: String,
+    /// Trace files kept in --trace-dir; the oldest are deleted first.
+    #[arg(long, env = "PTC_MCP_TRACE_MAX_FILES", default_value_t = 1000)]
+    trace_max_files: usize,
+}
+
+impl DiagnosticArgs {
+    fn config(&self) -> Result<DiagnosticsConfig> {
+        anyhow::ensure!((10..=5000).contains(&self.debug_ring_size), "--debug-ring-size must be between 10 and 5000");
+        anyhow::ensure!(self.max_debug_response_bytes >= 4096, "--max-debug-response-bytes must be at least 4096");
+        anyhow::ensure!(self.trace_max_files >= 1, "--trace-max-files must be at least 1");
+        if let Some(dir) = &self.trace_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("--trace-dir {}: cannot create the directory", dir.display()))?;
+        }
+        let mut c = DiagnosticsConfig::default();
+        c.debug_tool = self.debug_tool;
+        c.ring_size = self.debug_ring_size;
+        c.max_response_bytes = self.max_debug_response_bytes;
+        c.trace_dir = self.trace_dir.clone();
+        c.trace_payloads = self.trace_payloads.parse::<PayloadPolicy>().map_err(anyhow::Error::msg)?;
+        c.trace_max_files = self.trace_max_files;
+        Ok(c)
+    }
+}
+
+/// Stateful sessions: `--sessions` and the session limits.
+#[derive(Args, Debug)]
+struct SessionArgs {
+    /// Serve the stateful session tools (lisp_session_*) instead of lisp_eval.
+    #[arg(long, env = "PTC_MCP_SESSIONS")]
+    sessions: bool,
+    /// Live sessions in total; a start beyond it gets session_limit_exceeded.
+    #[arg(long, env = "PTC_MCP_MAX_SESSIONS", default_value_t = 64)]
+    max_sessions: usize,
+    /// Live sessions per owner (the stdio client, or one HTTP token's holders).
+    #[arg(long, env = "PTC_MCP_MAX_SESSIONS_PER_OWNER", default_value_t = 16)]
+    max_sessions_per_owner: usize,
+    /// A session's lifetime; also the largest ttl_ms a start may ask for.
+    #[arg(long, env = "PTC_MCP_SESSION_TTL_MS", default_value_t = 1_800_000, value_name = "MS")]
+    session_ttl_ms: u64,
+    /// A session not used for this long ends.
+    #[arg(long, env = "PTC_MCP_SESSION_IDLE_TIMEOUT_MS", default_value_t = 900_000, value_name = "MS")]
+    session_idle_timeout_ms: u64,
+    /// Bytes of all of a session's bindings (encoded).
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_MEMORY_BYTES", default_value_t = 1_048_576)]
+    max_session_memory_bytes: usize,
+    /// Bytes of one binding (encoded).
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_BINDING_BYTES", default_value_t = 262_144)]
+    max_session_binding_bytes: usize,
+    /// Bindings per session.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_BINDINGS", default_value_t = 200)]
+    max_session_bindings: usize,
+    /// Bytes of one *1/*2/*3 entry; a larger result is not kept as history.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_HISTORY_ENTRY_BYTES", default_value_t = 65_536)]
+    max_session_history_entry_bytes: usize,
+    /// println lines a session keeps (the oldest go first).
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_PRINT_ENTRIES", default_value_t = 50)]
+    max_session_print_entries: usize,
+    /// Bytes of the println lines a session keeps.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_PRINT_BYTES", default_value_t = 65_536)]
+    max_session_print_bytes: usize,
+    /// Tool-call records a session keeps.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_TOOL_CALL_ENTRIES", default_value_t = 50)]
+    max_session_tool_call_entries: usize,
+    /// Bytes of the tool-call records a session keeps.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_TOOL_CALL_BYTES", default_value_t = 131_072)]
+    max_session_tool_call_bytes: usize,
+    /// Upstream-call records a session keeps.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_UPSTREAM_CALL_ENTRIES", default_value_t = 50)]
+    max_session_upstream_call_entries: usize,
+    /// Bytes of the upstream-call records a session keeps.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_UPSTREAM_CALL_BYTES", default_value_t = 131_072)]
+    max_session_upstream_call_bytes: usize,
+    /// Characters of a session eval's result preview.
+    #[arg(long, env = "PTC_MCP_MAX_SESSION_PREVIEW_CHARS", default_value_t = 512)]
+    max_session_preview_chars: usize,
+    /// Where sessions live: `memory` (this process, the default) or
+    /// redis://HOST:PORT/DB, shared by every instance pointed at it.
+    #[arg(long, env = "PTC_MCP_SESSION_STORE", default_value = "memory", value_name = "memory|redis://HOST:PORT/DB")]
+    session_store: String,
+}
+
+impl SessionArgs {
+    /// The shared session store, when one is named (`None`: in process).
+    fn store(&self) -> Result<Option<Arc<dyn ptc_mcp_aggregator::session::SessionStore>>> {
+        if self.session_store == "memory" {
+            return Ok(None);
+        }
+        let store = ptc_mcp_aggregator::session::RedisStore::open(&self.session_store).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(self.sessions, "--session-store {} needs --sessions", store.describe());
+        match store.ping() {
+            Ok(()) => tracing::info!(store = %store.describe(), "sessions are kept in Redis"),
+            // the server still starts: the session tools say session_store_unavailable
+            // until Redis answers
+            Err(e) => tracing::warn!(store = %store.describe(), error = %e, "the session store does not answer yet"),
+        }
+        Ok(Some(Arc::new(store)))
+    }
+
+    fn config(&self) -> Result<SessionConfig> {
+        for (flag, v) in [
+            ("--max-sessions", self.max_sessions as u64),
+            ("--max-sessions-per-owner", self.max_sessions_per_owner as u64),
+            ("--session-ttl-ms", self.session_ttl_ms),
+            ("--session-idle-timeout-ms", self.session_idle_timeout_ms),
+            ("--max-session-memory-bytes", self.max_session_memory_bytes as u64),
+            ("--max-session-binding-bytes", self.max_session_binding_bytes as u64),
+            ("--max-session-bindings", self.max_session_bindings as u64),
+            ("--max-session-history-entry-bytes", self.max_session_history_entry_bytes as u64),
+            ("--max-session-print-entries", self.max_session_print_entries as u64),
+            ("--max-session-print-bytes", self.max_session_print_bytes as u64),
+            ("--max-session-tool-call-entries", self.max_session_tool_call_entries as u64),
+            ("--max-session-tool-call-bytes", self.max_session_tool_call_bytes as u64),
+            ("--max-session-upstream-call-entries", self.max_session_upstream_call_entries as u64),
+            ("--max-session-upstream-call-bytes", self.max_session_upstream_call_bytes as u64),
+            ("--max-session-preview-chars", self.max_session_preview_chars as u64),
+        ] {
+            anyhow::ensure!(v >= 1, "{flag} must be at least 1");
+        }
+        let mut c = SessionConfig::default();
+        c.enabled = self.sessions;
+        c.max_sessions = self.max_sessions;
+        c.max_sessions_per_owner = self.max_sessions_per_owner;
+        c.ttl = Duration::from_millis(self.session_ttl_ms);
+        c.idle_timeout = Duration::from_millis(self.session_idle_timeout_ms);
+        c.max_memory_bytes = self.max_session_memory_bytes;
+        c.max_binding_bytes = self.max_session_binding_bytes;
+        c.max_bindings = self.max_session_bindings;
+        c.max_history_entry_bytes = self.max_session_history_entry_bytes;
+        c.max_print_entries = self.max_session_print_entries;
+        c.max_print_bytes = self.max_session_print_bytes;
+        c.max_tool_call_entries = self.max_session_tool_call_entries;
+        c.max_tool_call_bytes = self.max_session_tool_call_bytes;
+        c.max_upstream_call_entries = self.max_session_upstream_call_entries;
+        c.max_upstream_call_bytes = self.max_session_upstream_call_bytes;
+        c.max_preview_chars = self.max_session_preview_chars;
+        Ok(c)
+    }
 }
 
 impl McpArgs {
@@ -85,6 +254,9 @@ impl McpArgs {
         c.response_profile = self.response_profile.parse::<ResponseProfile>().map_err(anyhow::Error::msg)?;
         c.http_auth_token = self.http_auth_token.clone();
         c.http_allowed_origins = self.http_allowed_origins.clone();
+        c.http_extra_auth_tokens = self.http_extra_auth_tokens.clone();
+        c.sessions = self.sessions.config()?;
+        c.diagnostics = self.diagnostics.config()?;
         c.max_queued_calls = self.max_queued_calls;
         c.queue_timeout = Duration::from_millis(self.queue_timeout_ms);
         anyhow::ensure!(self.http_max_sessions >= 1, "--http-max-sessions must be at least 1");
@@ -168,6 +340,9 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
     if let Some(task) = task {
         tracing::info!(model = %args.agentic.agentic_model, "agentic mode: lisp_task offered");
         server = server.with_agentic(task);
+    }
+    if let Some(store) = args.sessions.store()? {
+        server = server.with_session_store(store);
     }
     {
         // each time the server goes idle after work, freed memory goes back to the system

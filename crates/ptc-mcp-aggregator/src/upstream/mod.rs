@@ -18,7 +18,7 @@ pub mod config;
 mod fault;
 mod host;
 mod mcp_client;
-mod metrics;
+pub(crate) mod metrics;
 mod openapi;
 mod secrets;
 
@@ -872,6 +872,10 @@ impl ToolBackend for UpstreamRuntime {
         if debug {
             metrics::attach(outcome, payload);
         }
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        self.inner.redactor.scrub(text)
     }
 }
 
