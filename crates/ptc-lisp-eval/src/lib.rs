@@ -84,7 +84,7 @@ pub use interp::Globals;
 pub use lazy::LazySeq;
 pub use limits::{LimitError, LimitSpec, LimitUnit, Limits};
 pub use pool::{EvalPool, PoolError, PoolOptions};
-pub use printer::{repl_preview, to_clojure};
+pub use printer::{repl_preview, repl_preview_with, to_clojure};
 pub use regex_value::RegexValue;
 pub use run::{Outcome, RunOptions, RunResult, Usage, run};
 pub use value::Value;

@@ -145,6 +145,11 @@ enum Role {
     Branch,
 }
 
+/// Stack of a branch thread: a `pmap` branch recurses less deeply than a whole run may, as
+/// before the pool. A pooled thread keeps the stack pages it touched, so every branch
+/// thread with a 256 MiB stack could hold that much after one deep branch.
+const BRANCH_STACK_BYTES: usize = 64 * 1024 * 1024;
+
 thread_local! {
     static ROLE: RefCell<Option<Role>> = const { RefCell::new(None) };
 }
@@ -154,10 +159,10 @@ impl EvalPool {
     pub fn new(options: PoolOptions) -> Result<EvalPool, PoolError> {
         let branches = rayon_core::ThreadPoolBuilder::new()
             .num_threads(options.branch_threads.max(1))
-            .stack_size(EVAL_STACK_BYTES)
+            .stack_size(BRANCH_STACK_BYTES)
             .thread_name(|i| format!("ptc-branch-{i}"))
             .start_handler(|_| {
-                stack::mark_eval_thread(EVAL_STACK_BYTES);
+                stack::mark_eval_thread(BRANCH_STACK_BYTES);
                 ROLE.with(|r| *r.borrow_mut() = Some(Role::Branch));
             })
             .build()

@@ -51,10 +51,15 @@ pub fn clip(s: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
 /// The REPL preview used in feedback: `user=> <value>` with at most `max_chars` characters.
 /// Returns `None` for nil and var results (they produce no preview line).
 pub fn repl_preview(v: &Value, max_chars: usize) -> Option<String> {
+    repl_preview_with(v, 50, max_chars)
+}
+
+/// [`repl_preview`] showing at most `max_items` items of each collection (the rest as `...`).
+pub fn repl_preview_with(v: &Value, max_items: usize, max_chars: usize) -> Option<String> {
     if matches!(v, Value::Nil | Value::Var(_)) {
         return None;
     }
-    let opts = PrintOptions { limit: Some(50), printable_limit: None, max_bytes: max_chars * 4 + 64 };
+    let opts = PrintOptions { limit: Some(max_items), printable_limit: None, max_bytes: max_chars * 4 + 64 };
     let (text, _) = to_clojure_with(v, &opts);
     let line = format!("user=> {text}");
     if line.chars().count() > max_chars {

@@ -58,6 +58,9 @@ pub struct McpConfig {
     pub limits: Limits,
     /// Result shape.
     pub response_profile: ResponseProfile,
+    /// How much of a result the `user=> ...` preview shows (the `debug` profile shows it
+    /// whole, up to `max_result_bytes`).
+    pub preview: crate::envelope::Preview,
     /// HTTP: bearer token (required on non-loopback binds).
     pub http_auth_token: Option<String>,
     /// HTTP: more accepted bearer tokens (at least 32 characters each), one per team or
@@ -95,6 +98,7 @@ impl Default for McpConfig {
             queue_timeout: Duration::from_secs(10),
             limits: Limits::mcp(),
             response_profile: ResponseProfile::Slim,
+            preview: crate::envelope::Preview::default(),
             http_auth_token: None,
             http_extra_auth_tokens: Vec::new(),
             http_allowed_origins: Vec::new(),

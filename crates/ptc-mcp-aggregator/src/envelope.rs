@@ -5,8 +5,32 @@ use serde_json::{Value as Json, json};
 
 use crate::config::ResponseProfile;
 
-/// Preview length of the `user=> ...` result line.
-const PREVIEW_CHARS: usize = 250;
+/// How much of a result the `user=> ...` line shows in the `slim` and `structured`
+/// profiles; a cut preview says so (`...`, `(truncated at N chars; ...)`) and the payload's
+/// `truncated` is true. The `debug` profile shows the whole printed result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preview {
+    /// Items shown of each collection (`--max-result-items`, default 50).
+    pub max_items: usize,
+    /// Characters of the whole line (`--max-result-chars`, default 250).
+    pub max_chars: usize,
+}
+
+impl Default for Preview {
+    fn default() -> Self {
+        Preview { max_items: 50, max_chars: 250 }
+    }
+}
+
+impl Preview {
+    /// One sentence for the tool description.
+    pub fn describe(&self) -> String {
+        format!(
+            "The result line previews at most {} items per collection and {} characters, marking a cut with `...`; return or println the specific fields you need.",
+            self.max_items, self.max_chars
+        )
+    }
+}
 
 /// What a `tools/call` returns, before it becomes an MCP `CallToolResult`.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,11 +109,17 @@ fn cap_prints(prints: &[String], profile: ResponseProfile) -> (Vec<String>, bool
 
 /// A successful run (value or `return`), with the validated JSON when an output schema
 /// matched.
-pub fn success(outcome: &Outcome, profile: ResponseProfile, validated: Option<Json>) -> CallPayload {
+pub fn success(outcome: &Outcome, profile: ResponseProfile, preview: Preview, validated: Option<Json>) -> CallPayload {
     let value = outcome.value().cloned().unwrap_or(ptc_lisp_eval::Value::Nil);
-    let preview =
-        ptc_lisp_eval::repl_preview(&value, PREVIEW_CHARS).unwrap_or_else(|| format!("user=> {}", outcome.printed));
-    let truncated = preview.contains("(truncated at") || preview.contains("...");
+    let whole = || format!("user=> {}", outcome.printed);
+    let (preview, truncated) = if profile == ResponseProfile::Debug {
+        // the whole result: the run already bounded it by max_result_bytes
+        (whole(), false)
+    } else {
+        let line = ptc_lisp_eval::repl_preview_with(&value, preview.max_items, preview.max_chars).unwrap_or_else(whole);
+        let truncated = line != whole();
+        (line, truncated)
+    };
     let (prints, prints_truncated) = cap_prints(&outcome.prints, profile);
     let mut text = String::new();
     if !prints.is_empty() {
@@ -175,9 +205,14 @@ pub fn error(
 }
 
 /// The payload of a finished run.
-pub fn from_outcome(outcome: &Outcome, profile: ResponseProfile, validated: Option<Json>) -> CallPayload {
+pub fn from_outcome(
+    outcome: &Outcome,
+    profile: ResponseProfile,
+    preview: Preview,
+    validated: Option<Json>,
+) -> CallPayload {
     match &outcome.result {
-        RunResult::Value(_) | RunResult::Returned(_) => success(outcome, profile, validated),
+        RunResult::Value(_) | RunResult::Returned(_) => success(outcome, profile, preview, validated),
         RunResult::Failed(v) => {
             let opts = ptc_lisp_eval::printer::PrintOptions { limit: Some(50), printable_limit: None, max_bytes: 2048 };
             let shown = ptc_lisp_eval::printer::to_clojure_with(v, &opts).0;

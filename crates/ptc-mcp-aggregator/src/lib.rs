@@ -50,7 +50,7 @@ pub mod upstream;
 
 pub use config::{McpConfig, ResponseProfile};
 pub use diagnostics::{DiagnosticsConfig, PayloadPolicy};
-pub use envelope::CallPayload;
+pub use envelope::{CallPayload, Preview};
 pub use http::{HttpError, serve_http};
 pub use server::{LISP_EVAL_CARD, NoUpstreams, PtcServer, ToolBackend};
 pub use session::{Owner, SessionConfig};

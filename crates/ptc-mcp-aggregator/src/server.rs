@@ -299,6 +299,10 @@ impl PtcServer {
         });
         let Json::Object(schema) = schema else { unreachable_schema() };
         let mut description = card_body(LISP_EVAL_CARD).replace("{{limits}}", &self.engine.limits().summary());
+        if self.config.response_profile != crate::config::ResponseProfile::Debug {
+            description.push('\n');
+            description.push_str(&self.config.preview.describe());
+        }
         if let Some(c) = self.backend.catalog() {
             description.push_str("\n\n");
             description.push_str(&c);
@@ -441,7 +445,7 @@ impl PtcServer {
         {
             validated = outcome.value().and_then(|v| ptc_lisp_eval::json::to_json(v).ok());
         }
-        let mut payload = envelope::from_outcome(&outcome, profile, validated);
+        let mut payload = envelope::from_outcome(&outcome, profile, self.config.preview, validated);
         self.backend.finish(&outcome, &mut payload, profile == crate::config::ResponseProfile::Debug);
         payload
     }

@@ -55,9 +55,21 @@ pub struct McpArgs {
     /// HTTP: time allowed for a request's body to arrive.
     #[arg(long, env = "PTC_MCP_HTTP_BODY_TIMEOUT_MS", default_value_t = 30_000, value_name = "MS")]
     http_body_timeout_ms: u64,
+    /// Start every upstream, print each one's tools or its problem, and exit (0: all usable).
+    #[arg(long)]
+    check: bool,
     /// slim (text only), structured (structuredContent + outputSchema) or debug.
     #[arg(long, env = "PTC_MCP_RESPONSE_PROFILE", default_value = "slim")]
     response_profile: String,
+    /// Items of each collection the result preview shows (slim and structured profiles; debug
+    /// shows the whole result up to --max-result-bytes).
+    #[arg(long, env = "PTC_MCP_MAX_RESULT_ITEMS", default_value_t = 50, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    max_result_items: u32,
+    /// Characters of the result preview line (slim and structured profiles).
+    #[arg(long, env = "PTC_MCP_MAX_RESULT_CHARS", default_value_t = 250, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(40..=10_000_000))]
+    max_result_chars: u32,
     /// HTTP: more accepted bearer tokens, comma-separated (32+ characters each; needs
     /// --http-auth-token). Each token's holders are one owner of stateful sessions.
     #[arg(long, env = "PTC_MCP_HTTP_EXTRA_AUTH_TOKENS", value_delimiter = ',', hide_env_values = true)]
@@ -252,6 +264,10 @@ impl McpArgs {
         };
         c.limits = self.limits.to_limits(base)?;
         c.response_profile = self.response_profile.parse::<ResponseProfile>().map_err(anyhow::Error::msg)?;
+        c.preview = ptc_mcp_aggregator::Preview {
+            max_items: self.max_result_items as usize,
+            max_chars: self.max_result_chars as usize,
+        };
         c.http_auth_token = self.http_auth_token.clone();
         c.http_allowed_origins = self.http_allowed_origins.clone();
         c.http_extra_auth_tokens = self.http_extra_auth_tokens.clone();
@@ -308,10 +324,42 @@ fn on_signals(token: tokio_util::sync::CancellationToken) {
     });
 }
 
+/// `ptc mcp --check`: starts every upstream, prints each one's tools or its problem, and
+/// exits (0 when every upstream is usable, 1 when one is not, 2 for a bad config).
+fn check(args: &McpArgs) -> Result<ExitCode> {
+    if args.upstreams.path().is_none() {
+        println!("no upstreams configured (--upstreams FILE or PTC_UPSTREAMS): ptc mcp serves lisp_eval alone");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // live: an upstream that fails is reported, not a reason to stop checking the others
+    let Some(rt) = args.upstreams.start(SnapshotMode::Live)? else { return Ok(ExitCode::SUCCESS) };
+    let mut all_ok = true;
+    for c in rt.check() {
+        match &c.tools {
+            Ok(tools) => println!(
+                "ok      {} ({}, {} ms): {} tool(s): {}",
+                c.name,
+                c.transport,
+                c.ms,
+                tools.len(),
+                tools.join(", ")
+            ),
+            Err(problem) => {
+                all_ok = false;
+                println!("FAILED  {} ({}, {} ms): {problem}", c.name, c.transport, c.ms);
+            }
+        }
+    }
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
 /// Runs the server until stdin closes (stdio) or SIGINT/SIGTERM (both transports: new
 /// calls get `shutting_down`, running ones finish, then exit 0).
 pub fn run(args: McpArgs) -> Result<ExitCode> {
     let config = args.config()?;
+    if args.check {
+        return check(&args);
+    }
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")?;
     let shutdown = tokio_util::sync::CancellationToken::new();

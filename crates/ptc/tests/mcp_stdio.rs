@@ -496,3 +496,37 @@ fn sigterm_drains_and_exits_zero() {
     assert!(text(&r["result"]).starts_with("timeout"), "the running call finished: {r}");
     assert_eq!(s.child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn result_previews_say_what_they_cut_and_are_configurable() {
+    let program = json!({"program": "(vec (range 80))"});
+    // the defaults: 50 items, and the tool description says so
+    let mut s = Server::start(&[]);
+    let tools = s.request(9, "tools/list", json!({}));
+    let description = tools["result"]["tools"][0]["description"].as_str().unwrap_or_default().to_string();
+    assert!(description.contains("at most 50 items per collection and 250 characters"), "{description}");
+    let out = text(&s.call(10, program.clone()));
+    assert!(out.contains("49 ..."), "cut after 50 items, marked: {out}");
+    assert!(!out.contains(" 50 "), "{out}");
+    // raised by flags
+    let mut wide = Server::start(&["--max-result-items", "100", "--max-result-chars", "1000"]);
+    let out = text(&wide.call(11, program.clone()));
+    assert!(out.ends_with("78 79]"), "the whole vector: {out}");
+    // the debug profile shows the whole result, whatever the preview limits
+    let mut debug = Server::start(&["--response-profile", "debug", "--max-result-items", "5"]);
+    let result = debug.call(12, program);
+    let structured = &result["structuredContent"];
+    assert!(structured["result"].as_str().unwrap_or_default().ends_with("78 79]"), "{structured}");
+    assert_eq!(structured["truncated"], json!(false));
+}
+
+#[test]
+fn result_preview_flags_are_checked() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["mcp", "--max-result-items", "0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-result-items"));
+}

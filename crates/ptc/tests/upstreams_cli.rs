@@ -72,3 +72,29 @@ fn an_upstream_that_cannot_start_is_a_world_fault_in_eval_and_fails_mcp_start() 
     assert!(!err.contains("sekret-literal-value"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `ptc mcp --check`: every upstream started and listed, each one's tools or its problem
+/// printed, exit 1 when one is not usable.
+#[test]
+fn mcp_check_lists_each_upstream_s_tools_or_its_problem() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let script = root.join("fixtures/missions/two-servers/mini_mcp.py");
+    let dir = tempfile::tempdir().unwrap();
+    let config = serde_json::json!({"upstreams": {
+        "crm": {"transport": "mcp_stdio", "command": "python3", "args": [script, "crm"]},
+        "broken": {"transport": "mcp_stdio", "command": "sh", "args": ["-c", "echo 'cannot read config.yaml' >&2; exit 4"]}
+    }});
+    let path = write(dir.path(), &config.to_string());
+    let out = ptc(&["mcp", "--check", "--upstreams", &path]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let crm = stdout.lines().find(|l| l.contains("crm")).unwrap_or_default();
+    assert!(crm.starts_with("ok      crm (mcp_stdio"), "{stdout}");
+    assert!(crm.contains("tool(s):"), "{stdout}");
+    let broken = stdout.lines().find(|l| l.contains("broken")).unwrap_or_default();
+    assert!(broken.starts_with("FAILED  broken (mcp_stdio"), "{stdout}");
+    assert!(stdout.contains("cannot read config.yaml"), "its stderr is quoted: {stdout}");
+    // without upstreams there is nothing to check
+    let none = ptc(&["mcp", "--check"]);
+    assert_eq!(none.status.code(), Some(0));
+}

@@ -173,7 +173,7 @@ impl PtcServer {
         let (outcome, candidate, changed, notices, validated) = match step {
             Step::Refused(p) => return self.session_error(&p.0, &p.1),
             Step::Failed(outcome) => {
-                let mut payload = envelope::from_outcome(&outcome, profile, None);
+                let mut payload = envelope::from_outcome(&outcome, profile, self.config().preview, None);
                 if let Some(Json::Object(s)) = payload.structured.as_mut() {
                     s.insert("session".into(), json!({"session_id": id, "turn": previous.turn, "committed": false}));
                 }

@@ -192,6 +192,20 @@ pub enum StartError {
 
 pub use self::mcp_client::NESTING_ENV;
 
+/// One upstream as [`UpstreamRuntime::check`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UpstreamCheck {
+    /// Its name in the config.
+    pub name: String,
+    /// `mcp_stdio`, `mcp_http` or `openapi`.
+    pub transport: &'static str,
+    /// How long starting and listing it took.
+    pub ms: u64,
+    /// Its tools' names, or the problem (reason and message, secrets scrubbed).
+    pub tools: Result<Vec<String>, String>,
+}
+
 pub(crate) enum Kind {
     Stdio(config::StdioConfig),
     Http(config::HttpConfig),
@@ -761,6 +775,27 @@ impl UpstreamRuntime {
     /// A host for one program: fresh call and discovery budgets.
     pub fn program_host(&self) -> ProgramHost {
         ProgramHost::new(self.inner.clone())
+    }
+
+    /// Starts (or lists) every upstream and reports each: its transport and tools, or why
+    /// it is not usable. Upstreams are checked one after the other, each under its own
+    /// handshake timeout, so one that hangs does not hide the others' problems.
+    pub fn check(&self) -> Vec<UpstreamCheck> {
+        let mut out = Vec::new();
+        for (name, u) in &self.inner.upstreams {
+            let started = std::time::Instant::now();
+            let listed = block_on(&self.inner.handle, u.tools());
+            out.push(UpstreamCheck {
+                name: name.clone(),
+                transport: u.transport_name(),
+                ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                tools: match listed {
+                    Ok(tools) => Ok(tools.iter().map(|t| t.name.clone()).collect()),
+                    Err(f) => Err(format!("{}: {}", f.reason, self.inner.redactor.scrub(&f.message))),
+                },
+            });
+        }
+        out
     }
 
     /// Configured upstream names.
