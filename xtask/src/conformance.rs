@@ -429,6 +429,16 @@ fn stable_object_ids(edn: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A program that never ends (the `GAP-lazy` cases) stops at whichever resource limit
+    /// it reaches first, which depends on the machine's speed: those are one outcome here.
+    fn resource_limits_as_one(text: &str) -> String {
+        let mut out = text.to_string();
+        for limit in ["!error memory_exceeded", "!error loop_limit_exceeded", "!error fuel_exhausted"] {
+            out = out.replace(limit, "!error timeout");
+        }
+        out
+    }
+
     /// Every case's output matches the recording, without a JVM.
     #[test]
     fn recorded_output_matches() {
@@ -438,8 +448,8 @@ mod tests {
         let mut failures = Vec::new();
         for (category, cs) in by_category(&cases) {
             let file = dir.join(format!("{category}.out"));
-            let want = std::fs::read_to_string(&file).unwrap_or_default();
-            let got = recording(&cs);
+            let want = resource_limits_as_one(&std::fs::read_to_string(&file).unwrap_or_default());
+            let got = resource_limits_as_one(&recording(&cs));
             if want != got {
                 let first = want
                     .lines()
