@@ -194,6 +194,9 @@ pub fn run() -> Result<()> {
     });
     // a quick run is too noisy to stand as the committed record
     let doc = if opts.quick { dir.join("performance-quick.md") } else { crate::root().join("docs/performance.md") };
+    // the hand-written profiling findings at the end of the document survive regeneration
+    let old = std::fs::read_to_string(crate::root().join("docs/performance.md")).unwrap_or_default();
+    let text = report::keep_hand_written(text, &old);
     std::fs::write(&doc, &text).with_context(|| format!("cannot write {}", doc.display()))?;
     println!("{text}");
     eprintln!("==> wrote {}", doc.display());

@@ -306,9 +306,32 @@ fn render_peers(out: &mut String, r: &Report) {
     }
 }
 
+/// The heading of the hand-written part of `docs/performance.md`: the profiling findings.
+pub const HAND_WRITTEN: &str = "## Where the time goes";
+
+/// `generated` followed by the hand-written tail of `old` (from [`HAND_WRITTEN`] on), so a
+/// rerun of the bench replaces the tables and keeps the findings.
+pub fn keep_hand_written(mut generated: String, old: &str) -> String {
+    if let Some(at) = old.find(&format!("\n{HAND_WRITTEN}\n")) {
+        if !generated.ends_with('\n') {
+            generated.push('\n');
+        }
+        generated.push_str(&old[at..]);
+    }
+    generated
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rerun_keeps_the_hand_written_findings_and_replaces_the_tables() {
+        let old = "# Performance\n\n| old table |\n\n## Where the time goes\n\nnth is linear.\n";
+        let new = keep_hand_written("# Performance\n\n| new table |\n".into(), old);
+        assert_eq!(new, "# Performance\n\n| new table |\n\n## Where the time goes\n\nnth is linear.\n");
+        assert_eq!(keep_hand_written("x\n".into(), "no findings here"), "x\n");
+    }
 
     #[test]
     fn counts_read_like_the_issue() {
