@@ -98,7 +98,7 @@ impl Peers {
         }
         match &self.nbb {
             Ok(nbb) => out.push(format!(
-                "{NBB}: nbb {} on Node {}, the canonical phrasing with `data/x` read as `(:x ctx)` from \
+                "{NBB}: {} on Node {}, the canonical phrasing with `data/x` read as `(:x ctx)` from \
                  `JSON.parse` + `js->clj :keywordize-keys`",
                 version(nbb, &["--version"]),
                 version(Path::new("node"), &["--version"])
