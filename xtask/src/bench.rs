@@ -8,14 +8,23 @@
 //! noise. Each side's answer must equal the other's, or the bench fails. The figures go to
 //! `docs/performance.md` and to stdout.
 //!
-//! `--quick` does one timed run of each and a shorter scaling series; `--runs N` sets the
-//! number of timed runs (default 5; the startup row does four times as many).
+//! Every workload is asked in several phrasings (see `workloads.rs`); each phrasing's answer
+//! is checked against CPython's over the same data, and the main table shows the worst
+//! phrasing of each workload and the geometric mean of those worst ratios. The sandbox
+//! peers (pydantic-monty as a library and through its CLI, nbb) run the same workloads in
+//! the same run when they are installed under `target/peers/` (see `peers.rs`).
+//!
+//! `--quick` does one timed run of each and a shorter scaling series, and writes its table
+//! to `target/bench/performance-quick.md` (the committed `docs/performance.md` is only
+//! written by a full run); `--runs N` sets the number of timed runs (default 5; the startup
+//! row does four times as many).
 //! `--latency` runs only the in-process and MCP latency figures and replaces that section
 //! of `docs/performance.md`, leaving the committed whole-process tables as they are.
 
 mod data;
 mod latency;
 mod measure;
+mod peers;
 mod report;
 mod workloads;
 
@@ -26,7 +35,7 @@ use anyhow::{Context, Result, bail};
 
 use data::DataSet;
 use measure::{Figures, Run};
-use workloads::{PTC_LIMITS, Workload};
+use workloads::{PTC_LIMITS, Phrasing, Source, Workload};
 
 /// What the command line asked for.
 struct Options {
@@ -68,6 +77,35 @@ pub struct Row {
     pub base: Figures,
 }
 
+/// One workload's phrasings, each measured against CPython over its own data, and the peers.
+pub struct Phrasings {
+    pub id: String,
+    pub title: String,
+    /// Phrasing name, where its data came from, and its figures.
+    pub rows: Vec<(String, Source, Row)>,
+    pub peers: Vec<peers::PeerFigure>,
+}
+
+impl Phrasings {
+    /// The phrasing with the highest ptc / CPython time ratio.
+    pub fn worst(&self) -> Option<&(String, Source, Row)> {
+        self.rows.iter().max_by(|a, b| ratio(&a.2).total_cmp(&ratio(&b.2)))
+    }
+}
+
+/// ptc's median time over CPython's.
+pub fn ratio(r: &Row) -> f64 {
+    r.ptc.median_ms / r.base.median_ms
+}
+
+/// The geometric mean of some ratios; NaN for none.
+pub fn geometric_mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp()
+}
+
 /// The `ptc` and `python3` commands of one workload, ready to run.
 struct Pair {
     ptc: Vec<String>,
@@ -93,15 +131,39 @@ pub fn run() -> Result<()> {
     eprintln!("==> whole process: ptc eval '(+ 1 2)' vs python3 -c 'print(1 + 2)'");
     let startup_pair =
         Pair { ptc: vec!["eval".into(), "(+ 1 2)".into()], python: vec!["-c".into(), "print(1 + 2)".into()] };
-    let startup = side_by_side(&ptc, &python, &startup_pair, opts.runs * 4, |out| Ok(plain_answer(out)))?;
+    let startup = side_by_side(&ptc, &python, &startup_pair, opts.runs * 4, |out| Ok(plain_answer(out)))?.0;
     let startup =
         Row { id: "0".into(), title: "whole process `ptc eval '(+ 1 2)'`".into(), ptc: startup.0, base: startup.1 };
 
-    let mut rows = Vec::new();
+    let peers = peers::Peers::probe(&dir);
+    let mut phrasings = Vec::new();
     for w in workloads::all() {
-        eprintln!("==> workload {}: {}", w.id, w.title);
-        rows.push(compare(&ptc, &python, &dir, &w, opts.runs)?);
+        let mut set = Phrasings { id: w.id.into(), title: w.title.into(), rows: Vec::new(), peers: Vec::new() };
+        let mut ctx_answer = None;
+        for (k, p) in w.phrasings.iter().enumerate() {
+            eprintln!("==> workload {} phrasing {k} ({}): {}", w.id, p.name, w.title);
+            let (row, answer) = compare(&ptc, &python, &dir, &w, k, opts.runs)?;
+            if p.source == Source::Context && ctx_answer.is_none() {
+                ctx_answer = Some(answer);
+            }
+            set.rows.push((p.name.into(), p.source, row));
+        }
+        if let Some(answer) = ctx_answer {
+            set.peers = peers.measure(&w, &dir, &answer);
+        }
+        phrasings.push(set);
     }
+    let rows: Vec<Row> = phrasings
+        .iter()
+        .filter_map(|set| {
+            set.worst().map(|(name, _, row)| Row {
+                id: set.id.clone(),
+                title: format!("{} — worst: `{name}`", set.title),
+                ptc: row.ptc,
+                base: row.base,
+            })
+        })
+        .collect();
     eprintln!("==> workload 8 floor: serde_json parse in a release Rust program");
     let floor = json_floor(&python, &dir, opts.runs);
 
@@ -115,7 +177,7 @@ pub fn run() -> Result<()> {
         for &n in sizes {
             let w = make(n * scale);
             eprintln!("==> scaling {} at {}", w.id, n * scale);
-            let mut row = compare(&ptc, &python, &dir, &w, opts.runs)?;
+            let (mut row, _) = compare(&ptc, &python, &dir, &w, 0, opts.runs)?;
             row.title = report::count(n * scale);
             scaling.push(row);
         }
@@ -131,11 +193,17 @@ pub fn run() -> Result<()> {
         quick: opts.quick,
         startup,
         rows,
+        phrasings,
+        peers: peers.notes(),
         floor,
         scaling,
         service,
     });
-    let doc = crate::root().join("docs/performance.md");
+    // a quick run is too noisy to stand as the committed record
+    let doc = if opts.quick { dir.join("performance-quick.md") } else { crate::root().join("docs/performance.md") };
+    // the hand-written profiling findings at the end of the document survive regeneration
+    let old = std::fs::read_to_string(crate::root().join("docs/performance.md")).unwrap_or_default();
+    let text = report::keep_hand_written(text, &old);
     std::fs::write(&doc, &text).with_context(|| format!("cannot write {}", doc.display()))?;
     println!("{text}");
     eprintln!("==> wrote {}", doc.display());
@@ -156,44 +224,65 @@ fn latency_only(ptc: &Path, python: &Path, opts: &Options) -> Result<()> {
     };
     let mut text = old[..at].to_string();
     text.push_str(&report::latency_section(&service));
+    // the sections after it (the hand-written profiling findings) stay
+    if let Some(next) = old[at + section.len()..].find("\n## ") {
+        text.push_str(&old[at + section.len() + next..]);
+    }
     std::fs::write(&doc, &text).with_context(|| format!("cannot write {}", doc.display()))?;
     println!("{}", report::latency_section(&service));
     eprintln!("==> updated the latency section of {}", doc.display());
     Ok(())
 }
 
-/// Runs workload `w` on both sides, checks that the answers agree, and returns its figures.
-fn compare(ptc: &Path, python: &Path, dir: &Path, w: &Workload, runs: usize) -> Result<Row> {
-    let ctx = w.data.ensure(dir)?;
+/// Runs phrasing `k` of workload `w` and CPython's program over the same data, checks that
+/// the answers agree, and returns the figures and CPython's answer.
+fn compare(
+    ptc: &Path,
+    python: &Path,
+    dir: &Path,
+    w: &Workload,
+    k: usize,
+    runs: usize,
+) -> Result<(Row, serde_json::Value)> {
+    let phrasing: &Phrasing = w.phrasings.get(k).with_context(|| format!("workload {} has no phrasing {k}", w.id))?;
+    let (data, python_file) = w.baseline(phrasing.source);
+    let ctx = data.ensure(dir)?;
     let programs = dir.join("programs");
-    let clj = programs.join(format!("{}.clj", w.id));
-    let py = programs.join(format!("{}.py", w.id));
-    std::fs::write(&clj, w.lisp)?;
-    std::fs::write(&py, w.python_file())?;
+    let clj = programs.join(format!("{}-{k}.clj", w.id));
+    let py = programs.join(format!("{}-{}.py", w.id, source_tag(phrasing.source)));
+    std::fs::write(&clj, &phrasing.lisp)?;
+    std::fs::write(&py, python_file)?;
     let mut ptc_args: Vec<String> = vec!["eval".into(), "--output".into(), "json".into()];
     ptc_args.extend(PTC_LIMITS.iter().map(|s| s.to_string()));
     ptc_args.extend(["--context".into(), path_arg(&ctx), "-f".into(), path_arg(&clj)]);
     let pair = Pair { ptc: ptc_args, python: vec![path_arg(&py), path_arg(&ctx)] };
-    let (p, b) = side_by_side(ptc, python, &pair, runs, |out| {
+    let (figures, answer) = side_by_side(ptc, python, &pair, runs, |out| {
         let envelope: serde_json::Value = serde_json::from_str(out).context("ptc printed no JSON envelope")?;
         if envelope["status"] != "ok" {
             bail!("ptc did not answer: {envelope}");
         }
         Ok(envelope["value"].clone())
     })
-    .with_context(|| format!("workload {} ({})", w.id, w.title))?;
-    Ok(Row { id: w.id.into(), title: w.title.into(), ptc: p, base: b })
+    .with_context(|| format!("workload {} ({}), phrasing `{}`", w.id, w.title, phrasing.name))?;
+    Ok((Row { id: w.id.into(), title: w.title.into(), ptc: figures.0, base: figures.1 }, answer))
+}
+
+fn source_tag(source: Source) -> &'static str {
+    match source {
+        Source::Context => "ctx",
+        Source::Built => "built",
+    }
 }
 
 /// One untimed warm-up run of each side (its answers are compared), then `runs` timed runs
-/// alternating ptc and CPython.
+/// alternating ptc and CPython. Returns both sides' figures and CPython's answer.
 fn side_by_side(
     ptc: &Path,
     python: &Path,
     pair: &Pair,
     runs: usize,
     ptc_answer: impl Fn(&str) -> Result<serde_json::Value>,
-) -> Result<(Figures, Figures)> {
+) -> Result<((Figures, Figures), serde_json::Value)> {
     let ours = ptc_answer(&measure::run(ptc, &pair.ptc)?.stdout)?;
     let theirs_out = measure::run(python, &pair.python)?.stdout;
     let theirs = plain_answer(&theirs_out);
@@ -205,7 +294,7 @@ fn side_by_side(
         a.push(measure::run(ptc, &pair.ptc)?);
         b.push(measure::run(python, &pair.python)?);
     }
-    Ok((measure::figures(&a), measure::figures(&b)))
+    Ok(((measure::figures(&a), measure::figures(&b)), theirs))
 }
 
 /// Workload 8's floor: a release Rust program that parses the same file with serde_json
@@ -239,7 +328,7 @@ fn json_floor(python: &Path, dir: &Path, runs: usize) -> Result<Figures, String>
         let args = vec![path_arg(&ctx)];
         let mut all = vec![measure::run(&exe, &args)?];
         let answer: serde_json::Value = serde_json::from_str(all[0].stdout.trim())?;
-        let py = dir.join("programs/8.py");
+        let py = dir.join("programs/8-ctx.py");
         let theirs: serde_json::Value =
             serde_json::from_str(measure::run(python, &[path_arg(&py), path_arg(&ctx)])?.stdout.trim())?;
         if !same_answer(&answer, &theirs) {
@@ -284,7 +373,7 @@ fn newest_rlib(deps: &Path, prefix: &str) -> Result<PathBuf> {
 }
 
 /// What a program printed, as JSON when it is JSON, else as a string.
-fn plain_answer(out: &str) -> serde_json::Value {
+pub fn plain_answer(out: &str) -> serde_json::Value {
     serde_json::from_str(out.trim()).unwrap_or_else(|_| serde_json::Value::String(out.trim().into()))
 }
 
@@ -295,7 +384,7 @@ fn path_arg(p: &Path) -> String {
 /// Equal answers: numbers within a relative 1e-9 (an average may print as 2.5 on one side
 /// and 2.5000000000000004 on the other; an integral float equals the integer), everything
 /// else structurally.
-fn same_answer(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+pub fn same_answer(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     use serde_json::Value as J;
     match (a, b) {
         (J::Number(x), J::Number(y)) => match (x.as_f64(), y.as_f64()) {
@@ -327,6 +416,26 @@ mod tests {
         assert!(!same_answer(&json!({"a": 1}), &json!({"b": 1})));
         assert!(!same_answer(&json!([1, 2]), &json!([2, 1])));
         assert!(!same_answer(&json!("3"), &json!(3)));
+    }
+
+    #[test]
+    fn the_worst_phrasing_is_the_highest_ratio_and_the_mean_is_geometric() {
+        let fig = |ms| Figures { median_ms: ms, peak_mib: 1.0 };
+        let row = |p, b| Row { id: "1".into(), title: "t".into(), ptc: fig(p), base: fig(b) };
+        let set = Phrasings {
+            id: "1".into(),
+            title: "t".into(),
+            rows: vec![
+                ("a".into(), Source::Context, row(50.0, 100.0)),
+                ("b".into(), Source::Built, row(90.0, 60.0)),
+                ("c".into(), Source::Context, row(80.0, 100.0)),
+            ],
+            peers: Vec::new(),
+        };
+        assert_eq!(set.worst().map(|w| w.0.as_str()), Some("b"));
+        assert!((geometric_mean(&[0.5, 2.0]) - 1.0).abs() < 1e-12);
+        assert!((geometric_mean(&[0.25, 1.0]) - 0.5).abs() < 1e-12);
+        assert!(geometric_mean(&[]).is_nan());
     }
 
     #[test]
