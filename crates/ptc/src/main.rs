@@ -311,26 +311,7 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
             // a closed stdout (ptc eval ... | head) is not an error of the program
             let _ = writeln!(std::io::stdout(), "{env}");
         }
-        Output::Text => {
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            for line in &outcome.prints {
-                let _ = writeln!(out, "{line}");
-            }
-            match &outcome.result {
-                ptc_lisp_eval::RunResult::Value(_) | ptc_lisp_eval::RunResult::Returned(_) => {
-                    let _ = writeln!(out, "{}", outcome.printed);
-                }
-                ptc_lisp_eval::RunResult::Failed(_) => {
-                    let _ = out.flush();
-                    eprintln!("Fail: {}", outcome.printed);
-                }
-                ptc_lisp_eval::RunResult::Error(e) => {
-                    let _ = out.flush();
-                    eprintln!("{}", envelope::render_error(e, &source));
-                }
-            }
-        }
+        Output::Text => print_text(&outcome, &source, true),
     }
     std::mem::forget(context_at_exit);
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -417,15 +398,21 @@ fn script_cmd(argv: Vec<OsString>) -> Result<ExitCode, UsageError> {
     memory.values.insert(Arc::from("*command-line-args*"), command_line_args);
     let opts = RunOptions { limits, memory, ..RunOptions::default() };
     let outcome = ptc_lisp_eval::run(&source, opts);
+    print_text(&outcome, &source, false);
+    Ok(if outcome.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `--output text`: the prints, then the result on stdout (a nil result only when
+/// `show_nil`), or the failure on stderr with the source line of an error.
+fn print_text(outcome: &ptc_lisp_eval::Outcome, source: &str, show_nil: bool) {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for line in &outcome.prints {
         let _ = writeln!(out, "{line}");
     }
-    let ok = outcome.is_ok();
     match &outcome.result {
         ptc_lisp_eval::RunResult::Value(v) | ptc_lisp_eval::RunResult::Returned(v) => {
-            if !matches!(v, ptc_lisp_eval::Value::Nil) {
+            if show_nil || !matches!(v, ptc_lisp_eval::Value::Nil) {
                 let _ = writeln!(out, "{}", outcome.printed);
             }
         }
@@ -435,10 +422,9 @@ fn script_cmd(argv: Vec<OsString>) -> Result<ExitCode, UsageError> {
         }
         ptc_lisp_eval::RunResult::Error(e) => {
             let _ = out.flush();
-            eprintln!("{}", envelope::render_error(e, &source));
+            eprintln!("{}", envelope::render_error(e, source));
         }
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// Reads a program, stopping one byte past `max` so that a huge input is never held whole.
