@@ -149,7 +149,11 @@ impl<'h> Interp<'h> {
 
     #[inline]
     pub(crate) fn check_stack(&self) -> Result<(), Flow> {
-        let used = self.stack_base.saturating_sub(stack::here());
+        let now = stack::here();
+        let used = self.stack_base.saturating_sub(now);
+        if used > stack::DEEP_BYTES {
+            stack::note_depth(now);
+        }
         if used > self.stack_budget {
             return err(
                 ErrorKind::RecursionLimitExceeded,

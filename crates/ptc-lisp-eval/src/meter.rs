@@ -145,6 +145,7 @@ fn step_in(s: &State) -> bool {
     let n = s.count.get().wrapping_add(1);
     s.count.set(n);
     if n.is_multiple_of(CHECK_EVERY) {
+        stack::note_depth(stack::here());
         let stop = s.budget.borrow().as_ref().and_then(|b| {
             if b.cancel.is_cancelled() {
                 Some(ErrorKind::Cancelled)

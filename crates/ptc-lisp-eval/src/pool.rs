@@ -221,7 +221,11 @@ impl EvalPool {
             return Err(Failure::Saturated);
         }
         let _admitted = Admitted(&inner.admitted);
-        inner.runs.install(|| catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked))
+        inner.runs.install(|| {
+            let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
+            stack::give_back_deep_pages();
+            result
+        })
     }
 }
 
@@ -237,6 +241,7 @@ impl EvalPool {
         let done = slot.clone();
         let job = move |admitted: Option<Arc<Inner>>| {
             let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
+            stack::give_back_deep_pages();
             if let Some(inner) = admitted {
                 inner.admitted.fetch_sub(1, Ordering::SeqCst);
             }
@@ -358,7 +363,10 @@ fn spread<'scope, R: Send + 'scope, F: FnOnce() -> R + Send + 'scope>(
     let mut pairs = jobs.into_iter().zip(slots.iter_mut());
     let first = pairs.next();
     for (job, slot) in pairs {
-        s.spawn(move |_| *slot = Some(contained(job)));
+        s.spawn(move |_| {
+            *slot = Some(contained(job));
+            stack::give_back_deep_pages();
+        });
     }
     if let Some((job, slot)) = first {
         *slot = Some(contained(job));
