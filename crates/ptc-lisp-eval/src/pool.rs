@@ -28,15 +28,22 @@
 //! pool, with no pool available (the system refused threads), also gets a fresh thread.
 //!
 //! A panic inside a run or a branch is contained (the run ends in an internal error) and the
-//! thread stays in the pool. Callers that do not build a pool share one process-wide pool
+//! thread stays in the pool.
+//!
+//! A thread keeps every stack page it touched for as long as it lives, so after a run (or
+//! a branch) that went more than [`DEEP_BYTES`](crate::stack::DEEP_BYTES) deep, its set of
+//! threads is replaced by a fresh one: new jobs go to the new threads, the old ones end as
+//! soon as they finish what they hold, and their stacks go back to the system. (Deep runs
+//! on several long-lived threads used to add up: a server that had answered a handful of
+//! hostile programs sat at 770 MB.) Callers that do not build a pool share one process-wide pool
 //! ([`EvalPool::shared`]), started on first use.
 
 use std::cell::RefCell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
 
 use crate::stack::{self, EVAL_STACK_BYTES, Failure};
@@ -120,8 +127,8 @@ pub struct EvalPool {
 }
 
 struct Inner {
-    runs: rayon_core::ThreadPool,
-    branches: Arc<rayon_core::ThreadPool>,
+    runs: Threads,
+    branches: Arc<Threads>,
     /// Runs queued or running right now.
     admitted: AtomicUsize,
     options: PoolOptions,
@@ -136,13 +143,74 @@ impl std::fmt::Debug for EvalPool {
     }
 }
 
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // threads hold only weak handles on their sets; the sets end with the pool
+        self.runs.close();
+        self.branches.close();
+    }
+}
+
 /// What the current thread is to the pools.
 #[derive(Clone)]
 enum Role {
-    /// A run thread (or a nested run's own thread): branches go to this pool.
-    Run(Arc<rayon_core::ThreadPool>),
-    /// A branch thread: branches go to its own pool.
-    Branch,
+    /// A run thread (or a nested run's own thread): branches go to these threads.
+    Run(Weak<Threads>),
+    /// A branch thread: branches go to its own set (this is its handle, to renew it).
+    Branch(Weak<Threads>),
+}
+
+/// A set of rayon threads that can be replaced by a fresh set of the same kind.
+struct Threads {
+    current: Mutex<Generation>,
+    start: Box<dyn Fn() -> Option<rayon_core::ThreadPool> + Send + Sync>,
+}
+
+#[derive(Clone)]
+struct Generation {
+    number: u64,
+    pool: Option<Arc<rayon_core::ThreadPool>>,
+}
+
+impl Threads {
+    /// A set that starts its threads with `start` (see [`Threads::open`]).
+    fn new(start: impl Fn() -> Option<rayon_core::ThreadPool> + Send + Sync + 'static) -> Threads {
+        Threads { current: Mutex::new(Generation { number: 0, pool: None }), start: Box::new(start) }
+    }
+
+    /// Starts the first generation of threads.
+    fn open(&self, kind: &str) -> Result<(), PoolError> {
+        let pool = (self.start)().ok_or_else(|| PoolError(format!("the system refused the {kind} threads")))?;
+        let mut g = self.current.lock().map_err(|_| PoolError(format!("the {kind} threads' lock is poisoned")))?;
+        *g = Generation { number: 0, pool: Some(Arc::new(pool)) };
+        Ok(())
+    }
+
+    /// The set new work goes to (`None` once the pool is gone).
+    fn current(&self) -> Generation {
+        match self.current.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces generation `number` by a fresh set of threads (once, however many deep jobs
+    /// of that generation ask). When the system refuses new threads, the old set stays.
+    fn renew(&self, number: u64) {
+        let Ok(mut g) = self.current.lock() else { return };
+        if g.number != number || g.pool.is_none() {
+            return;
+        }
+        if let Some(fresh) = (self.start)() {
+            *g = Generation { number: number + 1, pool: Some(Arc::new(fresh)) };
+        }
+    }
+
+    fn close(&self) {
+        if let Ok(mut g) = self.current.lock() {
+            g.pool = None;
+        }
+    }
 }
 
 /// Stack of a branch thread: a `pmap` branch recurses less deeply than a whole run may, as
@@ -157,28 +225,40 @@ thread_local! {
 impl EvalPool {
     /// Starts `options.threads + options.branch_threads` evaluation threads.
     pub fn new(options: PoolOptions) -> Result<EvalPool, PoolError> {
-        let branches = rayon_core::ThreadPoolBuilder::new()
-            .num_threads(options.branch_threads.max(1))
-            .stack_size(BRANCH_STACK_BYTES)
-            .thread_name(|i| format!("ptc-branch-{i}"))
-            .start_handler(|_| {
-                stack::mark_eval_thread(BRANCH_STACK_BYTES);
-                ROLE.with(|r| *r.borrow_mut() = Some(Role::Branch));
+        let branch_count = options.branch_threads.max(1);
+        let branches = Arc::new_cyclic(|me: &Weak<Threads>| {
+            let me = me.clone();
+            Threads::new(move || {
+                let me = me.clone();
+                rayon_core::ThreadPoolBuilder::new()
+                    .num_threads(branch_count)
+                    .stack_size(BRANCH_STACK_BYTES)
+                    .thread_name(|i| format!("ptc-branch-{i}"))
+                    .start_handler(move |_| {
+                        stack::mark_eval_thread(BRANCH_STACK_BYTES);
+                        ROLE.with(|r| *r.borrow_mut() = Some(Role::Branch(me.clone())));
+                    })
+                    .build()
+                    .ok()
             })
-            .build()
-            .map_err(|e| PoolError(e.to_string()))?;
-        let branches = Arc::new(branches);
-        let for_runs = branches.clone();
-        let runs = rayon_core::ThreadPoolBuilder::new()
-            .num_threads(options.threads.max(1))
-            .stack_size(EVAL_STACK_BYTES)
-            .thread_name(|i| format!("ptc-eval-{i}"))
-            .start_handler(move |_| {
-                stack::mark_eval_thread(EVAL_STACK_BYTES);
-                ROLE.with(|r| *r.borrow_mut() = Some(Role::Run(for_runs.clone())));
-            })
-            .build()
-            .map_err(|e| PoolError(e.to_string()))?;
+        });
+        branches.open("branch")?;
+        let for_runs = Arc::downgrade(&branches);
+        let run_count = options.threads.max(1);
+        let runs = Threads::new(move || {
+            let for_runs = for_runs.clone();
+            rayon_core::ThreadPoolBuilder::new()
+                .num_threads(run_count)
+                .stack_size(EVAL_STACK_BYTES)
+                .thread_name(|i| format!("ptc-eval-{i}"))
+                .start_handler(move |_| {
+                    stack::mark_eval_thread(EVAL_STACK_BYTES);
+                    ROLE.with(|r| *r.borrow_mut() = Some(Role::Run(for_runs.clone())));
+                })
+                .build()
+                .ok()
+        });
+        runs.open("run")?;
         Ok(EvalPool { inner: Arc::new(Inner { runs, branches, admitted: AtomicUsize::new(0), options }) })
     }
 
@@ -208,7 +288,7 @@ impl EvalPool {
         // a thread of some pool short of stack: a thread of its own (bounded by nesting)
         let on_pool_thread = ROLE.with(|r| r.borrow().is_some());
         let Some(pool) = pool.filter(|_| !on_pool_thread) else {
-            let branches = pool.map(|p| p.inner.branches.clone());
+            let branches = pool.map(|p| Arc::downgrade(&p.inner.branches));
             return stack::on_fresh_thread(EVAL_STACK_BYTES, move || {
                 ROLE.with(|r| *r.borrow_mut() = branches.map(Role::Run));
                 f()
@@ -221,9 +301,14 @@ impl EvalPool {
             return Err(Failure::Saturated);
         }
         let _admitted = Admitted(&inner.admitted);
-        inner.runs.install(|| {
+        let Generation { number, pool: Some(threads) } = inner.runs.current() else {
+            return Err(Failure::NoThread);
+        };
+        threads.install(|| {
             let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
-            stack::give_back_deep_pages();
+            if stack::take_went_deep() {
+                inner.runs.renew(number);
+            }
             result
         })
     }
@@ -239,10 +324,12 @@ impl EvalPool {
     ) -> RunFuture<R> {
         let slot = Arc::new(Mutex::new(Slot { value: None, waker: None }));
         let done = slot.clone();
-        let job = move |admitted: Option<Arc<Inner>>| {
+        let job = move |admitted: Option<(Arc<Inner>, u64)>| {
             let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
-            stack::give_back_deep_pages();
-            if let Some(inner) = admitted {
+            if let Some((inner, number)) = admitted {
+                if stack::take_went_deep() {
+                    inner.runs.renew(number);
+                }
                 inner.admitted.fetch_sub(1, Ordering::SeqCst);
             }
             fill(&done, result);
@@ -265,8 +352,13 @@ impl EvalPool {
             fill(&slot, Err(Failure::Saturated));
             return RunFuture { slot };
         }
+        let Generation { number, pool: Some(threads) } = inner.runs.current() else {
+            inner.admitted.fetch_sub(1, Ordering::SeqCst);
+            fill(&slot, Err(Failure::NoThread));
+            return RunFuture { slot };
+        };
         let admitted = inner.clone();
-        inner.runs.spawn(move || job(Some(admitted)));
+        threads.spawn(move || job(Some((admitted, number))));
         RunFuture { slot }
     }
 }
@@ -342,10 +434,26 @@ fn try_inline<R: Send, F: FnOnce() -> R + Send>(f: F) -> Result<Result<R, Failur
 pub(crate) fn fan_out<R: Send, F: FnOnce() -> R + Send>(jobs: Vec<F>) -> Vec<Result<R, Failure>> {
     let mut slots: Vec<Option<Result<R, Failure>>> = (0..jobs.len()).map(|_| None).collect();
     let role = ROLE.with(|r| r.borrow().clone());
-    match role {
-        Some(Role::Run(branches)) => branches.in_place_scope(|s| spread(s, &mut slots, jobs)),
-        Some(Role::Branch) => rayon_core::in_place_scope(|s| spread(s, &mut slots, jobs)),
-        None => {
+    let went_deep = AtomicBool::new(false);
+    let branches = match &role {
+        Some(Role::Run(b) | Role::Branch(b)) => b.upgrade(),
+        None => None,
+    };
+    let current = branches.as_ref().map(|b| b.current());
+    match (role, current) {
+        (Some(Role::Run(_)), Some(Generation { number, pool: Some(threads) })) => {
+            threads.in_place_scope(|s| spread(s, &mut slots, jobs, &went_deep));
+            renew_if(&went_deep, branches.as_deref(), number);
+        }
+        // a branch thread spreads on its own set (work stealing; it may be a set that was
+        // replaced, which still runs until its jobs are done)
+        (Some(Role::Branch(_)), current) => {
+            rayon_core::in_place_scope(|s| spread(s, &mut slots, jobs, &went_deep));
+            if let Some(Generation { number, .. }) = current {
+                renew_if(&went_deep, branches.as_deref(), number);
+            }
+        }
+        _ => {
             for (job, slot) in jobs.into_iter().zip(slots.iter_mut()) {
                 *slot = Some(contained(job));
             }
@@ -354,18 +462,33 @@ pub(crate) fn fan_out<R: Send, F: FnOnce() -> R + Send>(jobs: Vec<F>) -> Vec<Res
     slots.into_iter().map(|s| s.unwrap_or(Err(Failure::Panicked))).collect()
 }
 
-/// Queues all jobs but the first on the scope's pool, then runs the first here.
+/// Replaces the branch threads when a branch went deep on one of them.
+fn renew_if(went_deep: &AtomicBool, branches: Option<&Threads>, number: u64) {
+    if went_deep.load(Ordering::Relaxed)
+        && let Some(b) = branches
+    {
+        b.renew(number);
+    }
+}
+
+/// Queues all jobs but the first on the scope's pool, then runs the first here. A queued
+/// job that went deep on a branch thread sets `went_deep` (on a run thread that took it,
+/// the run's own check sees it).
 fn spread<'scope, R: Send + 'scope, F: FnOnce() -> R + Send + 'scope>(
     s: &rayon_core::Scope<'scope>,
     slots: &'scope mut [Option<Result<R, Failure>>],
     jobs: Vec<F>,
+    went_deep: &'scope AtomicBool,
 ) {
     let mut pairs = jobs.into_iter().zip(slots.iter_mut());
     let first = pairs.next();
     for (job, slot) in pairs {
         s.spawn(move |_| {
             *slot = Some(contained(job));
-            stack::give_back_deep_pages();
+            let on_branch_thread = ROLE.with(|r| matches!(*r.borrow(), Some(Role::Branch(_))));
+            if on_branch_thread && stack::take_went_deep() {
+                went_deep.store(true, Ordering::Relaxed);
+            }
         });
     }
     if let Some((job, slot)) = first {

@@ -20,14 +20,13 @@ const SAFETY_MARGIN: usize = 24 * 1024 * 1024;
 /// A nested run starts inline only when at least this much of the stack is left.
 const NESTED_MIN_BYTES: usize = 64 * 1024 * 1024;
 
-/// A run that used more stack than this leaves its thread's pages to be given back.
+/// A run that used more stack than this has its thread retired (see [`take_went_deep`]).
 pub(crate) const DEEP_BYTES: usize = 8 * 1024 * 1024;
 
 thread_local! {
     /// On an evaluation thread: (address near the stack's top, usable bytes from there).
     static EVAL_THREAD: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
-    /// This thread's stack went deeper than [`DEEP_BYTES`] since its pages were last given
-    /// back.
+    /// This thread's stack went deeper than [`DEEP_BYTES`] since [`take_went_deep`].
     static WENT_DEEP: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -41,45 +40,12 @@ pub(crate) fn note_depth(at: usize) {
     }
 }
 
-/// Gives the stack pages below the current frame back to the system when this thread went
-/// deep since the last time.
-///
-/// A pooled thread outlives its runs, and the pages a deep run touched stay resident: one
-/// hostile recursion per thread left every run thread holding ~230 MiB, so a server that
-/// had served a few deep programs sat at gigabytes. Called between jobs, where nothing
-/// below the current frame is in use.
-pub(crate) fn give_back_deep_pages() {
-    if !WENT_DEEP.with(|d| d.replace(false)) {
-        return;
-    }
-    let Some((top, usable)) = EVAL_THREAD.with(Cell::get) else { return };
-    // `top` is a little below the mapping's real top, so `top - reserved` is a little below
-    // its real bottom (and the guard page): stay 1 MiB above it.
-    let reserved = usable + SAFETY_MARGIN;
-    let page = 4096;
-    let low = (top.saturating_sub(reserved) + (1 << 20)).next_multiple_of(page);
-    // keep the frames in use and some room under them (signal frames, the red zone)
-    let high = here().saturating_sub(256 * 1024) / page * page;
-    if high > low {
-        discard(low, high - low);
-    }
+/// True (once) when this thread's stack went deeper than [`DEEP_BYTES`] since the last
+/// call. A pooled thread keeps every stack page it touched for as long as it lives, so the
+/// pool retires threads that went deep (`pool.rs`).
+pub(crate) fn take_went_deep() -> bool {
+    WENT_DEEP.with(|d| d.replace(false))
 }
-
-/// Tells the system that `len` bytes of stack from `addr` hold nothing of value: their
-/// pages are freed now and read as zeros when touched again.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn discard(addr: usize, len: usize) {
-    // SAFETY: the range is page-aligned and lies inside this thread's own stack mapping,
-    // entirely below the current frame (see `give_back_deep_pages`): no live value is
-    // there, and MADV_DONTNEED on a private anonymous mapping only makes the pages read as
-    // zeros later. It never unmaps or changes protection.
-    // A refusal (EINVAL, EAGAIN) only leaves the pages resident.
-    let _ = unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_DONTNEED) };
-}
-
-#[cfg(not(target_os = "linux"))]
-fn discard(_addr: usize, _len: usize) {}
 
 /// An address on the current stack (stacks grow down on every supported target).
 #[inline(always)]
