@@ -166,6 +166,16 @@ fn discovery_forms() {
     assert_eq!(show("(meta no-such-thing)"), "nil");
     assert_eq!(show("(first (apropos \"frequencies\"))"), "\"frequencies - Map from item to how often it occurs.\"");
     assert_eq!(show("(apropos \"qqqq\")"), "[]");
+    // names first; a doc word that merely contains the query ("already") is no match
+    let hits = run("(apropos \"read\" {:limit 50})", RunOptions::default());
+    let RunResult::Value(Value::Vector(hits)) = &hits.result else { panic!("{:?}", hits.result) };
+    let hits: Vec<&str> = hits.iter().map(|h| h.as_str().unwrap()).collect();
+    assert!(!hits.is_empty());
+    for hit in &hits {
+        let (name, doc) = hit.split_once(" - ").unwrap();
+        let doc_word = doc.to_lowercase().split(|c: char| !c.is_alphanumeric()).any(|w| w.starts_with("read"));
+        assert!(name.contains("read") || doc_word, "{hit}");
+    }
     assert!(show("(apropos \"\")").starts_with("!runtime_error"));
     assert_eq!(show("(count (dir str {:limit 3}))"), "3");
     assert_eq!(show("(def x 1) (dir user)"), "[\"x\"]");

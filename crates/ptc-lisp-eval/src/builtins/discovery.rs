@@ -255,6 +255,28 @@ fn token_score(q: &str, field: &[String]) -> i64 {
         .unwrap_or(0)
 }
 
+/// The score `apropos` gives the core library and the program's definitions: [`score`],
+/// except that a query found only inside a description's word (`read` in "already",
+/// `sort` in "unsorted") does not count. Hundreds of builtins have prose docs, so such
+/// hits buried the names that were asked for; names still match anywhere inside.
+fn local_score(query: &[String], name: &str, description: &str) -> i64 {
+    let (n, d) = (tokens(name), tokens(description));
+    query
+        .iter()
+        .map(|q| {
+            let in_name = token_score(q, &n);
+            if in_name > 0 {
+                in_name + 2
+            } else {
+                match token_score(q, &d) {
+                    2 => 0,
+                    s => s,
+                }
+            }
+        })
+        .sum()
+}
+
 /// Seed 002's lexical score: per query token, exact 10 / prefix 5 / substring 2 against
 /// the name's tokens (plus 2), or else against the description's. `apropos` and the MCP
 /// aggregator's tool search both rank with it.
@@ -280,7 +302,7 @@ fn apropos(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut hits: Vec<(i64, String, String)> = super::all()
         .flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied()).map(move |n| (n, b.doc)))
         .filter_map(|(n, d)| {
-            let s = score(&query, n, d);
+            let s = local_score(&query, n, d);
             (s > 0).then(|| (s, n.to_string(), d.to_string()))
         })
         .collect();
@@ -289,7 +311,7 @@ fn apropos(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             .definition_doc(name)
             .map(|d| d.to_string())
             .unwrap_or_else(|| format!("user definition ({})", v.type_name()));
-        let s = score(&query, name, &d);
+        let s = local_score(&query, name, &d);
         if s > 0 {
             hits.push((s, name.to_string(), d));
         }
@@ -388,5 +410,14 @@ mod tests {
         assert_eq!(score(&tokens("sort"), "sort-by", "Items sorted by key"), 12);
         assert_eq!(score(&tokens("sor"), "sort", ""), 7);
         assert_eq!(score(&tokens("xyz"), "sort", "nothing"), 0);
+    }
+
+    #[test]
+    fn local_search_ignores_words_that_merely_contain_the_query() {
+        let read = tokens("read");
+        assert_eq!(score(&read, "swap!", "Swaps the value already held"), 2);
+        assert_eq!(local_score(&read, "swap!", "Swaps the value already held"), 0);
+        assert_eq!(local_score(&read, "slurp", "Reads a file"), 5);
+        assert_eq!(local_score(&read, "unread-x", ""), 4);
     }
 }
