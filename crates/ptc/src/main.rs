@@ -559,3 +559,59 @@ fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
         repl::Ended::AfterErrors => ExitCode::from(1),
     })
 }
+
+#[cfg(test)]
+mod help_tests {
+    use std::collections::BTreeMap;
+
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every subcommand documents each of its flags, and a help text is shared between
+    /// subcommands only by flags that mean the same everywhere (the flattened sets:
+    /// logging, sandbox limits, upstreams, models). A flag written once per subcommand
+    /// (`--output`, `--context`) says what it does in that subcommand.
+    #[test]
+    fn every_flag_is_documented_in_its_subcommands_own_words() {
+        let cli = Cli::command();
+        cli.clone().debug_assert();
+        let mut seen: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        let mut undocumented = Vec::new();
+        let mut stack: Vec<(String, clap::Command)> = vec![("ptc".into(), cli)];
+        while let Some((path, cmd)) = stack.pop() {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().to_string();
+                if arg.is_hide_set() || id == "help" || id == "version" {
+                    continue;
+                }
+                let help = arg.get_help().or(arg.get_long_help()).map(|h| h.to_string()).unwrap_or_default();
+                if help.trim().is_empty() {
+                    undocumented.push(format!("{path} --{id}"));
+                }
+                seen.entry((id, help)).or_default().push(path.clone());
+            }
+            for sub in cmd.get_subcommands() {
+                stack.push((format!("{path} {}", sub.get_name()), sub.clone()));
+            }
+        }
+        assert!(undocumented.is_empty(), "flags without help: {undocumented:?}");
+        let copied: Vec<String> = seen
+            .iter()
+            .filter(|((id, _), paths)| paths.len() > 1 && !shared_flag(id))
+            .map(|((id, help), paths)| format!("--{id} in {paths:?}: {help:.80}"))
+            .collect();
+        assert!(
+            copied.is_empty(),
+            "the same help text for a flag whose meaning differs per subcommand:\n{}",
+            copied.join("\n")
+        );
+    }
+
+    /// Flags of the flattened sets (`logging.rs`, `limit_flags.rs`, `upstream_flags.rs`, the
+    /// context flags): one definition, the same meaning on every subcommand that has them.
+    fn shared_flag(id: &str) -> bool {
+        matches!(id, "log_level" | "log_format" | "verbose" | "quiet" | "timeout_ms" | "upstreams")
+            || ["max_", "upstream_", "catalog_", "context_"].iter().any(|p| id.starts_with(p))
+    }
+}
