@@ -17,6 +17,8 @@ pub struct Machine {
     rustc: String,
     python: String,
     load: String,
+    /// The release `ptc` binary: bytes on disk and gzipped (what a download costs).
+    binary: String,
 }
 
 impl Machine {
@@ -38,8 +40,23 @@ impl Machine {
             load: std::fs::read_to_string("/proc/loadavg")
                 .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
                 .unwrap_or_default(),
+            binary: binary_size(&crate::target_dir().join("release/ptc")),
         }
     }
+}
+
+/// "20.1 MB on disk, 8.0 MB gzipped" for the binary at `path` (issue 29 tracks its size).
+fn binary_size(path: &std::path::Path) -> String {
+    let Ok(bytes) = std::fs::read(path) else { return format!("{} not built", path.display()) };
+    let gzipped = Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(path)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| format!(", {:.1} MB gzipped", o.stdout.len() as f64 / 1e6))
+        .unwrap_or_default();
+    format!("{:.1} MB on disk{gzipped}", bytes.len() as f64 / 1e6)
 }
 
 fn first_line(program: &str, args: &[&str]) -> String {
@@ -115,8 +132,9 @@ pub fn render(r: &Report) -> String {
          memory is the largest `VmHWM` (peak RSS) seen in `/proc/<pid>/status` while polling \
          the process every millisecond.\n\
          - The machine is shared and has only {} cores, so figures are noisy (a few percent \
-         between runs is normal, more when other work runs); compare ratios from the same run.\n",
-        m.cpus, m.cpu_model, m.load, m.date, m.rustc, m.python, r.runs, m.cpus
+         between runs is normal, more when other work runs); compare ratios from the same run.\n\
+         - The release `ptc` binary: {}.\n",
+        m.cpus, m.cpu_model, m.load, m.date, m.rustc, m.python, r.runs, m.cpus, m.binary
     );
 
     let _ = writeln!(out, "## Agent workloads, whole process\n");
