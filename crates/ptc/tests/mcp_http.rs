@@ -480,3 +480,35 @@ fn duplicate_in_flight_id_over_http() {
     let again = post(s.port, Some(&session), &call(5, "(+ 1 2)"));
     assert_eq!(again.json()["result"]["content"][0]["text"], "user=> 3", "the id is free again");
 }
+
+/// The result-preview flags act over HTTP as over stdio: the tool description states the
+/// limits, a raised limit shows the whole result, the debug profile ignores them.
+#[test]
+fn result_preview_flags_over_http() {
+    let call = |port: u16, session: &str, id: i64| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(vec (range 80))"}}});
+        let r = post(port, Some(session), &body.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()["result"].clone()
+    };
+    let narrow = start(&["--max-result-items", "10", "--max-result-chars", "200"]);
+    let session = initialize(narrow.port, None);
+    let tools =
+        post(narrow.port, Some(&session), &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string());
+    let description = tools.json()["result"]["tools"][0]["description"].as_str().unwrap_or_default().to_string();
+    assert!(description.contains("at most 10 items per collection and 200 characters"), "{description}");
+    let out = call(narrow.port, &session, 3)["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    assert!(out.contains("9 ...") && !out.contains(" 10 "), "cut after 10 items, marked: {out}");
+
+    let wide = start(&["--max-result-items", "100", "--max-result-chars", "1000"]);
+    let session = initialize(wide.port, None);
+    let out = call(wide.port, &session, 3)["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    assert!(out.ends_with("78 79]"), "the whole vector: {out}");
+
+    let debug = start(&["--response-profile", "debug", "--max-result-items", "5"]);
+    let session = initialize(debug.port, None);
+    let result = call(debug.port, &session, 3);
+    let structured = &result["structuredContent"];
+    assert!(structured["result"].as_str().unwrap_or_default().ends_with("78 79]"), "{structured}");
+    assert_eq!(structured["truncated"], json!(false));
+}
