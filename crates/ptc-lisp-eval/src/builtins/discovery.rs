@@ -76,7 +76,7 @@ fn find_builtin(name: &str) -> Option<&'static Builtin> {
 
 fn arity_text(a: Arity) -> String {
     match a {
-        Arity::Exact(n) => format!("{n} argument{}", if n == 1 { "" } else { "s" }),
+        Arity::Exact(n) | Arity::AtLeast(n) if n == 1 => format!("{} argument", a.describe()),
         other => format!("{} arguments", other.describe()),
     }
 }
