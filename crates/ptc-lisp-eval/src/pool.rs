@@ -304,13 +304,15 @@ impl EvalPool {
         let Generation { number, pool: Some(threads) } = inner.runs.current() else {
             return Err(Failure::NoThread);
         };
-        threads.install(|| {
+        let (result, went_deep) = threads.install(|| {
             let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
-            if stack::take_went_deep() {
-                inner.runs.renew(number);
-            }
-            result
-        })
+            (result, stack::take_went_deep())
+        });
+        // after the caller has its answer in hand: starting threads takes a while
+        if went_deep {
+            inner.runs.renew(number);
+        }
+        result
     }
 }
 
@@ -326,13 +328,16 @@ impl EvalPool {
         let done = slot.clone();
         let job = move |admitted: Option<(Arc<Inner>, u64)>| {
             let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
-            if let Some((inner, number)) = admitted {
-                if stack::take_went_deep() {
-                    inner.runs.renew(number);
-                }
+            let went_deep = stack::take_went_deep();
+            if let Some((inner, _)) = &admitted {
                 inner.admitted.fetch_sub(1, Ordering::SeqCst);
             }
             fill(&done, result);
+            if let Some((inner, number)) = admitted
+                && went_deep
+            {
+                inner.runs.renew(number);
+            }
         };
         let Some(pool) = pool else {
             let spawned =

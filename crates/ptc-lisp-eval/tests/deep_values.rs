@@ -45,6 +45,12 @@ fn holders() -> Vec<(&'static str, String)> {
 }
 
 /// Runs `f` on a thread with tokio's default 2 MiB stack, as the MCP server's threads are.
+/// The default limits with time to spare: building values 100,000 levels deep takes a
+/// while in a debug build on a loaded machine, and these tests are about depth, not time.
+fn roomy() -> Limits {
+    Limits { timeout: std::time::Duration::from_secs(30), ..Limits::default() }
+}
+
 fn on_small_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     std::thread::Builder::new().stack_size(2 * 1024 * 1024).spawn(f).unwrap().join().unwrap()
 }
@@ -53,7 +59,7 @@ fn reason(src: &str) -> (String, String) {
     let src = src.to_string();
     // the outcome is returned to, and dropped on, an ordinary thread
     on_small_thread(move || {
-        let o = run(&src, RunOptions::default());
+        let o = run(&src, RunOptions { limits: roomy(), ..RunOptions::default() });
         match o.error() {
             Some(e) => (e.kind.to_string(), e.message.clone()),
             None => ("ok".into(), o.printed.clone()),
@@ -76,7 +82,7 @@ fn results_holding_deep_values_are_refused() {
 
 #[test]
 fn definitions_holding_deep_values_are_refused_and_not_kept() {
-    let engine = Engine::new(Limits::default());
+    let engine = Engine::new(roomy());
     let host = FnHost::new();
     for (name, src) in holders() {
         let o = engine.eval(&format!("(def keep 1) (def f {src}) 1"), RunInput::new(), &host, &Cancel::new());
@@ -134,7 +140,7 @@ fn deep_tool_arguments_never_reach_the_host() {
         seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(args)
     });
-    let opts = RunOptions { host: Arc::new(host), ..RunOptions::default() };
+    let opts = RunOptions { host: Arc::new(host), limits: roomy(), ..RunOptions::default() };
     let o = on_small_thread(move || {
         let o = run(&format!("(tool/keep {{:x {DEEP}}})"), opts);
         (o.error().map(|e| (e.kind.to_string(), e.message.clone())), o.tool_calls.len())
@@ -211,7 +217,7 @@ fn a_program_value_handed_out_at_the_limit_drops_and_prints_on_an_ordinary_threa
     let src = format!("(constantly (reduce (fn [a _] [a]) [] (range {})))", MAX_VALUE_NESTING - 1);
     let (kind, out) = reason(&src);
     assert_eq!((kind.as_str(), out.as_str()), ("ok", "#fn[...]"));
-    let engine = Engine::new(Limits::default());
+    let engine = Engine::new(roomy());
     let program = engine.compile(&src, &CompileEnv::new()).unwrap();
     let o = on_small_thread(move || {
         let o = engine.run(&program, RunInput::new(), &FnHost::new(), &Cancel::new());
