@@ -386,6 +386,8 @@ pub(crate) struct ToolNest {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     /// The mission's runtime, where nested missions and model requests run.
     pub(crate) runtime: Option<tokio::runtime::Handle>,
+    /// The mission's `warn_only` validation warnings (`Step.warnings`).
+    pub(crate) warnings: crate::validation::Warnings,
 }
 
 impl fmt::Debug for ToolNest {

@@ -172,8 +172,9 @@ pub(crate) struct Mission<'a> {
     pub(crate) offered: Vec<ToolSchema>,
     options: LlmOptions,
     pub(crate) nest: crate::compose::Nesting,
-    /// Validation warnings (`warn_only`), for `Step.warnings`.
-    warnings: Mutex<Vec<String>>,
+    /// Validation warnings (`warn_only`: the return value's, and tool calls'), for
+    /// `Step.warnings`.
+    warnings: crate::validation::Warnings,
     /// The model's price, when known (cost accounting and `max_cost_usd`).
     price: Option<crate::cost::ModelPrice>,
     /// The largest answer so far in tokens (the output estimate of the next request).
@@ -245,7 +246,7 @@ impl<'a> Mission<'a> {
             offered: agent.native_tools(),
             options: agent.llm_options(),
             nest: crate::compose::Nesting::root(agent),
-            warnings: Mutex::new(Vec::new()),
+            warnings: Arc::new(Mutex::new(Vec::new())),
             price,
             largest_answer: 0,
             failure_streak: 0,
@@ -740,6 +741,7 @@ impl<'a> Mission<'a> {
             cancel: cancel.clone(),
             observer: self.observer.clone(),
             runtime: tokio::runtime::Handle::try_current().ok(),
+            warnings: self.warnings.clone(),
         };
         (nest, asks)
     }

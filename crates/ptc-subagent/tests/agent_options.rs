@@ -92,7 +92,26 @@ fn a_tool_result_is_checked_against_its_output_type() {
         let step = run(&tool_agent(tool().validation(mode)), &ScriptedLlm::texts([program.clone()]));
         assert!(step.is_ok(), "{mode:?}: {:?}", step.fail);
         assert_eq!(step.return_value, Some(json!({"n": "many"})));
+        // warn_only keeps what it let through in Step.warnings; disabled has nothing to say
+        if mode == ValidationMode::WarnOnly {
+            assert_eq!(step.warnings.len(), 1, "{:?}", step.warnings);
+            let w = &step.warnings[0];
+            assert!(w.contains("tool/count returned a value that does not match"), "{w}");
+            assert!(w.contains("n: expected int") && w.contains("warn_only: the result was used"), "{w}");
+        } else {
+            assert!(step.warnings.is_empty(), "{:?}", step.warnings);
+        }
     }
+}
+
+#[test]
+fn warn_only_tool_arguments_go_ahead_with_a_warning_in_the_step() {
+    let echo = Tool::new("echo", Ok).signature("(limit :int) -> :any").validation(ValidationMode::WarnOnly);
+    let step = run(&tool_agent(echo), &ScriptedLlm::texts([clj("(return (tool/echo {:limit \"many\"}))")]));
+    assert_eq!(step.return_value, Some(json!({"limit": "many"})), "{:?}", step.fail);
+    assert_eq!(step.warnings.len(), 1, "{:?}", step.warnings);
+    assert!(step.warnings[0].contains("invalid arguments for tool/echo"), "{}", step.warnings[0]);
+    assert!(step.warnings[0].contains("warn_only: the call went ahead"), "{}", step.warnings[0]);
 }
 
 #[test]
