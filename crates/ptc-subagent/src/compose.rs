@@ -263,6 +263,8 @@ pub(crate) struct Nesting {
     parent_cancel: Option<Cancel>,
     /// The latest a child may end: the parent's mission deadline and its tool call's.
     inherited_deadline: Option<Instant>,
+    /// This mission's cost accounting, chained to its ancestors' budgets.
+    cost: crate::cost::CostScope,
 }
 
 impl Nesting {
@@ -282,7 +284,17 @@ impl Nesting {
             children: Arc::new(Mutex::new(Vec::new())),
             parent_cancel: None,
             inherited_deadline: None,
+            cost: crate::cost::CostScope::root(
+                agent.config.max_cost_usd,
+                agent.config.name.clone(),
+                agent.config.prices.clone(),
+            ),
         }
+    }
+
+    /// The mission's cost accounting (its budget and its ancestors').
+    pub(crate) fn cost(&self) -> &crate::cost::CostScope {
+        &self.cost
     }
 
     /// Takes one turn from the tree's budget, or says it is spent.
@@ -374,6 +386,8 @@ pub(crate) struct ToolNest {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     /// The mission's runtime, where nested missions and model requests run.
     pub(crate) runtime: Option<tokio::runtime::Handle>,
+    /// The mission's `warn_only` validation warnings (`Step.warnings`).
+    pub(crate) warnings: crate::validation::Warnings,
 }
 
 impl fmt::Debug for ToolNest {
@@ -557,6 +571,7 @@ fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest
         children: Arc::new(Mutex::new(Vec::new())),
         parent_cancel: Some(nest.cancel.clone()),
         inherited_deadline: Some(nest.cancel.deadline().map_or(cx.deadline, |d| d.min(cx.deadline))),
+        cost: nest.nesting.cost.child(agent.config.max_cost_usd, agent.config.name.clone()),
     };
     let label = agent.config.name.clone().unwrap_or_else(|| spec.name.clone());
     let observer: Option<Arc<dyn Observer>> = nest

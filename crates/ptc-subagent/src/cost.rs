@@ -13,12 +13,22 @@
 //! 512 tokens, or `max_output_tokens` when the request sets it — at the output rate), and
 //! the actual cost of each answer is added when it arrives; the mission fails with
 //! `cost_budget_exceeded` when the spend so far plus the estimate would pass the budget.
+//!
+//! A budget covers the whole mission tree below the agent that sets it: the requests of
+//! its nested agents and of the LLM tools it or they call are charged to it too (a
+//! [`CostScope`] per mission, chained to its parent's). Each request reserves its
+//! estimate in every budget above it before it is sent, and the reservation is replaced
+//! by the actual cost when the answer arrives (or released when the request fails), so
+//! children running at once (`pmap`) cannot overrun a budget together. A nested agent's
+//! own `max_cost_usd` bounds its own subtree as well.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use crate::llm::{LlmRequest, TokenUsage};
+use crate::step::Fail;
 
 /// US dollars per million tokens for one model.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -157,6 +167,146 @@ pub(crate) fn estimate(price: &ModelPrice, request: &LlmRequest, largest_answer:
     price.cost(&usage)
 }
 
+/// One mission's place in the tree's cost accounting: its budget (if it has one), what
+/// it and its descendants have spent or reserved, and its parent's scope.
+#[derive(Clone)]
+pub(crate) struct CostScope {
+    inner: Arc<Scope>,
+}
+
+struct Scope {
+    /// `max_cost_usd` of the mission that opened the scope.
+    budget: Option<f64>,
+    /// The mission's agent name, for messages.
+    agent: Option<String>,
+    /// Actual cost of finished requests plus reservations of requests in flight.
+    spent: Mutex<f64>,
+    parent: Option<Arc<Scope>>,
+    /// Held while a reservation is checked and made in every scope of the chain.
+    tree: Arc<Mutex<()>>,
+    /// The root agent's prices (for models a nested mission or LLM tool has no price of).
+    prices: Arc<PriceTable>,
+}
+
+/// An estimate reserved in every scope of a chain (released or settled later).
+#[derive(Debug, Clone, Copy, Default)]
+#[must_use]
+pub(crate) struct Reservation(f64);
+
+impl CostScope {
+    /// The scope of a tree's root mission.
+    pub(crate) fn root(budget: Option<f64>, agent: Option<String>, prices: Arc<PriceTable>) -> Self {
+        let inner =
+            Scope { budget, agent, spent: Mutex::new(0.0), parent: None, tree: Arc::new(Mutex::new(())), prices };
+        CostScope { inner: Arc::new(inner) }
+    }
+
+    /// The scope of a nested mission inside this one.
+    pub(crate) fn child(&self, budget: Option<f64>, agent: Option<String>) -> Self {
+        let inner = Scope {
+            budget,
+            agent,
+            spent: Mutex::new(0.0),
+            parent: Some(self.inner.clone()),
+            tree: self.inner.tree.clone(),
+            prices: self.inner.prices.clone(),
+        };
+        CostScope { inner: Arc::new(inner) }
+    }
+
+    /// The price of `model`: `own` when known, else the tree root's table.
+    pub(crate) fn price(&self, own: Option<ModelPrice>, model: &str) -> Option<ModelPrice> {
+        own.or_else(|| self.inner.prices.lookup(model))
+    }
+
+    /// The scopes from this one up to the root.
+    fn chain(&self) -> impl Iterator<Item = &Scope> {
+        std::iter::successors(Some(&*self.inner), |s| s.parent.as_deref())
+    }
+
+    /// The nearest budget in the chain.
+    pub(crate) fn nearest_budget(&self) -> Option<f64> {
+        self.chain().find_map(|s| s.budget)
+    }
+
+    /// Spent (and reserved) in this mission's scope: its own requests and its
+    /// descendants'.
+    #[cfg(test)]
+    pub(crate) fn spent(&self) -> f64 {
+        self.inner.spent.lock().map(|s| *s).unwrap_or(0.0)
+    }
+
+    /// Charges a cost already incurred (a resumed mission's nested agents) to every
+    /// scope of the chain.
+    pub(crate) fn charge(&self, usd: f64) {
+        let _tree = self.inner.tree.lock();
+        for scope in self.chain() {
+            if let Ok(mut spent) = scope.spent.lock() {
+                *spent += usd;
+            }
+        }
+    }
+
+    /// Reserves `estimate` (the cost of model request `turn` of a model priced `price`)
+    /// in every scope of the chain, or fails with `price_unknown` (a budget applies but
+    /// the model has no price) or `cost_budget_exceeded` (the first budget, nearest
+    /// first, it would pass).
+    pub(crate) fn reserve(
+        &self,
+        price: Option<&ModelPrice>,
+        model: &str,
+        estimate: impl FnOnce(&ModelPrice) -> f64,
+        turn: u32,
+    ) -> Result<Reservation, Fail> {
+        let Some(budget) = self.nearest_budget() else { return Ok(Reservation(0.0)) };
+        let Some(price) = price else {
+            return Err(Fail::new(
+                "price_unknown",
+                format!(
+                    "max_cost_usd is {budget}, but no price is known for the model {model:?}; give one (SubAgentBuilder::prices, or \"price\" in its LLM registry entry) or leave max_cost_usd unset"
+                ),
+            ));
+        };
+        let next = estimate(price);
+        let _tree = self.inner.tree.lock();
+        for (i, scope) in self.chain().enumerate() {
+            let Some(budget) = scope.budget else { continue };
+            let spent = scope.spent.lock().map(|s| *s).unwrap_or(0.0);
+            if spent + next > budget {
+                let whose = if i == 0 {
+                    "the".to_string()
+                } else {
+                    let name = scope.agent.as_deref().map(|n| format!(" {n:?}")).unwrap_or_default();
+                    format!(
+                        "the mission tree's (its parent and nested agents together) — set by the agent{name} {i} level(s) up —"
+                    )
+                };
+                let mut fail = Fail::new(
+                    "cost_budget_exceeded",
+                    format!(
+                        "The next model request (turn {turn}) would cost about ${next:.4}, and ${spent:.4} is spent of {whose} ${budget} budget (max_cost_usd)"
+                    ),
+                );
+                fail.details = Some(serde_json::json!({
+                    "spent_usd": spent, "estimate_usd": next, "max_cost_usd": budget, "levels_up": i
+                }));
+                return Err(fail);
+            }
+        }
+        for scope in self.chain() {
+            if let Ok(mut spent) = scope.spent.lock() {
+                *spent += next;
+            }
+        }
+        Ok(Reservation(next))
+    }
+
+    /// Replaces `reservation` with the actual cost `usd` (0 when the request failed).
+    pub(crate) fn settle(&self, reservation: Reservation, usd: f64) {
+        self.charge(usd - reservation.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +332,32 @@ mod tests {
         // 600k fresh at 2.0 + 400k cached at 0.5 + 100k out at 8.0
         assert!((price.cost(&usage) - (1.2 + 0.2 + 0.8)).abs() < 1e-9);
         assert!(ModelPrice::new(-1.0, 1.0).check().unwrap_err().contains("input_per_mtok is -1"));
+    }
+
+    #[test]
+    fn a_reservation_counts_in_every_budget_above_until_it_is_settled() {
+        let price = ModelPrice::new(1.0, 0.0);
+        let root = CostScope::root(Some(1.0), Some("root".into()), Arc::new(PriceTable::empty()));
+        let child = root.child(None, Some("child".into()));
+        let grandchild = child.child(Some(0.5), None);
+        let r = grandchild.reserve(Some(&price), "m", |_| 0.4, 1).unwrap();
+        assert_eq!((root.spent(), child.spent(), grandchild.spent()), (0.4, 0.4, 0.4));
+        // the grandchild's own budget binds first
+        let fail = grandchild.reserve(Some(&price), "m", |_| 0.2, 2).unwrap_err();
+        assert_eq!(fail.reason, "cost_budget_exceeded");
+        assert!(fail.message.contains("is spent of the $0.5 budget"), "{}", fail.message);
+        // a sibling's reservation meets the root's budget, named as the tree's
+        let fail = child.reserve(Some(&price), "m", |_| 0.7, 3).unwrap_err();
+        assert!(fail.message.contains("$0.4000 is spent of the mission tree's"), "{}", fail.message);
+        assert!(fail.message.contains("agent \"root\" 1 level(s) up"), "{}", fail.message);
+        grandchild.settle(r, 0.1);
+        assert!((root.spent() - 0.1).abs() < 1e-12 && (child.spent() - 0.1).abs() < 1e-12);
+        let r = child.reserve(Some(&price), "m", |_| 0.7, 3).unwrap();
+        child.settle(r, 0.0);
+        assert!((root.spent() - 0.1).abs() < 1e-12, "a failed request is released");
+        // no budget anywhere: nothing is needed, not even a price
+        let free = CostScope::root(None, None, Arc::new(PriceTable::empty()));
+        assert!(free.child(None, None).reserve(None, "m", |_| 1.0, 1).is_ok());
+        assert_eq!(grandchild.reserve(None, "m", |_| 1.0, 1).unwrap_err().reason, "price_unknown");
     }
 }

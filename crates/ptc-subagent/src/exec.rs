@@ -211,7 +211,9 @@ fn invoke_inner(
         let message = format!("Unknown tool: {name}. Available: {}", known.join(", "));
         return fail(Json::Null, EvalToolError { kind: ToolErrorKind::UnknownTool, message });
     };
-    let args = match crate::validation::tool_args(prepared, name, args) {
+    // warn_only warnings go to the mission's Step.warnings
+    let warnings = tcx.nest.as_ref().map(|n| n.warnings.clone());
+    let args = match crate::validation::tool_args(prepared, name, args, warnings.as_ref()) {
         Ok(checked) => checked,
         Err(e) => return fail(ptc_lisp_eval::json::to_json(args).unwrap_or(Json::Null), e),
     };
@@ -237,7 +239,7 @@ fn invoke_inner(
         };
     }
     let result = call_with_deadline(&prepared.tool, name, args_json.clone(), deadline, cancel, tcx)
-        .and_then(|v| crate::validation::tool_result(prepared, name, &v).map(|()| v));
+        .and_then(|v| crate::validation::tool_result(prepared, name, &v, warnings.as_ref()).map(|()| v));
     let mut retained_bytes = None;
     if let (Some(k), Ok(v)) = (key, &result)
         && let Ok(mut c) = cache.lock()

@@ -173,9 +173,14 @@ impl Judgment {
             }
         };
         report(Event::RunStart { agent: Some(self.name.clone()), max_turns: 1 });
+        // inside a mission tree the request is charged to the tree's budgets
+        let model = llm.name();
+        let cost = cx.nest.as_ref().map(|n| n.nesting.cost());
+        let price = cost.and_then(|c| c.price(None, &model));
+        let charge = cost.map(|c| (c, price.as_ref()));
         let (answer, usage, requests) = block_on(
             cx.nest.as_ref().and_then(|n| n.runtime.as_ref()),
-            ask(llm.as_ref(), &request, &self.retry, cx.deadline, &report),
+            ask(llm.as_ref(), &request, &self.retry, cx.deadline, &report, charge),
         )?;
         let (raw, result) = match answer {
             Ok(r) => {
@@ -184,7 +189,8 @@ impl Judgment {
             }
             Err(f) => (String::new(), Err(f)),
         };
-        let step = self.step(&raw, &result, usage, requests, started);
+        let mut step = self.step(&raw, &result, usage, requests, started);
+        step.usage.cost_usd = price.map(|p| p.cost(&usage));
         if let Some(turn) = step.turns.first() {
             report(Event::TurnEnd { turn: turn.clone() });
         }
@@ -293,11 +299,28 @@ async fn ask(
     retry: &LlmRetry,
     deadline: Instant,
     report: &dyn Fn(Event),
+    charge: Option<(&crate::cost::CostScope, Option<&crate::cost::ModelPrice>)>,
 ) -> (Result<LlmResponse, Fail>, crate::llm::TokenUsage, u32) {
     let mut usage = crate::llm::TokenUsage::default();
     let mut attempt = 0;
     loop {
         attempt += 1;
+        // the estimate is reserved in the tree's budgets, and replaced by the actual cost
+        let reservation = match charge {
+            Some((scope, price)) => {
+                match scope.reserve(price, &llm.name(), |p| crate::cost::estimate(p, request, 0), request.turn) {
+                    Ok(r) => r,
+                    Err(fail) => return (Err(fail), usage, attempt - 1),
+                }
+            }
+            None => crate::cost::Reservation::default(),
+        };
+        let settle = |actual: Option<&crate::llm::TokenUsage>| {
+            if let Some((scope, price)) = charge {
+                let usd = actual.zip(price).map_or(0.0, |(u, p)| p.cost(u));
+                scope.settle(reservation, usd);
+            }
+        };
         report(Event::LlmRequest {
             turn: 1,
             attempt,
@@ -309,6 +332,7 @@ async fn ask(
         let answer = match tokio::time::timeout_at(deadline.into(), llm.complete(request)).await {
             Ok(a) => a,
             Err(_) => {
+                settle(None);
                 return (
                     Err(Fail::new("timeout", "the model did not answer before the program's deadline")),
                     usage,
@@ -318,6 +342,7 @@ async fn ask(
         };
         match answer {
             Ok(r) => {
+                settle(Some(&r.usage));
                 usage.add(&r.usage);
                 report(Event::LlmResponse {
                     turn: 1,
@@ -330,6 +355,7 @@ async fn ask(
                 return (Ok(r), usage, attempt);
             }
             Err(e) => {
+                settle(None);
                 let again = retry.should_retry(&e, attempt);
                 report(Event::LlmError {
                     turn: 1,

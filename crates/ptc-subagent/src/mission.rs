@@ -115,6 +115,11 @@ pub(crate) async fn run_child(
     let mut mission = Mission::new(agent, llm, observer);
     mission.deadline = nest.deadline(mission.deadline);
     mission.cancel = nest.cancel(mission.deadline);
+    // a model the child's own prices miss may be priced by the tree's root
+    mission.price = nest.cost().price(mission.price, &llm.name());
+    if mission.price.is_some() && mission.usage.cost_usd.is_none() {
+        mission.usage.cost_usd = Some(0.0);
+    }
     mission.nest = nest;
     mission.run().await
 }
@@ -167,8 +172,9 @@ pub(crate) struct Mission<'a> {
     pub(crate) offered: Vec<ToolSchema>,
     options: LlmOptions,
     pub(crate) nest: crate::compose::Nesting,
-    /// Validation warnings (`warn_only`), for `Step.warnings`.
-    warnings: Mutex<Vec<String>>,
+    /// Validation warnings (`warn_only`: the return value's, and tool calls'), for
+    /// `Step.warnings`.
+    warnings: crate::validation::Warnings,
     /// The model's price, when known (cost accounting and `max_cost_usd`).
     price: Option<crate::cost::ModelPrice>,
     /// The largest answer so far in tokens (the output estimate of the next request).
@@ -240,7 +246,7 @@ impl<'a> Mission<'a> {
             offered: agent.native_tools(),
             options: agent.llm_options(),
             nest: crate::compose::Nesting::root(agent),
-            warnings: Mutex::new(Vec::new()),
+            warnings: Arc::new(Mutex::new(Vec::new())),
             price,
             largest_answer: 0,
             failure_streak: 0,
@@ -550,7 +556,7 @@ impl<'a> Mission<'a> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            self.check_budget(request)?;
+            let reservation = self.check_budget(request)?;
             self.usage.llm_requests += 1;
             emit(self.observer.as_deref(), || Event::LlmRequest {
                 turn: request.turn,
@@ -578,12 +584,14 @@ impl<'a> Mission<'a> {
                 }
             };
             let result = match self.deadline {
-                Some(d) => match tokio::time::timeout_at(d.into(), call).await {
-                    Ok(r) => r,
-                    Err(_) => return Err(self.mission_timeout()),
-                },
-                None => call.await,
+                Some(d) => tokio::time::timeout_at(d.into(), call).await.ok(),
+                None => Some(call.await),
             };
+            if !matches!(result, Some(Some(Ok(_)))) {
+                // no answer: the request's reservation in the budgets is given back
+                self.nest.cost().settle(reservation, 0.0);
+            }
+            let Some(result) = result else { return Err(self.mission_timeout()) };
             let Some(result) = result else { return Err(cancelled()) };
             let duration_ms = started.elapsed().as_millis() as u64;
             span.record("duration_ms", duration_ms);
@@ -593,7 +601,7 @@ impl<'a> Mission<'a> {
                     span.record("output_tokens", response.usage.output);
                     tokens.add(&response.usage);
                     self.add_usage(&response.usage);
-                    self.add_cost(request.turn, &response.usage);
+                    self.add_cost(request.turn, &response.usage, reservation);
                     if let Some(rec) = &mut self.recording {
                         rec.answers.push(response.clone());
                     }
@@ -657,6 +665,7 @@ impl<'a> Mission<'a> {
         for _ in 0..crate::checkpoint::tree_turns(&checkpoint.children) {
             let _ = self.nest.take_turn();
         }
+        self.nest.cost().charge(crate::checkpoint::tree_cost(&checkpoint.children));
         tracing::info!(turns_done = checkpoint.turns_done, "mission resumed from a checkpoint");
     }
 
@@ -689,40 +698,22 @@ impl<'a> Mission<'a> {
         rec.write(&checkpoint)
     }
 
-    /// `max_cost_usd`: fails when no price is known, or when the spend so far plus the
-    /// estimate of `request` would pass the budget.
-    fn check_budget(&self, request: &LlmRequest) -> Result<(), Fail> {
-        let Some(budget) = self.agent.config.max_cost_usd else { return Ok(()) };
-        let Some(price) = &self.price else {
-            return Err(Fail::new(
-                "price_unknown",
-                format!(
-                    "max_cost_usd is {budget}, but no price is known for the model {:?}; give one (SubAgentBuilder::prices, or \"price\" in its LLM registry entry) or leave max_cost_usd unset",
-                    self.llm.name()
-                ),
-            ));
-        };
-        let spent = self.usage.cost_usd.unwrap_or(0.0);
-        let next = crate::cost::estimate(price, request, self.largest_answer);
-        if spent + next > budget {
-            let mut fail = Fail::new(
-                "cost_budget_exceeded",
-                format!(
-                    "The next model request (turn {}) would cost about ${next:.4}, and ${spent:.4} is spent of the ${budget} budget (max_cost_usd)",
-                    request.turn
-                ),
-            );
-            fail.details = Some(serde_json::json!({"spent_usd": spent, "estimate_usd": next, "max_cost_usd": budget}));
-            return Err(fail);
-        }
-        Ok(())
+    /// `max_cost_usd`, this mission's and its ancestors' (the tree's): reserves the
+    /// estimate of `request` in each, or fails when no price is known or when the spend
+    /// so far plus the estimate would pass one of them (see `cost.rs`).
+    fn check_budget(&self, request: &LlmRequest) -> Result<crate::cost::Reservation, Fail> {
+        let largest = self.largest_answer;
+        let estimate = |price: &crate::cost::ModelPrice| crate::cost::estimate(price, request, largest);
+        self.nest.cost().reserve(self.price.as_ref(), &self.llm.name(), estimate, request.turn)
     }
 
-    /// Adds an answer's cost to the usage and reports it.
-    fn add_cost(&mut self, turn: u32, u: &TokenUsage) {
+    /// Adds an answer's cost to the usage and the budgets (in place of its reservation),
+    /// and reports it.
+    fn add_cost(&mut self, turn: u32, u: &TokenUsage, reservation: crate::cost::Reservation) {
         self.largest_answer = self.largest_answer.max(u.output);
-        let Some(price) = &self.price else { return };
-        let request_usd = price.cost(u);
+        let request_usd = self.price.as_ref().map_or(0.0, |p| p.cost(u));
+        self.nest.cost().settle(reservation, request_usd);
+        let Some(_) = &self.price else { return };
         let total_usd = self.usage.cost_usd.unwrap_or(0.0) + request_usd;
         self.usage.cost_usd = Some(total_usd);
         emit(self.observer.as_deref(), || Event::Cost { turn, request_usd, total_usd });
@@ -750,6 +741,7 @@ impl<'a> Mission<'a> {
             cancel: cancel.clone(),
             observer: self.observer.clone(),
             runtime: tokio::runtime::Handle::try_current().ok(),
+            warnings: self.warnings.clone(),
         };
         (nest, asks)
     }

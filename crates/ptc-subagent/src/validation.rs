@@ -4,9 +4,10 @@
 //! One vocabulary for both ([`ValidationMode`], the signature crate's mode): `enabled`
 //! (the default: errors fail, extra map fields are allowed), `strict` (extra fields are
 //! errors too; an agent in strict mode also refuses tools without a signature),
-//! `warn_only` (errors become `tracing` warnings and the value goes through; a return
-//! value's are also kept in `Step.warnings`) and `disabled` (nothing is checked or coerced). The agent's mode is each
-//! tool's default; a tool's own [`Tool::validation`](crate::Tool::validation) wins.
+//! `warn_only` (errors become `tracing` warnings and the value goes through; they are
+//! also kept in `Step.warnings`, a return value's and each tool call's) and `disabled`
+//! (nothing is checked or coerced). The agent's mode is each tool's default; a tool's own
+//! [`Tool::validation`](crate::Tool::validation) wins.
 
 use ptc_lisp_eval::{ToolError as EvalToolError, Value};
 pub use ptc_signature::Mode as ValidationMode;
@@ -14,6 +15,17 @@ use ptc_signature::{KeyStyle, Signature, Type};
 use serde_json::Value as Json;
 
 use crate::exec::PreparedTool;
+
+/// Where a mission collects its `warn_only` warnings (`Step.warnings`).
+pub(crate) type Warnings = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Logs a `warn_only` warning and keeps it for `Step.warnings` when there is a mission.
+fn warn(sink: Option<&Warnings>, name: &str, text: String) {
+    tracing::warn!(tool_name = name, "{text}");
+    if let Some(mut w) = sink.and_then(|s| s.lock().ok()) {
+        w.push(text);
+    }
+}
 
 /// The mode a tool is checked in: its own, or `enabled` for tools the loop adds itself.
 fn mode_of(prepared: &PreparedTool) -> ValidationMode {
@@ -24,7 +36,12 @@ fn mode_of(prepared: &PreparedTool) -> ValidationMode {
 /// or the `invalid_tool_args` error the program raises. `warn_only` lets a mismatch
 /// through (logged); `disabled` passes the arguments untouched; `strict` also refuses
 /// arguments the signature does not name.
-pub(crate) fn tool_args(prepared: &PreparedTool, name: &str, args: &Value) -> Result<Value, EvalToolError> {
+pub(crate) fn tool_args(
+    prepared: &PreparedTool,
+    name: &str,
+    args: &Value,
+    sink: Option<&Warnings>,
+) -> Result<Value, EvalToolError> {
     let Some(ty) = &prepared.inputs else { return Ok(args.clone()) };
     let mode = mode_of(prepared);
     if mode == ValidationMode::Disabled {
@@ -53,7 +70,7 @@ pub(crate) fn tool_args(prepared: &PreparedTool, name: &str, args: &Value) -> Re
     }
     let msg = format!("invalid arguments for tool/{name}:\n{}", errors.join("\n"));
     if mode == ValidationMode::WarnOnly {
-        tracing::warn!(tool_name = name, "{msg} (validation warn_only: the call goes ahead)");
+        warn(sink, name, format!("{msg}\n(validation warn_only: the call went ahead)"));
         return Ok(coerced);
     }
     Err(EvalToolError::invalid_args(msg))
@@ -61,7 +78,12 @@ pub(crate) fn tool_args(prepared: &PreparedTool, name: &str, args: &Value) -> Re
 
 /// A tool's result after its output check against the signature's output type (`Err`:
 /// the tool error the program raises). Nothing is checked for an `:any` output.
-pub(crate) fn tool_result(prepared: &PreparedTool, name: &str, result: &Json) -> Result<(), EvalToolError> {
+pub(crate) fn tool_result(
+    prepared: &PreparedTool,
+    name: &str,
+    result: &Json,
+    sink: Option<&Warnings>,
+) -> Result<(), EvalToolError> {
     let mode = mode_of(prepared);
     if mode == ValidationMode::Disabled {
         return Ok(());
@@ -80,7 +102,7 @@ pub(crate) fn tool_result(prepared: &PreparedTool, name: &str, result: &Json) ->
         lines.join("\n")
     );
     if mode == ValidationMode::WarnOnly {
-        tracing::warn!(tool_name = name, "{msg} (validation warn_only: the result is used)");
+        warn(sink, name, format!("{msg}\n(validation warn_only: the result was used)"));
         return Ok(());
     }
     Err(EvalToolError::failed(msg))

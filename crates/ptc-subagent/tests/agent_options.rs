@@ -92,7 +92,26 @@ fn a_tool_result_is_checked_against_its_output_type() {
         let step = run(&tool_agent(tool().validation(mode)), &ScriptedLlm::texts([program.clone()]));
         assert!(step.is_ok(), "{mode:?}: {:?}", step.fail);
         assert_eq!(step.return_value, Some(json!({"n": "many"})));
+        // warn_only keeps what it let through in Step.warnings; disabled has nothing to say
+        if mode == ValidationMode::WarnOnly {
+            assert_eq!(step.warnings.len(), 1, "{:?}", step.warnings);
+            let w = &step.warnings[0];
+            assert!(w.contains("tool/count returned a value that does not match"), "{w}");
+            assert!(w.contains("n: expected int") && w.contains("warn_only: the result was used"), "{w}");
+        } else {
+            assert!(step.warnings.is_empty(), "{:?}", step.warnings);
+        }
     }
+}
+
+#[test]
+fn warn_only_tool_arguments_go_ahead_with_a_warning_in_the_step() {
+    let echo = Tool::new("echo", Ok).signature("(limit :int) -> :any").validation(ValidationMode::WarnOnly);
+    let step = run(&tool_agent(echo), &ScriptedLlm::texts([clj("(return (tool/echo {:limit \"many\"}))")]));
+    assert_eq!(step.return_value, Some(json!({"limit": "many"})), "{:?}", step.fail);
+    assert_eq!(step.warnings.len(), 1, "{:?}", step.warnings);
+    assert!(step.warnings[0].contains("invalid arguments for tool/echo"), "{}", step.warnings[0]);
+    assert!(step.warnings[0].contains("warn_only: the call went ahead"), "{}", step.warnings[0]);
 }
 
 #[test]
@@ -324,4 +343,80 @@ fn the_budget_stops_the_mission_before_a_request_would_pass_it() {
     assert_eq!(llm.requests().len(), 1);
     let err = SubAgent::builder("x").max_cost_usd(-1.0).build().unwrap_err();
     assert_eq!(err.option, "max_cost_usd");
+}
+
+/// A parent whose first answer calls `tool` and would return after it.
+fn parent_calling(tool: Tool, budget: f64) -> SubAgent {
+    SubAgent::builder("Go").max_turns(5).prices(priced(1.0, 0.0)).max_cost_usd(budget).tool(tool).build().unwrap()
+}
+
+#[test]
+fn a_nested_agent_spends_from_the_parents_budget_and_is_stopped_by_it() {
+    // each answer costs $0.01 (10k input tokens at $1/M, priced by the root's table: the
+    // child has no price of its own); the tree may spend $0.015
+    let child = SubAgent::builder("Look it up").name("researcher").description("Looks it up").signature("() -> :int");
+    let child = child.max_turns(3).as_tool("research");
+    let child = child.unwrap();
+    let llm = ScriptedLlm::new([
+        answer(clj("(def r (tool/research {}))"), 10_000, 10),
+        answer(clj("(def a 1)"), 10_000, 10),
+        answer(clj("(return a)"), 10_000, 10),
+        answer(clj("(return r)"), 10_000, 10),
+    ]);
+    let step = run(&parent_calling(child, 0.015), &llm);
+    // the child's second request would pass the parent's budget: $0.02 is spent by then
+    let child = &step.children[0].step;
+    let fail = child.fail.clone().unwrap();
+    assert_eq!(fail.reason, "cost_budget_exceeded", "{fail:?}");
+    assert!(fail.message.contains("$0.0200 is spent of the mission tree's"), "{}", fail.message);
+    assert!(fail.message.contains("1 level(s) up"), "{}", fail.message);
+    assert!((child.usage.cost_usd.unwrap() - 0.01).abs() < 1e-12, "{:?}", child.usage);
+    // and the parent's next request too, although it spent $0.01 itself
+    let fail = step.fail.clone().unwrap();
+    assert_eq!(fail.reason, "cost_budget_exceeded", "{fail:?}");
+    assert!(fail.message.contains("$0.0200 is spent of the $0.015 budget"), "{}", fail.message);
+    assert!((step.usage.cost_usd.unwrap() - 0.01).abs() < 1e-12);
+    assert_eq!(llm.requests().len(), 2, "parent turn 1 and child turn 1 only");
+    // a child's own budget binds its own requests
+    let child = SubAgent::builder("Look it up").description("Looks it up").signature("() -> :int").max_turns(3);
+    let child = child.max_cost_usd(0.005);
+    let child = child.as_tool("research").unwrap();
+    let llm = ScriptedLlm::new([
+        answer(clj("(def r (tool/research {}))"), 10_000, 10),
+        answer(clj("(def a 1)"), 10_000, 10),
+        answer(clj("(return :fine)"), 10, 1),
+    ]);
+    let step = run(&parent_calling(child, 1.0), &llm);
+    assert_eq!(step.return_value, Some(json!("fine")), "{:?}", step.fail);
+    let fail = step.children[0].step.fail.clone().unwrap();
+    assert_eq!(fail.reason, "cost_budget_exceeded");
+    assert!(fail.message.contains("$0.0100 is spent of the $0.005 budget"), "{}", fail.message);
+}
+
+#[test]
+fn an_llm_tools_request_is_charged_to_the_trees_budget() {
+    let judge = ptc_subagent::LlmTool::new("Is {{x}} fine?", "(x :string) -> {ok :bool}").into_tool("judge").unwrap();
+    let llm = ScriptedLlm::new([
+        answer(clj("(def j (tool/judge {:x \"it\"}))"), 10_000, 10),
+        answer("{\"ok\": true}".to_string(), 10_000, 10),
+        answer(clj("(return j)"), 10, 1),
+    ]);
+    let step = run(&parent_calling(judge.clone(), 0.015), &llm);
+    // the parent spent $0.01, the judgment $0.01: the parent's next request would pass
+    let fail = step.fail.clone().unwrap();
+    assert_eq!(fail.reason, "cost_budget_exceeded", "{fail:?}");
+    assert!(fail.message.contains("$0.0200 is spent of the $0.015 budget"), "{}", fail.message);
+    assert!((step.children[0].step.usage.cost_usd.unwrap() - 0.01).abs() < 1e-12);
+    assert_eq!(llm.requests().len(), 2);
+    // a judgment whose own request would pass the budget is not sent: a tool error (and
+    // the parent, as close to its budget, stops at its next request)
+    let llm = ScriptedLlm::new([
+        answer(clj("(def j (tool/judge {:x \"it\"}))"), 14_990, 10),
+        answer(clj("(return :without)"), 10, 1),
+    ]);
+    let step = run(&parent_calling(judge, 0.015), &llm);
+    let child = &step.children[0].step;
+    assert_eq!(child.fail.as_ref().unwrap().reason, "cost_budget_exceeded", "{child:?}");
+    assert_eq!(step.fail.unwrap().reason, "cost_budget_exceeded");
+    assert_eq!(llm.requests().len(), 1, "the judgment's request was never sent");
 }

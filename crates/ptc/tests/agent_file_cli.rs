@@ -2,49 +2,14 @@
 //! models.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
 
+use common::cli::{command, err, out, root, scratch, write};
 use serde_json::{Value, json};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
+use std::process::Output;
 
 fn ptc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
-        .current_dir(root())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ptc-agent-file-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().to_string()
+    command().args(args).current_dir(root()).output().unwrap()
 }
 
 const ANSWER: &str = r#"{"attention":false,"customer":"c16","note":"Customer 16 (gold tier) orders often and pays on time; total paid 1534"}"#;

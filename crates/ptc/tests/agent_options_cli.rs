@@ -3,56 +3,17 @@
 //! failure streaks, cost budgets — with the real binary and scripted models.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
 
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::cli::{command, err, out, scratch, script, step_of, write};
+use common::vendor::FakeVendor;
 use serde_json::{Value, json};
 
 fn ptc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
-        .env_remove("PTC_LLM_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ptc-agent-options-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().to_string()
-}
-
-/// A script file answering with these programs, in order.
-fn script(dir: &Path, programs: &[&str]) -> String {
-    let lines: Vec<String> =
-        programs.iter().map(|p| json!({"content": format!("```clojure\n{p}\n```")}).to_string()).collect();
-    write(dir, "script.jsonl", &lines.join("\n"))
-}
-
-fn step_of(o: &Output) -> Value {
-    serde_json::from_str(out(o).trim()).unwrap_or_else(|e| panic!("{e}: {}\n{}", out(o), err(o)))
+    command().args(args).env_remove("PTC_LLM_CONFIG").output().unwrap()
 }
 
 #[test]
@@ -222,59 +183,9 @@ fn max_consecutive_failures_flag_and_field() {
     assert_eq!(step_of(&o)["return"], json!(1), "three failures are allowed: {}", err(&o));
 }
 
-/// A fake OpenAI server answering one connection per reply on 127.0.0.1.
-fn fake_openai(replies: Vec<Value>) -> (String, std::thread::JoinHandle<usize>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
-        let mut served = 0;
-        for reply in replies {
-            let Ok((mut stream, _)) = listener.accept() else { break };
-            let mut data = Vec::new();
-            let mut buf = [0u8; 8192];
-            loop {
-                let n = stream.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                data.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&data).to_string();
-                if let Some(i) = text.find("\r\n\r\n") {
-                    let length: usize = text[..i]
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_string())
-                        })
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0);
-                    if data.len() >= i + 4 + length {
-                        break;
-                    }
-                }
-            }
-            if data.is_empty() {
-                break; // the test's closing knock: no request came
-            }
-            let text = reply.to_string();
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-            stream.write_all(response.as_bytes()).unwrap();
-            served += 1;
-        }
-        served
-    });
-    (url, handle)
-}
-
 fn completion(program: &str, prompt_tokens: u64) -> Value {
-    json!({
-        "model": "priced-model",
-        "choices": [{"message": {"role": "assistant", "content": format!("```clojure\n{program}\n```")}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 100, "prompt_tokens_details": {"cached_tokens": 0}}
-    })
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 100, "prompt_tokens_details": {"cached_tokens": 0}});
+    common::vendor::completion("priced-model", program, usage)
 }
 
 #[test]
@@ -291,8 +202,9 @@ fn the_cost_budget_uses_the_registry_price_against_a_vendor_server() {
     );
     let replies =
         vec![completion("(def a 1)", 100_000), completion("(def b 2)", 100_000), completion("(return 3)", 10)];
-    let (url, server) = fake_openai(replies);
-    let o = Command::new(env!("CARGO_BIN_EXE_ptc"))
+    let vendor = FakeVendor::start(replies);
+    let url = format!("{}/v1", vendor.url);
+    let o = Command::new(common::cli::PTC)
         .args(["run", "--prompt", "x", "--llm", "priced", "--llm-config", &registry, "--output", "json"])
         .args(["--max-cost-usd", "2.0", "--max-turns", "5"])
         .env("OPENAI_API_KEY", "sk-test")
@@ -304,9 +216,8 @@ fn the_cost_budget_uses_the_registry_price_against_a_vendor_server() {
     let step = step_of(&o);
     assert_eq!(step["fail"]["reason"], "cost_budget_exceeded", "{step}");
     assert!((step["usage"]["cost_usd"].as_f64().unwrap() - 2.004).abs() < 1e-9, "{step}");
-    // the third request was never sent: close the server by connecting once more
-    drop(std::net::TcpStream::connect(url.trim_start_matches("http://").trim_end_matches("/v1")));
-    assert_eq!(server.join().unwrap(), 2, "two requests reached the vendor");
+    // the third request was never sent
+    assert_eq!(vendor.finish(), 2, "two requests reached the vendor");
     // a bad price in the registry is named
     let bad = write(
         &dir,
@@ -351,7 +262,7 @@ fn a_killed_run_resumes_from_its_checkpoint_with_the_uninterrupted_answer() {
     let checkpoints = dir.join("checkpoints").to_string_lossy().to_string();
     let mission = ["run", "--prompt", "Add", "--tools", &tools, "--llm", &llm, "--output", "json"];
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+    let mut child = Command::new(common::cli::PTC)
         .args(mission)
         .args(["--checkpoint-dir", &checkpoints])
         .env_remove("PTC_LLM_CONFIG")

@@ -3,53 +3,24 @@
 //! soon as the command exits, and nothing they start outlives the call or `ptc`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use common::cli::{command, err, scratch, write};
 use serde_json::{Value, json};
 
 const SECRET: &str = "sk-test-do-not-leak-4242";
 
 /// Runs `ptc` with vendor secrets in its environment, as an operator's shell would have.
 fn ptc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
-        .env("OPENAI_API_KEY", SECRET)
-        .env("PTC_TEST_UPSTREAM_TOKEN", SECRET)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ptc-command-tools-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().to_string()
+    command().args(args).env("OPENAI_API_KEY", SECRET).env("PTC_TEST_UPSTREAM_TOKEN", SECRET).output().unwrap()
 }
 
 fn script(dir: &Path, programs: &[&str]) -> String {
-    let lines: Vec<String> =
-        programs.iter().map(|p| json!({"content": format!("```clojure\n{p}\n```")}).to_string()).collect();
-    format!("script:{}", write(dir, "script.jsonl", &lines.join("\n")))
+    format!("script:{}", common::cli::script(dir, programs))
 }
 
 /// `ptc run --output json` with `tools` and a script of `programs`; the Step.
@@ -253,7 +224,7 @@ fn a_signal_to_ptc_ends_its_tools_too() {
         "cat >/dev/null; sleep 308 & a=$!; setsid sleep 309 >/dev/null 2>&1 & echo \"$a $!\" > {}; wait", fifo.display())]}}});
     let tools = write(&dir, "tools.json", &tools.to_string());
     let llm = script(&dir, &["(tool/hangs {})"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+    let mut child = Command::new(common::cli::PTC)
         .args([
             "run",
             "--prompt",

@@ -2,25 +2,15 @@
 //! deadline, with bounded peak memory, and the MCP server answers the next call.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::mcp::{Client, HttpServer, StdioServer};
+use common::rss::{peak_rss_kb, rss_kb};
 use serde_json::{Value, json};
-
-/// Peak resident memory of a running process, from /proc (kB).
-fn peak_rss_kb(pid: u32) -> Option<u64> {
-    status_kb(pid, "VmHWM:")
-}
-
-fn rss_kb(pid: u32) -> Option<u64> {
-    status_kb(pid, "VmRSS:")
-}
-
-fn status_kb(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix(field)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
 
 /// A value that shares structure: 60 levels of [a a], 2^60 leaves, 60 distinct nodes.
 const DAG: &str = "(def d (reduce (fn [acc _] [acc acc]) [1 2] (range 60))) (def d2 (reduce (fn [acc _] [acc acc]) [1 2] (range 60)))";
@@ -191,65 +181,19 @@ fn short(p: &str) -> String {
     p.chars().take(90).collect()
 }
 
-struct Server {
-    child: Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-            .args(["mcp", "--log-level", "error", "--max-program-bytes", "4000000"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut s = Server { child, stdin, stdout };
-        s.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-        s
-    }
-    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
-        self.stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-    fn call(&mut self, id: i64, program: &str) -> String {
-        let r = self.request(id, "tools/call", json!({"name": "lisp_eval", "arguments": {"program": program}}));
-        r["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `ptc mcp` over stdio, taking programs up to 4 MB.
+fn start_stdio() -> StdioServer {
+    StdioServer::start(&["--log-level", "error", "--max-program-bytes", "4000000"])
 }
 
 #[test]
 fn hostile_programs_over_mcp_end_cleanly_and_the_server_keeps_serving() {
-    let mut s = Server::start();
+    let mut s = start_stdio();
     let pid = s.child.id();
     let baseline = peak_rss_kb(pid).unwrap_or(0);
-    for (i, (program, allowed)) in cases().into_iter().enumerate() {
+    for (program, allowed) in cases() {
         let started = Instant::now();
-        let text = s.call(10 + 2 * i as i64, &program);
+        let text = s.eval_text(&program);
         assert!(started.elapsed() < WALL, "{}: took {:?}", short(&program), started.elapsed());
         let reason = if text.starts_with("user=>") || text.starts_with("<prints>") || text.is_empty() {
             "ok".to_string()
@@ -258,7 +202,7 @@ fn hostile_programs_over_mcp_end_cleanly_and_the_server_keeps_serving() {
         };
         assert!(allowed.contains(&reason.as_str()), "{}: {text:.300}", short(&program));
         assert!(text.len() < 64 * 1024, "{}: a {}-byte answer", short(&program), text.len());
-        let next = s.call(11 + 2 * i as i64, "(+ 1 2)");
+        let next = s.eval_text("(+ 1 2)");
         assert_eq!(next, "user=> 3", "after {}", short(&program));
     }
     // one server, every case: the peak stays bounded (calls run one at a time; a pooled
@@ -391,111 +335,31 @@ fn builder_bombs_over_eval_jsonl_stay_near_the_memory_limit() {
 
 #[test]
 fn builder_bombs_over_mcp_stdio_stay_near_the_memory_limit() {
-    let mut s = Server::start();
+    let mut s = start_stdio();
     let pid = s.child.id();
-    for (i, (program, allowed)) in builder_bomb_cases().into_iter().enumerate() {
+    for (program, allowed) in builder_bomb_cases() {
         let started = Instant::now();
-        let text = s.call(10 + 2 * i as i64, &program);
+        let text = s.eval_text(&program);
         assert!(started.elapsed() < WALL, "{}: took {:?}", short(&program), started.elapsed());
         assert!(allowed.contains(&reason_of_text(&text).as_str()), "{}: {text:.300}", short(&program));
-        let next = s.call(11 + 2 * i as i64, "(+ 1 2)");
+        let next = s.eval_text("(+ 1 2)");
         assert_eq!(next, "user=> 3", "after {}", short(&program));
     }
     let peak = peak_rss_kb(pid).unwrap_or(0);
     assert!(peak < BUILDER_BOMB_MAX_RSS_KB, "ptc mcp peak RSS {peak} kB");
 }
 
-/// `ptc mcp --http` on 127.0.0.1 with one initialized session.
-struct HttpServer {
-    child: Child,
-    port: u16,
-    session: String,
-}
-
-impl HttpServer {
-    fn start() -> HttpServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-            .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // the "serving" line names the port really bound; the socket is bound before it
-        let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        let port = loop {
-            line.clear();
-            assert!(err.read_line(&mut line).unwrap() > 0, "server exited before serving");
-            if let Some((_, rest)) = line.split_once("serving MCP over Streamable HTTP at http://127.0.0.1:") {
-                break rest.split('/').next().unwrap().parse::<u16>().unwrap();
-            }
-        };
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-        let mut s = HttpServer { child, port, session: String::new() };
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        let (head, _) = s.post(&init);
-        s.session = head
-            .lines()
-            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")))
-            .map(|(_, v)| v.trim().to_string())
-            .expect("a session id");
-        s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        s
-    }
-
-    /// One POST to /mcp: (response head, body).
-    fn post(&self, body: &Value) -> (String, String) {
-        let body = body.to_string();
-        let mut req = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n",
-            self.port,
-            body.len()
-        );
-        if !self.session.is_empty() {
-            req.push_str(&format!("Mcp-Session-Id: {}\r\n", self.session));
-        }
-        req.push_str("\r\n");
-        req.push_str(&body);
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        stream.write_all(req.as_bytes()).unwrap();
-        let mut raw = Vec::new();
-        std::io::Read::read_to_end(&mut stream, &mut raw).unwrap();
-        let raw = String::from_utf8_lossy(&raw).to_string();
-        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-        (head.to_string(), body.to_string())
-    }
-
-    /// The text of a `lisp_eval` call's answer.
-    fn call(&self, id: i64, program: &str) -> String {
-        let (_, body) = self.post(
-            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": program}}}),
-        );
-        // a JSON body, or an SSE stream (possibly chunked) with the message on a data: line
-        let start = body.find("{\"").unwrap_or(0);
-        let end = body.rfind('}').map_or(body.len(), |e| e + 1);
-        let msg: Value = serde_json::from_str(body.get(start..end).unwrap_or_default()).unwrap_or(Value::Null);
-        msg["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn builder_bombs_over_mcp_http_stay_near_the_memory_limit() {
-    let s = HttpServer::start();
-    let pid = s.child.id();
+    let server = HttpServer::start(&[]);
+    let pid = server.child.id();
+    let s = Client::connect(server.port, None);
     for (i, (program, allowed)) in builder_bomb_cases().into_iter().enumerate() {
         let started = Instant::now();
-        let text = s.call(10 + 2 * i as i64, &program);
+        let text = s.eval_text(10 + 2 * i as u64, &program);
         assert!(started.elapsed() < WALL, "{}: took {:?}", short(&program), started.elapsed());
         assert!(allowed.contains(&reason_of_text(&text).as_str()), "{}: {text:.300}", short(&program));
-        let next = s.call(11 + 2 * i as i64, "(+ 1 2)");
+        let next = s.eval_text(11 + 2 * i as u64, "(+ 1 2)");
         assert_eq!(next, "user=> 3", "after {}", short(&program));
     }
     let peak = peak_rss_kb(pid).unwrap_or(0);

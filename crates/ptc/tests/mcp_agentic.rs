@@ -4,167 +4,53 @@
 //! that records the exact requests the planner sends.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+mod common;
 
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::cli::{PTC, root, scratch};
+use common::mcp::StdioServer;
+use common::vendor::FakeVendor;
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-proj-agentic-SECRET-9f8e7d6c5b";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ptc-mcp-agentic-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// One request the fake vendor saw: path, Authorization header, JSON body.
-type Seen = (String, String, Value);
-
-/// A fake OpenAI server: answers one connection per reply, then stops.
-fn fake_openai(replies: Vec<Value>) -> (String, Arc<Mutex<Vec<Seen>>>, JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let handle = std::thread::spawn(move || {
-        for reply in replies {
-            let (mut stream, _) = listener.accept().unwrap();
-            let mut data = Vec::new();
-            let mut buf = [0u8; 8192];
-            let head_end = loop {
-                let n = stream.read(&mut buf).unwrap();
-                assert!(n > 0, "connection closed before the request ended");
-                data.extend_from_slice(&buf[..n]);
-                if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-                    break i + 4;
-                }
-            };
-            let head = String::from_utf8_lossy(&data[..head_end]).to_string();
-            let header = |name: &str| {
-                head.lines()
-                    .find_map(|l| {
-                        l.split_once(':')
-                            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-                            .map(|(_, v)| v.trim().to_string())
-                    })
-                    .unwrap_or_default()
-            };
-            let length: usize = header("content-length").parse().unwrap();
-            while data.len() < head_end + length {
-                let n = stream.read(&mut buf).unwrap();
-                assert!(n > 0, "connection closed inside the body");
-                data.extend_from_slice(&buf[..n]);
-            }
-            let path = head.split_whitespace().nth(1).unwrap_or_default().to_string();
-            let body: Value = serde_json::from_slice(&data[head_end..head_end + length]).unwrap();
-            log.lock().unwrap().push((path, header("authorization"), body));
-            let text = reply.to_string();
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-            stream.write_all(response.as_bytes()).unwrap();
-        }
-    });
-    (url, seen, handle)
-}
-
 fn completion(program: &str) -> Value {
-    json!({
-        "model": "planner-model-001",
-        "choices": [{"message": {"role": "assistant", "content": format!("```clojure\n{program}\n```")}}],
-        "usage": {"prompt_tokens": 2400, "completion_tokens": 60}
-    })
+    common::vendor::completion("planner-model-001", program, json!({"prompt_tokens": 2400, "completion_tokens": 60}))
 }
 
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Server {
-    fn start(args: &[&str], env: &[(&str, &str)], stderr: &Path) -> Server {
-        let dir = scratch();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ptc"));
-        command
-            .arg("mcp")
-            .args(args)
-            .args(["--log-level", "debug"])
-            .current_dir(root())
-            .env_remove("PTC_UPSTREAMS")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("PTC_LLM_CONFIG")
-            .env("HOME", &dir)
-            .env("XDG_CONFIG_HOME", &dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(stderr).unwrap());
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let mut child = command.spawn().unwrap();
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut s = Server { child, stdin, stdout };
-        let init = s.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "ptc", "{init}");
-        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        s
+/// `ptc mcp ARGS --log-level debug` over stdio from the workspace root, stderr to a file,
+/// with no vendor or upstream settings from the environment but `env`.
+fn start(args: &[&str], env: &[(&str, &str)], stderr: &Path) -> StdioServer {
+    let dir = scratch();
+    let mut command = Command::new(PTC);
+    command
+        .arg("mcp")
+        .args(args)
+        .args(["--log-level", "debug"])
+        .current_dir(root())
+        .env_remove("PTC_UPSTREAMS")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("PTC_LLM_CONFIG")
+        .env("HOME", &dir)
+        .env("XDG_CONFIG_HOME", &dir)
+        .stderr(std::fs::File::create(stderr).unwrap());
+    for (k, v) in env {
+        command.env(k, v);
     }
-
-    fn send(&mut self, v: &Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-
-    /// Closes stdin and waits for a clean exit.
-    fn stop(mut self) {
-        drop(self.stdin.take());
-        assert!(self.child.wait().unwrap().success());
-    }
+    StdioServer::spawn(command)
 }
 
 #[test]
 fn lisp_task_plans_calls_upstreams_and_answers_over_stdio() {
     let dir = scratch();
     let program = "(def cs (tool/call {:server \"crm\" :tool \"find_customers\" :args {:region \"eu\"}}))\n(return (map :name (:items (:value cs))))";
-    let (url, seen, vendor) = fake_openai(vec![completion(program)]);
+    let vendor = FakeVendor::start(vec![completion(program)]);
     let log = dir.join("stderr.log");
-    let base = format!("{url}/v1");
-    let mut server = Server::start(
+    let base = format!("{}/v1", vendor.url);
+    let mut server = start(
         &[
             "--upstreams",
             "fixtures/missions/two-servers/upstreams.json",
@@ -177,7 +63,7 @@ fn lisp_task_plans_calls_upstreams_and_answers_over_stdio() {
         &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &base)],
         &log,
     );
-    let list = server.request(2, "tools/list", json!({}));
+    let list = server.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["lisp_eval", "lisp_task"]);
@@ -189,11 +75,11 @@ fn lisp_task_plans_calls_upstreams_and_answers_over_stdio() {
     assert!(description.contains("find_customers"), "{description}");
 
     let call = server.request(
-        3,
         "tools/call",
         json!({"name": "lisp_task", "arguments": {"task": "Names of our EU customers", "constraints": {"max_items": 5}}}),
     );
-    vendor.join().unwrap();
+    let seen = vendor.seen();
+    assert_eq!(vendor.finish(), 1);
     let result = &call["result"];
     assert_eq!(result["isError"], false, "{call}");
     let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
@@ -212,7 +98,6 @@ fn lisp_task_plans_calls_upstreams_and_answers_over_stdio() {
     assert_eq!(body["ptc_metrics"]["server_side_llm"]["requests"], 1);
 
     // the exact request the planner sent
-    let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
     let (path, auth, request) = &seen[0];
     assert_eq!(path, "/v1/chat/completions");
@@ -241,8 +126,8 @@ fn lisp_task_plans_calls_upstreams_and_answers_over_stdio() {
 fn a_planner_failure_is_an_error_result_and_lisp_task_needs_read_only_tools() {
     let dir = scratch();
     // the vendor answers with an unknown upstream: the program's error ends the one turn
-    let (url, _seen, vendor) = fake_openai(vec![completion("(return (tool/call {:server \"flaky\" :tool \"boom\"}))")]);
-    let base = format!("{url}/v1");
+    let vendor = FakeVendor::start(vec![completion("(return (tool/call {:server \"flaky\" :tool \"boom\"}))")]);
+    let base = format!("{}/v1", vendor.url);
     let cfg = dir.join("upstreams.json");
     let script = root().join("fixtures/missions/two-servers/mini_mcp.py");
     std::fs::write(
@@ -256,19 +141,19 @@ fn a_planner_failure_is_an_error_result_and_lisp_task_needs_read_only_tools() {
     .unwrap();
     let cfg = cfg.to_str().unwrap();
     let log = dir.join("stderr.log");
-    let mut server = Server::start(
+    let mut server = start(
         &["--upstreams", cfg, "--agentic", "--agentic-model", "openai:m"],
         &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &base)],
         &log,
     );
-    let call = server.request(2, "tools/call", json!({"name": "lisp_task", "arguments": {"task": "boom"}}));
-    vendor.join().unwrap();
+    let call = server.request("tools/call", json!({"name": "lisp_task", "arguments": {"task": "boom"}}));
+    assert_eq!(vendor.finish(), 1);
     assert_eq!(call["result"]["isError"], true, "{call}");
     let body: Value = serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(body["status"], "error");
     // flaky's tool says nothing about writes: it is not in the read-only planner's view
     assert!(body["message"].as_str().unwrap().contains("no upstream 'flaky' configured; configured: crm"), "{body}");
-    let bad = server.request(3, "tools/call", json!({"name": "lisp_task", "arguments": {"program": "(+ 1 2)"}}));
+    let bad = server.request("tools/call", json!({"name": "lisp_task", "arguments": {"program": "(+ 1 2)"}}));
     assert!(bad["result"]["content"][0]["text"].as_str().unwrap().contains("unknown argument `program`"), "{bad}");
     server.stop();
 
@@ -280,7 +165,7 @@ fn a_planner_failure_is_an_error_result_and_lisp_task_needs_read_only_tools() {
             .to_string(),
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ptc"))
+    let o = Command::new(PTC)
         .args(["mcp", "--upstreams", only_flaky.to_str().unwrap(), "--agentic", "--agentic-model", "openai:m"])
         .env("OPENAI_API_KEY", KEY)
         .env_remove("PTC_UPSTREAMS")
@@ -292,7 +177,7 @@ fn a_planner_failure_is_an_error_result_and_lisp_task_needs_read_only_tools() {
     assert!(e.contains("no upstream tool is marked read-only") && e.contains("flaky/boom"), "{e}");
     assert!(e.contains("--agentic-allow-writes"), "{e}");
     // --agentic without upstreams
-    let o = Command::new(env!("CARGO_BIN_EXE_ptc"))
+    let o = Command::new(PTC)
         .args(["mcp", "--agentic"])
         .env_remove("PTC_UPSTREAMS")
         .env("HOME", &dir)

@@ -2,65 +2,16 @@
 //! tool sees the calls, keeps no context data, and traces are one capped file per call.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+mod common;
 
+use std::process::Command;
+
+use common::mcp::StdioServer;
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: i64,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-            .args(["mcp", "--log-level", "error", "--response-profile", "structured"])
-            .args(args)
-            .env_remove("PTC_UPSTREAMS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut s = Server { child, stdin, stdout, next_id: 1 };
-        s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-        s
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
-        self.stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server exited");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": args}))["result"].clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `ptc mcp --log-level error --response-profile structured ARGS` over stdio.
+fn start(args: &[&str]) -> StdioServer {
+    StdioServer::start(&[&["--log-level", "error", "--response-profile", "structured"][..], args].concat())
 }
 
 #[test]
@@ -68,7 +19,7 @@ fn lisp_debug_and_traces_see_every_call() {
     let dir = std::env::temp_dir().join(format!("ptc-traces-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let trace_dir = dir.join("traces");
-    let mut s = Server::start(&[
+    let mut s = start(&[
         "--debug-tool",
         "--debug-ring-size",
         "10",
@@ -117,7 +68,7 @@ fn lisp_debug_and_traces_see_every_call() {
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 
-    let o = Command::new(env!("CARGO_BIN_EXE_ptc")).args(["mcp", "--debug-ring-size", "5"]).output().unwrap();
+    let o = Command::new(common::cli::PTC).args(["mcp", "--debug-ring-size", "5"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--debug-ring-size must be between 10 and 5000"));
 }

@@ -4,14 +4,11 @@
 //! result and one `session_busy` (an upstream the test holds keeps the first one running).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc;
+mod common;
 
+use common::mcp::{Client, HttpServer, StdioServer, text};
+use common::service::gated_service;
 use serde_json::{Value, json};
-
-const PTC: &str = env!("CARGO_BIN_EXE_ptc");
 
 const SESSION_TOOLS: [&str; 7] = [
     "lisp_session_start",
@@ -23,55 +20,18 @@ const SESSION_TOOLS: [&str; 7] = [
     "lisp_session_close",
 ];
 
-struct StdioServer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: i64,
+/// `ptc mcp --sessions --log-level error ARGS` over stdio.
+fn start(args: &[&str]) -> StdioServer {
+    StdioServer::start(&[&["--sessions", "--log-level", "error"][..], args].concat())
 }
 
-impl StdioServer {
-    fn start(args: &[&str]) -> StdioServer {
-        let mut child = Command::new(PTC)
-            .args(["mcp", "--sessions", "--log-level", "error"])
-            .args(args)
-            .env_remove("PTC_UPSTREAMS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut s = StdioServer { child, stdin, stdout, next_id: 1 };
-        let init = s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "ptc");
-        writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-        s
-    }
+/// The session tools on a stdio server.
+trait Sessions {
+    fn start_session(&mut self) -> String;
+    fn eval(&mut self, id: &str, program: &str) -> Value;
+}
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
-        self.stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server exited");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": args}))["result"].clone()
-    }
-
+impl Sessions for StdioServer {
     fn start_session(&mut self) -> String {
         let r = self.call("lisp_session_start", json!({}));
         assert_eq!(r["isError"], false, "{r}");
@@ -81,17 +41,6 @@ impl StdioServer {
     fn eval(&mut self, id: &str, program: &str) -> Value {
         self.call("lisp_session_eval", json!({"session_id": id, "program": program}))
     }
-}
-
-impl Drop for StdioServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn text(r: &Value) -> String {
-    r["content"][0]["text"].as_str().unwrap_or_default().to_string()
 }
 
 /// The session id in a start answer (any profile: the text names it too).
@@ -112,7 +61,7 @@ fn reason(r: &Value) -> String {
 
 #[test]
 fn session_tools_replace_lisp_eval() {
-    let mut s = StdioServer::start(&[]);
+    let mut s = start(&[]);
     let tools = s.request("tools/list", json!({}));
     let names: Vec<&str> =
         tools["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
@@ -127,7 +76,7 @@ fn session_tools_replace_lisp_eval() {
 
 #[test]
 fn definitions_persist_and_failed_evals_commit_nothing() {
-    let mut s = StdioServer::start(&["--response-profile", "structured"]);
+    let mut s = start(&["--response-profile", "structured"]);
     let started = s.call("lisp_session_start", json!({"title": "orders"}));
     let id = session_id(&started);
     assert!(id.starts_with("ptcs_") && id.len() == 29, "{id}");
@@ -196,7 +145,7 @@ fn definitions_persist_and_failed_evals_commit_nothing() {
 
 #[test]
 fn session_limits_fire() {
-    let mut s = StdioServer::start(&[
+    let mut s = start(&[
         "--max-session-bindings",
         "2",
         "--max-session-binding-bytes",
@@ -248,7 +197,7 @@ fn session_limits_fire() {
 
 #[test]
 fn sessions_end_after_their_ttl_and_idle_timeout() {
-    let mut s = StdioServer::start(&[]);
+    let mut s = start(&[]);
     let r = s.call("lisp_session_start", json!({"ttl_ms": 1}));
     let id = session_id(&r);
     // each call takes time; the session's 1 ms are over within a few
@@ -267,7 +216,7 @@ fn sessions_end_after_their_ttl_and_idle_timeout() {
     assert!(after.starts_with("session_closed") && after.contains("(expired)"), "{after}");
     drop(s);
 
-    let mut s = StdioServer::start(&["--session-idle-timeout-ms", "1"]);
+    let mut s = start(&["--session-idle-timeout-ms", "1"]);
     let id = s.start_session();
     // listing does not keep a session alive
     let mut gone = false;
@@ -285,111 +234,9 @@ fn sessions_end_after_their_ttl_and_idle_timeout() {
 
 // ---- HTTP ----
 
-struct Http {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Http {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_http(extra: &[&str]) -> Http {
-    let mut child = Command::new(PTC)
-        .args(["mcp", "--sessions", "--http", "127.0.0.1:0", "--log-level", "info"])
-        .args(extra)
-        .env_remove("PTC_UPSTREAMS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let port = loop {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "server exited before serving");
-        if let Some(rest) = line.split_once("serving MCP over Streamable HTTP at http://127.0.0.1:") {
-            break rest.1.split('/').next().unwrap().parse::<u16>().unwrap();
-        }
-    };
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    Http { child, port }
-}
-
-/// One MCP client over HTTP: its MCP session and token.
-#[derive(Clone)]
-struct Client {
-    port: u16,
-    token: Option<String>,
-    mcp_session: String,
-}
-
-fn post(port: u16, headers: &[(String, String)], body: &str) -> (u16, Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let raw = String::from_utf8_lossy(&raw).to_string();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let mut lines = head.lines();
-    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let headers =
-        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string())).collect();
-    (status, headers, body.to_string())
-}
-
-/// The JSON-RPC message in a JSON or SSE body.
-fn message(body: &str) -> Value {
-    let data = body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| d.starts_with('{'));
-    serde_json::from_str(data.unwrap_or(body.trim())).unwrap_or(Value::Null)
-}
-
-impl Client {
-    fn connect(port: u16, token: Option<&str>) -> Client {
-        let mut headers = Vec::new();
-        if let Some(t) = token {
-            headers.push(("Authorization".to_string(), format!("Bearer {t}")));
-        }
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        let (status, h, body) = post(port, &headers, &init.to_string());
-        assert_eq!(status, 200, "{body}");
-        let mcp_session = h.iter().find(|(k, _)| k == "mcp-session-id").map(|(_, v)| v.clone()).unwrap();
-        let c = Client { port, token: token.map(str::to_string), mcp_session };
-        post(port, &c.headers(), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
-        c
-    }
-
-    fn headers(&self) -> Vec<(String, String)> {
-        let mut h = vec![
-            ("Mcp-Session-Id".to_string(), self.mcp_session.clone()),
-            ("Mcp-Protocol-Version".to_string(), "2025-11-25".to_string()),
-        ];
-        if let Some(t) = &self.token {
-            h.push(("Authorization".to_string(), format!("Bearer {t}")));
-        }
-        h
-    }
-
-    fn call(&self, id: u64, tool: &str, args: Value) -> Value {
-        let body =
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}});
-        let (status, _, body) = post(self.port, &self.headers(), &body.to_string());
-        assert_eq!(status, 200, "{body}");
-        message(&body)["result"].clone()
-    }
+/// `ptc mcp --sessions --http 127.0.0.1:0 ARGS`.
+fn start_http(extra: &[&str]) -> HttpServer {
+    HttpServer::start(&[&["--sessions"][..], extra].concat())
 }
 
 #[test]
@@ -420,51 +267,10 @@ fn one_token_never_sees_another_token_s_sessions() {
     assert_eq!(text(&alice.call(4, "lisp_session_eval", json!({"session_id": id, "program": "x"}))), "user=> 41");
 }
 
-/// A JSON service the test holds: `/ping` answers only when the test says so, after
-/// telling it that the request arrived; `/orders` answers at once.
-fn gated_service() -> (u16, mpsc::Receiver<()>, mpsc::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (arrived_tx, arrived_rx) = mpsc::channel();
-    let (open_tx, open_rx) = mpsc::channel::<()>();
-    let open_rx = std::sync::Arc::new(std::sync::Mutex::new(open_rx));
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            let arrived_tx = arrived_tx.clone();
-            let open_rx = open_rx.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                let mut first = String::new();
-                reader.read_line(&mut first).unwrap();
-                loop {
-                    let mut l = String::new();
-                    if reader.read_line(&mut l).unwrap_or(0) == 0 || l == "\r\n" {
-                        break;
-                    }
-                }
-                let body = if first.contains("/ping") {
-                    arrived_tx.send(()).unwrap();
-                    open_rx.lock().unwrap().recv().unwrap();
-                    "{\"pong\":true}".to_string()
-                } else {
-                    json!([{"id": 1, "status": "paid", "amount": 5}, {"id": 2, "status": "open", "amount": 7}])
-                        .to_string()
-                };
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = conn.write_all(resp.as_bytes());
-            });
-        }
-    });
-    (port, arrived_rx, open_tx)
-}
-
 #[test]
 fn two_evals_of_one_session_at_once_give_one_result_and_one_busy() {
-    let (service, arrived, open) = gated_service();
+    let orders = json!([{"id": 1, "status": "paid", "amount": 5}, {"id": 2, "status": "open", "amount": 7}]);
+    let (service, arrived, open) = gated_service(orders.to_string());
     let dir = std::env::temp_dir().join(format!("ptc-sessions-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/upstreams/orders.openapi.json");

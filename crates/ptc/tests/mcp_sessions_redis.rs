@@ -7,202 +7,28 @@
 //! alone. `redis-server` is Debian's package (`.ci/run` installs it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+mod common;
 
+use std::process::{Command, Stdio};
+
+use common::cli::PTC;
+use common::mcp::{Client, HttpServer, request};
+use common::redis::Redis;
+use common::service::gated_service;
 use serde_json::{Value, json};
 
-const PTC: &str = env!("CARGO_BIN_EXE_ptc");
-
-// ---- Redis ----
-
-struct Redis {
-    child: Child,
-    port: u16,
+/// `ptc mcp --sessions --http 127.0.0.1:0 --session-store STORE` with debug answers.
+fn start_http(store: &str, extra: &[&str]) -> HttpServer {
+    HttpServer::start(&[&["--sessions", "--session-store", store, "--response-profile", "debug"][..], extra].concat())
 }
 
-impl Redis {
-    /// A fresh `redis-server` on a free loopback port, ready when this returns.
-    fn start() -> Redis {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        Redis::start_on(port)
-    }
-
-    fn start_on(port: u16) -> Redis {
-        let mut child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run redis-server ({e}); install Debian's redis-server (.ci/run does)"));
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "redis-server exited before it was ready");
-            if line.contains("Ready to accept connections") {
-                break;
-            }
-        }
-        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-        Redis { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// One command over RESP; the reply as text (`nil`, `:1`, `+OK`, a bulk's contents).
-    fn cmd(&self, args: &[&str]) -> String {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        let mut req = format!("*{}\r\n", args.len());
-        for a in args {
-            req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
-        }
-        s.write_all(req.as_bytes()).unwrap();
-        let mut r = BufReader::new(s);
-        let mut head = String::new();
-        r.read_line(&mut head).unwrap();
-        let head = head.trim_end().to_string();
-        if let Some(len) = head.strip_prefix('$') {
-            let Ok(len) = len.parse::<usize>() else { return "nil".into() };
-            let mut body = vec![0u8; len + 2];
-            r.read_exact(&mut body).unwrap();
-            return String::from_utf8_lossy(&body[..len]).to_string();
-        }
-        head
-    }
+/// The session tools through one instance's client.
+trait Sessions {
+    fn start(&self) -> String;
+    fn eval(&self, id: u64, session: &str, program: &str) -> Value;
 }
 
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-// ---- ptc mcp --http ----
-
-struct Http {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Http {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_http(store: &str, extra: &[&str]) -> Http {
-    let mut child = Command::new(PTC)
-        .args(["mcp", "--sessions", "--http", "127.0.0.1:0", "--log-level", "info", "--session-store", store])
-        .args(["--response-profile", "debug"])
-        .args(extra)
-        .env_remove("PTC_UPSTREAMS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let port = loop {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "server exited before serving");
-        if let Some(rest) = line.split_once("serving MCP over Streamable HTTP at http://127.0.0.1:") {
-            break rest.1.split('/').next().unwrap().parse::<u16>().unwrap();
-        }
-    };
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    Http { child, port }
-}
-
-fn request(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(String, String)],
-    body: &str,
-) -> (u16, Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let raw = String::from_utf8_lossy(&raw).to_string();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let mut lines = head.lines();
-    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let headers =
-        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string())).collect();
-    (status, headers, body.to_string())
-}
-
-/// The JSON-RPC message in a JSON or SSE body.
-fn message(body: &str) -> Value {
-    let data = body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| d.starts_with('{'));
-    serde_json::from_str(data.unwrap_or(body.trim())).unwrap_or(Value::Null)
-}
-
-/// One MCP client of one instance.
-#[derive(Clone)]
-struct Client {
-    port: u16,
-    mcp_session: String,
-}
-
-impl Client {
-    fn connect(port: u16) -> Client {
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        let (status, h, body) = request(port, "POST", "/mcp", &[], &init.to_string());
-        assert_eq!(status, 200, "{body}");
-        let mcp_session = h.iter().find(|(k, _)| k == "mcp-session-id").map(|(_, v)| v.clone()).unwrap();
-        let c = Client { port, mcp_session };
-        request(
-            port,
-            "POST",
-            "/mcp",
-            &c.headers(),
-            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        );
-        c
-    }
-
-    fn headers(&self) -> Vec<(String, String)> {
-        vec![
-            ("Mcp-Session-Id".to_string(), self.mcp_session.clone()),
-            ("Mcp-Protocol-Version".to_string(), "2025-11-25".to_string()),
-        ]
-    }
-
-    fn rpc(&self, id: u64, method: &str, params: Value) -> Value {
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let (status, _, body) = request(self.port, "POST", "/mcp", &self.headers(), &body.to_string());
-        assert_eq!(status, 200, "{body}");
-        message(&body)
-    }
-
-    fn call(&self, id: u64, tool: &str, args: Value) -> Value {
-        self.rpc(id, "tools/call", json!({"name": tool, "arguments": args}))["result"].clone()
-    }
-
+impl Sessions for Client {
     fn start(&self) -> String {
         let r = self.call(100, "lisp_session_start", json!({}));
         assert_eq!(r["isError"], false, "{r}");
@@ -233,7 +59,7 @@ fn a_session_started_on_one_instance_is_used_on_another() {
     let redis = Redis::start();
     let a = start_http(&redis.url(), &[]);
     let b = start_http(&redis.url(), &[]);
-    let (ca, cb) = (Client::connect(a.port), Client::connect(b.port));
+    let (ca, cb) = (Client::connect(a.port, None), Client::connect(b.port, None));
     let id = ca.start();
     assert_eq!(text(&ca.eval(2, &id, "(def x 41)")), "user=> #'user/x");
     assert_eq!(text(&cb.eval(2, &id, "(def y (inc x)) y")), "user=> 42");
@@ -256,7 +82,7 @@ fn sessions_expire_as_redis_keys() {
     let redis = Redis::start();
     let a = start_http(&redis.url(), &["--session-idle-timeout-ms", "300"]);
     let b = start_http(&redis.url(), &[]);
-    let (ca, cb) = (Client::connect(a.port), Client::connect(b.port));
+    let (ca, cb) = (Client::connect(a.port, None), Client::connect(b.port, None));
     let id = ca.start();
     let key = format!("ptc:session:rec:{id}");
     // Redis removes the key by itself at the deadline: wait for that event, via Redis
@@ -270,51 +96,10 @@ fn sessions_expire_as_redis_keys() {
     assert!(text(&r).contains("idle"), "{r}");
 }
 
-/// A JSON service the test holds: `/ping` answers only when the test says so, after
-/// telling it that the request arrived; anything else answers at once.
-fn gated_service() -> (u16, mpsc::Receiver<()>, mpsc::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (arrived_tx, arrived_rx) = mpsc::channel();
-    let (open_tx, open_rx) = mpsc::channel::<()>();
-    let open_rx = std::sync::Arc::new(std::sync::Mutex::new(open_rx));
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            let arrived_tx = arrived_tx.clone();
-            let open_rx = open_rx.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(conn.try_clone().unwrap());
-                let mut first = String::new();
-                reader.read_line(&mut first).unwrap();
-                loop {
-                    let mut l = String::new();
-                    if reader.read_line(&mut l).unwrap_or(0) == 0 || l == "\r\n" {
-                        break;
-                    }
-                }
-                let body = if first.contains("/ping") {
-                    arrived_tx.send(()).unwrap();
-                    open_rx.lock().unwrap().recv().unwrap();
-                    "{\"pong\":true}".to_string()
-                } else {
-                    "[]".to_string()
-                };
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = conn.write_all(resp.as_bytes());
-            });
-        }
-    });
-    (port, arrived_rx, open_tx)
-}
-
 #[test]
 fn two_evals_on_two_instances_give_one_result_and_one_busy() {
     let redis = Redis::start();
-    let (service, arrived, open) = gated_service();
+    let (service, arrived, open) = gated_service("[]".to_string());
     let dir = std::env::temp_dir().join(format!("ptc-sessions-redis-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/upstreams/orders.openapi.json");
@@ -332,7 +117,7 @@ fn two_evals_on_two_instances_give_one_result_and_one_busy() {
     let upstreams = ["--upstreams", config.to_str().unwrap()];
     let a = start_http(&redis.url(), &upstreams);
     let b = start_http(&redis.url(), &upstreams);
-    let (ca, cb) = (Client::connect(a.port), Client::connect(b.port));
+    let (ca, cb) = (Client::connect(a.port, None), Client::connect(b.port, None));
     let id = ca.start();
     assert_eq!(ca.eval(2, &id, "(def n 1)")["isError"], false);
     // the eval on A waits in the upstream, holding the session's lease in Redis
@@ -366,7 +151,7 @@ fn a_redis_outage_is_session_store_unavailable_and_sessions_come_back() {
     let mut redis = Redis::start();
     let port = redis.port;
     let a = start_http(&redis.url(), &["--debug-tool"]);
-    let ca = Client::connect(a.port);
+    let ca = Client::connect(a.port, None);
     let id = ca.start();
     assert_eq!(ca.eval(2, &id, "(def x 1)")["isError"], false);
     redis.stop();
@@ -382,7 +167,7 @@ fn a_redis_outage_is_session_store_unavailable_and_sessions_come_back() {
         assert!(text(&r).contains(&format!("redis://127.0.0.1:{port}/0")), "{tool} names the store: {r}");
     }
     // the server stays up, healthy and answering what needs no store
-    assert_eq!(request(a.port, "GET", "/health", &[], "").0, 200);
+    assert_eq!(request(a.port, "GET", "/health", &[], "").status, 200);
     let tools = ca.rpc(4, "tools/list", json!({}));
     assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(8), "{tools}");
     let stats = ca.call(5, "lisp_debug", json!({"op": "stats"}));
@@ -398,7 +183,7 @@ fn a_redis_outage_is_session_store_unavailable_and_sessions_come_back() {
 fn a_foreign_key_is_reported_and_left_alone() {
     let redis = Redis::start();
     let a = start_http(&redis.url(), &[]);
-    let ca = Client::connect(a.port);
+    let ca = Client::connect(a.port, None);
     // a hash in another layout under a session's key
     let id = ca.start();
     let key = format!("ptc:session:rec:{id}");
@@ -460,19 +245,19 @@ fn an_mcp_session_opened_on_one_instance_is_honoured_by_another() {
     let redis = Redis::start();
     let a = start_http(&redis.url(), &[]);
     let b = start_http(&redis.url(), &[]);
-    let on_a = Client::connect(a.port);
+    let on_a = Client::connect(a.port, None);
     let key = format!("ptc:mcp:{}", on_a.mcp_session);
     assert_eq!(redis.cmd(&["EXISTS", &key]), ":1", "the initialize is kept in Redis");
     // the same MCP session id, routed to the other instance (no sticky routing)
-    let on_b = Client { port: b.port, mcp_session: on_a.mcp_session.clone() };
+    let on_b = Client { port: b.port, token: None, mcp_session: on_a.mcp_session.clone() };
     let id = on_b.start();
     assert_eq!(text(&on_b.eval(2, &id, "(def x 7) (* x 6)")), "user=> 42");
     assert_eq!(text(&on_a.eval(3, &id, "x")), "user=> 7");
     // an id nobody issued is still refused
-    let stranger = Client { port: b.port, mcp_session: "not-a-session".into() };
+    let stranger = Client { port: b.port, token: None, mcp_session: "not-a-session".into() };
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).to_string();
-    assert_eq!(request(b.port, "POST", "/mcp", &stranger.headers(), &body).0, 404);
+    assert_eq!(request(b.port, "POST", "/mcp", &stranger.headers(), &body).status, 404);
     // a DELETE removes the shared entry: no instance can take the session over afterwards
-    assert_eq!(request(b.port, "DELETE", "/mcp", &on_a.headers(), "").0, 200);
+    assert_eq!(request(b.port, "DELETE", "/mcp", &on_a.headers(), "").status, 200);
     assert_eq!(redis.cmd(&["EXISTS", &key]), ":0");
 }

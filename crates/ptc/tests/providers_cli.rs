@@ -2,34 +2,23 @@
 //! `ptc models` with the real binary; the vendor is a fake OpenAI server on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+mod common;
 
+use std::path::Path;
+use std::process::Output;
+
+use common::cli::{command, err, out, scratch};
+use common::vendor::FakeVendor;
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-proj-cli-SECRET-5a4b3c2d1e";
 
-/// A fresh scratch directory (also the child's working and config directory, so no real
-/// `./ptc-llms.json` or `~/.config/ptc/llms.json` is picked up).
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ptc-providers-cli-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
+/// `ptc ARGS` in `dir`, a scratch directory that is also its config directory (so no
+/// real `./ptc-llms.json` or `~/.config/ptc/llms.json` is picked up), with no vendor
+/// settings from the environment but `env`.
 fn ptc(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ptc"));
-    command.args(args).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut command = command();
+    command.args(args).current_dir(dir);
     for var in [
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
@@ -48,91 +37,29 @@ fn ptc(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().unwrap()
 }
 
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-/// One request the fake server saw: path, Authorization header, JSON body.
-type Seen = (String, String, Value);
-
-/// Answers one connection per reply (HTTP/1.1, `Connection: close`), then stops.
-fn fake_openai(replies: Vec<Value>) -> (String, Arc<Mutex<Vec<Seen>>>, JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let handle = std::thread::spawn(move || {
-        for reply in replies {
-            let (mut stream, _) = listener.accept().unwrap();
-            let mut data = Vec::new();
-            let mut buf = [0u8; 8192];
-            let head_end = loop {
-                let n = stream.read(&mut buf).unwrap();
-                assert!(n > 0, "connection closed before the request ended");
-                data.extend_from_slice(&buf[..n]);
-                if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-                    break i + 4;
-                }
-            };
-            let head = String::from_utf8_lossy(&data[..head_end]).to_string();
-            let header = |name: &str| {
-                head.lines()
-                    .find_map(|l| {
-                        l.split_once(':')
-                            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-                            .map(|(_, v)| v.trim().to_string())
-                    })
-                    .unwrap_or_default()
-            };
-            let length: usize = header("content-length").parse().unwrap();
-            while data.len() < head_end + length {
-                let n = stream.read(&mut buf).unwrap();
-                assert!(n > 0, "connection closed inside the body");
-                data.extend_from_slice(&buf[..n]);
-            }
-            let path = head.split_whitespace().nth(1).unwrap_or_default().to_string();
-            let body: Value = serde_json::from_slice(&data[head_end..head_end + length]).unwrap();
-            log.lock().unwrap().push((path, header("authorization"), body));
-            let text = reply.to_string();
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-            stream.write_all(response.as_bytes()).unwrap();
-        }
-    });
-    (url, seen, handle)
-}
-
 fn completion(program: &str) -> Value {
-    json!({
-        "model": "test-model-001",
-        "choices": [{"message": {"role": "assistant", "content": format!("```clojure\n{program}\n```")}}],
-        "usage": {"prompt_tokens": 321, "completion_tokens": 12, "prompt_tokens_details": {"cached_tokens": 300}}
-    })
+    let usage = json!({"prompt_tokens": 321, "completion_tokens": 12, "prompt_tokens_details": {"cached_tokens": 300}});
+    common::vendor::completion("test-model-001", program, usage)
 }
 
 #[test]
 fn a_mission_runs_against_an_openai_server_and_replays_offline_from_its_recording() {
     let dir = scratch();
     let recording = dir.join("run.jsonl").display().to_string();
-    let (url, seen, server) = fake_openai(vec![completion("(def n (count data/xs))"), completion("(return {:n n})")]);
-    let base = format!("{url}/v1");
+    let vendor = FakeVendor::start(vec![completion("(def n (count data/xs))"), completion("(return {:n n})")]);
+    let base = format!("{}/v1", vendor.url);
     let mission =
         ["run", "--prompt", "Count the xs", "--context-json", r#"{"xs": [1, 2, 3]}"#, "--signature", "{n :int}"];
 
     let mut args = mission.to_vec();
     args.extend(["--llm", "openai:test-model", "--record", &recording, "--output", "json"]);
     let o = ptc(&dir, &args, &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &base)]);
-    server.join().unwrap();
+    let seen = vendor.seen();
+    assert_eq!(vendor.finish(), 2, "both replies were asked for");
     assert_eq!(o.status.code(), Some(0), "stdout: {}\nstderr: {}", out(&o), err(&o));
     let step: Value = serde_json::from_str(out(&o).trim()).unwrap();
     assert_eq!(step["return"], json!({"n": 3}));
 
-    let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2);
     let (path, auth, body) = &seen[0];
     assert_eq!(path, "/v1/chat/completions");

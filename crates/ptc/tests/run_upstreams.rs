@@ -3,62 +3,17 @@
 //! Python, no network) and scripted models.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
 
+use std::process::Output;
+
+use common::cli::{command, err, out, root, scratch, script, trace_events, write};
 use serde_json::{Value, json};
 
 const UPSTREAMS: &str = "fixtures/missions/two-servers/upstreams.json";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
 fn ptc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("PTC_UPSTREAMS")
-        .env("HOME", scratch())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ptc-run-upstreams-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().to_string()
-}
-
-/// A script file: one answer per program.
-fn script(dir: &Path, programs: &[&str]) -> String {
-    let lines: Vec<String> =
-        programs.iter().map(|p| json!({"content": format!("```clojure\n{p}\n```")}).to_string()).collect();
-    write(dir, "script.jsonl", &(lines.join("\n") + "\n"))
-}
-
-fn trace_events(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    command().args(args).current_dir(root()).env_remove("PTC_UPSTREAMS").env("HOME", scratch()).output().unwrap()
 }
 
 #[test]
@@ -127,12 +82,11 @@ fn lazy_catalog_mode_shows_servers_only_and_the_env_var_finds_the_file() {
     let trace = dir.join("trace.jsonl");
     let s =
         script(&dir, &["(return (count (:items (:value (tool/call {:server \"crm\" :tool \"find_customers\"})))))"]);
-    let o = Command::new(env!("CARGO_BIN_EXE_ptc"))
+    let o = command()
         .args(["run", "--prompt", "count customers", "--llm", &format!("script:{s}"), "--output", "json"])
         .args(["--catalog-mode", "lazy", "--trace", trace.to_str().unwrap()])
         .current_dir(root())
         .env("PTC_UPSTREAMS", UPSTREAMS)
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(o.status.success(), "{}{}", out(&o), err(&o));
