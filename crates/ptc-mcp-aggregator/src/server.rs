@@ -84,6 +84,9 @@ pub struct PtcServer {
     session_store: Arc<dyn crate::session::SessionStore>,
     /// The call ring, `lisp_debug` and traces.
     diagnostics: Arc<crate::diagnostics::Diagnostics>,
+    /// `--prelude` definitions, and the memory every run starts with.
+    preludes: Arc<crate::prelude::Preludes>,
+    prelude_memory: Arc<ptc_lisp_eval::Globals>,
 }
 
 /// Bytes of contexts and program heaps after which an idle server gives memory back.
@@ -136,7 +139,29 @@ impl PtcServer {
             queued: Arc::new(AtomicUsize::new(0)),
             agentic: None,
             session_store: Arc::new(crate::session::InProcessStore::new()),
+            preludes: Arc::new(crate::prelude::Preludes::none()),
+            prelude_memory: Arc::new(ptc_lisp_eval::Globals::default()),
         }
+    }
+
+    /// The same server with `preludes` loaded into every `lisp_eval` and session.
+    pub fn with_preludes(mut self, preludes: crate::prelude::Preludes) -> Self {
+        self.prelude_memory = Arc::new(preludes.globals());
+        self.preludes = Arc::new(preludes);
+        self
+    }
+
+    pub(crate) fn preludes(&self) -> &Arc<crate::prelude::Preludes> {
+        &self.preludes
+    }
+
+    /// The host programs run against: the backend's, with `(dir ns)` for preludes.
+    pub(crate) fn host(&self) -> Arc<dyn Host> {
+        let inner = self.backend.host();
+        if self.preludes.is_empty() {
+            return inner;
+        }
+        Arc::new(crate::prelude::PreludeHost { inner, preludes: self.preludes.clone() })
     }
 
     /// The same server keeping its sessions in `store` instead of this process's memory.
@@ -405,7 +430,8 @@ impl PtcServer {
         // the context is parsed and the program runs on one of the engine's evaluation
         // threads; this task awaits it without holding a thread
         let limits = self.engine.limits().clone();
-        let host = self.backend.host();
+        let host = self.host();
+        let memory = (*self.prelude_memory).clone();
         let context_bytes = context_text.as_ref().map_or(0, |t| t.len() as u64);
         let joined = self
             .engine
@@ -413,7 +439,7 @@ impl PtcServer {
                 // the context is loaded only now that the call has its slot, so at most
                 // max_concurrent_calls contexts exist as values at once
                 let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
-                let input = RunInput { strict_data: true, context: Arc::new(context), ..RunInput::new() };
+                let input = RunInput { strict_data: true, context: Arc::new(context), memory, ..RunInput::new() };
                 let engine = Engine::new(Limits {
                     max_heap_bytes: limits.max_heap_bytes.saturating_sub(used),
                     ..limits.clone()

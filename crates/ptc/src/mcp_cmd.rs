@@ -74,6 +74,11 @@ pub struct McpArgs {
     /// --http-auth-token). Each token's holders are one owner of stateful sessions.
     #[arg(long, env = "PTC_MCP_HTTP_EXTRA_AUTH_TOKENS", value_delimiter = ',', hide_env_values = true)]
     http_extra_auth_tokens: Vec<String>,
+    /// A prelude file (`(ns name "doc")` then defn forms) loaded at start into every
+    /// lisp_eval and session evaluation as `name/fn`; repeatable (comma-separated in the
+    /// variable). Default: none.
+    #[arg(long = "prelude", env = "PTC_MCP_PRELUDE", value_delimiter = ',', value_name = "FILE")]
+    preludes: Vec<std::path::PathBuf>,
     // boxed: the session flags would make `ptc mcp`'s arguments the largest command
     #[command(flatten)]
     sessions: Box<SessionArgs>,
@@ -327,12 +332,21 @@ fn on_signals(token: tokio_util::sync::CancellationToken) {
 /// `ptc mcp --check`: starts every upstream, prints each one's tools or its problem, and
 /// exits (0 when every upstream is usable, 1 when one is not, 2 for a bad config).
 fn check(args: &McpArgs) -> Result<ExitCode> {
+    let check_preludes = |tools: Vec<ptc_lisp_eval::ToolSpec>| -> Result<()> {
+        let preludes = ptc_mcp_aggregator::Preludes::load(&args.preludes, &args.config()?.limits, tools)?;
+        for p in preludes.iter() {
+            println!("ok      prelude {} ({}): {} definition(s), {}", p.id, p.path, p.exports.len(), p.checksum);
+        }
+        Ok(())
+    };
     if args.upstreams.path().is_none() {
+        check_preludes(Vec::new())?;
         println!("no upstreams configured (--upstreams FILE or PTC_UPSTREAMS): ptc mcp serves lisp_eval alone");
         return Ok(ExitCode::SUCCESS);
     }
     // live: an upstream that fails is reported, not a reason to stop checking the others
     let Some(rt) = args.upstreams.start(SnapshotMode::Live)? else { return Ok(ExitCode::SUCCESS) };
+    check_preludes(rt.host().tools())?;
     let mut all_ok = true;
     for c in rt.check() {
         match &c.tools {
@@ -384,7 +398,12 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
         }
         None => Arc::new(NoUpstreams),
     };
-    let mut server = PtcServer::new(config.clone(), backend);
+    // checked before serving: a prelude that does not load stops the start, naming its file
+    let preludes = ptc_mcp_aggregator::Preludes::load(&args.preludes, &config.limits, backend.host().tools())?;
+    for p in preludes.iter() {
+        tracing::info!(prelude = %p.id, file = %p.path, checksum = %p.checksum, "prelude loaded");
+    }
+    let mut server = PtcServer::new(config.clone(), backend).with_preludes(preludes);
     if let Some(task) = task {
         tracing::info!(model = %args.agentic.agentic_model, "agentic mode: lisp_task offered");
         server = server.with_agentic(task);

@@ -138,13 +138,18 @@ impl PtcServer {
             })
         };
         let limits = self.engine().limits().clone();
-        let host = self.backend().host();
+        let host = self.host();
         let cfg = self.session_config().clone();
+        let base = match self.preludes().globals_for(&previous.preludes) {
+            Ok(g) => g,
+            Err(e) => return self.session_error("prelude_unavailable", &e.0),
+        };
         let crate::server::ParsedArgs { program, context, output_type } = parsed;
         let prev = previous.clone();
         let joined = tokio::task::spawn_blocking(move || {
             run_in_session(
                 &prev,
+                base,
                 &program,
                 context.as_deref(),
                 output_type.as_ref(),
@@ -238,6 +243,7 @@ fn refused(reason: &str, message: impl Into<String>) -> Step {
 #[allow(clippy::too_many_arguments)]
 fn run_in_session(
     previous: &Record,
+    base: ptc_lisp_eval::Globals,
     program: &str,
     context: Option<&str>,
     output_type: Option<&ptc_signature::Type>,
@@ -247,7 +253,7 @@ fn run_in_session(
     cfg: &SessionConfig,
 ) -> Step {
     let engine = Engine::new(limits.clone());
-    let (memory, history) = match previous.restore(&engine) {
+    let (memory, history) = match previous.restore(&engine, base) {
         Ok(r) => r,
         Err(e) => return refused("session_record_invalid", format!("session {}: {}", previous.id, e.0)),
     };
