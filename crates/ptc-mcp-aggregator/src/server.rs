@@ -89,6 +89,9 @@ pub struct PtcServer {
     prelude_memory: Arc<ptc_lisp_eval::Globals>,
 }
 
+/// What `lisp_debug` takes, for its `args_error` feedback.
+const LISP_DEBUG_ARGS: &str = "The lisp_debug arguments are invalid. Pass {\"op\": \"stats\"}, {\"op\": \"recent\", \"limit\": 20, \"since_seconds\": 600, \"errors_only\": true} or {\"op\": \"get\", \"request_id\": \"...\"}.";
+
 /// Bytes of contexts and program heaps after which an idle server gives memory back.
 const TRIM_AFTER_BYTES: u64 = 1024 * 1024;
 
@@ -381,7 +384,7 @@ impl PtcServer {
                 let structured = (profile != crate::config::ResponseProfile::Slim).then_some(answer);
                 CallPayload { is_error: false, text, structured, reason: None }
             }
-            Err(msg) => envelope::error("args_error", &msg, None, &[], profile),
+            Err(msg) => envelope::error_with_feedback("args_error", &msg, LISP_DEBUG_ARGS, None, &[], profile),
         }
     }
 
@@ -702,6 +705,7 @@ fn log_call(tool: &str, took: Duration, payload: &CallPayload) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ResponseProfile;
 
     #[test]
     fn prompt_card_fits_its_budget() {
@@ -715,5 +719,20 @@ mod tests {
         let body = card_body(LISP_EVAL_CARD);
         assert!(body.len() <= budget, "lisp_eval card is {} bytes, budget {budget}", body.len());
         assert!(!body.starts_with("---"));
+    }
+
+    #[test]
+    fn lisp_debug_argument_errors_name_its_own_arguments() {
+        let mut config = McpConfig::default();
+        config.diagnostics.debug_tool = true;
+        config.response_profile = ResponseProfile::Structured;
+        let server = PtcServer::new(config, Arc::new(NoUpstreams));
+        let args = serde_json::json!({"op": "bogus"});
+        let p = server.call_lisp_debug(args.as_object());
+        assert!(p.is_error);
+        assert_eq!(p.reason.as_deref(), Some("args_error"));
+        let feedback = p.structured.as_ref().and_then(|s| s["feedback"].as_str()).unwrap_or_default().to_string();
+        assert!(feedback.contains("{\"op\": \"recent\"") && !feedback.contains("program"), "{feedback}");
+        assert!(p.text.contains("lisp_debug arguments") && !p.text.contains("\"program\""), "{}", p.text);
     }
 }
