@@ -190,6 +190,11 @@ struct SessionArgs {
     /// redis://HOST:PORT/DB, shared by every instance pointed at it.
     #[arg(long, env = "PTC_MCP_SESSION_STORE", default_value = "memory", value_name = "memory|redis://HOST:PORT/DB")]
     session_store: String,
+    /// How long a session eval's lease lasts unrenewed (renewed every third of it while
+    /// the program runs): how long an instance that dies mid-eval blocks its session.
+    #[arg(long, env = "PTC_MCP_SESSION_LEASE_MS", default_value_t = 10_000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(300..=600_000))]
+    session_lease_ms: u64,
 }
 
 impl SessionArgs {
@@ -246,6 +251,7 @@ impl SessionArgs {
         c.max_upstream_call_entries = self.max_session_upstream_call_entries;
         c.max_upstream_call_bytes = self.max_session_upstream_call_bytes;
         c.max_preview_chars = self.max_session_preview_chars;
+        c.lease = Duration::from_millis(self.session_lease_ms);
         Ok(c)
     }
 }

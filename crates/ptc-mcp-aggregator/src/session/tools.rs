@@ -644,6 +644,9 @@ mod tests {
         fn release(&self, _: &str, _: &str) -> Result<(), StoreError> {
             Err(StoreError::Unavailable("connection refused".into()))
         }
+        fn renew(&self, _: &str, _: &str, _: u64, _: u64) -> Result<bool, StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
         fn put(&self, _: &str, _: u64, _: Option<&str>, _: SessionMeta, _: Vec<u8>, _: u64) -> Result<Put, StoreError> {
             Err(StoreError::Unavailable("connection refused".into()))
         }
