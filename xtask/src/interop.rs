@@ -155,9 +155,14 @@ impl Drop for HttpServer {
 }
 
 fn start_http(ptc: &Path, profile: &str) -> Result<HttpServer> {
+    start_http_with(ptc, &["--response-profile", profile])
+}
+
+fn start_http_with(ptc: &Path, extra: &[&str]) -> Result<HttpServer> {
     let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let mut child = Command::new(ptc)
-        .args(["mcp", "--http", &format!("127.0.0.1:{port}"), "--response-profile", profile])
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -338,6 +343,11 @@ pub fn run(root: &Path) -> Result<()> {
         }
         failures.push(format!("conformance suite failed against the baseline (see {})", log.display()));
     }
+    // stateful sessions across two instances sharing Redis (issue #25)
+    match python_sessions(root, &ptc, &py) {
+        Ok(n) => passed += n,
+        Err(e) => failures.push(format!("python sdk / sessions: {e:#}")),
+    }
     // aggregator mode against real upstreams (issue #16)
     let (agg_passed, agg_failures) = crate::interop_upstreams::run(root, &ptc, &py, &dir)?;
     passed += agg_passed;
@@ -350,6 +360,43 @@ pub fn run(root: &Path) -> Result<()> {
         bail!("{} interop checks failed", failures.len());
     }
     Ok(())
+}
+
+/// The Python SDK drives `lisp_session_*` end to end over Streamable HTTP against two
+/// `ptc mcp --sessions` instances sharing one `redis-server` (started here on a free
+/// loopback port) and one prelude (`xtask/interop/mcp_sessions.py` checks each step).
+/// Returns the number of steps that passed.
+fn python_sessions(root: &Path, ptc: &Path, py: &Path) -> Result<usize> {
+    let redis = crate::load::sessions::Redis::start()?;
+    let store = format!("redis://127.0.0.1:{}/0", redis.1);
+    let prelude = root.join("fixtures/preludes/crm.clj");
+    let prelude = prelude.to_string_lossy();
+    let flags = ["--sessions", "--session-store", &store, "--response-profile", "structured", "--prelude", &prelude];
+    let (a, b) = (start_http_with(ptc, &flags)?, start_http_with(ptc, &flags)?);
+    let out = Command::new(py)
+        .arg(root.join("xtask/interop/mcp_sessions.py"))
+        .args(["--http", &a.url, "--http", &b.url])
+        .output()
+        .context("cannot run the Python MCP sessions client")?;
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("the sessions client printed no report: {}", String::from_utf8_lossy(&out.stderr)))?;
+    let steps = report["steps"].as_array().map_or(0, Vec::len);
+    if !out.status.success() || report["ok"] != true {
+        bail!("{}", report["error"].as_str().unwrap_or("the sessions client failed"));
+    }
+    eprintln!("interop: python sdk drove sessions across two instances + redis: {steps} steps passed");
+    Ok(steps)
+}
+
+/// Only the sessions part (`cargo xtask interop-sessions`).
+pub fn run_sessions_only(root: &Path) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    crate::step("build ptc", &cargo, &["build", "-q", "-p", "ptc"])?;
+    let ptc = crate::target_dir().join("debug/ptc");
+    let dir = crate::target_dir().join("interop");
+    std::fs::create_dir_all(&dir)?;
+    let py = python(&dir)?;
+    python_sessions(root, &ptc, &py).map(|_| ())
 }
 
 /// Only the aggregator part (`cargo xtask interop-upstreams`).

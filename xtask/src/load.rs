@@ -387,18 +387,18 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 /// may or may not have committed, and the next answer says which. At the end every
 /// counter is read back and must equal the increments the client saw commit (plus the one
 /// unanswered eval, if it committed): no committed state lost, none applied twice. Evals
-/// that met the killed instance's lease get `session_busy` until it expires (`--timeout-ms`
-/// plus 30 s), and are retried.
-mod sessions {
+/// that met the killed instance's lease get `session_busy` until it expires (one
+/// `--session-lease-ms`, nobody renewing it), and are retried.
+pub(crate) mod sessions {
     use super::*;
 
     const PROGRAM: &str = "(def c (inc c)) c";
 
     /// A `redis-server` child on a free loopback port.
-    struct Redis(std::process::Child, u16);
+    pub(crate) struct Redis(std::process::Child, pub(crate) u16);
 
     impl Redis {
-        fn start() -> Result<Redis> {
+        pub(crate) fn start() -> Result<Redis> {
             let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
             let mut child = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])

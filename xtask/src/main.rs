@@ -37,8 +37,11 @@ commands:
   fuzz          cargo-fuzz targets (parse, eval, json_context, frame, answer) on stable, each for
                 --seconds S / --minutes N / --runs N (--ci: 25 s each, as ci runs them)
   interop       ptc mcp against the Python MCP SDK, the MCP Inspector, the conformance suite,
-                and (aggregator mode) real upstream MCP servers and an OpenAPI service
+                sessions across two instances sharing Redis, and (aggregator mode) real
+                upstream MCP servers and an OpenAPI service
   interop-upstreams  only the aggregator part of interop
+  interop-sessions   only the sessions part of interop: the Python MCP SDK drives
+                lisp_session_* across two ptc mcp --http instances sharing a redis-server
   load          HTTP load test of ptc mcp on 127.0.0.1 [--clients 100] [--seconds 30] [--release]
                 (--hostile: 60 s of memory bombs, deep data and closures, 1 MB contexts; fails on
                 a crash, an error other than a limit's, /health p99 >= 100 ms or RSS > 2x idle)
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
         Some("prompts") => prompts::run(&root()),
         Some("load") => load::run(&root(), &args[1..]),
         Some("interop-upstreams") => interop::run_upstreams_only(&root()),
+        Some("interop-sessions") => interop::run_sessions_only(&root()),
         Some("features") => providers::feature_matrix(&cargo()),
         Some("msrv") => msrv::check(&root(), &cargo()),
         Some("release") => release::run(&args[1..]),

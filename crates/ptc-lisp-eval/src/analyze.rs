@@ -490,6 +490,11 @@ impl Analyzer<'_> {
             Some(ns) => match builtins::lookup_ns(ns, name) {
                 Some(b) if b.constant => Ok(Node::CallBuiltin(b, Vec::new(), span)),
                 Some(b) => Ok(Node::Builtin(b)),
+                // a host-provided namespaced definition (an MCP prelude's `crm/get-user`),
+                // present in the memory the run starts with
+                None if self.env.user_names.contains(&format!("{ns}/{name}")) => {
+                    Ok(Node::Global(Arc::from(format!("{ns}/{name}")), None, span))
+                }
                 None => Err(unknown_ns_member(ns, name, span)),
             },
         }

@@ -169,7 +169,19 @@ pub fn error(
     prints: &[String],
     profile: ResponseProfile,
 ) -> CallPayload {
-    let feedback = feedback_for(reason);
+    error_with_feedback(reason, message, feedback_for(reason), result, prints, profile)
+}
+
+/// An error whose feedback line is the caller's (a tool whose arguments are not
+/// `lisp_eval`'s says what its own arguments are).
+pub(crate) fn error_with_feedback(
+    reason: &str,
+    message: &str,
+    feedback: &str,
+    result: Option<String>,
+    prints: &[String],
+    profile: ResponseProfile,
+) -> CallPayload {
     let mut text = format!("{reason}: {message}\n{feedback}");
     if let Some(r) = &result {
         text = format!("{reason}: {message}\nresult: {r}\n{feedback}");

@@ -43,6 +43,7 @@ mod envelope;
 #[doc(hidden)]
 pub mod frame;
 mod http;
+pub mod prelude;
 mod server;
 pub mod session;
 mod stdio;
@@ -52,6 +53,7 @@ pub use config::{McpConfig, ResponseProfile};
 pub use diagnostics::{DiagnosticsConfig, PayloadPolicy};
 pub use envelope::{CallPayload, Preview};
 pub use http::{HttpError, serve_http};
+pub use prelude::{PreludeError, Preludes};
 pub use server::{LISP_EVAL_CARD, NoUpstreams, PtcServer, ToolBackend};
 pub use session::{Owner, SessionConfig};
 pub use stdio::{StdioError, serve_stdio};

@@ -84,7 +84,13 @@ pub struct PtcServer {
     session_store: Arc<dyn crate::session::SessionStore>,
     /// The call ring, `lisp_debug` and traces.
     diagnostics: Arc<crate::diagnostics::Diagnostics>,
+    /// `--prelude` definitions, and the memory every run starts with.
+    preludes: Arc<crate::prelude::Preludes>,
+    prelude_memory: Arc<ptc_lisp_eval::Globals>,
 }
+
+/// What `lisp_debug` takes, for its `args_error` feedback.
+const LISP_DEBUG_ARGS: &str = "The lisp_debug arguments are invalid. Pass {\"op\": \"stats\"}, {\"op\": \"recent\", \"limit\": 20, \"since_seconds\": 600, \"errors_only\": true} or {\"op\": \"get\", \"request_id\": \"...\"}.";
 
 /// Bytes of contexts and program heaps after which an idle server gives memory back.
 const TRIM_AFTER_BYTES: u64 = 1024 * 1024;
@@ -136,7 +142,29 @@ impl PtcServer {
             queued: Arc::new(AtomicUsize::new(0)),
             agentic: None,
             session_store: Arc::new(crate::session::InProcessStore::new()),
+            preludes: Arc::new(crate::prelude::Preludes::none()),
+            prelude_memory: Arc::new(ptc_lisp_eval::Globals::default()),
         }
+    }
+
+    /// The same server with `preludes` loaded into every `lisp_eval` and session.
+    pub fn with_preludes(mut self, preludes: crate::prelude::Preludes) -> Self {
+        self.prelude_memory = Arc::new(preludes.globals());
+        self.preludes = Arc::new(preludes);
+        self
+    }
+
+    pub(crate) fn preludes(&self) -> &Arc<crate::prelude::Preludes> {
+        &self.preludes
+    }
+
+    /// The host programs run against: the backend's, with `(dir ns)` for preludes.
+    pub(crate) fn host(&self) -> Arc<dyn Host> {
+        let inner = self.backend.host();
+        if self.preludes.is_empty() {
+            return inner;
+        }
+        Arc::new(crate::prelude::PreludeHost { inner, preludes: self.preludes.clone() })
     }
 
     /// The same server keeping its sessions in `store` instead of this process's memory.
@@ -356,7 +384,7 @@ impl PtcServer {
                 let structured = (profile != crate::config::ResponseProfile::Slim).then_some(answer);
                 CallPayload { is_error: false, text, structured, reason: None }
             }
-            Err(msg) => envelope::error("args_error", &msg, None, &[], profile),
+            Err(msg) => envelope::error_with_feedback("args_error", &msg, LISP_DEBUG_ARGS, None, &[], profile),
         }
     }
 
@@ -405,7 +433,8 @@ impl PtcServer {
         // the context is parsed and the program runs on one of the engine's evaluation
         // threads; this task awaits it without holding a thread
         let limits = self.engine.limits().clone();
-        let host = self.backend.host();
+        let host = self.host();
+        let memory = (*self.prelude_memory).clone();
         let context_bytes = context_text.as_ref().map_or(0, |t| t.len() as u64);
         let joined = self
             .engine
@@ -413,7 +442,7 @@ impl PtcServer {
                 // the context is loaded only now that the call has its slot, so at most
                 // max_concurrent_calls contexts exist as values at once
                 let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
-                let input = RunInput { strict_data: true, context: Arc::new(context), ..RunInput::new() };
+                let input = RunInput { strict_data: true, context: Arc::new(context), memory, ..RunInput::new() };
                 let engine = Engine::new(Limits {
                     max_heap_bytes: limits.max_heap_bytes.saturating_sub(used),
                     ..limits.clone()
@@ -676,6 +705,7 @@ fn log_call(tool: &str, took: Duration, payload: &CallPayload) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ResponseProfile;
 
     #[test]
     fn prompt_card_fits_its_budget() {
@@ -689,5 +719,20 @@ mod tests {
         let body = card_body(LISP_EVAL_CARD);
         assert!(body.len() <= budget, "lisp_eval card is {} bytes, budget {budget}", body.len());
         assert!(!body.starts_with("---"));
+    }
+
+    #[test]
+    fn lisp_debug_argument_errors_name_its_own_arguments() {
+        let mut config = McpConfig::default();
+        config.diagnostics.debug_tool = true;
+        config.response_profile = ResponseProfile::Structured;
+        let server = PtcServer::new(config, Arc::new(NoUpstreams));
+        let args = serde_json::json!({"op": "bogus"});
+        let p = server.call_lisp_debug(args.as_object());
+        assert!(p.is_error);
+        assert_eq!(p.reason.as_deref(), Some("args_error"));
+        let feedback = p.structured.as_ref().and_then(|s| s["feedback"].as_str()).unwrap_or_default().to_string();
+        assert!(feedback.contains("{\"op\": \"recent\"") && !feedback.contains("program"), "{feedback}");
+        assert!(p.text.contains("lisp_debug arguments") && !p.text.contains("\"program\""), "{}", p.text);
     }
 }

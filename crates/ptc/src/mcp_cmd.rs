@@ -74,6 +74,11 @@ pub struct McpArgs {
     /// --http-auth-token). Each token's holders are one owner of stateful sessions.
     #[arg(long, env = "PTC_MCP_HTTP_EXTRA_AUTH_TOKENS", value_delimiter = ',', hide_env_values = true)]
     http_extra_auth_tokens: Vec<String>,
+    /// A prelude file (`(ns name "doc")` then defn forms) loaded at start into every
+    /// lisp_eval and session evaluation as `name/fn`; repeatable (comma-separated in the
+    /// variable). Default: none.
+    #[arg(long = "prelude", env = "PTC_MCP_PRELUDE", value_delimiter = ',', value_name = "FILE")]
+    preludes: Vec<std::path::PathBuf>,
     // boxed: the session flags would make `ptc mcp`'s arguments the largest command
     #[command(flatten)]
     sessions: Box<SessionArgs>,
@@ -185,6 +190,11 @@ struct SessionArgs {
     /// redis://HOST:PORT/DB, shared by every instance pointed at it.
     #[arg(long, env = "PTC_MCP_SESSION_STORE", default_value = "memory", value_name = "memory|redis://HOST:PORT/DB")]
     session_store: String,
+    /// How long a session eval's lease lasts unrenewed (renewed every third of it while
+    /// the program runs): how long an instance that dies mid-eval blocks its session.
+    #[arg(long, env = "PTC_MCP_SESSION_LEASE_MS", default_value_t = 10_000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(300..=600_000))]
+    session_lease_ms: u64,
 }
 
 impl SessionArgs {
@@ -241,6 +251,7 @@ impl SessionArgs {
         c.max_upstream_call_entries = self.max_session_upstream_call_entries;
         c.max_upstream_call_bytes = self.max_session_upstream_call_bytes;
         c.max_preview_chars = self.max_session_preview_chars;
+        c.lease = Duration::from_millis(self.session_lease_ms);
         Ok(c)
     }
 }
@@ -327,12 +338,21 @@ fn on_signals(token: tokio_util::sync::CancellationToken) {
 /// `ptc mcp --check`: starts every upstream, prints each one's tools or its problem, and
 /// exits (0 when every upstream is usable, 1 when one is not, 2 for a bad config).
 fn check(args: &McpArgs) -> Result<ExitCode> {
+    let check_preludes = |tools: Vec<ptc_lisp_eval::ToolSpec>| -> Result<()> {
+        let preludes = ptc_mcp_aggregator::Preludes::load(&args.preludes, &args.config()?.limits, tools)?;
+        for p in preludes.iter() {
+            println!("ok      prelude {} ({}): {} definition(s), {}", p.id, p.path, p.exports.len(), p.checksum);
+        }
+        Ok(())
+    };
     if args.upstreams.path().is_none() {
+        check_preludes(Vec::new())?;
         println!("no upstreams configured (--upstreams FILE or PTC_UPSTREAMS): ptc mcp serves lisp_eval alone");
         return Ok(ExitCode::SUCCESS);
     }
     // live: an upstream that fails is reported, not a reason to stop checking the others
     let Some(rt) = args.upstreams.start(SnapshotMode::Live)? else { return Ok(ExitCode::SUCCESS) };
+    check_preludes(rt.host().tools())?;
     let mut all_ok = true;
     for c in rt.check() {
         match &c.tools {
@@ -384,7 +404,12 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
         }
         None => Arc::new(NoUpstreams),
     };
-    let mut server = PtcServer::new(config.clone(), backend);
+    // checked before serving: a prelude that does not load stops the start, naming its file
+    let preludes = ptc_mcp_aggregator::Preludes::load(&args.preludes, &config.limits, backend.host().tools())?;
+    for p in preludes.iter() {
+        tracing::info!(prelude = %p.id, file = %p.path, checksum = %p.checksum, "prelude loaded");
+    }
+    let mut server = PtcServer::new(config.clone(), backend).with_preludes(preludes);
     if let Some(task) = task {
         tracing::info!(model = %args.agentic.agentic_model, "agentic mode: lisp_task offered");
         server = server.with_agentic(task);

@@ -16,10 +16,6 @@ use crate::config::ResponseProfile;
 use crate::envelope::{self, CallPayload};
 use crate::server::{NoSlot, PtcServer};
 
-/// The evaluation lease outlasts the program's timeout by this much (a crashed instance's
-/// lease frees itself after that).
-const LEASE_MARGIN_MS: u64 = 30_000;
-
 impl PtcServer {
     pub(super) async fn session_eval(
         &self,
@@ -57,7 +53,9 @@ impl PtcServer {
             Ok(h) => h,
             Err(m) => return self.session_error("session_store_unavailable", &m),
         };
-        let lease_ms = self.engine().limits().timeout.as_millis() as u64 + LEASE_MARGIN_MS;
+        // a short lease, renewed while the program runs: an instance that dies mid-eval
+        // holds its sessions for at most one lease
+        let lease_ms = (self.session_config().lease.as_millis() as u64).max(1);
         let (key, h, now) = (id.clone(), holder.clone(), now_ms());
         let leased = match self.store(move |s| s.try_lease(&key, &h, lease_ms, now)).await {
             Ok(l) => l,
@@ -90,9 +88,38 @@ impl PtcServer {
                 };
             }
         };
+        let heartbeat = self.renew_while_running(&id, &holder, lease_ms);
         let payload = self.eval_leased(&id, &holder, loaded, parsed, cancel).await;
+        heartbeat.abort();
         self.release_lease(&id, &holder).await;
         payload
+    }
+
+    /// Renews the lease every third of its length until aborted. A renewal the store
+    /// refuses (the lease expired meanwhile) stops it: the commit will then find the lease
+    /// gone and commit nothing; a store that does not answer is tried again.
+    fn renew_while_running(&self, id: &str, holder: &str, lease_ms: u64) -> tokio::task::JoinHandle<()> {
+        let store = self.session_store();
+        let (id, holder) = (id.to_string(), holder.to_string());
+        let every = std::time::Duration::from_millis((lease_ms / 3).max(1));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let (store, key, h) = (store.clone(), id.clone(), holder.clone());
+                let renewed = tokio::task::spawn_blocking(move || store.renew(&key, &h, lease_ms, now_ms())).await;
+                match renewed {
+                    Ok(Ok(true)) => {}
+                    Ok(Ok(false)) => {
+                        tracing::warn!(session = %super::store::short(&id), "the evaluation lease expired before it could be renewed; this eval will commit nothing");
+                        return;
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(session = %super::store::short(&id), error = %e, "could not renew the evaluation lease; retrying")
+                    }
+                    Err(_) => return,
+                }
+            }
+        })
     }
 
     async fn release_lease(&self, id: &str, holder: &str) {
@@ -138,13 +165,18 @@ impl PtcServer {
             })
         };
         let limits = self.engine().limits().clone();
-        let host = self.backend().host();
+        let host = self.host();
         let cfg = self.session_config().clone();
+        let base = match self.preludes().globals_for(&previous.preludes) {
+            Ok(g) => g,
+            Err(e) => return self.session_error("prelude_unavailable", &e.0),
+        };
         let crate::server::ParsedArgs { program, context, output_type } = parsed;
         let prev = previous.clone();
         let joined = tokio::task::spawn_blocking(move || {
             run_in_session(
                 &prev,
+                base,
                 &program,
                 context.as_deref(),
                 output_type.as_ref(),
@@ -238,6 +270,7 @@ fn refused(reason: &str, message: impl Into<String>) -> Step {
 #[allow(clippy::too_many_arguments)]
 fn run_in_session(
     previous: &Record,
+    base: ptc_lisp_eval::Globals,
     program: &str,
     context: Option<&str>,
     output_type: Option<&ptc_signature::Type>,
@@ -247,7 +280,7 @@ fn run_in_session(
     cfg: &SessionConfig,
 ) -> Step {
     let engine = Engine::new(limits.clone());
-    let (memory, history) = match previous.restore(&engine) {
+    let (memory, history) = match previous.restore(&engine, base) {
         Ok(r) => r,
         Err(e) => return refused("session_record_invalid", format!("session {}: {}", previous.id, e.0)),
     };

@@ -78,6 +78,10 @@ pub struct SessionConfig {
     pub max_upstream_call_bytes: usize,
     /// Characters of an eval's result preview.
     pub max_preview_chars: usize,
+    /// How long an evaluation's lease lasts without renewal. A running evaluation renews
+    /// it every third of this; an instance that dies mid-evaluation blocks its session
+    /// for at most this long.
+    pub lease: Duration,
 }
 
 impl Default for SessionConfig {
@@ -99,6 +103,7 @@ impl Default for SessionConfig {
             max_upstream_call_entries: 50,
             max_upstream_call_bytes: 128 * 1024,
             max_preview_chars: 512,
+            lease: Duration::from_millis(10_000),
         }
     }
 }

@@ -155,10 +155,10 @@ impl Record {
         keys
     }
 
-    /// Rebuilds the definitions and `*1 *2 *3` as values. Forms run with no tools, under
-    /// `engine`'s limits.
-    pub fn restore(&self, engine: &Engine) -> Result<(Globals, Vec<Value>), BadRecord> {
-        let mut globals = Globals::default();
+    /// Rebuilds the definitions, over `base` (the session's preludes), and `*1 *2 *3` as
+    /// values. Forms run with no tools, under `engine`'s limits.
+    pub fn restore(&self, engine: &Engine, base: Globals) -> Result<(Globals, Vec<Value>), BadRecord> {
+        let mut globals = base;
         let mut ordered: Vec<&Binding> = self.bindings.iter().collect();
         ordered.sort_by_key(|b| b.seq);
         let mut forms = String::new();
@@ -229,6 +229,10 @@ pub(crate) fn commit_bindings(
     let mut names: Vec<&Arc<str>> = after.values.keys().collect();
     names.sort();
     for name in names {
+        // prelude definitions (`crm/get-user`) come from the server, not the session
+        if crate::prelude::is_prelude_name(name) {
+            continue;
+        }
         let Some(value) = after.values.get(name) else { continue };
         let doc = after.docs.get(name).map(|d| d.to_string());
         let same =
@@ -323,7 +327,7 @@ mod tests {
         rec.bindings = bindings;
         rec.next_seq = seq;
         let back = Record::from_bytes(&rec.to_bytes()).unwrap();
-        let (globals, _) = back.restore(&engine).unwrap();
+        let (globals, _) = back.restore(&engine, Globals::default()).unwrap();
         let out = engine.eval(
             "[(add-base 1) (twice 4) xs]",
             RunInput { memory: globals.clone(), ..RunInput::new() },

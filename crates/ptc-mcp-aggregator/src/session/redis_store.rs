@@ -240,6 +240,16 @@ if redis.call('GET', l) == ARGV[3] then redis.call('DEL', l) end
 return 0
 "#;
 
+/// ARGV: prefix, id, holder, lease_ms. 1 renewed, 0 not the holder (any more).
+const RENEW: &str = r#"
+local l = ARGV[1] .. 'lease:' .. ARGV[2]
+if redis.call('GET', l) == ARGV[3] then
+  redis.call('PEXPIRE', l, ARGV[4])
+  return 1
+end
+return 0
+"#;
+
 /// ARGV: prefix, id, version, holder ('' for none), owner, exp, idle, used, bytes,
 /// deadline, grave_ms, now, fmt. -1 gone, -2 conflict, -3 foreign, else the new version.
 const PUT: &str = r#"
@@ -458,6 +468,11 @@ impl SessionStore for RedisStore {
         self.eval(RELEASE, &[lease(id)], &[s(PREFIX), s(id), s(holder)]).map(|_| ())
     }
 
+    fn renew(&self, id: &str, holder: &str, lease_ms: u64, _now_ms: u64) -> Result<bool, StoreError> {
+        let v = self.eval(RENEW, &[lease(id)], &[s(PREFIX), s(id), s(holder), n(lease_ms)])?;
+        Ok(int(&v) == Some(1))
+    }
+
     fn put(
         &self,
         id: &str,
@@ -638,6 +653,12 @@ mod tests {
         assert_eq!(a.put("s1", 1, Some("h1"), meta("s1", "o", t), b"v3".to_vec(), t).unwrap(), Put::Conflict);
         b.release("s1", "h2").unwrap(); // not the holder: no effect
         assert!(matches!(b.try_lease("s1", "h2", 60_000, t).unwrap(), Lease::Busy));
+        // renewal: only the holder's, and it moves the lease key's expiry
+        assert!(!b.renew("s1", "h2", 60_000, t).unwrap());
+        assert!(a.renew("s1", "h1", 120_000, t).unwrap());
+        let mut c = redis::Client::open(url.as_str()).unwrap().get_connection().unwrap();
+        let ttl: i64 = redis::cmd("PTTL").arg(lease("s1")).query(&mut c).unwrap();
+        assert!(ttl > 60_000, "{ttl}");
         a.release("s1", "h1").unwrap();
         let Lookup::Found(seen) = b.get("s1", t).unwrap() else { panic!("gone") };
         assert_eq!((seen.version, seen.bytes.as_slice(), seen.busy), (2, &b"v2"[..], false));

@@ -146,6 +146,9 @@ pub trait SessionStore: Send + Sync {
     fn try_lease(&self, id: &str, holder: &str, lease_ms: u64, now_ms: u64) -> Result<Lease, StoreError>;
     /// Gives the lease back (no-op when `holder` does not hold it).
     fn release(&self, id: &str, holder: &str) -> Result<(), StoreError>;
+    /// Extends `holder`'s lease to `lease_ms` from now; false when `holder` no longer
+    /// holds it (it expired, or the session ended).
+    fn renew(&self, id: &str, holder: &str, lease_ms: u64, now_ms: u64) -> Result<bool, StoreError>;
     /// Replaces the session's bytes and metadata if it is still at `version` (and, with a
     /// `holder`, that holder still has the lease; without one, nobody may hold it).
     fn put(
@@ -320,6 +323,16 @@ impl SessionStore for InProcessStore {
         Ok(())
     }
 
+    fn renew(&self, id: &str, holder: &str, lease_ms: u64, now_ms: u64) -> Result<bool, StoreError> {
+        let mut inner = self.lock()?;
+        let Some(e) = inner.live.get_mut(id) else { return Ok(false) };
+        if e.leased(now_ms) != Some(holder) {
+            return Ok(false);
+        }
+        e.lease = Some((holder.to_string(), now_ms.saturating_add(lease_ms)));
+        Ok(true)
+    }
+
     fn put(
         &self,
         id: &str,
@@ -384,6 +397,13 @@ mod tests {
         s.release("a", "h1").unwrap();
         let Lookup::Found(now) = s.get("a", 14).unwrap() else { panic!() };
         assert_eq!((now.version, now.bytes.as_slice(), now.busy), (2, &b"v2"[..], false));
+        // renewal keeps the lease past its first expiry, only for its holder
+        let Lease::Granted(_) = s.try_lease("a", "r1", 100, 15).unwrap() else { panic!() };
+        assert!(s.renew("a", "r1", 100, 105).unwrap());
+        assert!(matches!(s.try_lease("a", "r2", 100, 150).unwrap(), Lease::Busy));
+        assert!(!s.renew("a", "r2", 100, 150).unwrap());
+        assert!(!s.renew("a", "r1", 100, 210).unwrap(), "an expired lease is not renewed");
+        s.release("a", "r1").unwrap();
         // an expired lease does not block
         let Lease::Granted(_) = s.try_lease("a", "h3", 5, 20).unwrap() else { panic!() };
         assert!(matches!(s.try_lease("a", "h4", 5, 30).unwrap(), Lease::Granted(_)));

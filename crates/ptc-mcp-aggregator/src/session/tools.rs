@@ -310,7 +310,9 @@ impl PtcServer {
                 }
             },
         };
-        let preludes = self.select_preludes(args.get("preludes"))?;
+        let chosen =
+            self.preludes().select(args.get("preludes")).map_err(|m| self.session_error("session_args_error", &m))?;
+        let preludes: Vec<Json> = chosen.iter().map(|p| p.reference()).collect();
         let id = new_session_id().map_err(|m| self.session_error("session_store_unavailable", &m))?;
         let now = now_ms();
         let mut record = Record::new(id.clone(), title, now);
@@ -330,33 +332,19 @@ impl PtcServer {
         let mut limits = cfg.to_json();
         limits["ttl_ms"] = json!(ttl);
         let mut full = json!({"status": "ok", "session_id": id, "expires_at": expires_at, "limits": limits});
-        if !record.preludes.is_empty() {
-            full["prelude_refs"] = json!(record.preludes);
-        }
-        let text = format!(
+        let mut text = format!(
             "Started session {id} (expires {expires_at}, ends after {} s idle). Pass session_id to lisp_session_eval.",
             cfg.idle_timeout.as_secs()
         );
-        Ok((full, text))
-    }
-
-    /// The prelude refs a start asked for. No preludes are loaded on this server.
-    fn select_preludes(&self, arg: Option<&Json>) -> Result<Vec<Json>, CallPayload> {
-        match arg {
-            None | Some(Json::Null) => Ok(Vec::new()),
-            Some(Json::Array(items)) if items.is_empty() => Ok(Vec::new()),
-            Some(Json::Array(items)) => {
-                let first = items.first().map(|i| i.to_string()).unwrap_or_default();
-                Err(self.session_error(
-                    "session_args_error",
-                    &format!("no prelude {first} is loaded on this server (it was started without --prelude)"),
-                ))
+        if !record.preludes.is_empty() {
+            full["prelude_refs"] = json!(record.preludes);
+            full["preludes"] = Json::Array(chosen.iter().map(|p| p.summary()).collect());
+            for p in &chosen {
+                let public: Vec<&str> = p.exports.iter().filter(|e| !e.private).map(|e| e.name.as_str()).collect();
+                text.push_str(&format!("\nPrelude {}: {} — (dir {}) lists them.", p.id, public.join(", "), p.id));
             }
-            Some(_) => Err(self.session_error(
-                "session_args_error",
-                "argument `preludes` must be an array of ids or {id, version, checksum} objects",
-            )),
         }
+        Ok((full, text))
     }
 
     async fn session_list(&self, owner: Owner, args: Args) -> Answer {
@@ -508,7 +496,8 @@ impl PtcServer {
         }
         // a kept function that names a removed binding could no longer be rebuilt
         if !removed.is_empty()
-            && let Err(e) = record.restore(&self.session_engine())
+            && let Err(e) = record
+                .restore(&self.session_engine(), self.preludes().globals_for(&record.preludes).unwrap_or_default())
         {
             return Err(self.session_error(
                 "session_args_error",
@@ -653,6 +642,9 @@ mod tests {
             Err(StoreError::Unavailable("connection refused".into()))
         }
         fn release(&self, _: &str, _: &str) -> Result<(), StoreError> {
+            Err(StoreError::Unavailable("connection refused".into()))
+        }
+        fn renew(&self, _: &str, _: &str, _: u64, _: u64) -> Result<bool, StoreError> {
             Err(StoreError::Unavailable("connection refused".into()))
         }
         fn put(&self, _: &str, _: u64, _: Option<&str>, _: SessionMeta, _: Vec<u8>, _: u64) -> Result<Put, StoreError> {
