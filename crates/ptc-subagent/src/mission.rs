@@ -214,7 +214,7 @@ impl<'a> Mission<'a> {
             started,
             deadline,
             cancel,
-            engine: Engine::new(cfg.limits.clone()),
+            engine: crate::agent::engine_for(cfg),
             system: agent.system_prompt(),
             messages: vec![Message::user(agent.first_user_message())],
             memory: Globals::default(),
@@ -569,7 +569,7 @@ impl<'a> Mission<'a> {
                 duration_ms = tracing::field::Empty,
             );
             let started = Instant::now();
-            let call = self.llm.complete(request).instrument(span.clone());
+            let call = crate::llm::complete_contained(self.llm, request).instrument(span.clone());
             // a cancelled mission abandons its request (the client's future is dropped)
             let call = async {
                 tokio::select! {
@@ -963,6 +963,7 @@ impl<'a> Mission<'a> {
             fail,
             memory: memory_json(&self.memory),
             usage: self.usage.clone(),
+            own_usage: None,
             turns: std::mem::take(&mut self.turns),
             name: cfg.name.clone(),
             children: self.nest.take_children(),
@@ -971,7 +972,7 @@ impl<'a> Mission<'a> {
             upstream_calls: Vec::new(),
             ptc_metrics: None,
         };
-        let step = self.summarize_upstream(step);
+        let step = self.summarize_upstream(step).total_usage();
         emit(self.observer.as_deref(), || Event::RunEnd {
             status: step.status,
             return_value: step.return_value.clone(),
