@@ -26,8 +26,9 @@ impl SubAgent {
     /// Runs the mission against `llm` and returns its [`Step`]. Never panics: every
     /// failure (model errors, limits, `(fail ...)`) is a step with `status: error`.
     ///
-    /// Needs a Tokio runtime (programs run on its blocking threads; retries and the
-    /// mission timeout use its timer).
+    /// Needs a Tokio runtime (async tools run as its tasks; retries and the mission
+    /// timeout use its timer). Programs run on the agent's evaluation pool, awaited
+    /// without holding a runtime thread.
     pub async fn run(&self, llm: &dyn Llm) -> Step {
         self.run_observed(llm, None).await
     }
@@ -54,6 +55,17 @@ impl SubAgent {
     /// Like [`run`](Self::run), reporting every [`Event`] to `observer` as it happens.
     pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
         self.run_inner(llm, observer, None).await
+    }
+
+    /// [`run_observed`](Self::run_observed) and [`run_with_cancel`](Self::run_with_cancel)
+    /// at once: a service reporting progress of a mission its caller may cancel.
+    pub async fn run_observed_with_cancel(
+        &self,
+        llm: &dyn Llm,
+        observer: Option<Arc<dyn Observer>>,
+        cancel: &Cancel,
+    ) -> Step {
+        self.run_inner(llm, observer, Some(cancel)).await
     }
 
     async fn run_inner(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>, cancel: Option<&Cancel>) -> Step {
