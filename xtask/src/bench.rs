@@ -18,7 +18,7 @@
 //! to `target/bench/performance-quick.md` (the committed `docs/performance.md` is only
 //! written by a full run); `--runs N` sets the number of timed runs (default 5; the startup
 //! row does four times as many).
-//! `--latency` runs only the in-process and MCP latency figures and replaces that section
+//! `--latency` runs only the in-process, MCP and many-missions figures and replaces that section
 //! of `docs/performance.md`, leaving the committed whole-process tables as they are.
 
 mod data;
@@ -186,6 +186,8 @@ pub fn run() -> Result<()> {
     eprintln!("==> in-process and MCP latency");
     let mut service = latency::in_process(&ptc, opts.runs, &python)?;
     service.extend(latency::mcp(&ptc, if opts.quick { 1 } else { 5 })?);
+    eprintln!("==> many missions on one runtime");
+    service.extend(latency::missions()?);
 
     let text = report::render(&report::Report {
         machine,
@@ -216,6 +218,8 @@ fn latency_only(ptc: &Path, python: &Path, opts: &Options) -> Result<()> {
     eprintln!("==> in-process and MCP latency");
     let mut service = latency::in_process(ptc, opts.runs, python)?;
     service.extend(latency::mcp(ptc, if opts.quick { 1 } else { 5 })?);
+    eprintln!("==> many missions on one runtime");
+    service.extend(latency::missions()?);
     let doc = crate::root().join("docs/performance.md");
     let old = std::fs::read_to_string(&doc).with_context(|| format!("cannot read {}", doc.display()))?;
     let section = report::LATENCY_HEADING;

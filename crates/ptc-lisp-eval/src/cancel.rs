@@ -1,7 +1,9 @@
 //! Cancellation and deadlines that flow from a parent run to its children.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Instant;
 
 /// A cancel handle: cheap to clone, shared by everyone who may stop a run.
@@ -167,6 +169,73 @@ impl Cancel {
     pub fn is_expired(&self) -> bool {
         self.deadline().is_some_and(|d| Instant::now() >= d)
     }
+
+    /// Waits on this thread for `future`, until it resolves, `deadline` (or the handle's
+    /// own, when earlier) passes, or the handle is cancelled; then the future is dropped.
+    ///
+    /// This is how a [`Host`](crate::Host) serves an async tool without a thread per call:
+    /// the evaluation thread waits here (parked, woken by the future's waker, the cancel or
+    /// the deadline) while the work runs elsewhere. The future is polled on this thread and
+    /// no runtime is entered, so a future that needs one (timers, sockets) is spawned on
+    /// its runtime first and its join handle awaited here (dropping a tokio `JoinHandle`
+    /// does not stop its task: abort it on `Err`).
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use ptc_lisp_eval::{Cancel, Interrupted};
+    /// let cancel = Cancel::new();
+    /// let soon = Instant::now() + Duration::from_secs(5);
+    /// assert_eq!(cancel.wait_for(async { 2 + 2 }, soon), Ok(4));
+    /// cancel.cancel();
+    /// assert_eq!(cancel.wait_for(std::future::pending::<()>(), soon), Err(Interrupted::Cancelled));
+    /// ```
+    pub fn wait_for<F: Future>(&self, future: F, deadline: Instant) -> Result<F::Output, Interrupted> {
+        let deadline = self.deadline().map_or(deadline, |d| d.min(deadline));
+        let thread = std::thread::current();
+        let wake = Arc::new(Unpark(thread.clone()));
+        let waker = Waker::from(wake);
+        let mut cx = Context::from_waker(&waker);
+        // cancellation unparks the waiting thread at once (no polling)
+        let _watch = self.on_cancel(move || thread.unpark());
+        let mut future = std::pin::pin!(future);
+        loop {
+            if self.is_cancelled() {
+                return Err(Interrupted::Cancelled);
+            }
+            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+                return Ok(v);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(if self.is_cancelled() { Interrupted::Cancelled } else { Interrupted::DeadlinePassed });
+            }
+            // a spurious wake-up only costs one more poll
+            std::thread::park_timeout(left);
+        }
+    }
+}
+
+/// Why [`Cancel::wait_for`] stopped waiting before the future resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Interrupted {
+    /// The handle (or an ancestor) was cancelled.
+    Cancelled,
+    /// The deadline passed.
+    DeadlinePassed,
+}
+
+/// Wakes a thread parked in [`Cancel::wait_for`].
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +264,61 @@ mod tests {
         let (late, g) = counter();
         let _late = run.on_cancel(g);
         assert_eq!(late.load(Ordering::SeqCst), 1, "registered after the cancel: runs at once");
+    }
+
+    /// A future completed by another thread after a while.
+    fn answered_after(ms: u64, value: u32) -> impl Future<Output = u32> {
+        let slot: Arc<Mutex<(Option<u32>, Option<Waker>)>> = Arc::new(Mutex::new((None, None)));
+        let filler = slot.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            let waker = filler.lock().ok().and_then(|mut s| {
+                s.0 = Some(value);
+                s.1.take()
+            });
+            if let Some(w) = waker {
+                w.wake();
+            }
+        });
+        std::future::poll_fn(move |cx| {
+            let Ok(mut s) = slot.lock() else { return Poll::Pending };
+            match s.0.take() {
+                Some(v) => Poll::Ready(v),
+                None => {
+                    s.1 = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn wait_for_wakes_on_the_future_s_waker() {
+        let far = Instant::now() + std::time::Duration::from_secs(30);
+        let started = Instant::now();
+        assert_eq!(Cancel::new().wait_for(answered_after(20, 7), far), Ok(7));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "woken by the waker, not the deadline");
+    }
+
+    #[test]
+    fn wait_for_stops_at_the_deadline_and_on_cancel() {
+        let soon = Instant::now() + std::time::Duration::from_millis(30);
+        assert_eq!(Cancel::new().wait_for(std::future::pending::<()>(), soon), Err(Interrupted::DeadlinePassed));
+        // the handle's own deadline counts too
+        let own = Cancel::new().with_deadline(Instant::now() + std::time::Duration::from_millis(30));
+        let far = Instant::now() + std::time::Duration::from_secs(30);
+        assert_eq!(own.wait_for(std::future::pending::<()>(), far), Err(Interrupted::DeadlinePassed));
+        let mission = Cancel::new();
+        let run = mission.child();
+        let canceller = mission.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            canceller.cancel();
+        });
+        let started = Instant::now();
+        assert_eq!(run.wait_for(std::future::pending::<()>(), far), Err(Interrupted::Cancelled));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "woken by the cancel");
+        let _ = t.join();
     }
 
     #[test]

@@ -152,7 +152,7 @@ impl RunInput {
 impl Engine {
     /// An engine enforcing `limits` on every run.
     pub fn new(limits: Limits) -> Self {
-        Engine { limits: Arc::new(limits), pool: EvalPool::shared() }
+        Engine { limits: Arc::new(limits), pool: None }
     }
 
     /// This engine with its runs on `pool` instead of the process-wide one.
@@ -161,9 +161,14 @@ impl Engine {
         self
     }
 
-    /// The pool runs go to (`None` only when the process-wide pool could not start).
+    /// The pool runs go to (`None` only when the process-wide pool could not start). The
+    /// process-wide pool starts on the first run of an engine without a pool of its own,
+    /// so an engine given [`with_pool`](Self::with_pool) never starts it.
     pub fn pool(&self) -> Option<&EvalPool> {
-        self.pool.as_ref()
+        match &self.pool {
+            Some(own) => Some(own),
+            None => EvalPool::shared_ref(),
+        }
     }
 
     /// The limits in force.
@@ -176,8 +181,7 @@ impl Engine {
     /// `invalid_form`...).
     pub fn compile(&self, source: &str, env: &CompileEnv) -> Result<Program, EvalError> {
         // parsing is iterative, but analysis recurses over the forms: give it the stack
-        EvalPool::run_on(self.pool.as_ref(), || self.compile_here(source, env))
-            .unwrap_or_else(|f| Err(self.internal_error(f)))
+        EvalPool::run_on(self.pool(), || self.compile_here(source, env)).unwrap_or_else(|f| Err(self.internal_error(f)))
     }
 
     /// `compile` on the current (evaluation) thread.
@@ -219,7 +223,7 @@ impl Engine {
         let started = Instant::now();
         let fallback_memory = input.memory.clone();
         let limits = &self.limits;
-        let mut out = EvalPool::run_on(self.pool.as_ref(), || execute(limits, &program.inner, input, host, cancel))
+        let mut out = EvalPool::run_on(self.pool(), || execute(limits, &program.inner, input, host, cancel))
             .unwrap_or_else(|f| Outcome::failure(self.internal_error(f), fallback_memory));
         out.usage.duration = started.elapsed();
         out
@@ -231,7 +235,7 @@ impl Engine {
         let env = CompileEnv::for_run(&input, host);
         let fallback_memory = input.memory.clone();
         // compile and run in one trip to the pool
-        let mut out = EvalPool::run_on(self.pool.as_ref(), || match self.compile_here(source, &env) {
+        let mut out = EvalPool::run_on(self.pool(), || match self.compile_here(source, &env) {
             Ok(p) => execute(&self.limits, &p.inner, input, host, cancel),
             Err(e) => Outcome::failure(e, input.memory),
         })
@@ -249,7 +253,7 @@ impl Engine {
                 "internal error: the interpreter failed on this program (a bug in ptc, not in the program); please report it — rewriting the step that failed usually avoids it".to_string()
             }
             stack::Failure::Saturated => {
-                let (threads, queued) = self.pool.as_ref().map_or((0, 0), |p| (p.options().threads, p.options().queue_bound));
+                let (threads, queued) = self.pool().map_or((0, 0), |p| (p.options().threads, p.options().queue_bound));
                 return EvalError::new(
                     ErrorKind::ParallelCapacityExceeded,
                     format!(
@@ -275,7 +279,7 @@ impl Engine {
     /// # Ok::<(), ptc_lisp_eval::EvalError>(())
     /// ```
     pub fn batch<R: Send>(&self, f: impl FnOnce() -> R + Send) -> Result<R, EvalError> {
-        EvalPool::run_on(self.pool.as_ref(), f).map_err(|e| self.internal_error(e))
+        EvalPool::run_on(self.pool(), f).map_err(|e| self.internal_error(e))
     }
 
     /// Hands `f` to a run thread of the engine's pool and returns at once; the future
@@ -287,7 +291,7 @@ impl Engine {
         &self,
         f: F,
     ) -> impl std::future::Future<Output = Result<R, EvalError>> + Send + 'static + use<R, F> {
-        let handle = EvalPool::spawn_on(self.pool.as_ref(), f);
+        let handle = EvalPool::spawn_on(self.pool(), f);
         let engine = self.clone();
         async move { handle.await.map_err(|e| engine.internal_error(e)) }
     }
@@ -323,7 +327,7 @@ impl Engine {
         let fallback_memory = input.memory.clone();
         let guard = CancelOnDrop(Some(cancel.child()));
         let cancel = guard.0.clone().unwrap_or_default();
-        let handle = EvalPool::spawn_on(self.pool.as_ref(), {
+        let handle = EvalPool::spawn_on(self.pool(), {
             let engine = engine.clone();
             move || engine.eval(&source, input, host.as_ref(), &cancel)
         });
@@ -349,7 +353,7 @@ impl Engine {
         let fallback_memory = input.memory.clone();
         let guard = CancelOnDrop(Some(cancel.child()));
         let cancel = guard.0.clone().unwrap_or_default();
-        let handle = EvalPool::spawn_on(self.pool.as_ref(), {
+        let handle = EvalPool::spawn_on(self.pool(), {
             let engine = engine.clone();
             move || engine.run(&program, input, host.as_ref(), &cancel)
         });

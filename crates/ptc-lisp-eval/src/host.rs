@@ -116,6 +116,16 @@ impl<'a> CallCx<'a> {
         self.meta.borrow_mut().insert(key.to_string(), value);
     }
 
+    /// Waits on this (evaluation) thread for an async tool's answer, until the deadline or
+    /// the run's cancellation; see [`Cancel::wait_for`]. A deadline that passes gives
+    /// [`ToolError::timeout`], a cancel [`ToolError::cancelled`], both naming `tool`.
+    pub fn wait<F: std::future::Future>(&self, tool: &str, future: F) -> Result<F::Output, ToolError> {
+        self.cancel.wait_for(future, self.deadline).map_err(|why| match why {
+            crate::cancel::Interrupted::Cancelled => ToolError::cancelled(tool),
+            _ => ToolError::timeout(tool),
+        })
+    }
+
     pub(crate) fn take_meta(&self) -> BTreeMap<String, serde_json::Value> {
         std::mem::take(&mut *self.meta.borrow_mut())
     }
@@ -232,7 +242,8 @@ pub enum Discovery<'a> {
 /// Implementations must be quick to answer [`tools`](Host::tools) (it is read when a
 /// program is compiled) and must respect `cx.deadline` and `cx.cancel` in
 /// [`call`](Host::call): a call blocked past the deadline makes the program overrun its
-/// time limit. An async host blocks on its runtime with a timeout at `cx.deadline`.
+/// time limit. An async host spawns the call's work on its runtime and waits for it with
+/// [`CallCx::wait`], which ends at the deadline or on cancel without a thread per call.
 pub trait Host: Send + Sync {
     /// The tools this host offers.
     fn tools(&self) -> Vec<ToolSpec>;
@@ -292,11 +303,27 @@ impl Host for NoTools {
 /// A tool implemented by a Rust closure: string-keyed argument map in, value or message out.
 pub type ToolFn = Arc<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
 
+/// The future an async [`FnHost`] tool returns.
+pub type ToolFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, String>> + Send>>;
+
+/// An async tool of a [`FnHost`]: arguments in, a future of the answer out.
+pub type AsyncToolFn = Arc<dyn Fn(Value) -> ToolFuture + Send + Sync>;
+
+/// What a [`FnHost`] entry runs.
+#[derive(Clone)]
+enum FnBody {
+    Sync(ToolFn),
+    Async(AsyncToolFn),
+}
+
 /// A host backed by a table of Rust closures; handy for tests and small embeddings.
 ///
-/// Each call runs on its own thread so that a slow closure cannot hold the program past
-/// its deadline: when the deadline passes (or the run is cancelled) the program gets a
-/// `timeout` (or `cancelled`) and the closure's eventual answer is dropped.
+/// A synchronous closure runs on a thread of its own so that a slow one cannot hold the
+/// program past its deadline: when the deadline passes (or the run is cancelled) the
+/// program gets a `timeout` (or `cancelled`) and the closure's eventual answer is dropped.
+/// An async tool ([`FnHost::with_async_tool`]) takes no thread: the program's evaluation
+/// thread waits for its future ([`CallCx::wait`]) and drops it at the deadline or on
+/// cancel. A service with many concurrent programs uses async tools.
 ///
 /// ```
 /// use ptc_lisp_eval::{Engine, FnHost, Limits, Value};
@@ -307,7 +334,7 @@ pub type ToolFn = Arc<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
 /// ```
 #[derive(Default, Clone)]
 pub struct FnHost {
-    tools: BTreeMap<String, (ToolSpec, ToolFn)>,
+    tools: BTreeMap<String, (ToolSpec, FnBody)>,
 }
 
 impl FnHost {
@@ -327,7 +354,31 @@ impl FnHost {
         spec: ToolSpec,
         f: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static,
     ) -> Self {
-        self.tools.insert(spec.name.clone(), (spec, Arc::new(f)));
+        self.tools.insert(spec.name.clone(), (spec, FnBody::Sync(Arc::new(f))));
+        self
+    }
+
+    /// Adds a program-callable async tool. Its future is polled on the program's evaluation
+    /// thread, which waits for it (no thread per call) and drops it at the deadline or on
+    /// cancel; a future that needs a runtime (tokio timers, sockets) is spawned on that
+    /// runtime inside `f` and its join handle awaited.
+    ///
+    /// ```
+    /// use ptc_lisp_eval::{Engine, FnHost, Limits, Value};
+    /// let host = FnHost::new().with_async_tool("lookup", |args: Value| async move {
+    ///     // e.g. `handle.spawn(query(args)).await` on the service's runtime
+    ///     Ok(Value::vector([args, Value::str("found")]))
+    /// });
+    /// let out = Engine::new(Limits::default()).eval_with("(tool/lookup {:id 7})", &host);
+    /// assert_eq!(out.printed, r#"[{"id" 7} "found"]"#);
+    /// ```
+    pub fn with_async_tool<F, Fut>(mut self, name: &str, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Value, String>> + Send + 'static,
+    {
+        let body: AsyncToolFn = Arc::new(move |args| Box::pin(f(args)));
+        self.tools.insert(name.to_string(), (ToolSpec::named(name), FnBody::Async(body)));
         self
     }
 }
@@ -338,11 +389,22 @@ impl Host for FnHost {
     }
 
     fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, ToolError> {
-        let Some((_, f)) = self.tools.get(&call.name) else {
-            return Err(ToolError {
-                kind: ToolErrorKind::UnknownTool,
-                message: format!("Unknown tool: {}", call.name),
-            });
+        let f = match self.tools.get(&call.name) {
+            None => {
+                return Err(ToolError {
+                    kind: ToolErrorKind::UnknownTool,
+                    message: format!("Unknown tool: {}", call.name),
+                });
+            }
+            Some((_, FnBody::Async(f))) => {
+                let name = call.name.clone();
+                let future = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(call.args.clone())))
+                    .map_err(|_| ToolError::failed(format!("tool '{name}' panicked")))?;
+                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cx.wait(&name, future)))
+                    .map_err(|_| ToolError::failed(format!("tool '{name}' panicked")))?;
+                return polled?.map_err(ToolError::failed);
+            }
+            Some((_, FnBody::Sync(f))) => f,
         };
         /// What the waiting program hears: the tool's answer, or the run's cancellation.
         enum Heard {

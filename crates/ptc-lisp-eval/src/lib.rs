@@ -72,13 +72,13 @@ pub mod search {
     pub use crate::builtins::discovery::{score, tokens};
 }
 
-pub use cancel::{Cancel, CancelWatch};
+pub use cancel::{Cancel, CancelWatch, Interrupted};
 pub use engine::{CompileEnv, Engine, MAX_VALUE_NESTING, Program, RunInput};
 pub use error::{ErrorKind, EvalError};
 pub use function::Function;
 pub use host::{
-    CallCx, Discovery, Exposure, FnHost, Host, NoTools, ToolCall, ToolCallRecord, ToolError, ToolErrorKind, ToolFn,
-    ToolSpec,
+    AsyncToolFn, CallCx, Discovery, Exposure, FnHost, Host, NoTools, ToolCall, ToolCallRecord, ToolError,
+    ToolErrorKind, ToolFn, ToolFuture, ToolSpec,
 };
 pub use interp::Globals;
 pub use lazy::LazySeq;

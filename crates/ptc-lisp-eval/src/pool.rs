@@ -265,8 +265,13 @@ impl EvalPool {
     /// The process-wide pool with default options, started on first use (`None` when the
     /// system refused its threads; runs then get a thread each, as a last resort).
     pub fn shared() -> Option<EvalPool> {
+        EvalPool::shared_ref().cloned()
+    }
+
+    /// [`EvalPool::shared`] by reference.
+    pub(crate) fn shared_ref() -> Option<&'static EvalPool> {
         static SHARED: OnceLock<Option<EvalPool>> = OnceLock::new();
-        SHARED.get_or_init(|| EvalPool::new(PoolOptions::default()).ok()).clone()
+        SHARED.get_or_init(|| EvalPool::new(PoolOptions::default()).ok()).as_ref()
     }
 
     /// The options the pool was started with.

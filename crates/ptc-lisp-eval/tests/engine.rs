@@ -297,6 +297,42 @@ fn fn_host_passes_the_host_contract() {
     assert!(report.passed(), "{report}");
 }
 
+/// A future that never resolves on its own, counting how often it was polled and whether
+/// it was dropped (what an abandoned async tool call must do).
+struct Stalled(Arc<AtomicUsize>);
+
+impl std::future::Future for Stalled {
+    type Output = Result<Value, String>;
+    fn poll(self: std::pin::Pin<&mut Self>, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        std::task::Poll::Pending
+    }
+}
+
+impl Drop for Stalled {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn async_fn_host_tools_pass_the_host_contract_and_their_futures_are_dropped() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let counter = dropped.clone();
+    let host = FnHost::new()
+        .with_async_tool("echo", |args| async move { Ok(args) })
+        .with_async_tool("sleepy", move |_| Stalled(counter.clone()));
+    let report = check_host(&host, &Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map()));
+    assert!(report.passed(), "{report}");
+    // every abandoned call (deadline, cancel, engine timeout) dropped its future
+    assert_eq!(dropped.load(Ordering::SeqCst), 3);
+    let out = engine().eval_with("(get (tool/echo {:user-id 7}) \"user_id\")", &host);
+    assert_eq!(out.printed, "7");
+    let failing = FnHost::new().with_async_tool("bad", |_| async { Err::<Value, _>("no such order".to_string()) });
+    let (kind, msg) = reason("(tool/bad {})", &failing, Limits::default());
+    assert_eq!(kind, "tool_error");
+    assert!(msg.contains("no such order"), "{msg}");
+}
+
 #[test]
 fn no_tools_and_catalog_pass_the_host_contract() {
     let report = check_host(&NoTools, &Probe::new("anything", Value::empty_map()));

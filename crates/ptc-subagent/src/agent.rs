@@ -102,6 +102,17 @@ pub(crate) struct Config {
     pub(crate) prices: Arc<PriceTable>,
     pub(crate) checkpoint_dir: Option<std::path::PathBuf>,
     pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
+    /// The evaluation threads programs run on (`None`: the process-wide pool).
+    pub(crate) pool: Option<ptc_lisp_eval::EvalPool>,
+}
+
+/// The engine an agent's programs run on: its limits, on its pool when it has one.
+pub(crate) fn engine_for(cfg: &Config) -> ptc_lisp_eval::Engine {
+    let engine = ptc_lisp_eval::Engine::new(cfg.limits.clone());
+    match &cfg.pool {
+        Some(pool) => engine.with_pool(pool.clone()),
+        None => engine,
+    }
 }
 
 /// The seed's default time limit of a whole mission: 60 s.
@@ -202,6 +213,7 @@ pub struct SubAgentBuilder {
     prices: Option<PriceTable>,
     checkpoint_dir: Option<std::path::PathBuf>,
     resume_from: Option<std::path::PathBuf>,
+    pool: Option<ptc_lisp_eval::EvalPool>,
 }
 
 impl SubAgentBuilder {
@@ -243,6 +255,7 @@ impl SubAgentBuilder {
             prices: None,
             checkpoint_dir: None,
             resume_from: None,
+            pool: None,
         }
     }
 
@@ -488,6 +501,17 @@ impl SubAgentBuilder {
         self
     }
 
+    /// The evaluation threads this agent's programs run on (default: the process-wide
+    /// [`EvalPool::shared`](ptc_lisp_eval::EvalPool::shared), twice the cores and at least
+    /// 8 run threads). A program holds its run thread while it waits for a tool, so a
+    /// service running many missions whose tools wait on I/O gives its agents a pool with
+    /// more run threads (`PoolOptions::threads`): that number bounds how many tool calls
+    /// wait at once, and it is the only thread cost of async tools.
+    pub fn pool(mut self, pool: ptc_lisp_eval::EvalPool) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
     /// Sandbox limits for programs (heap, loop iterations, ...). The program time limit
     /// comes from [`timeout`](Self::timeout) and `max_tool_calls` from
     /// [`max_tool_calls`](Self::max_tool_calls).
@@ -593,6 +617,7 @@ impl SubAgentBuilder {
             prices: Arc::new(self.prices.unwrap_or_default()),
             checkpoint_dir,
             resume: resume.clone(),
+            pool: self.pool,
         };
         let agent = SubAgent { config: Arc::new(config), tools: Arc::new(tools) };
         if let Some(c) = &resume {

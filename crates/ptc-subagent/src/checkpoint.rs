@@ -32,7 +32,7 @@ use serde_json::Value as Json;
 use crate::agent::SubAgent;
 use crate::llm::{BoxFuture, Llm, LlmError, LlmRequest, LlmResponse, Message};
 use crate::step::{ChildStep, StepUsage, Turn};
-use crate::tool::ToolError;
+use crate::tool::{ToolBody, ToolError};
 
 /// The `format` of every checkpoint file.
 pub const CHECKPOINT_FORMAT: &str = "ptc-checkpoint";
@@ -274,33 +274,57 @@ impl<'a> Session<'a> {
         let mut tools = crate::exec::Toolbox::new();
         for (name, prepared) in agent.tools.iter() {
             let mut wrapped = prepared.clone();
-            let inner = prepared.tool.func.clone();
             let (log, replayed, tool) = (log.clone(), replayed.clone(), name.clone());
-            wrapped.tool.func = Arc::new(move |args: Json, cx: &crate::tool::ToolContext| {
-                let key = (cx.turn, crate::cache_key::canonical_cache_key(&tool, &args));
-                let recorded = if cx.turn <= replay_turns {
+            // the recorded answer of this call, when the turn is being replayed
+            let recorded = move |cx: &crate::tool::ToolContext, args: &Json| -> Option<Result<Json, ToolError>> {
+                let key = (cx.turn, crate::cache_key::canonical_cache_key(&tool, args));
+                let r = if cx.turn <= replay_turns {
                     replayed.lock().ok().and_then(|mut r| r.get_mut(&key).and_then(VecDeque::pop_front))
                 } else {
                     None
-                };
-                let outcome = match recorded {
-                    Some(r) => match r.error {
-                        Some(e) => Err(ToolError::new(e)),
-                        None => Ok(r.result.unwrap_or(Json::Null)),
-                    },
-                    None => inner(args.clone(), cx),
-                };
+                }?;
+                Some(match r.error {
+                    Some(e) => Err(ToolError::new(e)),
+                    None => Ok(r.result.unwrap_or(Json::Null)),
+                })
+            };
+            let tool = name.clone();
+            let record = move |turn: u32, args: Json, outcome: &Result<Json, ToolError>| {
                 if let Ok(mut log) = log.lock() {
                     log.push(ToolRecord {
-                        turn: cx.turn,
+                        turn,
                         name: tool.clone(),
                         args,
                         result: outcome.as_ref().ok().cloned(),
                         error: outcome.as_ref().err().map(|e| e.message.clone()),
                     });
                 }
-                outcome
-            });
+            };
+            wrapped.tool.func = match prepared.tool.func.clone() {
+                ToolBody::Sync(inner) => ToolBody::Sync(Arc::new(move |args: Json, cx: &crate::tool::ToolContext| {
+                    let outcome = match recorded(cx, &args) {
+                        Some(r) => r,
+                        None => inner(args.clone(), cx),
+                    };
+                    record(cx.turn, args, &outcome);
+                    outcome
+                })),
+                ToolBody::Async(inner) => {
+                    let (recorded, record) = (Arc::new(recorded), Arc::new(record));
+                    ToolBody::Async(Arc::new(move |args: Json, cx: crate::tool::ToolContext| {
+                        let (recorded, record, inner) = (recorded.clone(), record.clone(), inner.clone());
+                        Box::pin(async move {
+                            let turn = cx.turn;
+                            let outcome = match recorded(&cx, &args) {
+                                Some(r) => r,
+                                None => inner(args.clone(), cx).await,
+                            };
+                            record(turn, args, &outcome);
+                            outcome
+                        })
+                    }))
+                }
+            };
             tools.insert(name.clone(), wrapped);
         }
         let recording = Recording {

@@ -64,7 +64,7 @@ impl SubAgent {
         let source = step.turns.last().and_then(|t| t.program.clone());
         match (step.is_ok(), source) {
             (true, Some(source)) => {
-                let engine = Engine::new(self.config.limits.clone());
+                let engine = crate::agent::engine_for(&self.config);
                 Ok(CompiledAgent { agent: self.clone(), source, engine, derivation: step })
             }
             (true, None) => {

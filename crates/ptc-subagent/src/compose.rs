@@ -452,7 +452,7 @@ pub(crate) async fn serve_while<T>(
     std::future::poll_fn(|cx| {
         while let Poll::Ready(Some(ask)) = rx.poll_recv(cx) {
             answering.push(Box::pin(async move {
-                let answer = llm.complete(&ask.request).await;
+                let answer = crate::llm::complete_contained(llm, &ask.request).await;
                 let _ = ask.reply.send(answer);
             }));
         }

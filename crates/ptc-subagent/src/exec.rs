@@ -6,12 +6,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Engine, Exposure, Globals, Host, Outcome, RunInput, ToolCall,
+    CallCx, Cancel, CompileEnv, Engine, Exposure, Globals, Host, Interrupted, Outcome, RunInput, ToolCall,
     ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
 };
 use ptc_signature::Type;
@@ -21,7 +21,7 @@ use crate::cache_key::{canonical_cache_key, key_hash};
 use crate::compose::ToolNest;
 use crate::mode::Expose;
 use crate::observe::{Event, Observer, emit};
-use crate::tool::{Tool, ToolContext};
+use crate::tool::{Tool, ToolBody, ToolContext, ToolError};
 
 /// A tool ready to call: the tool, its parsed input type and the layers that may call it.
 #[derive(Clone)]
@@ -250,6 +250,9 @@ fn invoke_inner(
     Invocation { args: args_json, result, cached: false, key_hash, retained_bytes, duration_ms: 0 }
 }
 
+/// Synchronous tool calls that run at once, process-wide; more wait for a thread.
+const MAX_SYNC_TOOL_THREADS: usize = 512;
+
 /// The evaluator's view of the agent's tools.
 struct AgentHost {
     tools: Arc<Toolbox>,
@@ -328,10 +331,15 @@ fn call_extra(
     result
 }
 
-/// Runs the tool function on its own thread so that neither a slow tool nor a panicking
-/// one can hold or break the program: past the deadline the program gets a `timeout`
-/// and the tool's late answer is dropped; a panic becomes a `tool_error`. A cancelled
-/// mission starts no tool, and a waiting call wakes on the cancel at once.
+/// Runs the tool without a thread of its own, so that neither a slow tool nor a panicking
+/// one can hold or break the program: an async tool is a task on the mission's runtime, a
+/// synchronous one runs on the reused blocking threads of this crate's tool runtime (not
+/// the caller's: a runtime being dropped waits for its blocking tasks, and a tool
+/// abandoned at its deadline must not hold the caller's shutdown). The caller (the
+/// program's evaluation thread, or a native call's task) waits for the answer. Past the
+/// deadline the caller gets a `timeout` and the task is aborted (a synchronous function's
+/// late answer is dropped); a panic becomes a `tool_error`. A cancelled mission starts no
+/// tool, and a waiting call wakes on the cancel at once.
 fn call_with_deadline(
     tool: &Tool,
     name: &str,
@@ -340,37 +348,74 @@ fn call_with_deadline(
     cancel: &Cancel,
     tcx: ToolContext,
 ) -> Result<Json, EvalToolError> {
-    /// What the waiting program hears: the tool's answer, or the mission's cancellation.
-    enum Heard {
-        Answer(Result<Json, EvalToolError>),
-        Cancelled,
-    }
     if cancel.is_cancelled() {
         return Err(EvalToolError::cancelled(name));
     }
-    let (tx, rx) = mpsc::channel();
-    let wake = tx.clone();
-    let _watch = cancel.on_cancel(move || {
-        let _ = wake.send(Heard::Cancelled);
-    });
-    let func = tool.func.clone();
-    let spawned = std::thread::Builder::new().name(format!("ptc-tool-{name}")).spawn(move || {
-        let result = match catch_unwind(AssertUnwindSafe(|| func(args, &tcx))) {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(EvalToolError::failed(e.message)),
-            Err(panic) => Err(EvalToolError::failed(format!("the tool panicked: {}", panic_message(&panic)))),
-        };
-        let _ = tx.send(Heard::Answer(result));
-    });
-    if let Err(e) = spawned {
-        return Err(EvalToolError::failed(format!("cannot start the tool: {e}")));
+    let tools_runtime = || tool_runtime().map_err(|e| EvalToolError::failed(format!("cannot start the tool: {e}")));
+    let task = match &tool.func {
+        ToolBody::Async(func) => {
+            let runtime = match tcx.runtime() {
+                Some(handle) => handle,
+                None => tools_runtime()?,
+            };
+            let func = func.clone();
+            // building the future runs the tool's own code: contain a panic there too
+            runtime.spawn(async move {
+                match catch_unwind(AssertUnwindSafe(|| func(args, tcx))) {
+                    Ok(future) => future.await,
+                    Err(panic) => Err(ToolError::new(format!("the tool panicked: {}", panic_message(&panic)))),
+                }
+            })
+        }
+        ToolBody::Sync(func) => {
+            let func = func.clone();
+            tools_runtime()?.spawn_blocking(move || func(args, &tcx))
+        }
+    };
+    let abort = task.abort_handle();
+    let answer = cancel.wait_for(task, deadline);
+    match answer {
+        Ok(Ok(Ok(v))) => Ok(v),
+        Ok(Ok(Err(e))) => Err(EvalToolError::failed(e.message)),
+        Ok(Err(joined)) if joined.is_panic() => {
+            Err(EvalToolError::failed(format!("the tool panicked: {}", panic_message(&joined.into_panic()))))
+        }
+        // the runtime shut down under the task
+        Ok(Err(_)) if cancel.is_cancelled() => Err(EvalToolError::cancelled(name)),
+        Ok(Err(_)) => {
+            Err(EvalToolError::failed(format!("tool '{name}' stopped before answering: its runtime was shut down")))
+        }
+        Err(why) => {
+            abort.abort();
+            match why {
+                Interrupted::Cancelled => Err(EvalToolError::cancelled(name)),
+                _ if cancel.is_cancelled() => Err(EvalToolError::cancelled(name)),
+                _ => Err(EvalToolError::timeout(name)),
+            }
+        }
     }
-    match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-        Ok(Heard::Answer(result)) => result,
-        Ok(Heard::Cancelled) => Err(EvalToolError::cancelled(name)),
-        Err(_) if cancel.is_cancelled() => Err(EvalToolError::cancelled(name)),
-        Err(_) => Err(EvalToolError::timeout(name)),
-    }
+}
+
+/// This crate's tool runtime: synchronous tools run on its blocking threads (reused, at
+/// most [`MAX_SYNC_TOOL_THREADS`]; calls beyond wait in its queue, within their deadline),
+/// and async tools called outside any runtime (a [`CompiledAgent`](crate::CompiledAgent)
+/// executed from plain threads) run on its one worker. One per process, started on first
+/// use, never shut down.
+fn tool_runtime() -> Result<tokio::runtime::Handle, String> {
+    static FALLBACK: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    FALLBACK
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .max_blocking_threads(MAX_SYNC_TOOL_THREADS)
+                .thread_name("ptc-tools")
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map(|rt| rt.handle().clone())
+        .map_err(Clone::clone)
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

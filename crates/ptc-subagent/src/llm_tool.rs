@@ -280,6 +280,7 @@ impl Judgment {
                 duration_ms,
                 ..StepUsage::default()
             },
+            own_usage: None,
             turns,
             name: Some(self.name.clone()),
             children: Vec::new(),
@@ -329,7 +330,8 @@ async fn ask(
             tools: request.tools.clone(),
         });
         let started = Instant::now();
-        let answer = match tokio::time::timeout_at(deadline.into(), llm.complete(request)).await {
+        let answer = match tokio::time::timeout_at(deadline.into(), crate::llm::complete_contained(llm, request)).await
+        {
             Ok(a) => a,
             Err(_) => {
                 settle(None);

@@ -26,8 +26,9 @@ impl SubAgent {
     /// Runs the mission against `llm` and returns its [`Step`]. Never panics: every
     /// failure (model errors, limits, `(fail ...)`) is a step with `status: error`.
     ///
-    /// Needs a Tokio runtime (programs run on its blocking threads; retries and the
-    /// mission timeout use its timer).
+    /// Needs a Tokio runtime (async tools run as its tasks; retries and the mission
+    /// timeout use its timer). Programs run on the agent's evaluation pool, awaited
+    /// without holding a runtime thread.
     pub async fn run(&self, llm: &dyn Llm) -> Step {
         self.run_observed(llm, None).await
     }
@@ -54,6 +55,17 @@ impl SubAgent {
     /// Like [`run`](Self::run), reporting every [`Event`] to `observer` as it happens.
     pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
         self.run_inner(llm, observer, None).await
+    }
+
+    /// [`run_observed`](Self::run_observed) and [`run_with_cancel`](Self::run_with_cancel)
+    /// at once: a service reporting progress of a mission its caller may cancel.
+    pub async fn run_observed_with_cancel(
+        &self,
+        llm: &dyn Llm,
+        observer: Option<Arc<dyn Observer>>,
+        cancel: &Cancel,
+    ) -> Step {
+        self.run_inner(llm, observer, Some(cancel)).await
     }
 
     async fn run_inner(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>, cancel: Option<&Cancel>) -> Step {
@@ -220,7 +232,7 @@ impl<'a> Mission<'a> {
             started,
             deadline,
             cancel,
-            engine: Engine::new(cfg.limits.clone()),
+            engine: crate::agent::engine_for(cfg),
             system: agent.system_prompt(),
             messages: vec![Message::user(agent.first_user_message())],
             memory: Globals::default(),
@@ -575,7 +587,7 @@ impl<'a> Mission<'a> {
                 duration_ms = tracing::field::Empty,
             );
             let started = Instant::now();
-            let call = self.llm.complete(request).instrument(span.clone());
+            let call = crate::llm::complete_contained(self.llm, request).instrument(span.clone());
             // a cancelled mission abandons its request (the client's future is dropped)
             let call = async {
                 tokio::select! {
@@ -955,6 +967,7 @@ impl<'a> Mission<'a> {
             fail,
             memory: memory_json(&self.memory),
             usage: self.usage.clone(),
+            own_usage: None,
             turns: std::mem::take(&mut self.turns),
             name: cfg.name.clone(),
             children: self.nest.take_children(),
@@ -963,7 +976,7 @@ impl<'a> Mission<'a> {
             upstream_calls: Vec::new(),
             ptc_metrics: None,
         };
-        let step = self.summarize_upstream(step);
+        let step = self.summarize_upstream(step).total_usage();
         emit(self.observer.as_deref(), || Event::RunEnd {
             status: step.status,
             return_value: step.return_value.clone(),

@@ -42,6 +42,14 @@ impl Fail {
     }
 }
 
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.reason, self.message)
+    }
+}
+
+impl std::error::Error for Fail {}
+
 /// Resource usage of a mission.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -183,8 +191,15 @@ pub struct Step {
     /// Definitions at the end of the mission, by name (values with no JSON form are shown
     /// as PTC-Lisp text).
     pub memory: BTreeMap<String, Json>,
-    /// Turns, tokens and time.
+    /// Turns, tokens and time of the whole tree: this agent's own plus every nested run's
+    /// (agent tools, LLM tools), so `llm_requests`, tokens and cost are what the mission
+    /// spent. `turns`, `duration_ms` and `compaction` stay this agent's own (children
+    /// ran inside its turns and its wall clock). See [`Step::own_usage`].
     pub usage: StepUsage,
+    /// This agent's own share of [`usage`](Self::usage), when it has nested runs (the
+    /// same as `usage` otherwise; read it with [`Step::own_usage`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_usage: Option<StepUsage>,
     /// Every turn, in order.
     pub turns: Vec<Turn>,
     /// The agent's name, when it has one.
@@ -230,6 +245,72 @@ impl Step {
         self.status == Status::Ok
     }
 
+    /// This agent's own usage, without its nested runs'.
+    pub fn own_usage(&self) -> &StepUsage {
+        self.own_usage.as_ref().unwrap_or(&self.usage)
+    }
+
+    /// Sets `usage` to the tree's (own plus children's) and keeps the own share apart
+    /// when there are children.
+    pub(crate) fn total_usage(mut self) -> Self {
+        if self.children.is_empty() {
+            return self;
+        }
+        let own = self.own_usage.take().unwrap_or_else(|| self.usage.clone());
+        let mut tree = own.clone();
+        for child in &self.children {
+            let u = &child.step.usage;
+            tree.llm_requests += u.llm_requests;
+            tree.input_tokens += u.input_tokens;
+            tree.output_tokens += u.output_tokens;
+            tree.cache_read_tokens += u.cache_read_tokens;
+            tree.cache_write_tokens += u.cache_write_tokens;
+            tree.total_tokens += u.total_tokens;
+            tree.cost_usd = match (tree.cost_usd, u.cost_usd) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+        }
+        self.usage = tree;
+        self.own_usage = Some(own);
+        self
+    }
+
+    /// The answer as a Rust type: the return value deserialised into `T`, or the mission's
+    /// [`Fail`] (a value that does not fit `T` is a `validation_error` naming the field).
+    /// Usable with `?` wherever a `Fail` or a boxed error is returned.
+    ///
+    /// ```
+    /// use ptc_subagent::{ScriptedLlm, SubAgent};
+    /// #[derive(serde::Deserialize)]
+    /// struct Totals { count: u32, total: f64 }
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let agent = SubAgent::builder("Sum the orders").signature("{count :int, total :float}").build()?;
+    /// let llm = ScriptedLlm::texts(["```clojure\n(return {:count 2 :total 19.75})\n```"]);
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// let totals: Totals = runtime.block_on(agent.run(&llm)).answer()?;
+    /// assert_eq!((totals.count, totals.total), (2, 19.75));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn answer<T: serde::de::DeserializeOwned>(&self) -> Result<T, Fail> {
+        if let Some(fail) = &self.fail {
+            return Err(fail.clone());
+        }
+        let value = self.return_value.clone().unwrap_or(Json::Null);
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let wanted = std::any::type_name::<T>();
+            let inner = e.into_inner();
+            let at = if path == "." { String::new() } else { format!(" at `{path}`") };
+            Fail::new(
+                "validation_error",
+                format!("the answer does not fit the Rust type {wanted}{at}: {inner}; make the agent's signature match the type"),
+            )
+        })
+    }
+
     /// A failed step without turns (configuration and pre-run failures).
     pub fn failed(fail: Fail) -> Self {
         Step {
@@ -238,6 +319,7 @@ impl Step {
             fail: Some(fail),
             memory: BTreeMap::new(),
             usage: StepUsage::default(),
+            own_usage: None,
             turns: Vec::new(),
             name: None,
             children: Vec::new(),

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
+use crate::llm::BoxFuture;
 use crate::mode::{Expose, NativeResult};
 
 /// What a tool function gets besides its arguments.
@@ -40,6 +41,11 @@ impl ToolContext {
 }
 
 impl ToolContext {
+    /// The runtime the mission is awaited on, where tool tasks run.
+    pub(crate) fn runtime(&self) -> Option<tokio::runtime::Handle> {
+        self.nest.as_ref().and_then(|n| n.runtime.clone()).or_else(|| tokio::runtime::Handle::try_current().ok())
+    }
+
     /// Time left before the deadline (zero when it has passed).
     pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
@@ -74,8 +80,21 @@ impl From<&str> for ToolError {
     }
 }
 
-/// The function behind a tool.
+/// The function behind a synchronous tool.
 pub type ToolFn = Arc<dyn Fn(Json, &ToolContext) -> Result<Json, ToolError> + Send + Sync>;
+
+/// The function behind an async tool: it gets its own copy of the context, so the future
+/// it returns may outlive the call.
+pub type AsyncToolFn = Arc<dyn Fn(Json, ToolContext) -> BoxFuture<'static, Result<Json, ToolError>> + Send + Sync>;
+
+/// What a tool runs.
+#[derive(Clone)]
+pub(crate) enum ToolBody {
+    /// A blocking function: run on the runtime's blocking threads.
+    Sync(ToolFn),
+    /// A future: run as a task on the mission's runtime.
+    Async(AsyncToolFn),
+}
 
 /// A tool: name, contract, description, function.
 #[derive(Clone)]
@@ -91,7 +110,7 @@ pub struct Tool {
     /// The signature's output type, set when the agent is built (results are checked
     /// against it).
     pub(crate) output: Option<Arc<ptc_signature::Type>>,
-    pub(crate) func: ToolFn,
+    pub(crate) func: ToolBody,
 }
 
 impl fmt::Debug for Tool {
@@ -127,12 +146,112 @@ impl Tool {
     }
 
     /// A tool whose function also receives the [`ToolContext`] (deadline, turn).
+    ///
+    /// A synchronous function runs on the blocking threads of the mission's tokio runtime
+    /// (`spawn_blocking`), so a slow one cannot hold the program past its deadline; a
+    /// service with many concurrent missions whose tools wait on I/O uses
+    /// [`Tool::new_async`] instead, which takes no thread per call.
     pub fn with_context<F>(name: impl Into<String>, f: F) -> Self
     where
         F: Fn(Json, &ToolContext) -> Result<Json, ToolError> + Send + Sync + 'static,
     {
+        Tool::with_body(name.into(), ToolBody::Sync(Arc::new(f)))
+    }
+
+    /// An async tool: `f` gets the arguments and the [`ToolContext`] and returns a future,
+    /// which runs as a task on the tokio runtime that awaits the mission while the program
+    /// waits for its answer on its evaluation thread. No thread is started per call. At the
+    /// program's deadline, or when the mission is cancelled or dropped, the task is aborted
+    /// and the program gets `timeout` or `cancelled`; a panic in the task becomes a
+    /// `tool_error`. (Called outside any runtime, e.g. from [`CompiledAgent::execute`](crate::CompiledAgent::execute),
+    /// the task runs on a small runtime this crate starts once.)
+    ///
+    /// ```
+    /// use ptc_subagent::{ScriptedLlm, SubAgent, Tool, ToolError};
+    /// use serde_json::json;
+    ///
+    /// let stock = Tool::new_async("stock", |args, _cx| async move {
+    ///     // a database pool or an HTTP client would be awaited here
+    ///     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    ///     let sku = args["sku"].as_str().ok_or(ToolError::new("sku must be a string"))?;
+    ///     Ok(json!({"sku": sku, "count": 3}))
+    /// })
+    /// .signature("(sku :string) -> {sku :string, count :int}");
+    /// let agent = SubAgent::builder("How many of {{sku}} are in stock?")
+    ///     .signature(":int")
+    ///     .context_value("sku", json!("A-1"))
+    ///     .tool(stock)
+    ///     .build()?;
+    /// let llm = ScriptedLlm::texts(["```clojure\n(return (:count (tool/stock {:sku data/sku})))\n```"]);
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// let step = runtime.block_on(agent.run(&llm));
+    /// assert_eq!(step.return_value, Some(json!(3)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new_async<F, Fut>(name: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(Json, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Json, ToolError>> + Send + 'static,
+    {
+        let body: AsyncToolFn = Arc::new(move |args, cx| Box::pin(f(args, cx)));
+        Tool::with_body(name.into(), ToolBody::Async(body))
+    }
+
+    /// A tool from a function over Rust types: the arguments object is deserialised into
+    /// `A`, the result serialised from `R`. Arguments that do not fit `A` are a
+    /// `tool_error` naming the field (`"tool 'stock': argument `sku`: invalid type: integer
+    /// `7`, expected a string"`), so the program (and the model) can fix the call. Give the
+    /// tool a [`signature`](Self::signature) matching `A` and `R` so that programs see the
+    /// contract. Runs like [`Tool::with_context`].
+    ///
+    /// ```
+    /// use ptc_subagent::{Tool, ToolContext, ToolError};
+    /// #[derive(serde::Deserialize)]
+    /// struct Query { sku: String, limit: Option<u32> }
+    /// #[derive(serde::Serialize)]
+    /// struct Stock { sku: String, count: u32 }
+    ///
+    /// let stock = Tool::typed("stock", |q: Query, _cx: &ToolContext| -> Result<Stock, ToolError> {
+    ///     Ok(Stock { sku: q.sku, count: q.limit.unwrap_or(3) })
+    /// })
+    /// .signature("(sku :string, limit :int?) -> {sku :string, count :int}");
+    /// # assert_eq!(stock.name(), "stock");
+    /// ```
+    pub fn typed<A, R, F>(name: impl Into<String>, f: F) -> Self
+    where
+        A: serde::de::DeserializeOwned,
+        R: serde::Serialize,
+        F: Fn(A, &ToolContext) -> Result<R, ToolError> + Send + Sync + 'static,
+    {
+        let name = name.into();
+        let tool = name.clone();
+        Tool::with_context(name, move |args, cx| {
+            let args = typed_args::<A>(&tool, args)?;
+            typed_result(&tool, f(args, cx)?)
+        })
+    }
+
+    /// [`Tool::typed`] for an async function (runs like [`Tool::new_async`]).
+    pub fn typed_async<A, R, F, Fut>(name: impl Into<String>, f: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + Send + 'static,
+        R: serde::Serialize,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<R, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        let tool = name.clone();
+        let f = Arc::new(f);
+        Tool::new_async(name, move |args, cx| {
+            let parsed = typed_args::<A>(&tool, args);
+            let (f, tool) = (f.clone(), tool.clone());
+            async move { typed_result(&tool, f(parsed?, cx).await?) }
+        })
+    }
+
+    pub(crate) fn with_body(name: String, func: ToolBody) -> Self {
         Tool {
-            name: name.into(),
+            name,
             signature: None,
             description: String::new(),
             cache: false,
@@ -140,7 +259,7 @@ impl Tool {
             native_result: None,
             validation: None,
             output: None,
-            func: Arc::new(f),
+            func,
         }
     }
 
@@ -205,6 +324,25 @@ impl Tool {
     pub fn description_text(&self) -> &str {
         &self.description
     }
+}
+
+/// The arguments as `A`, or a message naming the field that does not fit.
+fn typed_args<A: serde::de::DeserializeOwned>(tool: &str, args: Json) -> Result<A, ToolError> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ToolError::new(format!("tool '{tool}': the arguments do not fit: {inner}"))
+        } else {
+            ToolError::new(format!("tool '{tool}': argument `{path}`: {inner}"))
+        }
+    })
+}
+
+/// The result as JSON, or why it has no JSON form.
+fn typed_result<R: serde::Serialize>(tool: &str, result: R) -> Result<Json, ToolError> {
+    serde_json::to_value(result)
+        .map_err(|e| ToolError::new(format!("tool '{tool}': its result cannot be turned into JSON: {e}")))
 }
 
 /// A tool shown to the model for planning only (`tool_catalog`): it cannot be called.

@@ -113,3 +113,69 @@ fn dropping_the_run_future_cancels_the_waiting_tool_call_and_the_program() {
     assert_eq!(pool.busy(), 0, "the program still runs");
     assert_eq!(later.load(Ordering::SeqCst), 0, "a tool call started after the mission was dropped");
 }
+
+/// Sends on drop: tells the test that an async tool's future was dropped (its task aborted).
+struct DropSignal(Mutex<mpsc::Sender<()>>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        let _ = self.0.lock().unwrap().send(());
+    }
+}
+
+#[test]
+fn dropping_the_run_future_aborts_an_async_tool_s_task() {
+    let (entered_tx, entered) = mpsc::channel::<()>();
+    let (dropped_tx, dropped) = mpsc::channel::<()>();
+    let entered_tx = Mutex::new(entered_tx);
+    let dropped_tx = Mutex::new(dropped_tx);
+    let agent = SubAgent::builder("Wait")
+        .max_turns(2)
+        .limits(patient())
+        .tool(Tool::new_async("wait", move |_, _cx| {
+            let signal = DropSignal(Mutex::new(dropped_tx.lock().unwrap().clone()));
+            entered_tx.lock().unwrap().send(()).unwrap();
+            async move {
+                let _signal = signal;
+                std::future::pending::<()>().await; // never answers on its own
+                Ok(serde_json::json!(1))
+            }
+        }))
+        .build()
+        .unwrap();
+    let llm = Arc::new(ScriptedLlm::texts([clj("(return (tool/wait {}))")]));
+    let agent = Arc::new(agent);
+    let rt = runtime();
+    let task = {
+        let (agent, llm) = (agent.clone(), llm.clone());
+        rt.spawn(async move { agent.run(llm.as_ref()).await })
+    };
+    entered.recv_timeout(Duration::from_secs(30)).expect("the tool was called");
+    task.abort();
+    dropped.recv_timeout(Duration::from_secs(10)).expect("dropping the mission aborted the tool's task");
+    assert!(rt.block_on(task).unwrap_err().is_cancelled());
+}
+
+#[test]
+fn an_async_tool_past_the_program_deadline_is_aborted_and_the_program_times_out() {
+    let (dropped_tx, dropped) = mpsc::channel::<()>();
+    let dropped_tx = Mutex::new(dropped_tx);
+    let agent = SubAgent::builder("Wait")
+        .max_turns(1)
+        .timeout(Duration::from_millis(200))
+        .tool(Tool::new_async("wait", move |_, _cx| {
+            let signal = DropSignal(Mutex::new(dropped_tx.lock().unwrap().clone()));
+            async move {
+                let _signal = signal;
+                std::future::pending::<()>().await;
+                Ok(serde_json::json!(1))
+            }
+        }))
+        .build()
+        .unwrap();
+    let llm = ScriptedLlm::texts([clj("(return (tool/wait {}))")]);
+    let step = runtime().block_on(agent.run(&llm));
+    let error = step.turns[0].error.clone().unwrap_or_default();
+    assert!(error.contains("timeout"), "{error}");
+    dropped.recv_timeout(Duration::from_secs(10)).expect("the tool's task was aborted at the deadline");
+}

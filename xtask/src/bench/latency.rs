@@ -114,6 +114,45 @@ pub fn in_process(ptc: &Path, runs: usize, python: &Path) -> Result<Vec<String>>
     Ok(lines)
 }
 
+/// Missions of the many-missions figure, and the run threads of their engine pool.
+const MISSIONS: usize = 10_000;
+const MISSION_RUN_THREADS: usize = 256;
+
+/// Many concurrent missions on one runtime (`crates/ptc-subagent/benches/missions.rs`):
+/// scripted model, two turns, one async tool call of 100 ms each; wall time, peak OS
+/// threads and peak RSS.
+pub fn missions() -> Result<Vec<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["bench", "--quiet", "-p", "ptc-subagent", "--bench", "missions", "--"])
+        .args([MISSIONS.to_string(), MISSION_RUN_THREADS.to_string()])
+        .current_dir(crate::root())
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run the missions bench")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(json_line) = text.lines().find(|l| l.starts_with('{')) else {
+        bail!("the missions bench printed no figures: {text}");
+    };
+    let f: serde_json::Value = serde_json::from_str(json_line)?;
+    let n = |k: &str| f[k].as_f64().unwrap_or(f64::NAN);
+    if f["ok"] != f["missions"] {
+        bail!("{} of {} missions failed; first: {}", n("missions") - n("ok"), n("missions"), f["first_failure"]);
+    }
+    let fixed = n("run_threads") + n("branch_threads") + n("tokio_workers");
+    Ok(vec![format!(
+        "{MISSIONS} concurrent missions on one tokio runtime ({} workers), scripted model, two turns, one async tool call of 100 ms each, engine pool of {} run threads: {:.1} s wall ({:.0} missions/s), at most {} OS threads (pool and runtime {fixed}, process before the missions {}; no thread per mission or tool call), peak RSS {:.0} MiB ({:.0} MiB before)",
+        n("tokio_workers"),
+        n("run_threads"),
+        n("wall_s"),
+        n("missions") / n("wall_s"),
+        n("threads_peak"),
+        n("threads_before"),
+        n("rss_peak_mib"),
+        n("rss_before_mib"),
+    )])
+}
+
 /// CPython's median µs for `exec` of the precompiled snippet, and for `compile` + `exec`.
 fn python_exec(python: &Path) -> Result<(f64, f64)> {
     let script = format!(
