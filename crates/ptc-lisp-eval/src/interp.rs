@@ -573,22 +573,23 @@ impl<'h> Interp<'h> {
                 Ok(if h.len() >= n { h[h.len() - n].clone() } else { Value::Nil })
             }
             Node::Vector(items) => {
-                let mut v = PVector::new();
+                // sized once: no regrowth while the items are pushed
+                let mut v: Vec<Value> = Vec::with_capacity(items.len());
                 for n in items {
-                    v.push_back(self.eval(n)?);
+                    v.push(self.eval(n)?);
                 }
                 self.charge(cost::items(items.len() as u64))?;
-                Ok(Value::from_pvec(v))
+                Ok(Value::from_pvec(v.into_iter().collect()))
             }
             Node::Map(entries) => {
-                let mut m = PMap::new();
+                let mut kv: Vec<(Value, Value)> = Vec::with_capacity(entries.len());
                 for (k, v) in entries {
                     let k = self.eval(k)?;
                     let v = self.eval(v)?;
-                    m.insert(k, v);
+                    kv.push((k, v));
                 }
                 self.charge(cost::entries(entries.len() as u64))?;
-                Ok(Value::Map(Arc::new(m)))
+                Ok(Value::Map(Arc::new(map_of_entries(kv))))
             }
             Node::Set(items) => {
                 let mut s = PSet::new();
@@ -1382,6 +1383,24 @@ fn fuel_stop(max_fuel: Option<u64>, base: u64) -> u64 {
         Some(max) => max.saturating_sub(base).saturating_add(1),
         None => u64::MAX,
     }
+}
+
+/// The map of a literal's entries in the order written (a later duplicate key wins):
+/// sorted once and built in one piece instead of inserted key by key.
+fn map_of_entries(mut kv: Vec<(Value, Value)>) -> PMap {
+    // stable: of equal keys, the one written last ends a run
+    kv.sort_by(|a, b| a.0.cmp(&b.0));
+    if kv.windows(2).any(|w| w[0].0.cmp(&w[1].0).is_eq()) {
+        let mut out: Vec<(Value, Value)> = Vec::with_capacity(kv.len());
+        for (k, v) in kv {
+            match out.last_mut() {
+                Some(last) if last.0.cmp(&k).is_eq() => last.1 = v,
+                _ => out.push((k, v)),
+            }
+        }
+        kv = out;
+    }
+    PMap::from_sorted_unique(kv)
 }
 
 /// Flexible key lookup (DIV-47): exact key, then keyword<->string, then the name with

@@ -1,4 +1,4 @@
-//! Last-use moves: a local that is read exactly once is moved out of its slot instead of
+//! Last-use moves: a local read for the last time is moved out of its slot instead of
 //! cloned.
 //!
 //! Values are reference counted, and the collection builtins update a collection in place
@@ -8,12 +8,20 @@
 //!
 //! The pass runs once per function body (and once over the top-level forms). It follows
 //! evaluation order, so each read is attributed to the binding that is live at that point
-//! (slots are reused by sibling scopes). A read becomes [`Node::LocalMove`] when:
-//! - it is the only read of its binding anywhere in the body (closure captures count), and
+//! (slots are reused by sibling scopes), and records the reads as a trace: a sequence, with
+//! the branches of `if` and `case` as alternatives. Walking that trace backwards gives, for
+//! each read, whether any read of the same binding can still follow it. A read becomes
+//! [`Node::LocalMove`] when:
+//! - no read of its binding can follow it (the branches of an `if` are exclusive, so
+//!   `(if (< i n) (recur (inc i) (assoc m k i)) m)` moves `m` in both), and
 //! - no repeating construct (a `loop` body, what follows a `for`/`doseq` binding) lies between the binding and the
 //!   read, so the read runs at most once per execution of its binding. The function body
 //!   itself repeats on `recur`, but `recur` rebinds every parameter, and a `let` inside it
 //!   rebinds its slot before the read on every pass.
+//!
+//! In `(assoc m k (inc (get m k 0)))` the `m` given to `get` is the last read (arguments
+//! run left to right), so `get` takes it and `assoc`'s copy is the only one left when it
+//! runs.
 //!
 //! Reads that only borrow the slot (keyword lookups and comparisons on a local) count as
 //! reads but stay borrows.
@@ -31,8 +39,16 @@ pub(crate) fn mark_moves(params: &mut [Pattern], mut rest: Option<&mut Pattern>,
 
 #[derive(Clone, Copy)]
 struct Binding {
-    reads: u32,
     region: u32,
+}
+
+/// What evaluation order records: reads in order, and the exclusive branches of `if` and
+/// `case`.
+enum Event {
+    /// The read with this index in [`Pass::reads`].
+    Read(usize),
+    /// Exactly one of these sequences runs.
+    Branches(Vec<Vec<Event>>),
 }
 
 #[derive(Clone, Copy)]
@@ -55,6 +71,8 @@ struct Pass {
     cursor: usize,
     /// Inside an `:or` default: reads are recorded but never moved.
     pinned: u32,
+    /// The trace being recorded: the innermost open sequence is last.
+    trace: Vec<Vec<Event>>,
 }
 
 impl Pass {
@@ -67,14 +85,71 @@ impl Pass {
         }
     }
 
-    fn decide(&self) -> Vec<bool> {
+    fn decide(&mut self) -> Vec<bool> {
+        let trace = self.trace.pop().unwrap_or_default();
+        let mut last = vec![false; self.reads.len()];
+        let mut live = vec![false; self.bindings.len()];
+        self.mark_last(&trace, &mut live, &mut last);
         self.reads
             .iter()
-            .map(|r| match r.binding {
-                Some(b) => r.movable && self.bindings[b].reads == 1 && self.bindings[b].region == r.region,
+            .zip(last)
+            .map(|(r, last)| match r.binding {
+                Some(b) => r.movable && last && self.bindings[b].region == r.region,
                 None => false,
             })
             .collect()
+    }
+
+    /// Walks `events` backwards from `live` (the bindings read after them), marking each
+    /// read after which no read of its binding can follow; leaves in `live` the bindings
+    /// read from the start of `events` on.
+    fn mark_last(&self, events: &[Event], live: &mut [bool], last: &mut [bool]) {
+        for e in events.iter().rev() {
+            match e {
+                Event::Read(i) => {
+                    if let Some(b) = self.reads[*i].binding {
+                        last[*i] = !live[b];
+                        live[b] = true;
+                    }
+                }
+                Event::Branches(branches) => {
+                    let after = live.to_vec();
+                    for branch in branches {
+                        let mut l = after.clone();
+                        self.mark_last(branch, &mut l, last);
+                        for (acc, x) in live.iter_mut().zip(l) {
+                            *acc |= x;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records the branches `visit` is called on as exclusive alternatives.
+    fn branches<'n>(&mut self, nodes: impl IntoIterator<Item = Option<&'n mut Node>>) {
+        if self.decisions.is_some() {
+            for n in nodes.into_iter().flatten() {
+                self.visit(n);
+            }
+            return;
+        }
+        let mut out = Vec::new();
+        for n in nodes {
+            self.trace.push(Vec::new());
+            if let Some(n) = n {
+                self.visit(n);
+            }
+            out.push(self.trace.pop().unwrap_or_default());
+        }
+        self.event(Event::Branches(out));
+    }
+
+    fn event(&mut self, e: Event) {
+        match self.trace.last_mut() {
+            Some(seq) => seq.push(e),
+            None => self.trace.push(vec![e]),
+        }
     }
 
     fn fresh_region(&mut self) -> u32 {
@@ -90,10 +165,8 @@ impl Pass {
             return d;
         }
         let binding = self.live.get(slot as usize).copied().flatten();
-        if let Some(b) = binding {
-            self.bindings[b].reads = self.bindings[b].reads.saturating_add(1);
-        }
         self.reads.push(Read { binding, region: self.region, movable: movable && self.pinned == 0 });
+        self.event(Event::Read(self.reads.len() - 1));
         false
     }
 
@@ -102,7 +175,7 @@ impl Pass {
         if self.live.len() <= i {
             self.live.resize(i + 1, None);
         }
-        self.bindings.push(Binding { reads: 0, region });
+        self.bindings.push(Binding { region });
         self.live[i] = Some(self.bindings.len() - 1);
     }
 
@@ -200,9 +273,9 @@ impl Pass {
                 }
             }
             Node::If(b) => {
-                self.visit(&mut b.0);
-                self.visit(&mut b.1);
-                self.visit(&mut b.2);
+                let (test, then, otherwise) = &mut **b;
+                self.visit(test);
+                self.branches([Some(then), Some(otherwise)]);
             }
             Node::Let(bindings, body) => {
                 for (p, init) in bindings.iter_mut() {
@@ -263,12 +336,9 @@ impl Pass {
             Node::Def { value, .. } => self.visit(value),
             Node::Case(c) => {
                 self.visit(&mut c.expr);
-                for (_, result) in c.clauses.iter_mut() {
-                    self.visit(result);
-                }
-                if let Some(d) = &mut c.default {
-                    self.visit(d);
-                }
+                // no default: nothing runs when no clause matches
+                let default = Some(c.default.as_mut());
+                self.branches(c.clauses.iter_mut().map(|(_, result)| Some(result)).chain(default));
             }
             Node::For(f) => {
                 // each binding clause repeats everything after it once per element: it
@@ -308,5 +378,42 @@ impl Pass {
             }
             other => self.visit(other),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analyze::{AnalyzeEnv, analyze_program};
+
+    /// How many reads of the local in `slot` became moves in `src`.
+    fn moves_of(slot: u32, src: &str) -> usize {
+        let forms = ptc_lisp_syntax::parse_program(src).unwrap();
+        let env = AnalyzeEnv { max_symbols: 10_000, ..AnalyzeEnv::default() };
+        let program = analyze_program(&forms, &env).unwrap();
+        format!("{:?}", program.nodes).matches(&format!("LocalMove({slot})")).count()
+    }
+
+    #[test]
+    fn reads_in_exclusive_branches_are_each_last() {
+        // `m` (slot 1) in the recur and in the result: both moves, so assoc updates in place
+        assert_eq!(moves_of(1, "(loop [i 0 m {}] (if (< i 3) (recur (inc i) (assoc m i i)) m))"), 2);
+        assert_eq!(moves_of(0, "(let [v [1]] (case 1 1 (conj v 1) 2 (conj v 2) v))"), 3);
+        // a read after the if keeps the reads inside it clones
+        assert_eq!(moves_of(0, "(let [v [1]] (if true (count v) 0) (conj v 2))"), 1);
+        assert_eq!(moves_of(0, "(let [v [1]] [(if true (count v) 0) (conj v 2)])"), 1);
+    }
+
+    #[test]
+    fn the_last_of_several_reads_moves() {
+        // `get`'s `m` is read after `assoc`'s (arguments run left to right)
+        assert_eq!(moves_of(0, "(fn [m k] (assoc m k (inc (get m k 0))))"), 1);
+        assert_eq!(moves_of(1, "(fn [m k] (assoc m k (inc (get m k 0))))"), 1);
+        assert_eq!(moves_of(0, "(let [v [1 2]] [(count v) (conj v 3) (count v)])"), 1);
+    }
+
+    #[test]
+    fn reads_inside_repeating_constructs_of_outer_bindings_stay_clones() {
+        assert_eq!(moves_of(0, "(let [v [1]] (loop [i 0] (if (< i 2) (recur (inc i)) (conj v i))))"), 0);
+        assert_eq!(moves_of(0, "(let [v [1]] (for [x [1 2]] (conj v x)))"), 0);
     }
 }

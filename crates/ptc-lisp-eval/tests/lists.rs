@@ -145,3 +145,21 @@ fn infinite_producers_stay_lazy_under_these_functions() {
     // still eager: a limit error that names the producer
     check_err(&[("(take 3 (distinct (cycle [1 2 3])))", "loop_limit_exceeded", "(cycle coll)")]);
 }
+
+#[test]
+fn nth_indexes_every_seqable_kind() {
+    check(&[
+        ("(let [v (vec (range 100000))] (nth v 99999))", "99999"),
+        ("(nth [1 2 3] 0)", "1"),
+        ("(nth [1 2 3] 3)", "nil"),
+        ("(nth [1 2 3] 3 :none)", ":none"),
+        ("(nth [1 2 3] -1 :none)", ":none"),
+        ("(nth '(1 2 3) 2)", "3"),
+        ("(nth (list) 0 :none)", ":none"),
+        ("(nth \"héllo\" 1)", "\"é\""),
+        ("(nth \"abc\" 5 :none)", ":none"),
+        ("(nth {:a 1 :b 2} 1)", "[:b 2]"),
+        ("(nth #{3 1 2} 0)", "1"),
+        ("(nth nil 0 :none)", ":none"),
+    ]);
+}

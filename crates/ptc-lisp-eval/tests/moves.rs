@@ -45,6 +45,33 @@ fn single_reads_in_repeating_constructs_keep_their_values() {
 }
 
 #[test]
+fn last_reads_after_earlier_reads_and_in_branches_keep_values() {
+    check(&[
+        // several reads: only the last moves, and the earlier ones still see the value
+        ("(reduce (fn [m w] (assoc m w (inc (get m w 0)))) {} [\"a\" \"b\" \"a\"])", "{\"a\" 2 \"b\" 1}"),
+        ("(let [v [1 2]] [(count v) (conj v 3) (count v)])", "[2 [1 2 3] 2]"),
+        ("(let [v [1 2]] [(conj v 3) (conj v 4)])", "[[1 2 3] [1 2 4]]"),
+        ("(let [m {:a 1}] (= m (assoc m :b 2)))", "false"),
+        ("(let [m {:a 1}] [(assoc m :b 2) (:a m)])", "[{:a 1 :b 2} 1]"),
+        // exclusive branches, each the last read
+        ("(loop [i 0 m {}] (if (< i 3) (recur (inc i) (assoc m i (* i i))) m))", "{0 0 1 1 2 4}"),
+        ("(let [v [1]] [(if (seq v) (conj v 2) v) v])", "[[1 2] [1]]"),
+        ("(let [v [1]] (case (count v) 1 (conj v :one) 2 (conj v :two) v))", "[1 :one]"),
+        ("(let [v [1]] (case (count v) 3 (conj v :three)) (conj v 0))", "[1 0]"),
+        ("(let [v [1] w (if (= 1 (count v)) (conj v 2) (conj v 3))] [v w])", "[[1] [1 2]]"),
+        ("(let [v [1]] (and (seq v) (conj v 2)))", "[1 2]"),
+        ("(let [v [1]] (or (get v 5) (conj v 2) v))", "[1 2]"),
+        // a read in the loop body of a binding from outside stays a clone
+        (
+            "(let [v [1]] (loop [i 0 out []] (if (< i 2) (recur (inc i) (conj out (conj v i))) [out v])))",
+            "[[[1 0] [1 1]] [1]]",
+        ),
+        // a closure made before the last read keeps its capture
+        ("(let [v [1] f (fn [] v)] [(conj v 2) (f)])", "[[1 2] [1]]"),
+    ]);
+}
+
+#[test]
 fn sorting_with_comparator_functions() {
     check(&[
         ("(sort-by :a #(compare %2 %1) [{:a 1} {:a 3} {:a 2}])", "[{:a 3} {:a 2} {:a 1}]"),

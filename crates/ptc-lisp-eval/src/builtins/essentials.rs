@@ -399,7 +399,15 @@ fn nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             crate::lazy::nth(cx, i as usize, l)
         };
     }
-    let found = if i < 0 { None } else { seq_iter("nth", &a[0])?.nth(i as usize) };
+    // vectors and lists index directly; other seqables walk to the index without
+    // building the items before it (a string's characters, a map's entries)
+    let found = match &a[0] {
+        _ if i < 0 => None,
+        Value::Vector(v) | Value::List(v) => v.get(i as usize).cloned(),
+        Value::Str(s) => s.chars().nth(i as usize).map(|c| Value::str(c.to_string())),
+        Value::Map(m) => m.iter().nth(i as usize).map(|(k, v)| Value::vector([k.clone(), v.clone()])),
+        other => seq_iter("nth", other)?.nth(i as usize),
+    };
     Ok(found.unwrap_or_else(|| a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil)))
 }
 fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {

@@ -1,0 +1,35 @@
+//! Vector and map literals with computed parts: the value does not depend on the order
+//! the keys are written in, a later duplicate key wins, and the items of a vector stay in order.
+mod common;
+use common::*;
+
+#[test]
+fn map_literals_sort_their_keys_and_keep_the_last_duplicate() {
+    check(&[
+        ("(let [x 1] {:c x :a (inc x) :b 0})", "{:a 2 :b 0 :c 1}"),
+        ("(let [k :a] {k 1 :b 2 :a 3})", "{:a 3 :b 2}"),
+        ("(let [k :a] {:a 1 k 2})", "{:a 2}"),
+        ("(let [k \"a\"] {k 1 :a 2 \"b\" 3})", "{:a 2 \"a\" 1 \"b\" 3}"),
+        ("(let [ks (range 20)] (count {(nth ks 19) 1 (nth ks 3) 2 (nth ks 7) 3}))", "3"),
+        (
+            "(let [x 2] (keys {:z x :y x :x x :w x :v x :u x :t x :s x :r x :q x :p x :o x :n x :m x :l x :k x :j x}))",
+            "[:j :k :l :m :n :o :p :q :r :s :t :u :v :w :x :y :z]",
+        ),
+        (
+            "(let [x 2] (get {:z x :y x :x x :w x :v x :u x :t x :s x :r x :q x :p x :o x :n x :m x :l x :k x :j 7} :j))",
+            "7",
+        ),
+    ]);
+}
+
+#[test]
+fn vector_literals_of_computed_items() {
+    check(&[
+        ("(let [x 1] [x (inc x) [x]])", "[1 2 [1]]"),
+        ("(let [x 1] (count [x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x]))", "35"),
+        (
+            "(let [x 1] (conj [x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x] 9))",
+            "[1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 9]",
+        ),
+    ]);
+}
