@@ -180,7 +180,7 @@ impl Printer<'_> {
                 Function::Native { .. } => self.out.push_str("#fn[...]"),
                 Function::Tool(_) => self.out.push_str("#<fn>"),
                 Function::Lazy(l) => {
-                    self.out.push_str("#<infinite ");
+                    self.out.push_str(if l.is_infinite() { "#<infinite " } else { "#<lazy " });
                     self.out.push_str(&l.label);
                     self.out.push('>');
                 }
