@@ -157,10 +157,8 @@ impl Printer<'_> {
                 self.out.push(':');
                 self.out.push_str(k);
             }
-            Value::Symbol(s) => {
-                self.out.push('\'');
-                self.out.push_str(s);
-            }
+            // as Clojure prints a symbol: its name, unquoted ('a and (quote a) print a)
+            Value::Symbol(s) => self.out.push_str(s),
             Value::Var(s) => {
                 self.out.push_str("#'");
                 self.out.push_str(s);

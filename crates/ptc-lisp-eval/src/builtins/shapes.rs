@@ -38,12 +38,13 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("char?", Exact(1), Core, is_char)
         .doc("True for 1-character strings (characters are strings in PTC-Lisp).")
         .ex(&[("(char? \\a)", "true")]),
-    Builtin::new("symbol?", Exact(1), Core, always_false)
-        .alias(&["ratio?", "decimal?", "map-entry?"])
-        .doc(
-            "Always false: PTC-Lisp has no symbol values, ratios, decimals or map-entry type (DIV-19, DIV-20, DIV-49).",
-        )
-        .ex(&[("(symbol? 'a)", "false")]),
+    Builtin::new("symbol?", Exact(1), Core, is_symbol)
+        .doc("True for symbols: quoted names such as 'a, and (symbol \"a\").")
+        .ex(&[("(symbol? 'a)", "true"), ("(symbol? :a)", "false")]),
+    Builtin::new("ratio?", Exact(1), Core, always_false)
+        .alias(&["decimal?", "map-entry?"])
+        .doc("Always false: PTC-Lisp has no ratios, decimals or map-entry type (DIV-20, DIV-49).")
+        .ex(&[("(ratio? 1)", "false")]),
     Builtin::new("rational?", Exact(1), Core, is_rational)
         .doc("Same as integer? (no ratios; DIV-20).")
         .ex(&[("(rational? 1)", "true")]),
@@ -287,6 +288,9 @@ fn is_char(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn always_false(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
     b(false)
+}
+fn is_symbol(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Symbol(_)))
 }
 fn is_rational(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Int(_)))
