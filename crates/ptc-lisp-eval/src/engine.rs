@@ -401,6 +401,15 @@ fn execute(
         Interp::new(host, limits.clone(), budget.clone(), input.context, input.memory, Arc::new(input.turn_history));
     interp.set_strict_data(input.strict_data);
     let raw = interp.run_program(&program.nodes, program.frame_size);
+    // a lazy result is realised here, under the run's limits, as Clojure's printer would
+    let raw = match raw {
+        Ok(v) if crate::lazy::is_finite_lazy(&v) => crate::lazy::realized(
+            &mut crate::builtins::BuiltinContext::new(&mut interp, "printing the result"),
+            "printing the result",
+            v,
+        ),
+        other => other,
+    };
     let mut result = match raw {
         Ok(v) => RunResult::Value(v),
         Err(Flow::Return(v)) => RunResult::Returned(v),

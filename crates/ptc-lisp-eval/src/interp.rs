@@ -357,10 +357,14 @@ impl<'h> Interp<'h> {
             Node::Compare(op, operands) => {
                 let (a, b) = &**operands;
                 let result = match (self.peek(a), self.peek(b)) {
-                    (Some(x), Some(y)) => compare(*op, x, y)?,
+                    (Some(x), Some(y)) if !matches!(x, Value::Func(_)) && !matches!(y, Value::Func(_)) => {
+                        compare(*op, x, y)?
+                    }
                     _ => {
                         let x = self.eval(a)?;
                         let y = self.eval(b)?;
+                        let x = self.realized_operand(x)?;
+                        let y = self.realized_operand(y)?;
                         compare(*op, &x, &y)?
                     }
                 };
@@ -1072,7 +1076,19 @@ impl<'h> Interp<'h> {
 
     fn eval_for(&mut self, f: &ForNode) -> EvalResult {
         let mut out = PVector::new();
-        self.for_level(f, 0, &mut out)?;
+        if let Some(ForClause::Bind(p, coll)) = f.clauses.first() {
+            // a `for` over a lazy first binding is itself lazy (see `crate::lazy`)
+            let coll = self.eval(coll)?;
+            if let Some(seq) = crate::lazy::as_lazy(&coll)
+                && !f.discard
+                && !for_bounded(f, 0)
+            {
+                return self.lazy_for(f, seq);
+            }
+            self.for_bind(f, 0, p, coll, &mut out)?;
+        } else {
+            self.for_level(f, 0, &mut out)?;
+        }
         if f.discard {
             return Ok(Value::Nil);
         }
@@ -1091,23 +1107,85 @@ impl<'h> Interp<'h> {
         seq: Arc<crate::lazy::LazySeq>,
         out: &mut PVector,
     ) -> Result<bool, Flow> {
-        let bounded = f.clauses[i + 1..]
-            .iter()
-            .take_while(|c| !matches!(c, ForClause::Bind(..)))
-            .any(|c| matches!(c, ForClause::While(_)));
-        if !bounded {
+        if seq.is_infinite() && !for_bounded(f, i) {
             return crate::lazy::unbounded::<bool>(if f.discard { "doseq" } else { "for" }, &seq);
         }
         let mut cursor = crate::lazy::Cursor::new(&seq);
         loop {
-            let item = cursor
-                .next(&mut crate::builtins::BuiltinContext::new(self, if f.discard { "doseq" } else { "for" }))?;
+            let Some(item) = cursor
+                .next(&mut crate::builtins::BuiltinContext::new(self, if f.discard { "doseq" } else { "for" }))?
+            else {
+                return Ok(true);
+            };
             self.charge(cost::ELEM)?;
             self.bind(p, item)?;
             if !self.for_level(f, i + 1, out)? {
                 return Ok(true);
             }
         }
+    }
+
+    /// The binding at clause `i` over `coll`, then the levels after it for each item.
+    fn for_bind(&mut self, f: &ForNode, i: usize, p: &Pattern, coll: Value, out: &mut PVector) -> Result<bool, Flow> {
+        if let Some(seq) = crate::lazy::as_lazy(&coll) {
+            return self.for_lazy(f, i, p, seq.clone(), out);
+        }
+        // one item at a time: the characters of a long string are not all built first
+        for item in crate::builtins::seq_iter("for", &coll)? {
+            self.tick(1)?;
+            self.bind(p, item)?;
+            if !self.for_level(f, i + 1, out)? {
+                break;
+            }
+        }
+        Ok(true)
+    }
+
+    /// A comparison operand with a finite lazy sequence realised (`(= [0 1] (take-while ...))`).
+    #[cold]
+    fn realized_operand(&mut self, v: Value) -> EvalResult {
+        if crate::lazy::is_finite_lazy(&v) {
+            return crate::lazy::realized(&mut crate::builtins::BuiltinContext::new(self, "="), "=", v);
+        }
+        Ok(v)
+    }
+
+    /// A `for` whose first binding is the lazy `seq`: a lazy sequence holding the
+    /// comprehension and a copy of this frame, run one item at a time by [`Interp::for_rest`].
+    fn lazy_for(&mut self, f: &ForNode, seq: &Arc<crate::lazy::LazySeq>) -> EvalResult {
+        let frame: Vec<Value> = self.stack.get(self.base..).map(|s| s.to_vec()).unwrap_or_default();
+        self.charge(cost::items(frame.len() as u64))?;
+        let comp = crate::lazy::ForSeq {
+            node: Arc::new(f.clone()),
+            captures_at: self.capture_base.wrapping_sub(self.base),
+            self_at: self.self_slot.wrapping_sub(self.base),
+            frame,
+        };
+        crate::lazy::comprehension(comp, seq)
+    }
+
+    /// The items the rest of a lazy `for` (every clause after its first binding) makes of
+    /// one `item` of that binding, run in a copy of the frame the `for` was written in.
+    pub(crate) fn for_rest(&mut self, comp: &crate::lazy::ForSeq, item: Value) -> EvalResult<Vec<Value>> {
+        self.check_stack()?;
+        let Some(ForClause::Bind(p, _)) = comp.node.clauses.first() else {
+            return internal("a lazy for without a first binding");
+        };
+        let new_base = self.stack.len();
+        self.stack.extend(comp.frame.iter().cloned());
+        let saved = (self.base, self.capture_base, self.self_slot);
+        self.base = new_base;
+        self.capture_base = new_base.wrapping_add(comp.captures_at);
+        self.self_slot = new_base.wrapping_add(comp.self_at);
+        let mut out = PVector::new();
+        let result = match self.bind(p, item) {
+            Ok(()) => self.for_level(&comp.node, 1, &mut out).map(|_| ()),
+            Err(e) => Err(e),
+        };
+        self.stack.truncate(new_base);
+        (self.base, self.capture_base, self.self_slot) = saved;
+        result?;
+        Ok(out.into_iter().collect())
     }
 
     /// Returns false when a `:while` stopped this level.
@@ -1124,18 +1202,7 @@ impl<'h> Interp<'h> {
         match clause {
             ForClause::Bind(p, coll) => {
                 let coll = self.eval(coll)?;
-                if let Some(seq) = crate::lazy::as_lazy(&coll) {
-                    return self.for_lazy(f, i, p, seq.clone(), out);
-                }
-                // one item at a time: the characters of a long string are not all built first
-                for item in crate::builtins::seq_iter("for", &coll)? {
-                    self.tick(1)?;
-                    self.bind(p, item)?;
-                    if !self.for_level(f, i + 1, out)? {
-                        break;
-                    }
-                }
-                Ok(true)
+                self.for_bind(f, i, p, coll, out)
             }
             ForClause::Let(bindings) => {
                 for (p, n) in bindings {
@@ -1505,6 +1572,16 @@ fn loop_limit<T>(max: u64) -> EvalResult<T> {
             "Loop iteration limit exceeded ({max} iterations). Use reduce/map over a finite sequence instead, or split work across smaller loops."
         ),
     )
+}
+
+/// True when a `:while` right after binding `i` (before the next binding) can end it.
+fn for_bounded(f: &ForNode, i: usize) -> bool {
+    f.clauses
+        .get(i + 1..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|c| !matches!(c, ForClause::Bind(..)))
+        .any(|c| matches!(c, ForClause::While(_)))
 }
 
 fn internal<T>(what: &str) -> EvalResult<T> {

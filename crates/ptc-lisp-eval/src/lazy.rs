@@ -1,26 +1,39 @@
-//! Infinite sequences — `(range)`, `iterate`, `repeat`, `cycle`, `repeatedly` — and the
-//! lazy steps over them (`map`, `filter`, `remove`, `keep`, `map-indexed`, `drop`,
-//! `drop-while`). A lazy sequence is an immutable description; a consumer that bounds it
-//! (`take`, `take-while`, `first`, `nth`, `some`, `reduce` with `reduced`, `map` or
-//! `zipmap` with a finite partner, a transducer with `take`) pulls items through a
-//! [`Cursor`], charging fuel per item and memory for what it keeps. Anything that would
-//! realise the whole sequence (`count`, `vec`, `sort`, printing...) is a limit error that
-//! names the producer.
+//! Lazy sequences: the one mechanism behind every sequence whose end is not known when it
+//! is made.
+//!
+//! A [`LazySeq`] is an immutable description — a producer (`(range)`, `iterate`,
+//! `repeat`, `cycle`, `repeatedly`, a range too long to hold, a `tree-seq` too big to
+//! walk at once) or a step over another lazy sequence (`map`, `filter`, `for`, `distinct`,
+//! `take-while`, `sequence` with a transducer...). Nothing runs when it is made. A
+//! consumer pulls items through a [`Cursor`], the one iteration interface: each pull burns
+//! fuel, what a step keeps (the seen set of `distinct`, a `partition-by` run) is charged
+//! as memory, and a pull may end (`None`) when the sequence is finite.
+//!
+//! Consumers that bound what they pull (`take`, `first`, `nth`, `some`, destructuring,
+//! `reduce` with `reduced`, a finite partner of `map`) work on any lazy sequence. A
+//! builtin that is not declared lazy in the registry gets every finite lazy argument
+//! realised first ([`realize`], charged like any collection it builds), and an infinite
+//! one fails with an error naming the producer ([`unbounded`]). The result of a run is
+//! realised the same way before it is printed, so a lazy sequence never reaches the host.
 
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::Function;
+use crate::limits::cost;
 use crate::value::{PVector, Value};
 
-/// An infinite sequence: where its items come from, and how the program wrote it.
+/// A lazy sequence: where its items come from, and how the program wrote it.
 #[derive(Debug)]
 pub struct LazySeq {
     /// The producer as written (`(range)`, `(iterate f x)`), for error messages.
     pub label: Arc<str>,
     /// How many lazy steps are stacked on the producer (pulling recurses through them).
     depth: usize,
+    /// Known never to end: realising it is refused at once instead of running into a limit.
+    infinite: bool,
     source: Source,
 }
 
@@ -28,9 +41,29 @@ pub struct LazySeq {
 /// through every step, so the chain is bounded like the call depth.
 pub const MAX_LAZY_DEPTH: usize = 1_000;
 
+/// A `for` whose first binding is a lazy sequence: the comprehension and the frame of
+/// locals it was evaluated in, so each item of the binding can run the rest of it later.
+pub(crate) struct ForSeq {
+    /// The comprehension.
+    pub(crate) node: Arc<crate::node::ForNode>,
+    /// The locals (and captured values) of the frame it was written in.
+    pub(crate) frame: Vec<Value>,
+    /// Where the captured values start in `frame`.
+    pub(crate) captures_at: usize,
+    /// Where the function itself sits in `frame` (named fns).
+    pub(crate) self_at: usize,
+}
+
+impl std::fmt::Debug for ForSeq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ForSeq")
+    }
+}
+
 #[derive(Debug)]
 enum Source {
     Range { start: Value, step: Value },
+    RangeTo { start: i64, end: i64, step: i64 },
     Iterate { f: Value, seed: Value },
     Repeat(Value),
     Cycle(PVector),
@@ -42,9 +75,18 @@ enum Source {
     Drop { n: usize, src: Arc<LazySeq> },
     DropWhile { pred: Value, src: Arc<LazySeq> },
     Concat { prefix: PVector, tail: Arc<LazySeq> },
-    Mapcat { f: Value, src: Arc<LazySeq> },
+    Mapcat { f: Option<Value>, src: Arc<LazySeq> },
     Interleave(Vec<Arc<LazySeq>>),
-    Partition { n: usize, step: usize, src: Arc<LazySeq> },
+    Partition { n: usize, step: usize, keep_partial: bool, src: Arc<LazySeq> },
+    TakeWhile { pred: Value, src: Arc<LazySeq> },
+    Distinct(Arc<LazySeq>),
+    Dedupe(Arc<LazySeq>),
+    Reductions { f: Value, init: Option<Value>, src: Arc<LazySeq> },
+    PartitionBy { f: Value, src: Arc<LazySeq> },
+    DropLast { n: usize, src: Arc<LazySeq> },
+    Xform { xform: Value, src: Arc<LazySeq> },
+    TreeSeq { branch: Value, children: Value, root: Value },
+    For { comp: Arc<ForSeq>, src: Arc<LazySeq> },
 }
 
 impl Drop for LazySeq {
@@ -54,50 +96,83 @@ impl Drop for LazySeq {
     }
 }
 
+fn seq_value(s: &Arc<LazySeq>) -> Value {
+    Value::Func(Arc::new(Function::Lazy(s.clone())))
+}
+
 impl LazySeq {
     /// Calls `visit` with every value the sequence was built from; an inner lazy step is
     /// visited as the function value it is.
     pub(crate) fn each_held(&self, visit: &mut dyn FnMut(Value)) {
-        let seq = |s: &Arc<LazySeq>| Value::Func(Arc::new(Function::Lazy(s.clone())));
         match &self.source {
-            Source::Range { start, step } => {
-                visit(start.clone());
-                visit(step.clone());
+            Source::Range { start: a, step: b } | Source::Iterate { f: a, seed: b } => {
+                visit(a.clone());
+                visit(b.clone());
             }
-            Source::Iterate { f, seed } => {
-                visit(f.clone());
-                visit(seed.clone());
-            }
+            Source::RangeTo { .. } => {}
             Source::Repeat(x) | Source::Repeatedly(x) => visit(x.clone()),
             Source::Cycle(items) => items.iter().cloned().for_each(visit),
             Source::Map { f, inputs } => {
                 visit(f.clone());
-                inputs.iter().map(seq).for_each(visit);
+                inputs.iter().map(seq_value).for_each(visit);
             }
             Source::Filter { pred: f, src, .. }
             | Source::Keep { f, src }
             | Source::MapIndexed { f, src }
             | Source::DropWhile { pred: f, src }
-            | Source::Mapcat { f, src } => {
+            | Source::TakeWhile { pred: f, src }
+            | Source::PartitionBy { f, src }
+            | Source::Xform { xform: f, src } => {
                 visit(f.clone());
-                visit(seq(src));
+                visit(seq_value(src));
             }
-            Source::Drop { src, .. } | Source::Partition { src, .. } => visit(seq(src)),
+            Source::Mapcat { f, src } => {
+                if let Some(f) = f {
+                    visit(f.clone());
+                }
+                visit(seq_value(src));
+            }
+            Source::Reductions { f, init, src } => {
+                visit(f.clone());
+                if let Some(i) = init {
+                    visit(i.clone());
+                }
+                visit(seq_value(src));
+            }
+            Source::Drop { src, .. }
+            | Source::Partition { src, .. }
+            | Source::Distinct(src)
+            | Source::Dedupe(src)
+            | Source::DropLast { src, .. } => visit(seq_value(src)),
             Source::Concat { prefix, tail } => {
                 prefix.iter().cloned().for_each(&mut *visit);
-                visit(seq(tail));
+                visit(seq_value(tail));
             }
-            Source::Interleave(inputs) => inputs.iter().map(seq).for_each(visit),
+            Source::Interleave(inputs) => inputs.iter().map(seq_value).for_each(visit),
+            Source::TreeSeq { branch, children, root } => {
+                visit(branch.clone());
+                visit(children.clone());
+                visit(root.clone());
+            }
+            Source::For { comp, src } => {
+                comp.frame.iter().cloned().for_each(&mut *visit);
+                visit(seq_value(src));
+            }
         }
+    }
+
+    /// True when the sequence is known never to end.
+    pub fn is_infinite(&self) -> bool {
+        self.infinite
     }
 }
 
 fn value(label: impl Into<Arc<str>>, source: Source) -> Value {
-    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, source }))))
+    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, infinite: true, source }))))
 }
 
 /// A lazy step over `srcs`, refused when the chain gets too deep.
-fn step(label: Arc<str>, srcs: &[&Arc<LazySeq>], source: Source) -> EvalResult {
+fn step(label: Arc<str>, srcs: &[&Arc<LazySeq>], infinite: bool, source: Source) -> EvalResult {
     let depth = srcs.iter().map(|s| s.depth).max().unwrap_or(0) + 1;
     if depth > MAX_LAZY_DEPTH {
         return err(
@@ -107,7 +182,17 @@ fn step(label: Arc<str>, srcs: &[&Arc<LazySeq>], source: Source) -> EvalResult {
             ),
         );
     }
-    Ok(Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label, depth, source })))))
+    Ok(Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label, depth, infinite, source })))))
+}
+
+/// A step over one source that ends when (and only when) the source does.
+fn over(src: &Arc<LazySeq>, source: Source) -> EvalResult {
+    step(src.label.clone(), &[src], src.infinite, source)
+}
+
+/// A step over one source that may end before it does.
+fn ending(src: &Arc<LazySeq>, source: Source) -> EvalResult {
+    step(src.label.clone(), &[src], false, source)
 }
 
 /// The lazy sequence a value is, if it is one.
@@ -122,9 +207,25 @@ pub fn as_lazy(v: &Value) -> Option<&Arc<LazySeq>> {
     }
 }
 
-/// The error for realising a whole infinite sequence.
+/// True for a lazy sequence not known to be infinite (one a consumer may realise).
+#[inline]
+pub fn is_finite_lazy(v: &Value) -> bool {
+    as_lazy(v).is_some_and(|l| !l.infinite)
+}
+
+/// The error for realising a whole lazy sequence where that cannot be done: an infinite
+/// one, or a finite one that reached a function with no way to realise it.
 #[cold]
 pub fn unbounded<T>(fname: &str, seq: &LazySeq) -> EvalResult<T> {
+    if !seq.infinite {
+        return err(
+            ErrorKind::TypeError,
+            format!(
+                "{fname} cannot take the lazy sequence built on {} here; realise it first with (vec ...) or bound it with (take n ...)",
+                seq.label
+            ),
+        );
+    }
     err(
         ErrorKind::LoopLimitExceeded,
         format!(
@@ -138,6 +239,16 @@ pub fn unbounded<T>(fname: &str, seq: &LazySeq) -> EvalResult<T> {
 pub fn range(start: Value, step: Value) -> Value {
     let label = if matches!(step, Value::Int(0)) { "(range start end 0)" } else { "(range)" };
     value(label, Source::Range { start, step })
+}
+/// `(range start end step)` of integers, too long to hold at once: made one at a time.
+pub fn range_to(start: i64, end: i64, step: i64) -> Value {
+    let label = format!("(range {start} {end} {step})");
+    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq {
+        label: label.into(),
+        depth: 0,
+        infinite: false,
+        source: Source::RangeTo { start, end, step },
+    }))))
 }
 /// `(iterate f x)`: x, (f x), (f (f x)), ...
 pub fn iterate(f: Value, seed: Value) -> Value {
@@ -155,59 +266,111 @@ pub fn cycle(items: PVector) -> Value {
 pub fn repeatedly(f: Value) -> Value {
     value("(repeatedly f)", Source::Repeatedly(f))
 }
-/// `(map f s1 s2 ...)` over infinite sequences only.
+/// `(tree-seq branch? children root)` of a tree too big to walk at once: depth first,
+/// one node at a time.
+pub fn tree_seq(branch: Value, children: Value, root: Value) -> Value {
+    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq {
+        label: "(tree-seq branch? children root)".into(),
+        depth: 0,
+        infinite: false,
+        source: Source::TreeSeq { branch, children, root },
+    }))))
+}
+/// `(map f s1 s2 ...)` over lazy sequences only: ends with the shortest.
 pub fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> EvalResult {
     let label = inputs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(map ...)"));
     let srcs: Vec<&Arc<LazySeq>> = inputs.iter().collect();
-    step(label, &srcs, Source::Map { f, inputs: inputs.clone() })
+    let infinite = inputs.iter().all(|s| s.infinite);
+    step(label, &srcs, infinite, Source::Map { f, inputs: inputs.clone() })
 }
 /// `(filter pred s)` (`keep_truthy`) or `(remove pred s)`.
 pub fn filter(pred: Value, keep_truthy: bool, src: &Arc<LazySeq>) -> EvalResult {
-    step(src.label.clone(), &[src], Source::Filter { pred, keep_truthy, src: src.clone() })
+    over(src, Source::Filter { pred, keep_truthy, src: src.clone() })
 }
 /// `(keep f s)`.
 pub fn keep(f: Value, src: &Arc<LazySeq>) -> EvalResult {
-    step(src.label.clone(), &[src], Source::Keep { f, src: src.clone() })
+    over(src, Source::Keep { f, src: src.clone() })
 }
 /// `(map-indexed f s)`.
 pub fn map_indexed(f: Value, src: &Arc<LazySeq>) -> EvalResult {
-    step(src.label.clone(), &[src], Source::MapIndexed { f, src: src.clone() })
+    over(src, Source::MapIndexed { f, src: src.clone() })
 }
 /// `(drop n s)`.
 pub fn drop(n: usize, src: &Arc<LazySeq>) -> EvalResult {
-    step(src.label.clone(), &[src], Source::Drop { n, src: src.clone() })
+    over(src, Source::Drop { n, src: src.clone() })
 }
 /// `(drop-while pred s)`.
 pub fn drop_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
-    step(src.label.clone(), &[src], Source::DropWhile { pred, src: src.clone() })
+    over(src, Source::DropWhile { pred, src: src.clone() })
+}
+/// `(take-while pred s)`: may end anywhere, so it is never known to be infinite.
+pub fn take_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
+    ending(src, Source::TakeWhile { pred, src: src.clone() })
+}
+/// `(distinct s)`: the seen items are kept, and charged as memory.
+pub fn distinct(src: &Arc<LazySeq>) -> EvalResult {
+    over(src, Source::Distinct(src.clone()))
+}
+/// `(dedupe s)`.
+pub fn dedupe(src: &Arc<LazySeq>) -> EvalResult {
+    over(src, Source::Dedupe(src.clone()))
+}
+/// `(reductions f s)` or `(reductions f init s)`.
+pub fn reductions(f: Value, init: Option<Value>, src: &Arc<LazySeq>) -> EvalResult {
+    let infinite = src.infinite;
+    step(src.label.clone(), &[src], infinite, Source::Reductions { f, init, src: src.clone() })
+}
+/// `(partition-by f s)`: runs of items with the same `(f x)`, as vectors.
+pub fn partition_by(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+    over(src, Source::PartitionBy { f, src: src.clone() })
+}
+/// `(drop-last n s)`: holds the last n items back.
+pub fn drop_last(n: usize, src: &Arc<LazySeq>) -> EvalResult {
+    over(src, Source::DropLast { n, src: src.clone() })
+}
+/// `(sequence xform s)`: the items a transducer makes of s, as they are asked for. A
+/// transducer can end early (`(take n)`), so the result is never known to be infinite.
+pub fn xform(xform: Value, src: &Arc<LazySeq>) -> EvalResult {
+    ending(src, Source::Xform { xform, src: src.clone() })
+}
+/// A `for` whose first binding is the lazy sequence `src`.
+pub(crate) fn comprehension(comp: ForSeq, src: &Arc<LazySeq>) -> EvalResult {
+    over(src, Source::For { comp: Arc::new(comp), src: src.clone() })
 }
 
-/// `(concat c1 ... (range) ...)`: the finite items before the first infinite sequence, then it.
+/// `(concat c1 ... s)`: the finite items before the first lazy sequence, then it.
 pub fn concat(prefix: PVector, tail: &Arc<LazySeq>) -> EvalResult {
-    step(tail.label.clone(), &[tail], Source::Concat { prefix, tail: tail.clone() })
+    over(tail, Source::Concat { prefix, tail: tail.clone() })
 }
 /// `(mapcat f s)`.
 pub fn mapcat(f: Value, src: &Arc<LazySeq>) -> EvalResult {
-    step(src.label.clone(), &[src], Source::Mapcat { f, src: src.clone() })
+    over(src, Source::Mapcat { f: Some(f), src: src.clone() })
 }
-/// `(interleave s1 s2 ...)` of infinite sequences.
+/// `(apply concat s)`: the items of each collection s yields, in turn.
+pub fn cat(src: &Arc<LazySeq>) -> EvalResult {
+    over(src, Source::Mapcat { f: None, src: src.clone() })
+}
+/// `(interleave s1 s2 ...)` of lazy sequences: ends with the shortest.
 pub fn interleave(srcs: Vec<Arc<LazySeq>>) -> EvalResult {
     let label = srcs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(interleave ...)"));
     let refs: Vec<&Arc<LazySeq>> = srcs.iter().collect();
-    step(label, &refs, Source::Interleave(srcs.clone()))
+    let infinite = srcs.iter().all(|s| s.infinite);
+    step(label, &refs, infinite, Source::Interleave(srcs.clone()))
 }
-/// `(partition n step s)` (and `partition-all`) of an infinite sequence: vectors of n.
-pub fn partition(n: usize, every: usize, src: &Arc<LazySeq>) -> EvalResult {
-    step(src.label.clone(), &[src], Source::Partition { n, step: every, src: src.clone() })
+/// `(partition n step s)` (and `partition-all`, which keeps a short last group): vectors of n.
+pub fn partition(n: usize, every: usize, keep_partial: bool, src: &Arc<LazySeq>) -> EvalResult {
+    over(src, Source::Partition { n, step: every, keep_partial, src: src.clone() })
 }
 
-/// A position in a lazy sequence: each [`Cursor::next`] yields the next item.
+/// A position in a lazy sequence: each [`Cursor::next`] yields the next item, or `None`
+/// at the end of a finite one. This is the one way items leave a lazy sequence.
 pub struct Cursor {
     state: State,
 }
 
 enum State {
     Range { next: Value, step: Value },
+    RangeTo { next: i128, end: i128, step: i128 },
     Iterate { f: Value, cur: Value, started: bool },
     Repeat(Value),
     Cycle { items: PVector, i: usize },
@@ -219,9 +382,22 @@ enum State {
     Drop { n: usize, src: Box<Cursor> },
     DropWhile { pred: Value, dropping: bool, src: Box<Cursor> },
     Concat { prefix: PVector, i: usize, tail: Box<Cursor> },
-    Mapcat { f: Value, buf: std::collections::VecDeque<Value>, src: Box<Cursor> },
-    Interleave { srcs: Vec<Cursor>, i: usize },
-    Partition { n: usize, step: usize, window: std::collections::VecDeque<Value>, src: Box<Cursor> },
+    Mapcat { f: Option<Value>, buf: VecDeque<Value>, src: Box<Cursor> },
+    Interleave { srcs: Vec<Cursor>, buf: VecDeque<Value> },
+    Partition { n: usize, step: usize, keep_partial: bool, window: VecDeque<Value>, skip: usize, src: Box<Cursor> },
+    TakeWhile { pred: Value, done: bool, src: Box<Cursor> },
+    Distinct { seen: HashSet<Value>, src: Box<Cursor> },
+    Dedupe { last: Option<Value>, src: Box<Cursor> },
+    Reductions { f: Value, acc: Option<Value>, started: bool, done: bool, src: Box<Cursor> },
+    PartitionBy { f: Value, run: Vec<Value>, key: Option<Value>, src: Box<Cursor> },
+    DropLast { n: usize, buf: VecDeque<Value>, src: Box<Cursor> },
+    Xform { xform: Value, xrf: Option<Value>, buf: VecDeque<Value>, done: bool, src: Box<Cursor> },
+    TreeSeq { branch: Value, children: Value, stack: Vec<VecDeque<Value>> },
+    For { comp: Arc<ForSeq>, buf: VecDeque<Value>, src: Box<Cursor> },
+}
+
+fn boxed(s: &LazySeq) -> Box<Cursor> {
+    Box::new(Cursor::new(s))
 }
 
 impl Cursor {
@@ -229,6 +405,9 @@ impl Cursor {
     pub fn new(seq: &LazySeq) -> Cursor {
         let state = match &seq.source {
             Source::Range { start, step } => State::Range { next: start.clone(), step: step.clone() },
+            Source::RangeTo { start, end, step } => {
+                State::RangeTo { next: *start as i128, end: *end as i128, step: *step as i128 }
+            }
             Source::Iterate { f, seed } => State::Iterate { f: f.clone(), cur: seed.clone(), started: false },
             Source::Repeat(x) => State::Repeat(x.clone()),
             Source::Cycle(items) => State::Cycle { items: items.clone(), i: 0 },
@@ -237,36 +416,64 @@ impl Cursor {
                 State::Map { f: f.clone(), inputs: inputs.iter().map(|s| Cursor::new(s)).collect() }
             }
             Source::Filter { pred, keep_truthy, src } => {
-                State::Filter { pred: pred.clone(), keep_truthy: *keep_truthy, src: Box::new(Cursor::new(src)) }
+                State::Filter { pred: pred.clone(), keep_truthy: *keep_truthy, src: boxed(src) }
             }
-            Source::Keep { f, src } => State::Keep { f: f.clone(), src: Box::new(Cursor::new(src)) },
-            Source::MapIndexed { f, src } => State::MapIndexed { f: f.clone(), i: 0, src: Box::new(Cursor::new(src)) },
-            Source::Drop { n, src } => State::Drop { n: *n, src: Box::new(Cursor::new(src)) },
-            Source::DropWhile { pred, src } => {
-                State::DropWhile { pred: pred.clone(), dropping: true, src: Box::new(Cursor::new(src)) }
+            Source::Keep { f, src } => State::Keep { f: f.clone(), src: boxed(src) },
+            Source::MapIndexed { f, src } => State::MapIndexed { f: f.clone(), i: 0, src: boxed(src) },
+            Source::Drop { n, src } => State::Drop { n: *n, src: boxed(src) },
+            Source::DropWhile { pred, src } => State::DropWhile { pred: pred.clone(), dropping: true, src: boxed(src) },
+            Source::Concat { prefix, tail } => State::Concat { prefix: prefix.clone(), i: 0, tail: boxed(tail) },
+            Source::Mapcat { f, src } => State::Mapcat { f: f.clone(), buf: VecDeque::new(), src: boxed(src) },
+            Source::Interleave(srcs) => {
+                State::Interleave { srcs: srcs.iter().map(|s| Cursor::new(s)).collect(), buf: VecDeque::new() }
             }
-            Source::Concat { prefix, tail } => {
-                State::Concat { prefix: prefix.clone(), i: 0, tail: Box::new(Cursor::new(tail)) }
+            Source::Partition { n, step, keep_partial, src } => State::Partition {
+                n: *n,
+                step: *step,
+                keep_partial: *keep_partial,
+                window: VecDeque::new(),
+                skip: 0,
+                src: boxed(src),
+            },
+            Source::TakeWhile { pred, src } => State::TakeWhile { pred: pred.clone(), done: false, src: boxed(src) },
+            Source::Distinct(src) => State::Distinct { seen: HashSet::new(), src: boxed(src) },
+            Source::Dedupe(src) => State::Dedupe { last: None, src: boxed(src) },
+            Source::Reductions { f, init, src } => {
+                State::Reductions { f: f.clone(), acc: init.clone(), started: false, done: false, src: boxed(src) }
             }
-            Source::Mapcat { f, src } => {
-                State::Mapcat { f: f.clone(), buf: Default::default(), src: Box::new(Cursor::new(src)) }
+            Source::PartitionBy { f, src } => {
+                State::PartitionBy { f: f.clone(), run: Vec::new(), key: None, src: boxed(src) }
             }
-            Source::Interleave(srcs) => State::Interleave { srcs: srcs.iter().map(|s| Cursor::new(s)).collect(), i: 0 },
-            Source::Partition { n, step, src } => {
-                State::Partition { n: *n, step: *step, window: Default::default(), src: Box::new(Cursor::new(src)) }
+            Source::DropLast { n, src } => State::DropLast { n: *n, buf: VecDeque::new(), src: boxed(src) },
+            Source::Xform { xform, src } => {
+                State::Xform { xform: xform.clone(), xrf: None, buf: VecDeque::new(), done: false, src: boxed(src) }
             }
+            Source::TreeSeq { branch, children, root } => State::TreeSeq {
+                branch: branch.clone(),
+                children: children.clone(),
+                stack: vec![VecDeque::from([root.clone()])],
+            },
+            Source::For { comp, src } => State::For { comp: comp.clone(), buf: VecDeque::new(), src: boxed(src) },
         };
         Cursor { state }
     }
 
-    /// The next item (there always is one), charging one unit of fuel per item pulled.
-    pub fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult {
+    /// The next item, or `None` at the end, charging one unit of fuel per item pulled.
+    pub fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
         cx.tick(1)?;
         match &mut self.state {
             State::Range { next, step } => {
                 let out = next.clone();
                 *next = crate::builtins::add2(next, step)?;
-                Ok(out)
+                Ok(Some(out))
+            }
+            State::RangeTo { next, end, step } => {
+                if (*step > 0 && *next >= *end) || (*step < 0 && *next <= *end) {
+                    return Ok(None);
+                }
+                let out = Value::Int(*next as i64);
+                *next += *step;
+                Ok(Some(out))
             }
             State::Iterate { f, cur, started } => {
                 if *started {
@@ -274,147 +481,374 @@ impl Cursor {
                     *cur = cx.apply(&f, &mut [cur.clone()])?;
                 }
                 *started = true;
-                Ok(cur.clone())
+                Ok(Some(cur.clone()))
             }
-            State::Repeat(x) => Ok(x.clone()),
+            State::Repeat(x) => Ok(Some(x.clone())),
             State::Cycle { items, i } => {
                 let out = items.get(*i % items.len().max(1)).cloned().unwrap_or(Value::Nil);
                 *i = (*i + 1) % items.len().max(1);
-                Ok(out)
+                Ok(Some(out))
             }
             State::Repeatedly(f) => {
                 let f = f.clone();
-                cx.apply(&f, &mut [])
+                cx.apply(&f, &mut []).map(Some)
             }
             State::Map { f, inputs } => {
                 let mut args = Vec::with_capacity(inputs.len());
                 for c in inputs.iter_mut() {
-                    args.push(c.next(cx)?);
+                    match c.next(cx)? {
+                        Some(x) => args.push(x),
+                        None => return Ok(None),
+                    }
                 }
                 let f = f.clone();
-                cx.apply(&f, &mut args)
+                cx.apply(&f, &mut args).map(Some)
             }
             State::Filter { pred, keep_truthy, src } => loop {
-                let x = src.next(cx)?;
+                let Some(x) = src.next(cx)? else { return Ok(None) };
                 if cx.apply(pred, &mut [x.clone()])?.truthy() == *keep_truthy {
-                    return Ok(x);
+                    return Ok(Some(x));
                 }
             },
             State::Keep { f, src } => loop {
-                let x = src.next(cx)?;
+                let Some(x) = src.next(cx)? else { return Ok(None) };
                 let r = cx.apply(f, &mut [x])?;
                 if !r.is_nil() {
-                    return Ok(r);
+                    return Ok(Some(r));
                 }
             },
             State::MapIndexed { f, i, src } => {
-                let x = src.next(cx)?;
+                let Some(x) = src.next(cx)? else { return Ok(None) };
                 let idx = Value::Int(*i);
                 *i += 1;
-                cx.apply(f, &mut [idx, x])
+                cx.apply(f, &mut [idx, x]).map(Some)
             }
             State::Drop { n, src } => {
                 while *n > 0 {
-                    src.next(cx)?;
+                    if src.next(cx)?.is_none() {
+                        return Ok(None);
+                    }
                     *n -= 1;
                 }
                 src.next(cx)
             }
+            State::DropWhile { pred, dropping, src } => loop {
+                let Some(x) = src.next(cx)? else { return Ok(None) };
+                if !*dropping || !cx.apply(pred, &mut [x.clone()])?.truthy() {
+                    *dropping = false;
+                    return Ok(Some(x));
+                }
+            },
             State::Concat { prefix, i, tail } => match prefix.get(*i) {
                 Some(x) => {
                     *i += 1;
-                    Ok(x.clone())
+                    Ok(Some(x.clone()))
                 }
                 None => tail.next(cx),
             },
             State::Mapcat { f, buf, src } => loop {
                 if let Some(x) = buf.pop_front() {
-                    return Ok(x);
+                    return Ok(Some(x));
                 }
-                let x = src.next(cx)?;
-                let ys = cx.apply(f, &mut [x])?;
-                buf.extend(crate::builtins::seq_iter("mapcat", &ys)?);
+                let Some(x) = src.next(cx)? else { return Ok(None) };
+                let ys = match f {
+                    Some(f) => cx.apply(f, &mut [x])?,
+                    None => x,
+                };
+                buf.extend(finite_items(cx, "concat", &ys)?);
             },
-            State::Interleave { srcs, i } => {
-                let n = srcs.len().max(1);
-                let k = *i % n;
-                *i = (*i + 1) % n;
-                match srcs.get_mut(k) {
-                    Some(c) => c.next(cx),
-                    None => Ok(Value::Nil),
-                }
-            }
-            State::Partition { n, step, window, src } => {
-                while window.len() < *n {
-                    window.push_back(src.next(cx)?);
-                }
-                let out = Value::vector(window.iter().cloned());
-                cx.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * *n as u64)?;
-                for _ in 0..*step {
-                    if window.pop_front().is_none() {
-                        src.next(cx)?;
+            State::Interleave { srcs, buf } => {
+                // a round is only given out when every input has its item
+                if buf.is_empty() {
+                    for c in srcs.iter_mut() {
+                        match c.next(cx)? {
+                            Some(x) => buf.push_back(x),
+                            None => return Ok(None),
+                        }
                     }
                 }
-                Ok(out)
+                Ok(buf.pop_front())
             }
-            State::DropWhile { pred, dropping, src } => loop {
-                let x = src.next(cx)?;
-                if !*dropping || !cx.apply(pred, &mut [x.clone()])?.truthy() {
-                    *dropping = false;
-                    return Ok(x);
+            State::Partition { n, step, keep_partial, window, skip, src } => {
+                while *skip > 0 {
+                    if src.next(cx)?.is_none() {
+                        return Ok(None);
+                    }
+                    *skip -= 1;
                 }
+                while window.len() < *n {
+                    match src.next(cx)? {
+                        Some(x) => window.push_back(x),
+                        None => {
+                            if *keep_partial && !window.is_empty() {
+                                let out = Value::vector(window.drain(..));
+                                return Ok(Some(out));
+                            }
+                            window.clear();
+                            return Ok(None);
+                        }
+                    }
+                }
+                let out = Value::vector(window.iter().cloned());
+                cx.charge(cost::HEADER + cost::ELEM * *n as u64)?;
+                for _ in 0..*step {
+                    if window.pop_front().is_none() {
+                        *skip += 1;
+                    }
+                }
+                Ok(Some(out))
+            }
+            State::TakeWhile { pred, done, src } => {
+                if *done {
+                    return Ok(None);
+                }
+                let Some(x) = src.next(cx)? else { return Ok(None) };
+                if cx.apply(pred, &mut [x.clone()])?.truthy() {
+                    Ok(Some(x))
+                } else {
+                    *done = true;
+                    Ok(None)
+                }
+            }
+            State::Distinct { seen, src } => loop {
+                let Some(x) = src.next(cx)? else { return Ok(None) };
+                if !seen.contains(&x) {
+                    // the seen set grows with every new item: it is what this step keeps
+                    cx.charge(cost::ELEM)?;
+                    seen.insert(x.clone());
+                    return Ok(Some(x));
+                }
+            },
+            State::Dedupe { last, src } => loop {
+                let Some(x) = src.next(cx)? else { return Ok(None) };
+                if last.as_ref().is_none_or(|l| !l.equiv(&x)) {
+                    *last = Some(x.clone());
+                    return Ok(Some(x));
+                }
+            },
+            State::Reductions { f, acc, started, done, src } => {
+                if *done {
+                    return Ok(None);
+                }
+                if !*started {
+                    *started = true;
+                    let first = match acc.take() {
+                        Some(init) => init,
+                        None => match src.next(cx)? {
+                            Some(x) => x,
+                            None => {
+                                *done = true;
+                                return cx.apply(f, &mut []).map(Some);
+                            }
+                        },
+                    };
+                    *acc = Some(first.clone());
+                    return Ok(Some(first));
+                }
+                let Some(x) = src.next(cx)? else { return Ok(None) };
+                let prev = acc.take().unwrap_or(Value::Nil);
+                let next = cx.apply(f, &mut [prev, x])?;
+                if let Some(v) = crate::builtins::reduced_value(&next) {
+                    *done = true;
+                    return Ok(Some(v.clone()));
+                }
+                *acc = Some(next.clone());
+                Ok(Some(next))
+            }
+            State::PartitionBy { f, run, key, src } => loop {
+                match src.next(cx)? {
+                    Some(x) => {
+                        let k = cx.apply(f, &mut [x.clone()])?;
+                        let split = key.as_ref().is_some_and(|old| !old.equiv(&k));
+                        *key = Some(k);
+                        cx.charge(cost::ELEM)?;
+                        if split {
+                            let out = Value::vector(std::mem::take(run));
+                            run.push(x);
+                            return Ok(Some(out));
+                        }
+                        run.push(x);
+                    }
+                    None => {
+                        *key = None;
+                        return Ok(if run.is_empty() { None } else { Some(Value::vector(std::mem::take(run))) });
+                    }
+                }
+            },
+            State::DropLast { n, buf, src } => {
+                while buf.len() <= *n {
+                    match src.next(cx)? {
+                        Some(x) => {
+                            cx.charge(cost::ELEM)?;
+                            buf.push_back(x);
+                        }
+                        None => return Ok(None),
+                    }
+                }
+                Ok(buf.pop_front())
+            }
+            State::Xform { xform, xrf, buf, done, src } => loop {
+                if let Some(x) = buf.pop_front() {
+                    return Ok(Some(x));
+                }
+                if *done {
+                    return Ok(None);
+                }
+                let rf = match xrf {
+                    Some(rf) => rf.clone(),
+                    None => {
+                        let rf = crate::builtins::transducer_over_vectors(cx, xform)?;
+                        *xrf = Some(rf.clone());
+                        rf
+                    }
+                };
+                // each step conjs what the transducer makes of one item onto an empty vector
+                let out = match src.next(cx)? {
+                    Some(x) => {
+                        let r = cx.apply(&rf, &mut [Value::vector([]), x])?;
+                        match crate::builtins::reduced_value(&r) {
+                            Some(v) => {
+                                *done = true;
+                                let v = v.clone();
+                                let tail = cx.apply(&rf, &mut [Value::vector([])])?;
+                                buf.extend(finite_items(cx, "sequence", &v)?);
+                                tail
+                            }
+                            None => r,
+                        }
+                    }
+                    None => {
+                        *done = true;
+                        cx.apply(&rf, &mut [Value::vector([])])?
+                    }
+                };
+                buf.extend(finite_items(cx, "sequence", &out)?);
+            },
+            State::TreeSeq { branch, children, stack } => {
+                let node = loop {
+                    let Some(top) = stack.last_mut() else { return Ok(None) };
+                    match top.pop_front() {
+                        Some(node) => break node,
+                        None => {
+                            stack.pop();
+                        }
+                    }
+                };
+                if cx.apply(branch, &mut [node.clone()])?.truthy() {
+                    let kids = cx.apply(children, &mut [node.clone()])?;
+                    let kids: VecDeque<Value> = finite_items(cx, "tree-seq", &kids)?.into_iter().collect();
+                    cx.charge(cost::items(kids.len() as u64))?;
+                    stack.push(kids);
+                }
+                Ok(Some(node))
+            }
+            State::For { comp, buf, src } => loop {
+                if let Some(x) = buf.pop_front() {
+                    return Ok(Some(x));
+                }
+                let Some(x) = src.next(cx)? else { return Ok(None) };
+                buf.extend(cx.for_rest(comp, x)?);
             },
         }
     }
 }
 
-/// The first `n` items as a vector, charging memory per item as it is kept.
-pub fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
+/// The items of a collection a lazy step got (`mapcat`'s results, a transducer's output,
+/// `tree-seq`'s children), charged as they are built; a finite lazy one is realised.
+fn finite_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+    if let Some(l) = as_lazy(v) {
+        let l = l.clone();
+        let all = realize(cx, fname, &l)?;
+        return crate::builtins::collect_items(cx, fname, &all);
+    }
+    crate::builtins::collect_items(cx, fname, v)
+}
+
+/// Every item of a lazy sequence, as a vector charged item by item; an infinite one is
+/// the [`unbounded`] error naming `fname`, and a finite one that is too long runs into
+/// the fuel or memory limit.
+pub fn realize(cx: &mut BuiltinContext, fname: &str, seq: &LazySeq) -> EvalResult {
+    if seq.infinite {
+        return unbounded(fname, seq);
+    }
     let mut c = Cursor::new(seq);
     let mut out = PVector::new();
-    cx.charge(crate::limits::cost::HEADER)?;
-    for _ in 0..n {
-        let x = c.next(cx)?;
-        cx.charge(crate::limits::cost::ELEM)?;
+    cx.charge(cost::HEADER)?;
+    while let Some(x) = c.next(cx)? {
+        cx.charge(cost::ELEM)?;
         out.push_back(x);
     }
     Ok(Value::from_pvec(out))
 }
 
-/// The leading items while `pred` holds.
-pub fn take_while(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult {
-    let mut c = Cursor::new(seq);
-    let mut out = PVector::new();
-    cx.charge(crate::limits::cost::HEADER)?;
-    loop {
-        let x = c.next(cx)?;
-        if !cx.apply(pred, &mut [x.clone()])?.truthy() {
-            return Ok(Value::from_pvec(out));
+/// `v` with a finite lazy sequence realised as a vector (anything else as it is).
+pub fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
+    match as_lazy(&v) {
+        Some(l) if !l.infinite => {
+            let l = l.clone();
+            realize(cx, fname, &l)
         }
-        cx.charge(crate::limits::cost::ELEM)?;
-        out.push_back(x);
+        _ => Ok(v),
     }
 }
 
-/// The item at index `i`.
-pub fn nth(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult {
+/// The first `n` items (fewer when it ends) as a vector, charging memory per item kept.
+pub fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
+    let mut c = Cursor::new(seq);
+    let mut out = PVector::new();
+    cx.charge(cost::HEADER)?;
+    for _ in 0..n {
+        let Some(x) = c.next(cx)? else { break };
+        cx.charge(cost::ELEM)?;
+        out.push_back(x);
+    }
+    Ok(Value::from_pvec(out))
+}
+
+/// True when the sequence has no item.
+pub fn is_empty(cx: &mut BuiltinContext, seq: &LazySeq) -> EvalResult<bool> {
+    if seq.infinite {
+        return Ok(false);
+    }
+    Ok(Cursor::new(seq).next(cx)?.is_none())
+}
+
+/// `seq` (a lazy sequence or anything else), or nil when it is an empty lazy sequence:
+/// `next` and friends say "nothing left" with nil.
+pub fn nil_if_empty(cx: &mut BuiltinContext, seq: Value) -> EvalResult {
+    match as_lazy(&seq) {
+        Some(l) if is_empty(cx, &l.clone())? => Ok(Value::Nil),
+        _ => Ok(seq),
+    }
+}
+
+/// The item at index `i`, or `None` past the end.
+pub fn nth_or(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult<Option<Value>> {
     let mut c = Cursor::new(seq);
     for _ in 0..i {
-        c.next(cx)?;
+        if c.next(cx)?.is_none() {
+            return Ok(None);
+        }
     }
     c.next(cx)
 }
 
-/// The first truthy `(pred x)`; never ends when there is none (fuel and time bound it).
+/// The item at index `i` (nil past the end).
+pub fn nth(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult {
+    Ok(nth_or(cx, i, seq)?.unwrap_or(Value::Nil))
+}
+
+/// The first truthy `(pred x)`, or nil at the end; over an infinite sequence with none it
+/// never ends by itself (fuel and time bound it).
 pub fn some(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
-    loop {
-        let x = c.next(cx)?;
+    while let Some(x) = c.next(cx)? {
         let r = cx.apply(pred, &mut [x])?;
         if r.truthy() {
             return Ok(r);
         }
     }
+    Ok(Value::Nil)
 }
 
 /// Items of a finite collection or a lazy sequence, for consumers that stop on their own
@@ -422,7 +856,7 @@ pub fn some(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult 
 pub enum Items<'a> {
     /// A finite collection.
     Finite(crate::builtins::SeqIter<'a>),
-    /// An infinite sequence.
+    /// A lazy sequence.
     Lazy(Cursor),
 }
 
@@ -435,17 +869,17 @@ impl<'a> Items<'a> {
         })
     }
 
-    /// The next item, or `None` at the end of a finite collection.
+    /// The next item, or `None` at the end.
     pub fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
         match self {
             Items::Finite(it) => Ok(it.next()),
-            Items::Lazy(c) => c.next(cx).map(Some),
+            Items::Lazy(c) => c.next(cx),
         }
     }
 }
 
-/// `(map f c1 c2 ...)` where some collection is infinite: lazy when all are, else a vector
-/// as long as the shortest finite one.
+/// `(map f c1 c2 ...)` where some collection is lazy: lazy when all are, else a vector
+/// as long as the shortest.
 pub fn map_mixed(cx: &mut BuiltinContext, f: Value, colls: &[Value]) -> EvalResult {
     let lazies: Vec<Arc<LazySeq>> = colls.iter().filter_map(|c| as_lazy(c).cloned()).collect();
     if lazies.len() == colls.len() {
@@ -453,7 +887,7 @@ pub fn map_mixed(cx: &mut BuiltinContext, f: Value, colls: &[Value]) -> EvalResu
     }
     let mut its = colls.iter().map(|c| Items::of("map", c)).collect::<EvalResult<Vec<_>>>()?;
     let mut out = PVector::new();
-    cx.charge(crate::limits::cost::HEADER)?;
+    cx.charge(cost::HEADER)?;
     'outer: loop {
         let mut args = Vec::with_capacity(its.len());
         for it in its.iter_mut() {
@@ -463,7 +897,7 @@ pub fn map_mixed(cx: &mut BuiltinContext, f: Value, colls: &[Value]) -> EvalResu
             }
         }
         let y = cx.apply(&f, &mut args)?;
-        cx.charge(crate::limits::cost::ELEM)?;
+        cx.charge(cost::ELEM)?;
         out.push_back(y);
     }
     Ok(Value::from_pvec(out))

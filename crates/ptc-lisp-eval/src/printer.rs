@@ -157,10 +157,8 @@ impl Printer<'_> {
                 self.out.push(':');
                 self.out.push_str(k);
             }
-            Value::Symbol(s) => {
-                self.out.push('\'');
-                self.out.push_str(s);
-            }
+            // as Clojure prints a symbol: its name, unquoted ('a and (quote a) print a)
+            Value::Symbol(s) => self.out.push_str(s),
             Value::Var(s) => {
                 self.out.push_str("#'");
                 self.out.push_str(s);
@@ -180,7 +178,7 @@ impl Printer<'_> {
                 Function::Native { .. } => self.out.push_str("#fn[...]"),
                 Function::Tool(_) => self.out.push_str("#<fn>"),
                 Function::Lazy(l) => {
-                    self.out.push_str("#<infinite ");
+                    self.out.push_str(if l.is_infinite() { "#<infinite " } else { "#<lazy " });
                     self.out.push_str(&l.label);
                     self.out.push('>');
                 }

@@ -48,8 +48,8 @@ fn logic_and_do() {
         ("(or nil false)", "false"),
         ("(or false nil 3 4)", "3"),
         ("(comment (anything))", "nil"),
-        ("'foo", "'foo"),
-        ("(quote bar)", "'bar"),
+        ("'foo", "foo"),
+        ("(quote bar)", "bar"),
     ]);
 }
 

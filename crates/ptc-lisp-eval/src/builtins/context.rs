@@ -142,6 +142,11 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
         self.interp.note_made_keyword(name)
     }
 
+    /// The items the rest of a lazy `for` makes of one item of its first binding.
+    pub(crate) fn for_rest(&mut self, comp: &crate::lazy::ForSeq, item: Value) -> EvalResult<Vec<Value>> {
+        self.interp.for_rest(comp, item)
+    }
+
     /// Runs `calls` (each a function and its arguments) in parallel branches
     /// (`pmap`, `pcalls`): results in order, the first failing call by position decides
     /// the error, and what the branches print and call is merged in call order under

@@ -49,33 +49,33 @@ pub static BUILTINS: &[Builtin] = &[
         .ex(&[("(coll? [1])", "true")]),
     Builtin::new("true?", Exact(1), Core, is_true).doc("True only for true.").ex(&[("(true? 1)", "false")]),
     Builtin::new("false?", Exact(1), Core, is_false).doc("True only for false.").ex(&[("(false? false)", "true")]),
-    Builtin::new("empty?", Exact(1), Collection, is_empty)
+    Builtin::new("empty?", Exact(1), Collection, is_empty).lazy()
         .doc("True for nil and empty collections or strings.")
         .ex(&[("(empty? [])", "true"), ("(empty? nil)", "true")]),
     Builtin::new("identity", Exact(1), Functional, identity).doc("Returns its argument.").ex(&[("(identity 3)", "3")]),
-    Builtin::new("second", Exact(1), Sequence, second).doc("Second item, or nil.").ex(&[("(second [1 2 3])", "2")]),
+    Builtin::new("second", Exact(1), Sequence, second).lazy().doc("Second item, or nil.").ex(&[("(second [1 2 3])", "2")]),
     Builtin::new("last", Exact(1), Sequence, last).doc("Last item, or nil.").ex(&[("(last [1 2 3])", "3")]),
-    Builtin::new("next", Exact(1), Sequence, next)
+    Builtin::new("next", Exact(1), Sequence, next).lazy()
         .doc("All but the first item, or nil when nothing is left.")
         .ex(&[("(next [1])", "nil")]),
-    Builtin::new("nth", Range(2, 3), Sequence, nth)
+    Builtin::new("nth", Range(2, 3), Sequence, nth).lazy()
         .doc("Item at an index; nil (or the default) when out of range.")
         .ex(&[("(nth [10 20] 1)", "20"), ("(nth [10 20] 5 :none)", ":none")]),
-    Builtin::new("take", Range(1, 2), Sequence, take).doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
-    Builtin::new("drop", Range(1, 2), Sequence, drop).doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
-    Builtin::new("take-while", Range(1, 2), Sequence, take_while)
+    Builtin::new("take", Range(1, 2), Sequence, take).lazy().doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
+    Builtin::new("drop", Range(1, 2), Sequence, drop).lazy().doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
+    Builtin::new("take-while", Range(1, 2), Sequence, take_while).lazy()
         .doc("Leading items while (pred item) is truthy.")
         .ex(&[("(take-while pos? [1 2 -1 3])", "[1 2]")]),
-    Builtin::new("drop-while", Range(1, 2), Sequence, drop_while)
+    Builtin::new("drop-while", Range(1, 2), Sequence, drop_while).lazy()
         .doc("Items after the leading run where (pred item) is truthy.")
         .ex(&[("(drop-while pos? [1 2 -1 3])", "[-1 3]")]),
-    Builtin::new("concat", AtLeast(0), Sequence, concat)
+    Builtin::new("concat", AtLeast(0), Sequence, concat).spread_lazy(concat_lazy_tail)
         .doc("All items of the collections, in order.")
         .ex(&[("(concat [1 2] [3] nil)", "[1 2 3]")]),
     Builtin::new("reverse", Exact(1), Sequence, reverse)
         .doc("Items in reverse order.")
         .ex(&[("(reverse [1 2 3])", "[3 2 1]")]),
-    Builtin::new("replace", Range(2, 3), Sequence, replace)
+    Builtin::new("replace", Range(2, 3), Sequence, replace).lazy()
         .doc("(replace smap coll): each item that is a key of smap (a map, or a vector by index) becomes its value. (replace s match replacement) is str/replace (PTC extension).")
         .ex(&[("(replace {:a 1} [:a :b])", "[1 :b]"), ("(replace [:x :y] [0 1 5])", "[:x :y 5]")]),
     Builtin::new("sort", Range(1, 2), Sequence, sort)
@@ -93,29 +93,29 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("frequencies", Exact(1), Sequence, frequencies)
         .doc("Map from item to how often it occurs.")
         .ex(&[("(frequencies [:a :b :a])", "{:a 2 :b 1}")]),
-    Builtin::new("distinct", Range(0, 1), Sequence, distinct)
+    Builtin::new("distinct", Range(0, 1), Sequence, distinct).lazy()
         .doc("Items without repeats, first occurrence kept.")
         .ex(&[("(distinct [1 2 1 3])", "[1 2 3]")]),
-    Builtin::new("some", Exact(2), Sequence, some)
+    Builtin::new("some", Exact(2), Sequence, some).lazy()
         .doc("The first truthy (pred item), or nil.")
         .ex(&[("(some even? [1 4 5])", "true"), ("(some #{2} [1 2])", "2")]),
     Builtin::new("every?", Exact(2), Sequence, every)
         .doc("True when (pred item) is truthy for every item.")
         .ex(&[("(every? pos? [1 2])", "true")]),
-    Builtin::new("not-any?", Exact(2), Sequence, not_any)
+    Builtin::new("not-any?", Exact(2), Sequence, not_any).lazy()
         .doc("True when (pred item) is falsy for every item.")
         .ex(&[("(not-any? neg? [1 2])", "true")]),
-    Builtin::new("keep", Range(1, 2), Sequence, keep)
+    Builtin::new("keep", Range(1, 2), Sequence, keep).lazy()
         .fused(crate::fusion::Step::Keep)
         .doc("Non-nil results of (f item).")
         .ex(&[("(keep :a [{:a 1} {:b 2}])", "[1]")]),
-    Builtin::new("mapcat", AtLeast(1), Sequence, mapcat)
+    Builtin::new("mapcat", AtLeast(1), Sequence, mapcat).lazy()
         .doc("Concatenation of (f item) for each item.")
         .ex(&[("(mapcat (fn [x] [x x]) [1 2])", "[1 1 2 2]")]),
-    Builtin::new("partition", Range(2, 4), Sequence, partition)
+    Builtin::new("partition", Range(2, 4), Sequence, partition).lazy()
         .doc("Groups of n items (step optional); an incomplete last group is dropped, or filled from a pad collection: (partition n step pad coll).")
         .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"), ("(partition 2 2 [0] [1 2 3])", "[[1 2] [3 0]]")]),
-    Builtin::new("partition-all", Range(1, 3), Sequence, partition_all)
+    Builtin::new("partition-all", Range(1, 3), Sequence, partition_all).lazy()
         .doc("Groups of n items; the last group may be shorter.")
         .ex(&[("(partition-all 2 [1 2 3])", "[[1 2] [3]]")]),
     Builtin::new("merge", AtLeast(0), Collection, merge)
@@ -228,7 +228,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("val", Exact(1), Collection, val)
         .doc("Value of a map entry [k v].")
         .ex(&[("(val (first {:a 1}))", "1")]),
-    Builtin::new("ffirst", Exact(1), Sequence, ffirst)
+    Builtin::new("ffirst", Exact(1), Sequence, ffirst).lazy()
         .doc("First item of the first item.")
         .ex(&[("(ffirst [[1 2] [3]])", "1")]),
     Builtin::new("reduce-kv", Exact(3), Sequence, reduce_kv)
@@ -302,10 +302,10 @@ fn is_true(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn is_false(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Bool(false)))
 }
-fn is_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    // an infinite sequence is never empty
-    if crate::lazy::as_lazy(&a[0]).is_some() {
-        return Ok(Value::Bool(false));
+fn is_empty(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    // an infinite sequence is never empty; a finite one is asked for its first item
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        return Ok(Value::Bool(crate::lazy::is_empty(cx, &l.clone())?));
     }
     match seq_len(&a[0]) {
         Some(n) => Ok(Value::Bool(n == 0)),
@@ -377,7 +377,8 @@ fn last(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&a[0]) {
-        return crate::lazy::drop(1, l);
+        let rest = crate::lazy::drop(1, l)?;
+        return crate::lazy::nil_if_empty(cx, rest);
     }
     if let Value::List(v) = &a[0] {
         if v.len() <= 1 {
@@ -393,11 +394,9 @@ fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let i = int_arg("nth", &a[1])?;
     if let Some(l) = crate::lazy::as_lazy(&a[0]) {
-        return if i < 0 {
-            Ok(a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil))
-        } else {
-            crate::lazy::nth(cx, i as usize, l)
-        };
+        let l = l.clone();
+        let found = if i < 0 { None } else { crate::lazy::nth_or(cx, i as usize, &l)? };
+        return Ok(found.unwrap_or_else(|| a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil)));
     }
     // vectors and lists index directly; other seqables walk to the index without
     // building the items before it (a string's characters, a map's entries)
@@ -443,7 +442,7 @@ fn take_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         return Ok(super::transducers::xf_take_while(f));
     }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::take_while(cx, &f, l);
+        return crate::lazy::take_while(f, l);
     }
     let mut out = Vec::new();
     // one item at a time: nothing is collected first
@@ -476,7 +475,24 @@ fn drop_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     }
     vec_out(cx, all.into_iter().skip(start))
 }
+/// `(apply concat x ... s)` with a lazy `s`: the leading collections, then the items of
+/// each collection `s` yields, lazily.
+fn concat_lazy_tail(cx: &mut BuiltinContext, lead: Vec<Value>, tail: &Arc<crate::lazy::LazySeq>) -> EvalResult {
+    let tail = crate::lazy::cat(tail)?;
+    let mut args: Vec<Value> = lead;
+    args.push(tail);
+    concat(cx, &mut args)
+}
+
 fn concat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    // a finite lazy sequence before the last argument is realised: what follows it must
+    // still come after it
+    let n = a.len();
+    for c in a.iter_mut().take(n.saturating_sub(1)) {
+        if crate::lazy::is_finite_lazy(c) {
+            *c = crate::lazy::realized(cx, "concat", std::mem::take(c))?;
+        }
+    }
     if let Some(k) = a.iter().position(|c| crate::lazy::as_lazy(c).is_some()) {
         let mut prefix = PVector::new();
         for c in &a[..k] {
@@ -886,6 +902,9 @@ fn distinct(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if a.is_empty() {
         return Ok(super::transducers::xf_distinct());
     }
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        return crate::lazy::distinct(l);
+    }
     let mut seen: HashSet<Value, FastHash> = HashSet::default();
     let mut out = Vec::new();
     // one item at a time: nothing is collected first
@@ -974,7 +993,15 @@ fn chunks(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, keep_partial: b
                 format!("{fname}: size and step must be positive, got {n} and {step}"),
             );
         }
-        return crate::lazy::partition(n as usize, step as usize, l);
+        if a.len() < 4 || l.is_infinite() {
+            return crate::lazy::partition(n as usize, step as usize, keep_partial, l);
+        }
+    }
+    // the padded form over a finite lazy sequence: realised, then cut as a collection
+    if let Some(c) = a.last_mut()
+        && crate::lazy::is_finite_lazy(c)
+    {
+        *c = crate::lazy::realized(cx, fname, std::mem::take(c))?;
     }
     let (step, pad, coll) = match a {
         [_, coll] => (n, None, &*coll),

@@ -30,7 +30,7 @@ pub use core::{add2, compare_values};
 pub use discovery::{names_in_namespace, namespaces};
 pub use seq::conj1;
 pub use text::split_parts;
-pub use transducers::reduced_value;
+pub use transducers::{reduced_value, transducer_over_vectors};
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut BuiltinContext, &mut [Value]) -> EvalResult;
@@ -127,7 +127,18 @@ pub struct Builtin {
     pub(crate) fused: Option<crate::fusion::Step>,
     /// Specialisation: an arithmetic node the interpreter computes on numbers in place.
     pub(crate) arith: Option<crate::node::ArithOp>,
+    /// Laziness: the builtin takes lazy sequences as they are (pulling only what it
+    /// needs, or returning a lazy sequence). Any other builtin gets each finite lazy
+    /// argument realised first (see `crate::lazy`).
+    pub(crate) lazy: bool,
+    /// Laziness: `(apply f x ... s)` with a lazy `s` calls this with the leading
+    /// arguments and `s` instead of spreading it (`(apply concat (repeat [1 2]))`).
+    pub(crate) spread_lazy: Option<SpreadLazyFn>,
 }
+
+/// How a builtin is applied to a lazy sequence of arguments: the leading arguments, then
+/// the lazy sequence.
+pub(crate) type SpreadLazyFn = fn(&mut BuiltinContext, Vec<Value>, &std::sync::Arc<crate::lazy::LazySeq>) -> EvalResult;
 
 impl Builtin {
     /// Declares a builtin; chain `.doc()`, `.ex()`, `.alias()`, `.ext()`.
@@ -145,7 +156,20 @@ impl Builtin {
             quotes_name: false,
             fused: None,
             arith: None,
+            lazy: false,
+            spread_lazy: None,
         }
+    }
+    /// Takes lazy sequences as they are (see the `lazy` field).
+    pub(crate) const fn lazy(mut self) -> Self {
+        self.lazy = true;
+        self
+    }
+    /// `apply` with a lazy last argument calls `f` (see the `spread_lazy` field).
+    pub(crate) const fn spread_lazy(mut self, f: SpreadLazyFn) -> Self {
+        self.lazy = true;
+        self.spread_lazy = Some(f);
+        self
     }
     /// The analyzer passes the first argument as a name, unevaluated.
     pub(crate) const fn quotes_name(mut self) -> Self {
@@ -207,7 +231,15 @@ impl Builtin {
         if !self.arity.accepts(args.len()) {
             return self.arity_error(args.len());
         }
-        (self.f)(&mut BuiltinContext::new(interp, self.name), args)
+        let mut cx = BuiltinContext::new(interp, self.name);
+        if !self.lazy && args.iter().any(crate::lazy::is_finite_lazy) {
+            for a in args.iter_mut() {
+                if crate::lazy::is_finite_lazy(a) {
+                    *a = crate::lazy::realized(&mut cx, self.name, std::mem::take(a))?;
+                }
+            }
+        }
+        (self.f)(&mut cx, args)
     }
 }
 
@@ -443,6 +475,8 @@ mod tests {
         assert_eq!(declaring(|b| b.arith.is_some()), ["*", "+", "-", "dec", "inc", "mod", "quot", "rem"]);
         assert_eq!(declaring(|b| b.fused.is_some()), ["filter", "filterv", "keep", "map", "mapv", "remove"]);
         assert_eq!(declaring(|b| b.quotes_name), ["dir", "doc", "meta", "ns-name", "ns-publics"]);
+        assert_eq!(declaring(|b| b.spread_lazy.is_some()), ["concat"]);
+        assert!(declaring(|b| b.lazy).contains(&"take"));
         let inc = lookup("inc'").and_then(|b| crate::node::ArithOp::of(b, 1));
         assert_eq!(inc, Some(crate::node::ArithOp::Inc));
         assert_eq!(lookup("+").and_then(|b| crate::node::ArithOp::of(b, 3)), None);

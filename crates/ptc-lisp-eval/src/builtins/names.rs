@@ -19,7 +19,7 @@ pub static BUILTINS: &[Builtin] = &[
         .ex(&[("(namespace :order/paid)", "\"order\""), ("(namespace :paid)", "nil")]),
     Builtin::new("symbol", Range(1, 2), Core, symbol)
         .doc("A symbol from a name, or from a namespace and a name.")
-        .ex(&[("(symbol \"a\")", "'a"), ("(symbol \"ns\" \"a\")", "'ns/a")]),
+        .ex(&[("(symbol \"a\")", "a"), ("(symbol \"ns\" \"a\")", "ns/a")]),
     Builtin::new("num", Exact(1), Core, num).doc("Its argument, which must be a number.").ex(&[("(num 2.5)", "2.5")]),
     Builtin::new("comparator", Exact(1), Functional, comparator)
         .doc("A comparison function (-1, 0 or 1) from a predicate like <.")

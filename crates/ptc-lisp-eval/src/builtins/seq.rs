@@ -21,15 +21,15 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("get-in", Range(2, 3), Collection, get_in).doc("Value at a path of keys/indexes, or the default.").ex(&[("(get-in {:a [{:b 1}]} [:a 0 :b])", "1")]),
     Builtin::new("assoc", AtLeast(3), Collection, assoc).doc("Map with keys set to values; vectors by index (up to the length).").ex(&[("(assoc {:a 1} :b 2)", "{:a 1 :b 2}"), ("(assoc [1 2] 2 3)", "[1 2 3]")]),
     Builtin::new("conj", AtLeast(0), Collection, conj).doc("Adds items: vectors at the end, lists (and nil) at the front, sets as members, maps take [k v] entries.").ex(&[("(conj [1 2] 3)", "[1 2 3]"), ("(conj '(1 2) 3)", "(3 1 2)"), ("(conj {:a 1} [:b 2])", "{:a 1 :b 2}")]),
-    Builtin::new("first", Exact(1), Sequence, first).doc("First item, or nil.").ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
-    Builtin::new("rest", Exact(1), Sequence, rest).doc("All but the first item: a list for a list, a vector otherwise (empty for nil).").ex(&[("(rest [1 2 3])", "[2 3]"), ("(rest '(1 2 3))", "(2 3)")]),
-    Builtin::new("seq", Exact(1), Sequence, seq).doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
-    Builtin::new("map", AtLeast(1), Sequence, map).fused(crate::fusion::Step::Map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector. (map f) is a transducer; over infinite sequences map is lazy.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
+    Builtin::new("first", Exact(1), Sequence, first).lazy().doc("First item, or nil.").ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
+    Builtin::new("rest", Exact(1), Sequence, rest).lazy().doc("All but the first item: a list for a list, a vector otherwise (empty for nil).").ex(&[("(rest [1 2 3])", "[2 3]"), ("(rest '(1 2 3))", "(2 3)")]),
+    Builtin::new("seq", Exact(1), Sequence, seq).lazy().doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
+    Builtin::new("map", AtLeast(1), Sequence, map).lazy().fused(crate::fusion::Step::Map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector. (map f) is a transducer; over infinite sequences map is lazy.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
     Builtin::new("mapv", AtLeast(2), Sequence, map).fused(crate::fusion::Step::Map).doc("Like map (every sequence is an eager vector).").ex(&[("(mapv inc [1 2])", "[2 3]")]),
-    Builtin::new("filter", Range(1, 2), Sequence, filter).fused(crate::fusion::Step::Filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
+    Builtin::new("filter", Range(1, 2), Sequence, filter).lazy().fused(crate::fusion::Step::Filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
     Builtin::new("filterv", Exact(2), Sequence, filter).fused(crate::fusion::Step::Filter).doc("Like filter.").ex(&[("(filterv odd? [1 2 3])", "[1 3]")]),
-    Builtin::new("remove", Range(1, 2), Sequence, remove).fused(crate::fusion::Step::Remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
-    Builtin::new("reduce", Range(2, 3), Sequence, reduce).doc("Folds f over the items, with an optional initial value.").ex(&[("(reduce + [1 2 3])", "6"), ("(reduce + 10 [1 2])", "13")]),
+    Builtin::new("remove", Range(1, 2), Sequence, remove).lazy().fused(crate::fusion::Step::Remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
+    Builtin::new("reduce", Range(2, 3), Sequence, reduce).lazy().doc("Folds f over the items, with an optional initial value.").ex(&[("(reduce + [1 2 3])", "6"), ("(reduce + 10 [1 2])", "13")]),
     Builtin::new("range", Range(0, 3), Sequence, range).doc("Numbers from start (0) below end by step (1); (range) counts up forever, for take and friends.").ex(&[("(range 4)", "[0 1 2 3]"), ("(range 1 10 3)", "[1 4 7]")]),
     Builtin::new("vector", AtLeast(0), Collection, vector).doc("A vector of the arguments.").ex(&[("(vector 1 2)", "[1 2]")]),
     Builtin::new("list", AtLeast(0), Collection, list).doc("A list of the arguments; conj adds to its front.").ex(&[("(list 1 2)", "(1 2)"), ("(conj (list 1 2) 0)", "(0 1 2)")]),
@@ -37,13 +37,13 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
     Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
     Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
-    Builtin::new("into", Range(1, 3), Collection, into).doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
-    Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
+    Builtin::new("into", Range(1, 3), Collection, into).lazy().doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
+    Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).lazy().doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
     Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
     Builtin::new("keys", Exact(1), Collection, keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
     Builtin::new("vals", Exact(1), Collection, vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
     Builtin::new("sum", Exact(1), Sequence, sum).ext().doc("Sum of a collection of numbers, skipping nil; 0 when empty.").ex(&[("(sum [1 2 3.5])", "6.5"), ("(sum [])", "0")]),
-    Builtin::new("apply", AtLeast(2), Functional, apply).doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
+    Builtin::new("apply", AtLeast(2), Functional, apply).lazy().doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
     Builtin::new("juxt", AtLeast(1), Functional, juxt).doc("A function returning a vector of each function applied to its argument.").ex(&[("((juxt :a :b) {:a 1 :b 2})", "[1 2]")]),
     Builtin::new("pmap", AtLeast(2), Functional, pmap).ext().doc("Like map, with the calls run in parallel (bounded workers, shared deadline); results in order.").ex(&[("(pmap inc [1 2 3])", "[2 3 4]")]),
     Builtin::new("pcalls", AtLeast(0), Functional, pcalls).ext().doc("Calls zero-argument functions in parallel; returns their results in order.").ex(&[("(pcalls (fn [] 1) (fn [] 2))", "[1 2]")]),
@@ -222,8 +222,10 @@ fn rest(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 }
 
 fn seq(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
-    if crate::lazy::as_lazy(&args[0]).is_some() {
-        return Ok(std::mem::take(&mut args[0]));
+    if let Some(l) = crate::lazy::as_lazy(&args[0]) {
+        // nil for an empty sequence; otherwise the sequence itself, still lazy
+        let empty = crate::lazy::is_empty(cx, &l.clone())?;
+        return Ok(if empty { Value::Nil } else { std::mem::take(&mut args[0]) });
     }
     match &args[0] {
         Value::Vector(v) | Value::List(v) if !v.is_empty() => Ok(args[0].clone()),
@@ -336,6 +338,10 @@ fn reduce(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     } else {
         (None, std::mem::take(&mut args[1]))
     };
+    let coll = match init {
+        None => crate::lazy::realized(cx, "reduce", coll)?,
+        Some(_) => coll,
+    };
     if crate::lazy::as_lazy(&coll).is_some() {
         let Some(init) = init else {
             return err(
@@ -392,6 +398,16 @@ fn range(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
                 "range with step 0 would never end; use (repeat n x) for repeated values",
             );
         };
+        if cost::items(n) > cx.heap_left() {
+            // too long to hold: made one number at a time, for take and friends
+            let (s, e, st) = match args {
+                [Value::Int(e)] => (0, *e, 1),
+                [Value::Int(s), Value::Int(e)] => (*s, *e, 1),
+                [Value::Int(s), Value::Int(e), Value::Int(st)] => (*s, *e, *st),
+                _ => (start, start, step),
+            };
+            return Ok(crate::lazy::range_to(s, e, st));
+        }
         cx.charge(cost::items(n))?;
         let mut out = PVector::new();
         let mut x = start as i128;
@@ -505,6 +521,20 @@ fn apply(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
     let last = std::mem::take(&mut args[n - 1]);
     let mut call: Vec<Value> = args[1..n - 1].iter_mut().map(std::mem::take).collect();
+    if let Some(l) = crate::lazy::as_lazy(&last) {
+        // a builtin declared to take its arguments lazily gets them so; otherwise the
+        // sequence is realised (an infinite one is the error naming it)
+        if let Value::Func(func) = &f
+            && let crate::function::Function::Builtin(b) = &**func
+            && let Some(spread) = b.spread_lazy
+        {
+            return spread(cx, call, &l.clone());
+        }
+        let l = l.clone();
+        let all = crate::lazy::realize(cx, "apply", &l)?;
+        call.extend(seq_iter("apply", &all)?);
+        return cx.apply(&f, &mut call);
+    }
     match &last {
         Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Nil | Value::Map(_) => {
             cx.charge(super::materialized_cost(&last))?;
@@ -602,7 +632,8 @@ fn into(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if let [_, xform, from] = args {
         return super::transducers::into_with(cx, to, xform, from);
     }
-    let Some(from) = args.get(1) else { return Ok(to) };
+    let Some(from) = args.get_mut(1) else { return Ok(to) };
+    let from = &crate::lazy::realized(cx, "into", std::mem::take(from))?;
     if matches!(to, Value::Nil) {
         to = Value::empty_list();
     }

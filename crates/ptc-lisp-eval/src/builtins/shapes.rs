@@ -38,12 +38,13 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("char?", Exact(1), Core, is_char)
         .doc("True for 1-character strings (characters are strings in PTC-Lisp).")
         .ex(&[("(char? \\a)", "true")]),
-    Builtin::new("symbol?", Exact(1), Core, always_false)
-        .alias(&["ratio?", "decimal?", "map-entry?"])
-        .doc(
-            "Always false: PTC-Lisp has no symbol values, ratios, decimals or map-entry type (DIV-19, DIV-20, DIV-49).",
-        )
-        .ex(&[("(symbol? 'a)", "false")]),
+    Builtin::new("symbol?", Exact(1), Core, is_symbol)
+        .doc("True for symbols: quoted names such as 'a, and (symbol \"a\").")
+        .ex(&[("(symbol? 'a)", "true"), ("(symbol? :a)", "false")]),
+    Builtin::new("ratio?", Exact(1), Core, always_false)
+        .alias(&["decimal?", "map-entry?"])
+        .doc("Always false: PTC-Lisp has no ratios, decimals or map-entry type (DIV-20, DIV-49).")
+        .ex(&[("(ratio? 1)", "false")]),
     Builtin::new("rational?", Exact(1), Core, is_rational)
         .doc("Same as integer? (no ratios; DIV-20).")
         .ex(&[("(rational? 1)", "true")]),
@@ -65,7 +66,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("not-every?", Exact(2), Sequence, not_every)
         .doc("True when (pred item) is falsy for some item.")
         .ex(&[("(not-every? odd? [1 2])", "true")]),
-    Builtin::new("not-empty", Exact(1), Collection, not_empty)
+    Builtin::new("not-empty", Exact(1), Collection, not_empty).lazy()
         .doc("The collection, or nil when empty.")
         .ex(&[("(not-empty [])", "nil")]),
     Builtin::new("empty", Exact(1), Collection, empty)
@@ -74,24 +75,24 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("butlast", Exact(1), Sequence, butlast)
         .doc("All but the last item, or nil.")
         .ex(&[("(butlast [1 2 3])", "[1 2]")]),
-    Builtin::new("drop-last", Range(1, 2), Sequence, drop_last)
+    Builtin::new("drop-last", Range(1, 2), Sequence, drop_last).lazy()
         .doc("All but the last n (1) items.")
         .ex(&[("(drop-last 2 [1 2 3])", "[1]")]),
     Builtin::new("take-last", Exact(2), Sequence, take_last)
         .doc("The last n items, or nil.")
         .ex(&[("(take-last 2 [1 2 3])", "[2 3]")]),
-    Builtin::new("fnext", Exact(1), Sequence, fnext).doc("Same as second.").ex(&[("(fnext [1 2])", "2")]),
-    Builtin::new("nfirst", Exact(1), Sequence, nfirst)
+    Builtin::new("fnext", Exact(1), Sequence, fnext).lazy().doc("Same as second.").ex(&[("(fnext [1 2])", "2")]),
+    Builtin::new("nfirst", Exact(1), Sequence, nfirst).lazy()
         .doc("(next (first coll)).")
         .ex(&[("(nfirst [[1 2 3]])", "[2 3]")]),
-    Builtin::new("nnext", Exact(1), Sequence, nnext).doc("(next (next coll)).").ex(&[("(nnext [1 2 3])", "[3]")]),
-    Builtin::new("nthnext", Exact(2), Sequence, nthnext)
+    Builtin::new("nnext", Exact(1), Sequence, nnext).lazy().doc("(next (next coll)).").ex(&[("(nnext [1 2 3])", "[3]")]),
+    Builtin::new("nthnext", Exact(2), Sequence, nthnext).lazy()
         .doc("Items from index n on, or nil.")
         .ex(&[("(nthnext [1 2 3] 1)", "[2 3]")]),
-    Builtin::new("nthrest", Exact(2), Sequence, nthrest)
+    Builtin::new("nthrest", Exact(2), Sequence, nthrest).lazy()
         .doc("Items from index n on.")
         .ex(&[("(nthrest [1 2 3] 2)", "[3]")]),
-    Builtin::new("cons", Exact(2), Sequence, cons)
+    Builtin::new("cons", Exact(2), Sequence, cons).lazy()
         .doc("A list with x in front of the items.")
         .ex(&[("(cons 0 [1 2])", "(0 1 2)")]),
     Builtin::new("list*", AtLeast(1), Sequence, list_star)
@@ -112,26 +113,26 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("split-with", Exact(2), Sequence, split_with)
         .doc("[(take-while pred coll) (drop-while pred coll)].")
         .ex(&[("(split-with odd? [1 3 4 5])", "[[1 3] [4 5]]")]),
-    Builtin::new("interleave", AtLeast(0), Sequence, interleave)
+    Builtin::new("interleave", AtLeast(0), Sequence, interleave).lazy()
         .doc("First items of each collection, then second items..., stopping at the shortest.")
         .ex(&[("(interleave [1 2] [:a :b])", "[1 :a 2 :b]")]),
-    Builtin::new("interpose", Exact(2), Sequence, interpose)
+    Builtin::new("interpose", Exact(2), Sequence, interpose).lazy()
         .doc("Items with sep between them.")
         .ex(&[("(interpose 0 [1 2 3])", "[1 0 2 0 3]")]),
-    Builtin::new("flatten", Exact(1), Sequence, flatten)
+    Builtin::new("flatten", Exact(1), Sequence, flatten).lazy()
         .doc("Items of nested vectors and lists in one flat vector (maps, sets, strings are kept whole); lazy over an infinite sequence.")
         .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
-    Builtin::new("dedupe", Range(0, 1), Sequence, dedupe)
+    Builtin::new("dedupe", Range(0, 1), Sequence, dedupe).lazy()
         .doc("Items without consecutive repeats.")
         .ex(&[("(dedupe [1 1 2 1])", "[1 2 1]")]),
     Builtin::new("distinct-by", Exact(2), Sequence, distinct_by)
         .ext()
         .doc("Items whose (f item) was not seen before.")
         .ex(&[("(distinct-by :id [{:id 1 :v 1} {:id 1 :v 2}])", "[{:id 1 :v 1}]")]),
-    Builtin::new("partition-by", Exact(2), Sequence, partition_by)
+    Builtin::new("partition-by", Exact(2), Sequence, partition_by).lazy()
         .doc("Splits into runs with the same (f item).")
         .ex(&[("(partition-by odd? [1 3 2 4 5])", "[[1 3] [2 4] [5]]")]),
-    Builtin::new("keep-indexed", Exact(2), Sequence, keep_indexed)
+    Builtin::new("keep-indexed", Exact(2), Sequence, keep_indexed).lazy()
         .doc("Non-nil results of (f index item).")
         .ex(&[("(keep-indexed (fn [i x] (when (odd? i) x)) [:a :b :c])", "[:b]")]),
     Builtin::new("find", Exact(2), Collection, find)
@@ -155,10 +156,10 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("tree-seq", Exact(3), Sequence, tree_seq)
         .doc("Depth-first nodes of a tree: (tree-seq branch? children root).")
         .ex(&[("(tree-seq vector? identity [1 [2]])", "[[1 [2]] 1 [2] 2]")]),
-    Builtin::new("reductions", Range(2, 3), Sequence, reductions)
+    Builtin::new("reductions", Range(2, 3), Sequence, reductions).lazy()
         .doc("The intermediate results of a reduce, as a vector.")
         .ex(&[("(reductions + [1 2 3])", "[1 3 6]"), ("(reductions + 10 [1 2])", "[10 11 13]")]),
-    Builtin::new("take-nth", Exact(2), Sequence, take_nth)
+    Builtin::new("take-nth", Exact(2), Sequence, take_nth).lazy()
         .doc("Every nth item, starting with the first.")
         .ex(&[("(take-nth 2 [1 2 3 4 5])", "[1 3 5]")]),
     Builtin::new("rseq", Exact(1), Sequence, rseq)
@@ -288,6 +289,9 @@ fn is_char(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn always_false(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
     b(false)
 }
+fn is_symbol(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Symbol(_)))
+}
 fn is_rational(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(matches!(a[0], Value::Int(_)))
 }
@@ -363,9 +367,9 @@ fn not_every(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     }
     b(false)
 }
-fn not_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+fn not_empty(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if crate::lazy::as_lazy(&a[0]).is_some() {
-        return Ok(std::mem::take(&mut a[0]));
+        return crate::lazy::nil_if_empty(cx, std::mem::take(&mut a[0]));
     }
     match seq_len(&a[0]) {
         Some(0) => Ok(Value::Nil),
@@ -390,6 +394,9 @@ fn butlast(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn drop_last(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (n, coll) = if a.len() == 2 { (int_arg("drop-last", &a[0])?, &a[1]) } else { (1, &a[0]) };
+    if let Some(l) = crate::lazy::as_lazy(coll) {
+        return crate::lazy::drop_last(n.max(0) as usize, l);
+    }
     let mut v = all(cx, "drop-last", coll)?;
     v.truncate(v.len().saturating_sub(n.max(0) as usize));
     out_vec(cx, v)
@@ -412,7 +419,8 @@ fn fnext(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn tail(cx: &mut BuiltinContext, v: &Value, n: usize, fname: &str, nil_when_empty: bool) -> EvalResult {
     // an infinite sequence stays lazy: its items from n on
     if let Some(l) = crate::lazy::as_lazy(v) {
-        return crate::lazy::drop(n, l);
+        let rest = crate::lazy::drop(n, l)?;
+        return if nil_when_empty { crate::lazy::nil_if_empty(cx, rest) } else { Ok(rest) };
     }
     cx.charge(super::materialized_cost(v))?;
     let rest: Vec<Value> = seq_iter(fname, v)?.skip(n).collect();
@@ -625,6 +633,9 @@ fn dedupe(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if a.is_empty() {
         return Ok(super::transducers::xf_dedupe());
     }
+    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+        return crate::lazy::dedupe(l);
+    }
     let mut out: Vec<Value> = Vec::new();
     for item in seq_iter("dedupe", &a[0])? {
         if out.last().is_none_or(|l| !l.equiv(&item)) {
@@ -651,6 +662,9 @@ fn distinct_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn partition_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = super::by_key(&a[0]);
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        return crate::lazy::partition_by(f, l);
+    }
     let mut out: Vec<Value> = Vec::new();
     let mut run: Vec<Value> = Vec::new();
     let mut last: Option<Value> = None;
@@ -777,11 +791,19 @@ fn repeat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     cx.tick(n)?;
     Ok(Value::vector((0..n).map(|_| a[1].clone())))
 }
+/// Nodes `tree-seq` walks at once; a bigger (or infinite) tree becomes a lazy sequence
+/// walked again one node at a time, so `(take n (tree-seq ...))` of an endless tree works.
+const TREE_SEQ_EAGER_NODES: usize = 10_000;
+
 fn tree_seq(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (branch, children) = (a[0].clone(), a[1].clone());
+    let root = a[2].clone();
     let mut out = Vec::new();
     let mut stack = vec![std::mem::take(&mut a[2])];
     while let Some(node) = stack.pop() {
+        if out.len() >= TREE_SEQ_EAGER_NODES {
+            return Ok(crate::lazy::tree_seq(branch, children, root));
+        }
         cx.tick(1)?;
         cx.charge(cost::ELEM)?;
         out.push(node.clone());
@@ -1093,6 +1115,9 @@ fn prewalk_replace(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn reductions(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
     let (init, coll) = if a.len() == 3 { (Some(a[1].clone()), &a[2]) } else { (None, &a[1]) };
+    if let Some(l) = crate::lazy::as_lazy(coll) {
+        return crate::lazy::reductions(f, init, l);
+    }
     let mut items = seq_iter("reductions", coll)?;
     let mut acc = match init.or_else(|| items.next()) {
         Some(v) => v,

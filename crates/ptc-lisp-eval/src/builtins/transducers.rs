@@ -42,12 +42,14 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("x wrapped as (reduced x) unless it already is.")
         .ex(&[("(reduced? (ensure-reduced 1))", "true")]),
     Builtin::new("transduce", Range(3, 4), Sequence, transduce)
+        .lazy()
         .doc(
             "(transduce xform f init? coll): reduces coll with (xform f), then calls (f result); init defaults to (f).",
         )
         .ex(&[("(transduce (map inc) + [1 2 3])", "9"), ("(transduce (filter odd?) + 10 [1 2 3])", "14")]),
     Builtin::new("sequence", Range(1, 2), Sequence, sequence)
-        .doc("(sequence coll) as a vector; (sequence xform coll) applies a transducer.")
+        .lazy()
+        .doc("(sequence coll) as a vector; (sequence xform coll) applies a transducer (lazily over a lazy sequence).")
         .ex(&[("(sequence (comp (map inc) (filter even?)) [1 2 3])", "[2 4]")]),
     Builtin::new("eduction", AtLeast(1), Sequence, eduction)
         .doc("(eduction xform* coll): coll through the transducers, as a vector.")
@@ -168,6 +170,12 @@ pub fn into_with(cx: &mut BuiltinContext, to: Value, xform: &Value, from: &Value
     cx.apply(&xrf, &mut [acc])
 }
 
+/// The reducing function a transducer makes of `conj`: what `sequence` pulls a lazy
+/// source through, one item onto an empty vector at a time.
+pub fn transducer_over_vectors(cx: &mut BuiltinContext, xform: &Value) -> EvalResult {
+    apply_xform(cx, xform, conj_rf())
+}
+
 fn apply_xform(cx: &mut BuiltinContext, xform: &Value, rf: Value) -> EvalResult {
     let xrf = cx.apply(xform, &mut [rf])?;
     if !matches!(xrf, Value::Func(_)) {
@@ -196,6 +204,12 @@ fn transduce(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn sequence(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match a {
+        // a lazy sequence stays lazy: its items as they are asked for
+        [coll] if lazy::as_lazy(coll).is_some() => Ok(std::mem::take(coll)),
+        [xform, coll] if lazy::as_lazy(coll).is_some() => match lazy::as_lazy(coll) {
+            Some(l) => lazy::xform(std::mem::take(xform), l),
+            None => Ok(Value::Nil),
+        },
         [coll] => {
             cx.charge(super::materialized_cost(coll))?;
             let items: PVector = seq_iter("sequence", coll)?.collect();
