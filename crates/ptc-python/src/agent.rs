@@ -17,7 +17,7 @@ use std::time::Duration;
 use ptc_lisp_eval::Cancel as EvalCancel;
 use ptc_subagent::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, MemoryStrategy, Mode, MultipleCodeBlocks,
-    SubAgent as RustAgent, SubAgentBuilder, SystemPrompt, Tool as AgentTool, ToolContext, ToolError, ValidationMode,
+    SubAgent as RustAgent, SubAgentBuilder, SystemPrompt, TokenUsage, Tool as AgentTool, ToolContext, ToolError, ValidationMode,
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -94,7 +94,27 @@ fn response_from(obj: &Bound<'_, PyAny>) -> Result<LlmResponse, LlmError> {
         return Err(bad(format!("a {type_name}")));
     }
     let json = convert::to_json(obj, "the model's answer").map_err(|e| bad(e.to_string()))?;
-    serde_json::from_value(json).map_err(|e| bad(format!("a dict that does not fit ({e})")))
+    let mut response = LlmResponse::default();
+    match json.get("content") {
+        None | Some(Json::Null) => {}
+        Some(Json::String(s)) => response.content = s.clone(),
+        Some(_) => return Err(bad("a dict whose content is not a str".to_string())),
+    }
+    if let Some(calls) = json.get("tool_calls").filter(|c| !c.is_null()) {
+        response.tool_calls =
+            serde_json::from_value(calls.clone()).map_err(|e| bad(format!("a dict with malformed tool_calls ({e})")))?;
+    }
+    if let Some(usage) = json.get("usage").filter(|u| !u.is_null()) {
+        let tokens = |k: &str| usage.get(k).and_then(Json::as_u64).unwrap_or(0);
+        response.usage = TokenUsage {
+            input: tokens("input"),
+            output: tokens("output"),
+            cache_read: tokens("cache_read"),
+            cache_write: tokens("cache_write"),
+        };
+    }
+    response.model = json.get("model").and_then(Json::as_str).map(str::to_string);
+    Ok(response)
 }
 
 impl Llm for PyLlm {

@@ -92,7 +92,7 @@ class Step:
         f = d.get("fail")
         return cls(
             status=d.get("status", "error"),
-            return_value=d.get("return_value"),
+            return_value=d.get("return"),
             fail=Fail(f["reason"], f["message"], f.get("op"), f.get("details")) if f else None,
             memory=d.get("memory") or {},
             usage=d.get("usage") or {},
