@@ -17,7 +17,8 @@ use std::time::Duration;
 use ptc_lisp_eval::Cancel as EvalCancel;
 use ptc_subagent::{
     BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, MemoryStrategy, Mode, MultipleCodeBlocks,
-    SubAgent as RustAgent, SubAgentBuilder, SystemPrompt, TokenUsage, Tool as AgentTool, ToolContext, ToolError, ValidationMode,
+    SubAgent as RustAgent, SubAgentBuilder, SystemPrompt, TokenUsage, Tool as AgentTool, ToolContext, ToolError,
+    ValidationMode,
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -101,8 +102,8 @@ fn response_from(obj: &Bound<'_, PyAny>) -> Result<LlmResponse, LlmError> {
         Some(_) => return Err(bad("a dict whose content is not a str".to_string())),
     }
     if let Some(calls) = json.get("tool_calls").filter(|c| !c.is_null()) {
-        response.tool_calls =
-            serde_json::from_value(calls.clone()).map_err(|e| bad(format!("a dict with malformed tool_calls ({e})")))?;
+        response.tool_calls = serde_json::from_value(calls.clone())
+            .map_err(|e| bad(format!("a dict with malformed tool_calls ({e})")))?;
     }
     if let Some(usage) = json.get("usage").filter(|u| !u.is_null()) {
         let tokens = |k: &str| usage.get(k).and_then(Json::as_u64).unwrap_or(0);

@@ -7,7 +7,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 def python_blocks(text):
-    return re.findall(r"```python\n(.*?)```", text, re.S)
+    # a block ends at a fence at the start of a line (fences inside strings do not count)
+    return re.findall(r"^```python\n(.*?)^```[ \t]*$", text, re.S | re.M)
 
 
 def section(text, heading):
