@@ -17,6 +17,7 @@ mod load;
 mod msrv;
 mod prompts;
 mod providers;
+mod python;
 mod release;
 mod snapshots;
 mod version;
@@ -26,8 +27,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   ci            fmt --check, clippy -D warnings, tests (failing on a pending snapshot), the
                 feature matrix, rust-version, generated docs, prompt budgets, conformance
-                against real Clojure, MCP interop when python3 and npm are there, every fuzz
-                target for 25 s
+                against real Clojure, the Python package's pytest suite, MCP interop when
+                python3 and npm are there, every fuzz target for 25 s
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
                 (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
@@ -46,6 +47,8 @@ commands:
                 (--hostile: 60 s of memory bombs, deep data and closures, 1 MB contexts; fails on
                 a crash, an error other than a limit's, /health p99 >= 100 ms or RSS > 2x idle)
   prompts       each prompt card's size against its byte budget (fails over budget)
+  python        build the ptc_runner Python package into target/python-venv (maturin, pytest
+                from the package index) and run its pytest suite [--release] [pytest args]
   features      only the feature matrix of ci (clippy of each provider feature alone, none, all...)
   msrv          only the rust-version check of ci (every dependency, the workflow, the READMEs)
   release       <major|minor|patch|X.Y.Z> [--skip-ci] [--execute]: bump, changelog, semver-checks,
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Some("interop-upstreams") => interop::run_upstreams_only(&root()),
         Some("interop-sessions") => interop::run_sessions_only(&root()),
         Some("features") => providers::feature_matrix(&cargo()),
+        Some("python") => python::run(&root(), &args[1..]),
         Some("msrv") => msrv::check(&root(), &cargo()),
         Some("release") => release::run(&args[1..]),
         Some("snapshots") => snapshots::run(&args[1..]),
@@ -155,6 +159,8 @@ fn ci() -> Result<()> {
     prompts::run(&root())?;
     eprintln!("==> the shell blocks of the README and docs/");
     doc_blocks::run(&root())?;
+    eprintln!("==> the Python package (maturin, pytest)");
+    python::run(&root(), &[])?;
     eprintln!("==> conformance against real Clojure");
     conformance::run(&root())?;
     if interop::available() {
