@@ -196,6 +196,20 @@ def main() -> int:
         ("CPython `exec(source)` (compile + run)", per_call_us(lambda: exec(TINY_PY), budget)),
     ]
     assert default_engine.run(tiny_program).value == 3
+
+    def in_batch(n: int = 20_000) -> float:
+        def loop() -> None:
+            for _ in range(n):
+                default_engine.run(tiny_program)
+
+        samples = []
+        for _ in range(7):
+            t = time.perf_counter()
+            default_engine.batch(loop)
+            samples.append((time.perf_counter() - t) / n * 1e6)
+        return statistics.median(samples)
+
+    tiny.insert(1, ("ptc_runner `Engine.run(program)` inside `Engine.batch` (no hand-off per run)", in_batch()))
     if monty:
         assert monty.tiny() == 3
         tiny.append((f"pydantic-monty {monty.version} `feed_run(source)`", per_call_us(monty.tiny, budget)))

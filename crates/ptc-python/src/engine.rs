@@ -402,6 +402,22 @@ impl Engine {
         self.start_async(py, program, context, tools, signature, cancel, true)
     }
 
+    /// Calls `fn()` on a run thread of the engine's pool and returns what it returns. Every
+    /// run `fn` makes (with any engine) happens inline on that thread, with no hand-off
+    /// between threads per run: for loops of many small runs. The batch holds its run
+    /// thread until `fn` returns.
+    fn batch(&self, py: Python<'_>, func: Py<PyAny>) -> PyResult<Py<PyAny>> {
+        let engine = self.engine.clone();
+        let result = py.detach(|| engine.batch(|| Python::attach(|py| func.bind(py).call0().map(Bound::unbind))));
+        match result {
+            Ok(returned) => returned,
+            Err(e) => {
+                let out = outcome_to_py(py, EvalOutcome::failure(e, Default::default()))?;
+                Err(error_for(&out))
+            }
+        }
+    }
+
     /// `try_run` awaited on the running event loop.
     #[pyo3(signature = (program, context=None, tools=None, signature=None, cancel=None))]
     fn try_run_async<'py>(
