@@ -21,12 +21,12 @@
 //! `--latency` runs only the in-process, MCP and many-missions figures and replaces that section
 //! of `docs/performance.md`, leaving the committed whole-process tables as they are.
 
-mod data;
+pub(crate) mod data;
 mod latency;
 mod measure;
 mod peers;
 mod report;
-mod workloads;
+pub(crate) mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -48,7 +48,9 @@ commands:
                 a crash, an error other than a limit's, /health p99 >= 100 ms or RSS > 2x idle)
   prompts       each prompt card's size against its byte budget (fails over budget)
   python        build the ptc_runner Python package into target/python-venv (maturin, pytest
-                from the package index) and run its pytest suite [--release] [pytest args]
+                from the package index) and run its pytest suite [--release] [pytest args];
+                --bench [--quick]: ptc_runner beside pydantic-monty, smolagents and CPython
+                exec in one Python process (tiny program and the agent workloads)
   features      only the feature matrix of ci (clippy of each provider feature alone, none, all...)
   msrv          only the rust-version check of ci (every dependency, the workflow, the READMEs)
   release       <major|minor|patch|X.Y.Z> [--skip-ci] [--execute]: bump, changelog, semver-checks,

@@ -5,7 +5,14 @@
 //! (`maturin develop`, the debug profile that `cargo test` already built the workspace
 //! crates in), and pytest runs `crates/ptc-python/tests` — which also runs the Python
 //! examples of the README's "From Python" section and of `docs/python.md`.
-//! `--release` builds the extension optimised (for `crates/ptc-python/bench/side_by_side.py`).
+//! `--release` builds the extension optimised.
+//!
+//! `--bench [--quick]` runs `crates/ptc-python/bench/side_by_side.py` in one Python
+//! process: a tiny program and the canonical context-fed phrasing of each agent workload
+//! of `cargo xtask bench` (the programs and data generators are that bench's, at a tenth of
+//! their size) through `ptc_runner` with a release build, beside pydantic-monty,
+//! smolagents' `LocalPythonExecutor` and CPython `exec` running the workload's Python
+//! program; it prints a Markdown section for `docs/performance.md`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,8 +80,11 @@ pub fn build(root: &Path, release: bool) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask python [--release] [pytest args...]`.
+/// `cargo xtask python [--release] [pytest args...]`, or `--bench [--quick]`.
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    if args.iter().any(|a| a == "--bench") {
+        return bench(root, args.iter().any(|a| a == "--quick"));
+    }
     let release = args.iter().any(|a| a == "--release");
     let pytest_args: Vec<&str> = args.iter().filter(|a| *a != "--release").map(String::as_str).collect();
     let started = std::time::Instant::now();
@@ -85,4 +95,56 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     crate::step("pytest crates/ptc-python/tests", &python.display().to_string(), &cmd)?;
     eprintln!("    python package: {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The workloads at a tenth of their size: in one process every interpreter runs each one
+/// several times, and the slowest peers are 100× CPython.
+fn scaled(data: crate::bench::data::DataSet) -> crate::bench::data::DataSet {
+    use crate::bench::data::DataSet;
+    match data {
+        DataSet::Orders(n) => DataSet::Orders(n / 10),
+        DataSet::Text(n) => DataSet::Text(n / 10),
+        DataSet::Logs(n) => DataSet::Logs(n / 10),
+        DataSet::Join(n, m) => DataSet::Join(n / 10, m / 10),
+        DataSet::Size(n) => DataSet::Size(n / 10),
+        DataSet::Events(n) => DataSet::Events(n / 10),
+    }
+}
+
+/// `cargo xtask python --bench`: writes the workloads (programs and data) to
+/// `target/python-bench/` and runs the side-by-side script on them.
+fn bench(root: &Path, quick: bool) -> Result<()> {
+    use crate::bench::workloads::{self, Source};
+    let python = ensure_venv(&["pydantic-monty", "smolagents"])?;
+    build(root, true)?;
+    let dir = crate::target_dir().join("python-bench");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut manifest = Vec::new();
+    for w in workloads::all() {
+        let Some(lisp) = w.phrasings.iter().find(|p| p.source == Source::Context) else { continue };
+        let (_, python_file) = w.baseline(Source::Context);
+        // the program without its first two lines (`import json, sys`, the json.load)
+        let body = python_file.splitn(3, '\n').nth(2).unwrap_or("").to_string();
+        let data = scaled(w.data);
+        let context = data.ensure(&dir)?;
+        manifest.push(serde_json::json!({
+            "id": w.id,
+            "title": w.title,
+            "phrasing": lisp.name,
+            "lisp": lisp.lisp,
+            "python": format!("import json\n{body}"),
+            "context": context.display().to_string(),
+            "data": format!("{data:?}"),
+        }));
+    }
+    let path = dir.join("manifest.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&manifest)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let script = root.join("crates/ptc-python/bench/side_by_side.py");
+    let mut args = vec![script.display().to_string(), path.display().to_string()];
+    if quick {
+        args.push("--quick".to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    crate::step("side by side in one Python process", &python.display().to_string(), &args)
 }

@@ -8,7 +8,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context as TaskContext, Poll};
 
 use ptc_lisp_eval::{
     Cancel as EvalCancel, CompileEnv, Engine as EvalEngine, EvalPool, Limits, Outcome as EvalOutcome, PoolOptions,
@@ -46,6 +46,59 @@ impl Cancel {
     #[getter]
     fn cancelled(&self) -> bool {
         self.inner.is_cancelled()
+    }
+}
+
+/// A run's context converted once: give it to many runs and none of them converts the
+/// Python objects again (a large context costs its conversion on every run otherwise).
+///
+/// `Context(dict)` converts a dict (each key becomes `data/<key>`);
+/// `Context.from_json(text)` parses JSON text straight into values, without Python
+/// objects in between.
+#[pyclass(module = "ptc_runner._native", frozen)]
+pub(crate) struct Context {
+    pub(crate) map: Arc<ptc_lisp_eval::value::PMap>,
+}
+
+#[pymethods]
+impl Context {
+    #[new]
+    fn py_new(data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(Context { map: convert::context_map(Some(data))? })
+    }
+
+    /// Parses a JSON object (str or bytes) into a context; `max_bytes` caps what the
+    /// loaded values may take (default: no cap).
+    #[staticmethod]
+    #[pyo3(signature = (text, max_bytes=None))]
+    fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>, max_bytes: Option<u64>) -> PyResult<Self> {
+        let owned: String = if let Ok(s) = text.cast::<PyString>() {
+            s.to_str()?.to_string()
+        } else if let Ok(b) = text.extract::<Vec<u8>>() {
+            String::from_utf8(b).map_err(|_| PyValueError::new_err("the context is not valid UTF-8"))?
+        } else {
+            return Err(PyTypeError::new_err("from_json takes the JSON text as str or bytes"));
+        };
+        let parsed = py.detach(|| ptc_lisp_eval::json::parse_context(&owned, max_bytes.unwrap_or(u64::MAX)));
+        parsed.map(|m| Context { map: Arc::new(m) }).map_err(PyValueError::new_err)
+    }
+
+    /// The context's keys (the `data/` names).
+    fn keys(&self) -> Vec<String> {
+        self.map.keys().map(|k| k.as_str().map_or_else(|| ptc_lisp_eval::to_clojure(k), str::to_string)).collect()
+    }
+
+    /// The context back as a dict of plain Python values.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_py(py, &Value::Map(self.map.clone()))
+    }
+
+    fn __len__(&self) -> usize {
+        self.map.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Context({})", self.keys().join(", "))
     }
 }
 
@@ -333,7 +386,9 @@ impl Engine {
         let tools = tool_set(tools)?;
         let mut keys: Vec<String> = Vec::new();
         if let Some(ctx) = context.filter(|c| !c.is_none()) {
-            if let Ok(d) = ctx.cast::<PyDict>() {
+            if let Ok(c) = ctx.cast::<Context>() {
+                keys = c.get().keys();
+            } else if let Ok(d) = ctx.cast::<PyDict>() {
                 for k in d.keys() {
                     keys.push(k.extract()?);
                 }
@@ -402,6 +457,22 @@ impl Engine {
         self.start_async(py, program, context, tools, signature, cancel, true)
     }
 
+    /// Calls `fn()` on a run thread of the engine's pool and returns what it returns. Every
+    /// run `fn` makes (with any engine) happens inline on that thread, with no hand-off
+    /// between threads per run: for loops of many small runs. The batch holds its run
+    /// thread until `fn` returns.
+    fn batch(&self, py: Python<'_>, func: Py<PyAny>) -> PyResult<Py<PyAny>> {
+        let engine = self.engine.clone();
+        let result = py.detach(|| engine.batch(|| Python::attach(|py| func.bind(py).call0().map(Bound::unbind))));
+        match result {
+            Ok(returned) => returned,
+            Err(e) => {
+                let out = outcome_to_py(py, EvalOutcome::failure(e, Default::default()))?;
+                Err(error_for(&out))
+            }
+        }
+    }
+
     /// `try_run` awaited on the running event loop.
     #[pyo3(signature = (program, context=None, tools=None, signature=None, cancel=None))]
     fn try_run_async<'py>(
@@ -449,7 +520,11 @@ impl Engine {
             })?),
             None => None,
         };
-        let input = RunInput { context: convert::context_map(context)?, ..RunInput::default() };
+        let context = match context.map(|c| c.cast::<Context>()) {
+            Some(Ok(c)) => c.get().map.clone(),
+            _ => convert::context_map(context)?,
+        };
+        let input = RunInput { context, ..RunInput::default() };
         Ok(Prepared {
             program: compiled,
             source,
@@ -509,7 +584,7 @@ impl Engine {
         });
         // a pool that refused the run says so at once (saturated, no thread)
         let mut spawned = std::pin::pin!(spawned);
-        if let Poll::Ready(Err(e)) = spawned.as_mut().poll(&mut Context::from_waker(std::task::Waker::noop())) {
+        if let Poll::Ready(Err(e)) = spawned.as_mut().poll(&mut TaskContext::from_waker(std::task::Waker::noop())) {
             let out = outcome_to_py(py, EvalOutcome::failure(e, Default::default()))?;
             return Err(error_for(&out));
         }

@@ -41,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::Program>()?;
     m.add_class::<engine::Outcome>()?;
     m.add_class::<engine::Cancel>()?;
+    m.add_class::<engine::Context>()?;
     m.add_class::<tools::Tool>()?;
     m.add_class::<agent::SubAgent>()?;
     m.add_function(wrap_pyfunction!(engine::limits_table, m)?)?;

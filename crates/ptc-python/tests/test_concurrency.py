@@ -55,3 +55,30 @@ def test_one_engine_and_program_from_many_threads():
     with ThreadPoolExecutor(8) as pool:
         for i, values in enumerate(pool.map(work, range(16))):
             assert values == [sum(range(1, i + 1))] * 50
+
+
+def test_batch_runs_inline_on_a_pool_thread():
+    engine = ptc_runner.Engine()
+    program = engine.compile("(* 2 data/x)", context=["x"])
+    caller = threading.get_ident()
+
+    def many():
+        return threading.get_ident(), [engine.run(program, {"x": i}).value for i in range(100)]
+
+    ident, values = engine.batch(many)
+    assert ident != caller
+    assert values == [2 * i for i in range(100)]
+
+
+def test_batch_passes_exceptions_through():
+    engine = ptc_runner.Engine()
+
+    def fails():
+        engine.run("(")
+
+    try:
+        engine.batch(fails)
+    except ptc_runner.ParseError:
+        pass
+    else:
+        raise AssertionError("the ParseError raised inside the batch was lost")

@@ -85,3 +85,21 @@ def test_return_is_marked():
     out = ptc_runner.run("(return 5) 6")
     assert out.value == 5 and out.returned
     assert out.envelope()["returned"] is True
+
+
+def test_context_converted_once_serves_many_runs():
+    ctx = ptc_runner.Context({"orders": [{"amount": 2}, {"amount": 3}], "k": "v"})
+    assert sorted(ctx.keys()) == ["k", "orders"] and len(ctx) == 2
+    engine = ptc_runner.Engine()
+    program = engine.compile("(reduce + (map :amount data/orders))", context=ctx)
+    assert [engine.run(program, ctx).value for _ in range(3)] == [5, 5, 5]
+    assert ctx.to_dict() == {"orders": [{"amount": 2}, {"amount": 3}], "k": "v"}
+
+
+def test_context_from_json_text():
+    ctx = ptc_runner.Context.from_json(b'{"xs": [1, 2, 3], "name": "n"}')
+    assert ptc_runner.run("(count data/xs)", ctx).value == 3
+    with pytest.raises(ValueError, match="must be a JSON object"):
+        ptc_runner.Context.from_json("[1, 2]")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        ptc_runner.Context.from_json("{")

@@ -59,7 +59,7 @@ from ._errors import (
     UnsupportedMethodError,
     ValidationError,
 )
-from ._native import Cancel, Engine, Outcome, Program, Tool, limits_table
+from ._native import Cancel, Context, Engine, Outcome, Program, Tool, limits_table
 
 __version__: str = _native.__version__
 
@@ -76,7 +76,7 @@ def _engine(limits: Mapping[str, int | None] | None) -> Engine:
 
 def run(
     program: str | Program,
-    context: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | Context | None = None,
     tools: Tools = None,
     limits: Mapping[str, int | None] | None = None,
     signature: str | None = None,
@@ -93,7 +93,7 @@ def run(
 
 def try_run(
     program: str | Program,
-    context: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | Context | None = None,
     tools: Tools = None,
     limits: Mapping[str, int | None] | None = None,
     signature: str | None = None,
@@ -108,7 +108,7 @@ def try_run(
 
 async def run_async(
     program: str | Program,
-    context: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | Context | None = None,
     tools: Tools = None,
     limits: Mapping[str, int | None] | None = None,
     signature: str | None = None,
@@ -122,7 +122,7 @@ async def run_async(
 
 async def try_run_async(
     program: str | Program,
-    context: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | Context | None = None,
     tools: Tools = None,
     limits: Mapping[str, int | None] | None = None,
     signature: str | None = None,
@@ -142,6 +142,7 @@ __all__ = [
     "Program",
     "Outcome",
     "Cancel",
+    "Context",
     "Tool",
     "Tools",
     "limits_table",

@@ -15,6 +15,16 @@ class Cancel:
     @property
     def cancelled(self) -> bool: ...
 
+class Context:
+    """A run's context converted once (``Context(dict)``, ``Context.from_json(text)``)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None: ...
+    @staticmethod
+    def from_json(text: str | bytes, max_bytes: int | None = None) -> Context: ...
+    def keys(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __len__(self) -> int: ...
+
 class Tool:
     """A Python function offered to programs as ``tool/<name>``."""
 
@@ -80,12 +90,12 @@ class Engine:
     @property
     def limits(self) -> dict[str, int | None]: ...
     def compile(
-        self, source: str, tools: _ToolsArg = None, context: Mapping[str, Any] | Sequence[str] | None = None
+        self, source: str, tools: _ToolsArg = None, context: Mapping[str, Any] | Context | Sequence[str] | None = None
     ) -> Program: ...
     def run(
         self,
         program: str | Program,
-        context: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | Context | None = None,
         tools: _ToolsArg = None,
         signature: str | None = None,
         cancel: Cancel | None = None,
@@ -93,7 +103,7 @@ class Engine:
     def try_run(
         self,
         program: str | Program,
-        context: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | Context | None = None,
         tools: _ToolsArg = None,
         signature: str | None = None,
         cancel: Cancel | None = None,
@@ -101,7 +111,7 @@ class Engine:
     def run_async(
         self,
         program: str | Program,
-        context: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | Context | None = None,
         tools: _ToolsArg = None,
         signature: str | None = None,
         cancel: Cancel | None = None,
@@ -109,11 +119,13 @@ class Engine:
     def try_run_async(
         self,
         program: str | Program,
-        context: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | Context | None = None,
         tools: _ToolsArg = None,
         signature: str | None = None,
         cancel: Cancel | None = None,
     ) -> Awaitable[Outcome]: ...
+
+    def batch(self, func: Callable[[], Any]) -> Any: ...
 
 class SubAgent:
     def __init__(self, prompt: str, **options: Any) -> None: ...
