@@ -523,17 +523,19 @@ pub(super) fn tree(step: &Step) -> String {
             (Some(v), None) => format!("=> {}", brief(&v.to_string(), 80)),
             (None, None) => "ok".into(),
         };
-        out.push_str(&format!("{pad}{label} · {} turn(s) · {outcome}\n", step.usage.turns));
+        out.push_str(&format!("{pad}{label} · {} turn(s) · {outcome}\n", step.own_usage().turns));
         for c in &step.children {
             let name = c.step.name.as_deref().unwrap_or(&c.tool);
             walk(&c.step, &format!("turn {} → tool/{} ({name})", c.turn, c.tool), depth + 1, out);
         }
     }
+    // each step's own share: `usage` already counts the nested runs of its turns
     fn total(step: &Step, acc: &mut (u32, u32, u64, u64)) {
-        acc.0 += step.usage.turns;
-        acc.1 += step.usage.llm_requests;
-        acc.2 += step.usage.input_tokens;
-        acc.3 += step.usage.output_tokens;
+        let own = step.own_usage();
+        acc.0 += own.turns;
+        acc.1 += own.llm_requests;
+        acc.2 += own.input_tokens;
+        acc.3 += own.output_tokens;
         for c in &step.children {
             total(&c.step, acc);
         }
