@@ -6,7 +6,7 @@
 
 mod native;
 
-pub use native::{native_name, native_tools};
+pub use native::{NativeCalls, native_name, native_tools, native_tools_recorded};
 
 mod task;
 
