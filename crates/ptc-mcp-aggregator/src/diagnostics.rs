@@ -173,7 +173,20 @@ impl Diagnostics {
 
     /// Records one finished call: in the ring (with `--debug-tool`) and as a trace file
     /// (with `--trace-dir`). Returns the request id.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn record(&self, start: CallStart, payload: &CallPayload, took: Duration) -> u64 {
+        self.record_with(start, payload, took, None)
+    }
+
+    /// [`record`](Self::record) with a `lisp_task` call's planner previews
+    /// (`--agentic-trace-prompts`), scrubbed like the rest.
+    pub(crate) fn record_with(
+        &self,
+        start: CallStart,
+        payload: &CallPayload,
+        took: Duration,
+        planner: Option<Json>,
+    ) -> u64 {
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         let request_id = format!("req-{id}");
         let structured = payload.structured.as_ref();
@@ -200,6 +213,9 @@ impl Diagnostics {
         }
         if let Some(m) = structured.and_then(|s| s.get("ptc_metrics")) {
             rec["ptc_metrics"] = m.clone();
+        }
+        if let Some(p) = planner {
+            rec["planner_prompts"] = p;
         }
         // one last pass over everything that came from programs and upstreams
         let text = (self.scrub)(&rec.to_string());

@@ -204,35 +204,49 @@ impl PtcServer {
         args: Option<Map<String, Json>>,
         cancel: tokio_util::sync::CancellationToken,
     ) -> CallPayload {
+        self.call_lisp_task_traced(args, cancel).await.0
+    }
+
+    /// [`call_lisp_task`](Self::call_lisp_task) with the planner previews for the trace
+    /// (`--agentic-trace-prompts`).
+    async fn call_lisp_task_traced(
+        &self,
+        args: Option<Map<String, Json>>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> (CallPayload, Option<Json>) {
         let profile = self.config.response_profile;
         let Some(task) = self.agentic.clone() else {
-            return envelope::error("unknown_tool", "lisp_task is offered only with --agentic", None, &[], profile);
+            return (
+                envelope::error("unknown_tool", "lisp_task is offered only with --agentic", None, &[], profile),
+                None,
+            );
         };
         if self.shutting_down.load(Ordering::SeqCst) {
-            return envelope::error("shutting_down", "the server is shutting down", None, &[], profile);
+            return (envelope::error("shutting_down", "the server is shutting down", None, &[], profile), None);
         }
         let permit = match self.acquire_slot(&cancel).await {
             Ok(p) => p,
-            Err(NoSlot::Busy(msg)) => return envelope::error("busy", &msg, None, &[], profile),
+            Err(NoSlot::Busy(msg)) => return (envelope::error("busy", &msg, None, &[], profile), None),
             Err(NoSlot::Cancelled) => {
-                return envelope::error(
+                let p = envelope::error(
                     "cancelled",
                     "the call was cancelled while it waited for a slot",
                     None,
                     &[],
                     profile,
                 );
+                return (p, None);
             }
         };
-        let payload = tokio::select! {
-            p = task.call(args, profile) => p,
-            _ = cancel.cancelled() => envelope::error("cancelled", "the client cancelled the task", None, &[], profile),
+        let answer = tokio::select! {
+            p = task.call_traced(args, profile) => p,
+            _ = cancel.cancelled() => (envelope::error("cancelled", "the client cancelled the task", None, &[], profile), None),
         };
         drop(permit);
         if self.calls_in_flight() == 0 {
             self.went_idle.notify_one();
         }
-        payload
+        answer
     }
 
     /// The configuration the server runs with.
@@ -653,14 +667,18 @@ impl ServerHandler for PtcServer {
         let debug_tool = self.config.diagnostics.debug_tool;
         let recorded = (self.diagnostics.active()
             && ((request.name == "lisp_eval" && !sessions)
+                || (request.name == "lisp_task" && self.agentic.is_some())
                 || (sessions && crate::session::is_session_tool(&request.name))))
         .then(|| crate::diagnostics::CallStart::new(&request.name, request.arguments.as_ref()));
+        let mut planner_trace = None;
         let payload = if debug_tool && request.name == "lisp_debug" {
             self.call_lisp_debug(request.arguments.as_ref())
         } else if request.name == "lisp_eval" && !sessions {
             self.call_lisp_eval(request.arguments, context.ct.clone()).await
         } else if request.name == "lisp_task" && self.agentic.is_some() {
-            self.call_lisp_task(request.arguments, context.ct.clone()).await
+            let (payload, traced) = self.call_lisp_task_traced(request.arguments, context.ct.clone()).await;
+            planner_trace = traced;
+            payload
         } else if sessions && crate::session::is_session_tool(&request.name) {
             let owner = caller(&context);
             self.call_session_tool(&request.name, owner, request.arguments, context.ct.clone()).await
@@ -677,7 +695,8 @@ impl ServerHandler for PtcServer {
         if let Some(start) = recorded {
             let (diagnostics, record, took) = (self.diagnostics.clone(), payload.clone(), started.elapsed());
             // trace files are written off the async threads
-            let _ = tokio::task::spawn_blocking(move || diagnostics.record(start, &record, took)).await;
+            let _ =
+                tokio::task::spawn_blocking(move || diagnostics.record_with(start, &record, took, planner_trace)).await;
         }
         Ok(CallToolResponse::Complete(to_result(payload)))
     }

@@ -89,7 +89,7 @@ pub struct McpArgs {
     #[command(flatten)]
     upstreams: UpstreamArgs,
     #[command(flatten)]
-    agentic: crate::agentic_flags::AgenticArgs,
+    agentic: Box<crate::agentic_flags::AgenticArgs>,
 }
 
 /// Operator diagnostics: `lisp_debug` and per-call traces.

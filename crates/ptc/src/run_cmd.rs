@@ -425,7 +425,8 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let step = runtime.block_on(agent.run_observed(llm, Some(observer)));
+    let mut step = runtime.block_on(agent.run_observed(llm, Some(observer.clone())));
+    upstreams::merge_native(&mut step, observer.as_ref());
     let shown = live.as_ref().and_then(|l| l.finish());
     if let Some(status) = command_tool::signal_status() {
         // SIGINT/SIGTERM/SIGHUP ended the run: its status, not the mission's

@@ -6,8 +6,10 @@
 
 mod native;
 
-pub use native::{native_name, native_tools};
+pub use native::{NativeCalls, native_name, native_tools, native_tools_recorded};
 
 mod task;
 
-pub use task::{AgenticError, AgenticOptions, LISP_TASK_CARD, MAX_TASK_BYTES, TaskTool};
+pub use task::{
+    AgenticError, AgenticOptions, LISP_TASK_CARD, MAX_PROMPT_SLOT_BYTES, MAX_TASK_BYTES, SubagentConfig, TaskTool,
+};

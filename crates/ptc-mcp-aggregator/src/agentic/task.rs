@@ -56,6 +56,91 @@ pub struct AgenticOptions {
     pub retry_turns: u32,
     /// Whether tools that may write are in the planner's view (false).
     pub allow_writes: bool,
+    /// Text before the generated planner system prompt (`--agentic-subagent-config`).
+    pub system_prefix: String,
+    /// Text after the generated planner system prompt.
+    pub system_suffix: String,
+    /// Whether `--trace-dir` traces and `lisp_debug` records of `lisp_task` calls carry
+    /// previews of the planner's prompts and answers (false: local debugging only).
+    pub trace_prompts: bool,
+    /// Byte cap of the generated capability summary in the tool description (800).
+    pub capability_summary_max_bytes: usize,
+    /// An operator's capability summary, used verbatim instead of the generated one.
+    pub capability_summary: Option<String>,
+}
+
+/// Largest `system_prompt.prefix` or `.suffix` of a subagent config, bytes.
+pub const MAX_PROMPT_SLOT_BYTES: usize = 4096;
+
+/// `--agentic-subagent-config FILE`: the planner options an operator may set in a file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubagentConfig {
+    /// Planner work turns (≥ 1).
+    pub max_turns: Option<u32>,
+    /// Extra correction turns.
+    pub retry_turns: Option<u32>,
+    /// Text before the generated system prompt.
+    pub prefix: String,
+    /// Text after it.
+    pub suffix: String,
+}
+
+impl SubagentConfig {
+    /// Reads the file's JSON. Allowed keys: `max_turns`, `retry_turns`, `system_prompt`
+    /// (`{prefix, suffix}`, each ≤ 4 KiB); any other key (the planner's tools, signature,
+    /// completion mode, trace context, `_private` keys...) is refused by name.
+    pub fn parse(text: &str) -> Result<SubagentConfig, String> {
+        let v: Json = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let Json::Object(m) = v else { return Err("must be a JSON object".into()) };
+        let mut c = SubagentConfig::default();
+        for (k, v) in &m {
+            match k.as_str() {
+                "max_turns" => match v.as_u64().filter(|n| (1..=u64::from(u32::MAX)).contains(n)) {
+                    Some(n) => c.max_turns = Some(n as u32),
+                    None => return Err("`max_turns` must be an integer of at least 1".into()),
+                },
+                "retry_turns" => match v.as_u64().filter(|n| *n <= u64::from(u32::MAX)) {
+                    Some(n) => c.retry_turns = Some(n as u32),
+                    None => return Err("`retry_turns` must be an integer of at least 0".into()),
+                },
+                "system_prompt" => {
+                    let Json::Object(sp) = v else {
+                        return Err(
+                            "`system_prompt` must be an object {\"prefix\": \"...\", \"suffix\": \"...\"}".into()
+                        );
+                    };
+                    for (sk, sv) in sp {
+                        let slot = match sk.as_str() {
+                            "prefix" => &mut c.prefix,
+                            "suffix" => &mut c.suffix,
+                            other => {
+                                return Err(format!(
+                                    "`system_prompt.{other}` is not allowed; only prefix and suffix wrap the planner's prompt (it cannot be replaced)"
+                                ));
+                            }
+                        };
+                        let Json::String(text) = sv else {
+                            return Err(format!("`system_prompt.{sk}` must be a string"));
+                        };
+                        if text.len() > MAX_PROMPT_SLOT_BYTES {
+                            return Err(format!(
+                                "`system_prompt.{sk}` is {} bytes, over the {MAX_PROMPT_SLOT_BYTES}-byte cap",
+                                text.len()
+                            ));
+                        }
+                        *slot = text.clone();
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "key `{other}` is not allowed (reserved or unsupported); the file may set max_turns, retry_turns and system_prompt {{prefix, suffix}}"
+                    ));
+                }
+            }
+        }
+        Ok(c)
+    }
 }
 
 impl AgenticOptions {
@@ -71,6 +156,11 @@ impl AgenticOptions {
             max_turns: 1,
             retry_turns: 0,
             allow_writes: false,
+            system_prefix: String::new(),
+            system_suffix: String::new(),
+            trace_prompts: false,
+            capability_summary_max_bytes: 800,
+            capability_summary: None,
         }
     }
 }
@@ -126,6 +216,15 @@ impl TaskTool {
                 return Err(AgenticError::Option(format!("{flag} must be more than 0")));
             }
         }
+        if let Some(text) = &options.capability_summary
+            && text.len() > options.capability_summary_max_bytes
+        {
+            return Err(AgenticError::Option(format!(
+                "--agentic-capability-summary: the file is {} bytes, over --agentic-capability-summary-max-bytes ({})",
+                text.len(),
+                options.capability_summary_max_bytes
+            )));
+        }
         let view = if options.allow_writes {
             upstreams.clone()
         } else {
@@ -169,7 +268,7 @@ impl TaskTool {
         let mut description =
             crate::server::card_body(LISP_TASK_CARD).replace("{{posture}}", posture).replace("{{limits}}", &limits);
         description.push_str("\n\n");
-        description.push_str(&self.view.catalog_text());
+        description.push_str(&self.capability_summary());
         let Json::Object(schema) = schema else { return Tool::new("lisp_task", description, Arc::new(Map::new())) };
         Tool::new("lisp_task", description, Arc::new(schema)).with_annotations(
             ToolAnnotations::new()
@@ -180,14 +279,68 @@ impl TaskTool {
         )
     }
 
+    /// What the tool description says the planner can reach: the operator's summary, or
+    /// the generated catalog cut to `capability_summary_max_bytes` at a line boundary.
+    pub fn capability_summary(&self) -> String {
+        if let Some(text) = &self.options.capability_summary {
+            return text.clone();
+        }
+        let mut full = String::from("Upstream tools the planner can use:");
+        for u in self.view.inner.upstreams.values() {
+            match self.view.inner.visible(u) {
+                Some(tools) => {
+                    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                    full.push_str(&format!("\n- {}: {}", u.name, names.join(", ")));
+                }
+                None => full.push_str(&format!("\n- {}: (its tools are listed on first use)", u.name)),
+            }
+        }
+        let max = self.options.capability_summary_max_bytes;
+        if full.len() <= max {
+            return full;
+        }
+        let note = "\n...(more tools)";
+        let budget = max.saturating_sub(note.len());
+        let mut out = String::new();
+        for line in full.lines() {
+            if out.len() + line.len() + 1 > budget {
+                break;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.truncate(out.trim_end().len());
+        out.push_str(note);
+        out
+    }
+
     /// Runs one task (the caller holds an evaluation slot).
     pub async fn call(&self, args: Option<Map<String, Json>>, profile: ResponseProfile) -> CallPayload {
+        self.call_traced(args, profile).await.0
+    }
+
+    /// [`call`](Self::call), also returning previews of the planner's prompts and answers
+    /// when `trace_prompts` is on (for the server's traces only; never sent to the client).
+    pub async fn call_traced(
+        &self,
+        args: Option<Map<String, Json>>,
+        profile: ResponseProfile,
+    ) -> (CallPayload, Option<Json>) {
         let started = Instant::now();
+        let task_text =
+            args.as_ref().and_then(|a| a.get("task")).and_then(Json::as_str).unwrap_or_default().to_string();
         let (prompt, context) = match parse_args(args) {
             Ok(p) => p,
-            Err(message) => return self.payload(error_body("args_error", &message), profile),
+            Err(message) => return (self.payload(error_body("args_error", &message), profile), None),
         };
-        let agent = SubAgent::builder(prompt)
+        let mut builder = SubAgent::builder(prompt);
+        if !self.options.system_prefix.is_empty() || !self.options.system_suffix.is_empty() {
+            builder = builder.system_prompt(ptc_subagent::SystemPrompt::Wrap {
+                prefix: self.options.system_prefix.clone(),
+                suffix: self.options.system_suffix.clone(),
+            });
+        }
+        let agent = builder
             .context(context)
             .max_turns(self.options.max_turns)
             .retry_turns(self.options.retry_turns)
@@ -201,7 +354,7 @@ impl TaskTool {
             .build();
         let agent = match agent {
             Ok(a) => a,
-            Err(e) => return self.payload(error_body("args_error", &e.to_string()), profile),
+            Err(e) => return (self.payload(error_body("args_error", &e.to_string()), profile), None),
         };
         let planner = Planner {
             inner: self.llm.clone(),
@@ -277,7 +430,30 @@ impl TaskTool {
             );
         }
         body.insert("ptc_metrics".into(), metrics);
-        self.payload(body, profile)
+        let traced = self.options.trace_prompts.then(|| {
+            let cut = |t: &str| {
+                let t = redactor.scrub(t);
+                if t.len() <= 2048 {
+                    return t;
+                }
+                let mut end = 2048;
+                while !t.is_char_boundary(end) {
+                    end -= 1;
+                }
+                format!("{}...[{} bytes]", &t[..end], t.len())
+            };
+            json!({
+                "task": cut(&task_text),
+                "system_prefix": cut(&self.options.system_prefix),
+                "system_suffix": cut(&self.options.system_suffix),
+                "turns": step.turns.iter().map(|t| json!({
+                    "number": t.number,
+                    "response": cut(&t.raw_response),
+                    "feedback": t.feedback.as_deref().map(cut),
+                })).collect::<Vec<_>>(),
+            })
+        });
+        (self.payload(body, profile), traced)
     }
 
     fn payload(&self, body: Map<String, Json>, profile: ResponseProfile) -> CallPayload {
@@ -424,6 +600,27 @@ mod tests {
         ] {
             let e = parse_args(args(bad)).err().unwrap_or_default();
             assert!(e.contains(needle), "{e}");
+        }
+    }
+
+    #[test]
+    fn subagent_config_keeps_to_its_keys() {
+        let c = SubagentConfig::parse(
+            r#"{"max_turns": 2, "retry_turns": 0, "system_prompt": {"prefix": "P", "suffix": "S"}}"#,
+        )
+        .unwrap();
+        assert_eq!((c.max_turns, c.retry_turns, c.prefix.as_str(), c.suffix.as_str()), (Some(2), Some(0), "P", "S"));
+        for (text, needle) in [
+            (r#"{"completion_mode": "x"}"#, "key `completion_mode` is not allowed"),
+            (r#"{"_secret": 1}"#, "key `_secret`"),
+            (r#"{"max_turns": 0}"#, "at least 1"),
+            (r#"{"system_prompt": {"replace": "x"}}"#, "only prefix and suffix"),
+            (r#"{"system_prompt": "x"}"#, "must be an object"),
+            ("[1]", "JSON object"),
+            ("{", "not JSON"),
+        ] {
+            let e = SubagentConfig::parse(text).unwrap_err();
+            assert!(e.contains(needle), "{text}: {e}");
         }
     }
 }

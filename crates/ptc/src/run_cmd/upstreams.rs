@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
+use ptc_mcp_aggregator::agentic::NativeCalls;
 use ptc_mcp_aggregator::upstream::{SnapshotMode, UpstreamRuntime};
 use ptc_subagent::{Expose, Mode, SubAgentBuilder};
 
@@ -53,11 +54,36 @@ pub(super) fn attach(
         builder = builder.program_tools(Arc::new(rt.clone()));
     }
     if let Some(expose) = native {
-        for tool in ptc_mcp_aggregator::agentic::native_tools(rt, expose) {
+        for tool in ptc_mcp_aggregator::agentic::native_tools_recorded(rt, expose, native_ledger()) {
             builder = builder.tool(tool);
         }
     }
     builder
+}
+
+/// The native calls of this process's mission (one `ptc run`, one mission).
+fn native_ledger() -> &'static NativeCalls {
+    static LEDGER: std::sync::OnceLock<NativeCalls> = std::sync::OnceLock::new();
+    LEDGER.get_or_init(NativeCalls::new)
+}
+
+/// Adds the calls models made natively (`server__tool`) to the step's `upstream_calls`
+/// (after the programs' calls), recounts its `ptc_metrics`, and tells the observer (the
+/// trace gets a final `upstream_summary`). Nothing when no native call was made.
+pub(super) fn merge_native(step: &mut ptc_subagent::Step, observer: &dyn ptc_subagent::Observer) {
+    let native = native_ledger().snapshot();
+    if native.is_empty() {
+        return;
+    }
+    step.upstream_calls.extend(native);
+    let answer_bytes = step.return_value.as_ref().map_or(0, |v| v.to_string().len() as u64);
+    let prints_bytes: u64 = step.turns.iter().flat_map(|t| &t.prints).map(|p| p.len() as u64).sum();
+    let metrics = ptc_mcp_aggregator::upstream::ptc_metrics(&step.upstream_calls, answer_bytes, prints_bytes);
+    step.ptc_metrics = Some(metrics.clone());
+    observer.event(&ptc_subagent::Event::UpstreamSummary {
+        upstream_calls: step.upstream_calls.clone(),
+        ptc_metrics: metrics,
+    });
 }
 
 /// One line for `--output text`: calls, bytes the programs read, bytes of the answer.
