@@ -25,6 +25,8 @@ const SKIPPED: &[(&str, &str)] = &[
     ("--llm haiku", "needs a vendor API key"),
     ("reference-servers.json", "downloads the reference MCP servers with npx"),
     ("mcp --http", "starts a server that runs until stopped"),
+    ("cargo build --release", "an optimised build of its own (many minutes); the bench measures it"),
+    ("--profile profiling", "an optimised build of its own (many minutes); the bench measures it"),
 ];
 
 /// One fenced shell block.

@@ -583,7 +583,7 @@ impl<'h> Interp<'h> {
                     v.push(self.eval(n)?);
                 }
                 self.charge(cost::items(items.len() as u64))?;
-                Ok(Value::from_pvec(v.into_iter().collect()))
+                Ok(Value::from_pvec(PVector::from_vec(v)))
             }
             Node::Map(entries) => {
                 let mut kv: Vec<(Value, Value)> = Vec::with_capacity(entries.len());

@@ -47,7 +47,8 @@ impl PVector {
         PVector::default()
     }
 
-    fn from_vec(v: Vec<Value>) -> Self {
+    /// A vector of exactly these items (kept flat when small, without a copy).
+    pub(crate) fn from_vec(v: Vec<Value>) -> Self {
         if v.len() <= SMALL_VEC {
             PVector { repr: Repr::Small(v) }
         } else {

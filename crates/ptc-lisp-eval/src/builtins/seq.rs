@@ -1,6 +1,7 @@
 //! The collection and sequence functions real programs need first: count, get, assoc,
 //! conj, first/rest, map/filter/reduce, range, keys/vals, sum, apply, juxt, pmap, pcalls.
 
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 use super::{Arity, Builtin, Category, SeqIter, expected, seq_iter, seq_len};
@@ -604,7 +605,8 @@ fn update(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         Value::Map(mut m) => {
             let mm = Arc::make_mut(&mut m);
             if let Some(slot) = mm.get_mut(&key) {
-                let mut call = vec![std::mem::take(slot)];
+                let mut call: SmallVec<[Value; 4]> = SmallVec::new();
+                call.push(std::mem::take(slot));
                 call.extend(args[3..].iter_mut().map(std::mem::take));
                 let new = cx.apply(&f, &mut call)?;
                 cx.charge(cost::ENTRY)?;
@@ -616,7 +618,8 @@ fn update(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         other => other,
     };
     let old = get_in_value(&coll, &key).unwrap_or(Value::Nil);
-    let mut call = vec![old];
+    let mut call: SmallVec<[Value; 4]> = SmallVec::new();
+    call.push(old);
     call.extend(args[3..].iter_mut().map(std::mem::take));
     let new = cx.apply(&f, &mut call)?;
     // keep the key the map already uses (flexible access may have found "user_id" for :user-id)
