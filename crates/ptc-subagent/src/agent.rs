@@ -100,7 +100,7 @@ pub(crate) struct Config {
     pub(crate) max_consecutive_failures: Option<u32>,
     pub(crate) max_cost_usd: Option<f64>,
     pub(crate) prices: Arc<PriceTable>,
-    pub(crate) checkpoint_dir: Option<std::path::PathBuf>,
+    pub(crate) checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
     pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
     /// The evaluation threads programs run on (`None`: the process-wide pool).
     pub(crate) pool: Option<ptc_lisp_eval::EvalPool>,
@@ -170,6 +170,15 @@ impl SubAgent {
     }
 }
 
+/// Where a mission resumes from.
+#[derive(Debug, Clone)]
+enum ResumeFrom {
+    /// A checkpoint file, or a directory's newest.
+    Path(std::path::PathBuf),
+    /// A store's newest checkpoint.
+    Store(Arc<dyn crate::checkpoint::CheckpointStore>),
+}
+
 /// Builds a [`SubAgent`]; [`build`](SubAgentBuilder::build) checks every option.
 ///
 /// Defaults: 5 turns, no retry turns, 5 s per program, 60 s per mission, 3 model
@@ -211,8 +220,8 @@ pub struct SubAgentBuilder {
     max_consecutive_failures: Option<u32>,
     max_cost_usd: Option<f64>,
     prices: Option<PriceTable>,
-    checkpoint_dir: Option<std::path::PathBuf>,
-    resume_from: Option<std::path::PathBuf>,
+    checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
+    resume_from: Option<ResumeFrom>,
     pool: Option<ptc_lisp_eval::EvalPool>,
 }
 
@@ -253,7 +262,7 @@ impl SubAgentBuilder {
             max_consecutive_failures: None,
             max_cost_usd: None,
             prices: None,
-            checkpoint_dir: None,
+            checkpoint_store: None,
             resume_from: None,
             pool: None,
         }
@@ -261,8 +270,14 @@ impl SubAgentBuilder {
 
     /// Writes the mission's state to `dir` after every turn (`checkpoint-NNNN.json`, see
     /// [`checkpoint`](crate::checkpoint); default: no checkpoints).
-    pub fn checkpoint_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
-        self.checkpoint_dir = Some(dir.into());
+    pub fn checkpoint_dir(self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.checkpoint_store(Arc::new(crate::checkpoint::DirStore::new(dir)))
+    }
+
+    /// Writes the mission's state to `store` after every turn (a directory, Redis with
+    /// the `redis` feature, or the embedder's own [`CheckpointStore`](crate::CheckpointStore)).
+    pub fn checkpoint_store(mut self, store: Arc<dyn crate::checkpoint::CheckpointStore>) -> Self {
+        self.checkpoint_store = Some(store);
         self
     }
 
@@ -271,7 +286,15 @@ impl SubAgentBuilder {
     /// Checkpoints go on being written to the checkpoint's directory unless
     /// [`checkpoint_dir`](Self::checkpoint_dir) says otherwise.
     pub fn resume_from(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.resume_from = Some(path.into());
+        self.resume_from = Some(ResumeFrom::Path(path.into()));
+        self
+    }
+
+    /// Continues the mission from the newest checkpoint in `store`, read and checked by
+    /// [`build`](Self::build); checkpoints go on being written there unless
+    /// [`checkpoint_store`](Self::checkpoint_store) says otherwise.
+    pub fn resume_from_store(mut self, store: Arc<dyn crate::checkpoint::CheckpointStore>) -> Self {
+        self.resume_from = Some(ResumeFrom::Store(store));
         self
     }
 
@@ -571,15 +594,22 @@ impl SubAgentBuilder {
         limits.max_tool_calls = self.max_tool_calls;
         limits.max_print_length = self.format.max_print_length;
         let resume = match &self.resume_from {
-            Some(path) => Some(Arc::new(
-                crate::checkpoint::Checkpoint::load(path).map_err(|e| ConfigError::new("resume_from", e.0))?,
-            )),
+            Some(ResumeFrom::Path(path)) => Some(crate::checkpoint::Checkpoint::load(path)),
+            Some(ResumeFrom::Store(store)) => Some(store.load_latest()),
             None => None,
         };
-        let checkpoint_dir = self.checkpoint_dir.clone().or_else(|| {
-            self.resume_from
-                .as_ref()
-                .map(|p| if p.is_dir() { p.clone() } else { p.parent().map(|d| d.to_path_buf()).unwrap_or_default() })
+        let resume = match resume {
+            Some(loaded) => Some(Arc::new(loaded.map_err(|e| ConfigError::new("resume_from", e.0))?)),
+            None => None,
+        };
+        // a resumed mission goes on checkpointing where it came from
+        let checkpoint_store = self.checkpoint_store.clone().or_else(|| match &self.resume_from {
+            Some(ResumeFrom::Path(p)) => {
+                let dir = if p.is_dir() { p.clone() } else { p.parent().map(|d| d.to_path_buf()).unwrap_or_default() };
+                Some(Arc::new(crate::checkpoint::DirStore::new(dir)) as Arc<dyn crate::checkpoint::CheckpointStore>)
+            }
+            Some(ResumeFrom::Store(store)) => Some(store.clone()),
+            None => None,
         });
         let config = Config {
             prompt,
@@ -615,7 +645,7 @@ impl SubAgentBuilder {
             max_consecutive_failures: self.max_consecutive_failures,
             max_cost_usd: self.max_cost_usd,
             prices: Arc::new(self.prices.unwrap_or_default()),
-            checkpoint_dir,
+            checkpoint_store,
             resume: resume.clone(),
             pool: self.pool,
         };
