@@ -363,7 +363,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         (None, Some(f)) => ptc_files::Limit::new("--prompt-file", ptc_files::CONFIG_MAX_BYTES).read_to_string(f)?,
         (None, None) => bail!("give the mission with --prompt TEXT or --prompt-file FILE"),
     };
-    let context = args.data.load()?;
+    // loaded straight into values: a JSON tree of a large context costs many times its size
+    let context = args.data.load_values()?;
     let native = upstreams::native_exposure(args.upstream_expose.as_deref(), args.mode.into())?;
     let upstream_rt = upstreams::start(&args)?;
     let base = crate::limit_flags::run_base();
@@ -378,7 +379,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 
     let mut builder = SubAgent::builder(prompt)
         .mode(args.mode.into())
-        .context(context)
+        .context_values(context)
         .max_turns(args.max_turns)
         .retry_turns(args.retry_turns)
         .timeout(limits.timeout)
