@@ -402,7 +402,8 @@ pub(crate) fn tree_turns(children: &[ChildStep]) -> u32 {
     children.iter().map(|c| c.step.usage.turns + tree_turns(&c.step.children)).sum()
 }
 
-/// What a step's nested steps cost, all levels (a resumed mission's budget counts it).
+/// What a step's nested steps cost, all levels (a resumed mission's budget counts it): a
+/// nested step's `usage` is already its whole subtree's.
 pub(crate) fn tree_cost(children: &[ChildStep]) -> f64 {
-    children.iter().map(|c| c.step.usage.cost_usd.unwrap_or(0.0) + tree_cost(&c.step.children)).sum()
+    children.iter().map(|c| c.step.usage.cost_usd.unwrap_or(0.0)).sum()
 }
