@@ -100,7 +100,7 @@ pub(crate) struct Config {
     pub(crate) max_consecutive_failures: Option<u32>,
     pub(crate) max_cost_usd: Option<f64>,
     pub(crate) prices: Arc<PriceTable>,
-    pub(crate) checkpoint_dir: Option<std::path::PathBuf>,
+    pub(crate) checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
     pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
     /// The evaluation threads programs run on (`None`: the process-wide pool).
     pub(crate) pool: Option<ptc_lisp_eval::EvalPool>,
@@ -170,6 +170,25 @@ impl SubAgent {
     }
 }
 
+/// Context values given already loaded (`context_values`).
+#[derive(Clone)]
+struct LoadedContext(Arc<PMap>);
+
+impl std::fmt::Debug for LoadedContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LoadedContext({} entries)", self.0.len())
+    }
+}
+
+/// Where a mission resumes from.
+#[derive(Debug, Clone)]
+enum ResumeFrom {
+    /// A checkpoint file, or a directory's newest.
+    Path(std::path::PathBuf),
+    /// A store's newest checkpoint.
+    Store(Arc<dyn crate::checkpoint::CheckpointStore>),
+}
+
 /// Builds a [`SubAgent`]; [`build`](SubAgentBuilder::build) checks every option.
 ///
 /// Defaults: 5 turns, no retry turns, 5 s per program, 60 s per mission, 3 model
@@ -182,6 +201,8 @@ pub struct SubAgentBuilder {
     tools: Vec<Tool>,
     catalog: Vec<CatalogEntry>,
     pub(crate) context: serde_json::Map<String, Json>,
+    /// Context already loaded as values (`context_values`); `context` entries go over it.
+    context_values: Option<LoadedContext>,
     context_signature: Option<String>,
     context_descriptions: BTreeMap<String, String>,
     field_descriptions: BTreeMap<String, String>,
@@ -211,8 +232,8 @@ pub struct SubAgentBuilder {
     max_consecutive_failures: Option<u32>,
     max_cost_usd: Option<f64>,
     prices: Option<PriceTable>,
-    checkpoint_dir: Option<std::path::PathBuf>,
-    resume_from: Option<std::path::PathBuf>,
+    checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
+    resume_from: Option<ResumeFrom>,
     pool: Option<ptc_lisp_eval::EvalPool>,
 }
 
@@ -224,6 +245,7 @@ impl SubAgentBuilder {
             tools: Vec::new(),
             catalog: Vec::new(),
             context: serde_json::Map::new(),
+            context_values: None,
             context_signature: None,
             context_descriptions: BTreeMap::new(),
             field_descriptions: BTreeMap::new(),
@@ -253,7 +275,7 @@ impl SubAgentBuilder {
             max_consecutive_failures: None,
             max_cost_usd: None,
             prices: None,
-            checkpoint_dir: None,
+            checkpoint_store: None,
             resume_from: None,
             pool: None,
         }
@@ -261,8 +283,14 @@ impl SubAgentBuilder {
 
     /// Writes the mission's state to `dir` after every turn (`checkpoint-NNNN.json`, see
     /// [`checkpoint`](crate::checkpoint); default: no checkpoints).
-    pub fn checkpoint_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
-        self.checkpoint_dir = Some(dir.into());
+    pub fn checkpoint_dir(self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.checkpoint_store(Arc::new(crate::checkpoint::DirStore::new(dir)))
+    }
+
+    /// Writes the mission's state to `store` after every turn (a directory, Redis with
+    /// the `redis` feature, or the embedder's own [`CheckpointStore`](crate::CheckpointStore)).
+    pub fn checkpoint_store(mut self, store: Arc<dyn crate::checkpoint::CheckpointStore>) -> Self {
+        self.checkpoint_store = Some(store);
         self
     }
 
@@ -271,7 +299,15 @@ impl SubAgentBuilder {
     /// Checkpoints go on being written to the checkpoint's directory unless
     /// [`checkpoint_dir`](Self::checkpoint_dir) says otherwise.
     pub fn resume_from(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.resume_from = Some(path.into());
+        self.resume_from = Some(ResumeFrom::Path(path.into()));
+        self
+    }
+
+    /// Continues the mission from the newest checkpoint in `store`, read and checked by
+    /// [`build`](Self::build); checkpoints go on being written there unless
+    /// [`checkpoint_store`](Self::checkpoint_store) says otherwise.
+    pub fn resume_from_store(mut self, store: Arc<dyn crate::checkpoint::CheckpointStore>) -> Self {
+        self.resume_from = Some(ResumeFrom::Store(store));
         self
     }
 
@@ -373,6 +409,25 @@ impl SubAgentBuilder {
     /// The mission's data: each key becomes `data/<key>`.
     pub fn context(mut self, context: serde_json::Map<String, Json>) -> Self {
         self.context = context;
+        self
+    }
+
+    /// The names of the context's entries, loaded and JSON.
+    fn context_keys(&self) -> BTreeSet<String> {
+        let loaded = self.context_values.iter().flat_map(|m| m.0.keys()).filter_map(|k| match k {
+            Value::Str(s) | Value::Keyword(s) => Some(s.to_string()),
+            _ => None,
+        });
+        loaded.chain(self.context.keys().cloned()).collect()
+    }
+
+    /// The context as values already loaded — by
+    /// [`parse_context`](ptc_lisp_eval::json::parse_context), which builds them straight
+    /// from JSON text at a fraction of a JSON tree's size (`ptc run --context` loads a
+    /// large file this way). Entries given with [`context`](Self::context) or
+    /// [`context_value`](Self::context_value) are added over these.
+    pub fn context_values(mut self, values: Arc<PMap>) -> Self {
+        self.context_values = Some(LoadedContext(values));
         self
     }
 
@@ -530,7 +585,7 @@ impl SubAgentBuilder {
     /// let err = SubAgent::builder("x").tool(Tool::fixed("return", json!(1))).build().unwrap_err();
     /// assert_eq!(err.to_string(), "tools: tool name \"return\" is reserved by the agent loop — choose a different name");
     /// ```
-    pub fn build(self) -> Result<SubAgent, ConfigError> {
+    pub fn build(mut self) -> Result<SubAgent, ConfigError> {
         if self.prompt.trim().is_empty() {
             return Err(ConfigError::new("prompt", "the mission prompt is empty; say what the agent should do"));
         }
@@ -539,28 +594,42 @@ impl SubAgentBuilder {
             Some(text) => Some(ptc_signature::parse(text).map_err(|e| ConfigError::new("signature", e.to_string()))?),
             None => None,
         };
-        check_placeholders(&prompt, signature.as_ref(), &self.context)?;
+        let context_keys = self.context_keys();
+        check_placeholders(&prompt, signature.as_ref(), &context_keys)?;
         check_numbers(&self)?;
         check_mode(&self)?;
-        let mut tools = prepare_tools(&self.tools, &self.context, self.mode, self.signature_validation)?;
+        let mut tools = prepare_tools(&self.tools, &context_keys, self.mode, self.signature_validation)?;
         crate::compose::add_self_tool(&self, &mut tools)?;
         check_catalog(&self.catalog, &tools)?;
+        // the context as values: the loaded ones with the JSON entries over them, converted
+        // once (a large context is never copied as a JSON tree)
+        let Value::Map(json_part) = ptc_lisp_eval::json::from_json(&Json::Object(std::mem::take(&mut self.context)))
+        else {
+            return Err(ConfigError::new("context", "the context must be a JSON object"));
+        };
+        let context = match self.context_values.take().map(|l| l.0) {
+            Some(values) if json_part.is_empty() => values,
+            Some(values) => {
+                let mut merged = (*values).clone();
+                for (k, v) in json_part.iter() {
+                    merged.insert(k.clone(), v.clone());
+                }
+                Arc::new(merged)
+            }
+            None => json_part,
+        };
         let context_types = match &self.context_signature {
-            Some(text) => Some(context_fields(text, &self.context, self.signature_validation)?),
+            Some(text) => Some(context_fields(text, &context, self.signature_validation)?),
             None => None,
         };
         for key in self.context_descriptions.keys() {
-            if !self.context.contains_key(key) {
+            if !context_keys.contains(key) {
                 return Err(ConfigError::new(
                     "context_descriptions",
                     format!("describes {key:?}, which is not a context key"),
                 ));
             }
         }
-        let context = ptc_lisp_eval::json::from_json(&Json::Object(self.context.clone()));
-        let Value::Map(context) = context else {
-            return Err(ConfigError::new("context", "the context must be a JSON object"));
-        };
         if let Some(name) = &self.name
             && name.trim().is_empty()
         {
@@ -571,15 +640,22 @@ impl SubAgentBuilder {
         limits.max_tool_calls = self.max_tool_calls;
         limits.max_print_length = self.format.max_print_length;
         let resume = match &self.resume_from {
-            Some(path) => Some(Arc::new(
-                crate::checkpoint::Checkpoint::load(path).map_err(|e| ConfigError::new("resume_from", e.0))?,
-            )),
+            Some(ResumeFrom::Path(path)) => Some(crate::checkpoint::Checkpoint::load(path)),
+            Some(ResumeFrom::Store(store)) => Some(store.load_latest()),
             None => None,
         };
-        let checkpoint_dir = self.checkpoint_dir.clone().or_else(|| {
-            self.resume_from
-                .as_ref()
-                .map(|p| if p.is_dir() { p.clone() } else { p.parent().map(|d| d.to_path_buf()).unwrap_or_default() })
+        let resume = match resume {
+            Some(loaded) => Some(Arc::new(loaded.map_err(|e| ConfigError::new("resume_from", e.0))?)),
+            None => None,
+        };
+        // a resumed mission goes on checkpointing where it came from
+        let checkpoint_store = self.checkpoint_store.clone().or_else(|| match &self.resume_from {
+            Some(ResumeFrom::Path(p)) => {
+                let dir = if p.is_dir() { p.clone() } else { p.parent().map(|d| d.to_path_buf()).unwrap_or_default() };
+                Some(Arc::new(crate::checkpoint::DirStore::new(dir)) as Arc<dyn crate::checkpoint::CheckpointStore>)
+            }
+            Some(ResumeFrom::Store(store)) => Some(store.clone()),
+            None => None,
         });
         let config = Config {
             prompt,
@@ -615,7 +691,7 @@ impl SubAgentBuilder {
             max_consecutive_failures: self.max_consecutive_failures,
             max_cost_usd: self.max_cost_usd,
             prices: Arc::new(self.prices.unwrap_or_default()),
-            checkpoint_dir,
+            checkpoint_store,
             resume: resume.clone(),
             pool: self.pool,
         };
@@ -634,14 +710,14 @@ fn norm(s: &str) -> String {
 fn check_placeholders(
     prompt: &Template,
     signature: Option<&Signature>,
-    context: &serde_json::Map<String, Json>,
+    context: &BTreeSet<String>,
 ) -> Result<(), ConfigError> {
     if let Some(sig) = signature
         && !sig.inputs.is_empty()
     {
         prompt.validate_against(sig).map_err(|e| ConfigError::new("prompt", e.0))?;
         for input in &sig.inputs {
-            let present = context.keys().any(|k| norm(k) == norm(&input.name));
+            let present = context.iter().any(|k| norm(k) == norm(&input.name));
             if !present && !input.ty.is_optional() {
                 return Err(ConfigError::new(
                     "context",
@@ -655,7 +731,7 @@ fn check_placeholders(
         if root == "." {
             continue;
         }
-        if !context.keys().any(|k| norm(k) == norm(root)) {
+        if !context.iter().any(|k| norm(k) == norm(root)) {
             return Err(ConfigError::new(
                 "prompt",
                 format!("placeholder {{{{{p}}}}} has no value in the context; add \"{root}\" to the context"),
@@ -759,7 +835,7 @@ fn check_mode(b: &SubAgentBuilder) -> Result<(), ConfigError> {
 
 fn prepare_tools(
     tools: &[Tool],
-    context: &serde_json::Map<String, Json>,
+    context: &BTreeSet<String>,
     mode: Mode,
     validation: ValidationMode,
 ) -> Result<Toolbox, ConfigError> {
@@ -778,7 +854,7 @@ fn prepare_tools(
                 format!("tool name {name:?} is not valid; use letters, digits, - and _, starting with a letter"),
             ));
         }
-        if context.keys().any(|k| norm(k) == norm(name)) {
+        if context.iter().any(|k| norm(k) == norm(name)) {
             return Err(ConfigError::new("tools", format!("{name} is both a tool and data - rename one")));
         }
         if out.keys().any(|k| norm(k) == norm(name)) {
@@ -865,11 +941,7 @@ fn check_catalog(catalog: &[CatalogEntry], tools: &Toolbox) -> Result<(), Config
 }
 
 /// The fields of a context signature, after checking the context against them.
-fn context_fields(
-    text: &str,
-    context: &serde_json::Map<String, Json>,
-    mode: ValidationMode,
-) -> Result<Vec<Field>, ConfigError> {
+fn context_fields(text: &str, context: &Arc<PMap>, mode: ValidationMode) -> Result<Vec<Field>, ConfigError> {
     let sig = ptc_signature::parse(text).map_err(|e| ConfigError::new("context_signature", e.to_string()))?;
     let fields = match sig.output.required() {
         Type::Object { fields, .. } => fields.clone(),
@@ -881,7 +953,7 @@ fn context_fields(
             ));
         }
     };
-    let value = ptc_lisp_eval::json::from_json(&Json::Object(context.clone()));
+    let value = Value::Map(context.clone());
     // extra context keys are fine in every mode: the context signature types what it names
     let check = if mode == ValidationMode::Strict { ValidationMode::Enabled } else { mode };
     let report = ptc_signature::validate(&value, &Type::Object { fields: fields.clone(), closed: false }, check);

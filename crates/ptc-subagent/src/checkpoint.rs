@@ -1,8 +1,10 @@
 //! Checkpoint and resume (the seed's planned `checkpoint_dir` / `resume_from`).
 //!
-//! After every turn, a mission with a checkpoint directory writes its state there as
-//! `checkpoint-NNNN.json` (NNNN: the turns done), atomically (a temporary file renamed
-//! into place), every turn's file kept for inspection: the format and its version, a
+//! After every turn, a mission with a [`CheckpointStore`] writes its state there. The
+//! stores: [`DirStore`] (a directory, the default: `checkpoint-NNNN.json`, NNNN the turns
+//! done, written atomically — a temporary file renamed into place) and, with the `redis`
+//! feature, `RedisCheckpointStore` (one Redis hash per mission, shared by machines);
+//! an embedder may bring its own. Every turn's checkpoint is kept for inspection: the format and its version, a
 //! fingerprint of the mission, the memory, the conversation, the turn count, the usage,
 //! the turns so far (the trace), the nested agents' steps, and what a resume needs to
 //! rebuild the rest exactly — every model answer and every tool call's result.
@@ -111,8 +113,13 @@ impl Checkpoint {
         let text = ptc_files::Limit::new("resume_from", MAX_CHECKPOINT_BYTES)
             .read_to_string(&file)
             .map_err(|e| CheckpointError(e.to_string()))?;
-        let shown = file.display();
-        let raw: Json = serde_json::from_str(&text).map_err(|e| {
+        Checkpoint::parse(&text, &file.display().to_string())
+    }
+
+    /// Reads a checkpoint's JSON text; `shown` names where it came from in errors. Text
+    /// that is not JSON, not a checkpoint or of another version is an error.
+    pub fn parse(text: &str, shown: &str) -> Result<Checkpoint, CheckpointError> {
+        let raw: Json = serde_json::from_str(text).map_err(|e| {
             CheckpointError(format!(
                 "checkpoint {shown} is not valid JSON ({e}); it is damaged — resume from the previous checkpoint-NNNN.json of its directory"
             ))
@@ -143,6 +150,58 @@ impl Checkpoint {
             )));
         }
         Ok(())
+    }
+}
+
+/// Where a mission's checkpoints are kept (see the module documentation).
+///
+/// `save` is called after every turn that goes on, from the mission's task; a store
+/// that fails makes the mission fail with `checkpoint_error`. A reader must never see
+/// half a checkpoint.
+pub trait CheckpointStore: Send + Sync + std::fmt::Debug {
+    /// Keeps `checkpoint`, the state after `checkpoint.turns_done` turns.
+    fn save(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError>;
+    /// The newest checkpoint kept; an error names the store when there is none or it
+    /// cannot be read (use [`Checkpoint::parse`] for the checks every store shares).
+    fn load_latest(&self) -> Result<Checkpoint, CheckpointError>;
+    /// The store, for messages (never a password).
+    fn describe(&self) -> String;
+}
+
+/// Checkpoints in a directory: `checkpoint-NNNN.json` per turn, each written to a
+/// temporary file and renamed into place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirStore {
+    dir: PathBuf,
+}
+
+impl DirStore {
+    /// The store in `dir` (created at the first save).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        DirStore { dir: dir.into() }
+    }
+}
+
+impl CheckpointStore for DirStore {
+    fn save(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let dir = &self.dir;
+        let fail = |e: &dyn std::fmt::Display| {
+            CheckpointError(format!("cannot write a checkpoint to {}: {e} (checkpoint_dir)", dir.display()))
+        };
+        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+        let name = format!("checkpoint-{:04}.json", checkpoint.turns_done);
+        let tmp = dir.join(format!(".{name}.tmp"));
+        let text = serde_json::to_string(checkpoint).map_err(|e| fail(&e))?;
+        std::fs::write(&tmp, text).map_err(|e| fail(&e))?;
+        std::fs::rename(&tmp, dir.join(name)).map_err(|e| fail(&e))
+    }
+
+    fn load_latest(&self) -> Result<Checkpoint, CheckpointError> {
+        Checkpoint::load(&self.dir)
+    }
+
+    fn describe(&self) -> String {
+        self.dir.display().to_string()
     }
 }
 
@@ -188,7 +247,7 @@ type Replayed = HashMap<(u32, String), VecDeque<ToolRecord>>;
 
 /// What a checkpointing mission keeps besides its own state.
 pub(crate) struct Recording {
-    pub(crate) dir: Option<PathBuf>,
+    pub(crate) store: Option<Arc<dyn CheckpointStore>>,
     pub(crate) fingerprint: String,
     pub(crate) answers: Vec<LlmResponse>,
     pub(crate) tools: Arc<Mutex<Vec<ToolRecord>>>,
@@ -200,18 +259,12 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    /// Writes `checkpoint` into the directory, atomically.
+    /// Keeps `checkpoint` in the store.
     pub(crate) fn write(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        let Some(dir) = &self.dir else { return Ok(()) };
-        let fail = |e: &dyn std::fmt::Display| {
-            CheckpointError(format!("cannot write a checkpoint to {}: {e} (checkpoint_dir)", dir.display()))
-        };
-        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-        let name = format!("checkpoint-{:04}.json", checkpoint.turns_done);
-        let tmp = dir.join(format!(".{name}.tmp"));
-        let text = serde_json::to_string(checkpoint).map_err(|e| fail(&e))?;
-        std::fs::write(&tmp, text).map_err(|e| fail(&e))?;
-        std::fs::rename(&tmp, dir.join(name)).map_err(|e| fail(&e))
+        match &self.store {
+            Some(store) => store.save(checkpoint),
+            None => Ok(()),
+        }
     }
 }
 
@@ -328,7 +381,7 @@ impl<'a> Session<'a> {
             tools.insert(name.clone(), wrapped);
         }
         let recording = Recording {
-            dir: cfg.checkpoint_dir.clone(),
+            store: cfg.checkpoint_store.clone(),
             fingerprint: fingerprint(agent),
             answers: Vec::new(),
             tools: log,
@@ -349,7 +402,8 @@ pub(crate) fn tree_turns(children: &[ChildStep]) -> u32 {
     children.iter().map(|c| c.step.usage.turns + tree_turns(&c.step.children)).sum()
 }
 
-/// What a step's nested steps cost, all levels (a resumed mission's budget counts it).
+/// What a step's nested steps cost, all levels (a resumed mission's budget counts it): a
+/// nested step's `usage` is already its whole subtree's.
 pub(crate) fn tree_cost(children: &[ChildStep]) -> f64 {
-    children.iter().map(|c| c.step.usage.cost_usd.unwrap_or(0.0) + tree_cost(&c.step.children)).sum()
+    children.iter().map(|c| c.step.usage.cost_usd.unwrap_or(0.0)).sum()
 }

@@ -54,6 +54,8 @@ pub mod cache_key;
 mod chain;
 mod chat;
 pub mod checkpoint;
+#[cfg(feature = "redis")]
+pub mod checkpoint_redis;
 pub mod compaction;
 mod compiled;
 mod compose;
@@ -87,7 +89,9 @@ pub use agent::{
 };
 pub use chain::Chain;
 pub use chat::ChatReply;
-pub use checkpoint::{Checkpoint, CheckpointError};
+pub use checkpoint::{Checkpoint, CheckpointError, CheckpointStore, DirStore};
+#[cfg(feature = "redis")]
+pub use checkpoint_redis::RedisCheckpointStore;
 pub use compaction::{Compaction, CompactionStats};
 pub use compiled::CompiledAgent;
 pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};

@@ -87,7 +87,7 @@ impl SubAgent {
                 };
             }
         };
-        let step = if self.config.checkpoint_dir.is_some() || self.config.resume.is_some() {
+        let step = if self.config.checkpoint_store.is_some() || self.config.resume.is_some() {
             match crate::checkpoint::Session::start(self, llm) {
                 Ok(mut session) => {
                     let mut mission = Mission::new(&session.agent, &session.llm, observer);
@@ -685,7 +685,7 @@ impl<'a> Mission<'a> {
     fn save_checkpoint(&self) -> Result<(), crate::checkpoint::CheckpointError> {
         let Some(rec) = &self.recording else { return Ok(()) };
         let done = self.turns.len() as u32;
-        if rec.dir.is_none() || done <= rec.replay_turns {
+        if rec.store.is_none() || done <= rec.replay_turns {
             return Ok(());
         }
         let mut usage = self.usage.clone();

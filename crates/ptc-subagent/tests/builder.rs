@@ -112,3 +112,32 @@ fn the_catalog_is_shown_but_not_callable() {
     let step = rt.block_on(agent.run(&llm));
     assert!(step.turns[0].error.as_deref().unwrap().contains("send_email"), "{:?}", step.turns[0].error);
 }
+
+#[test]
+fn loaded_context_values_count_for_every_check_and_json_entries_go_over_them() {
+    use std::sync::Arc;
+    let loaded =
+        || Arc::new(ptc_lisp_eval::json::parse_context(r#"{"xs": [1, 2, 3], "name": "loaded"}"#, 1 << 20).unwrap());
+    let agent = SubAgent::builder("Count the xs of {{name}}")
+        .context_values(loaded())
+        .context_value("name", json!("json"))
+        .context_signature("{xs [:int], name :string}")
+        .build()
+        .unwrap();
+    let first = format!("{:?}", agent.first_request().messages[0]);
+    assert!(first.contains("Count the xs of json"), "the JSON entry goes over the loaded one: {first}");
+    let llm = ptc_subagent::ScriptedLlm::texts(["```clojure\n(return [(count data/xs) data/name])\n```".to_string()]);
+    let step = futures_lite_run(&agent, &llm);
+    assert_eq!(step.return_value, Some(json!([3, "json"])), "{:?}", step.fail);
+    // the loaded keys are what placeholders, tools and the context signature see
+    assert_eq!(err(SubAgent::builder("{{other}}").context_values(loaded())).option, "prompt");
+    assert_eq!(err(SubAgent::builder("x").context_values(loaded()).tool(noop("xs"))).option, "tools");
+    assert_eq!(
+        err(SubAgent::builder("x").context_values(loaded()).context_signature("{xs [:string]}")).option,
+        "context"
+    );
+}
+
+fn futures_lite_run(agent: &SubAgent, llm: &dyn ptc_subagent::Llm) -> ptc_subagent::Step {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(agent.run(llm))
+}

@@ -153,12 +153,14 @@ pub struct RunArgs {
     /// for current vendor models, overridden by "price" in the LLM registry) [default: none].
     #[arg(long, value_name = "USD")]
     max_cost_usd: Option<f64>,
-    /// Write the mission's state after every turn to DIR (checkpoint-NNNN.json).
-    #[arg(long, value_name = "DIR")]
+    /// Write the mission's state after every turn to DIR (checkpoint-NNNN.json), or to
+    /// Redis at redis://HOST:PORT/DB/MISSION (one hash per mission, shared by machines).
+    #[arg(long, value_name = "DIR|REDIS")]
     checkpoint_dir: Option<PathBuf>,
-    /// Continue a mission from its checkpoint (a directory: its newest file); the same
-    /// prompt, context, tools and settings must be given. Checkpoints go on in its directory.
-    #[arg(long, value_name = "PATH")]
+    /// Continue a mission from its checkpoint (a file, a directory's newest, or a
+    /// redis://HOST:PORT/DB/MISSION's newest); the same prompt, context, tools and
+    /// settings must be given. Checkpoints go on where it came from.
+    #[arg(long, value_name = "PATH|REDIS")]
     resume: Option<PathBuf>,
     #[command(flatten)]
     upstreams: crate::upstream_flags::UpstreamArgs,
@@ -166,6 +168,32 @@ pub struct RunArgs {
     /// only, through tool/call), native or both [default: native in text mode, else ptc_lisp].
     #[arg(long, value_name = "LAYER")]
     upstream_expose: Option<String>,
+}
+
+/// Checkpoints to `at`: a Redis location (`redis://HOST:PORT/DB/MISSION`) or a directory.
+pub(crate) fn checkpoint_to(b: SubAgentBuilder, at: &Path) -> std::result::Result<SubAgentBuilder, String> {
+    Ok(match redis_location(at)? {
+        Some(store) => b.checkpoint_store(store),
+        None => b.checkpoint_dir(at),
+    })
+}
+
+/// Resumes from `at`: a Redis location's newest checkpoint, a checkpoint file or a
+/// directory's newest.
+pub(crate) fn resume_from(b: SubAgentBuilder, at: &Path) -> std::result::Result<SubAgentBuilder, String> {
+    Ok(match redis_location(at)? {
+        Some(store) => b.resume_from_store(store),
+        None => b.resume_from(at),
+    })
+}
+
+fn redis_location(at: &Path) -> std::result::Result<Option<Arc<dyn ptc_subagent::CheckpointStore>>, String> {
+    match at.to_str() {
+        Some(url) if url.starts_with("redis://") => ptc_subagent::RedisCheckpointStore::open(url)
+            .map(|s| Some(Arc::new(s) as Arc<dyn ptc_subagent::CheckpointStore>))
+            .map_err(|e| e.0),
+        _ => Ok(None),
+    }
 }
 
 /// `--multiple-code-blocks`.
@@ -203,11 +231,11 @@ impl RunArgs {
             b = b.max_cost_usd(usd);
         }
         b = b.prices(prices(self.llm_config.as_deref())?);
-        if let Some(dir) = &self.checkpoint_dir {
-            b = b.checkpoint_dir(dir.clone());
+        if let Some(at) = &self.checkpoint_dir {
+            b = checkpoint_to(b, at).map_err(|e| anyhow!("--checkpoint-dir {e}"))?;
         }
-        if let Some(path) = &self.resume {
-            b = b.resume_from(path.clone());
+        if let Some(at) = &self.resume {
+            b = resume_from(b, at).map_err(|e| anyhow!("--resume {e}"))?;
         }
         Ok(match self.mission_timeout_ms {
             0 => b.no_mission_timeout(),
@@ -335,7 +363,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         (None, Some(f)) => ptc_files::Limit::new("--prompt-file", ptc_files::CONFIG_MAX_BYTES).read_to_string(f)?,
         (None, None) => bail!("give the mission with --prompt TEXT or --prompt-file FILE"),
     };
-    let context = args.data.load()?;
+    // loaded straight into values: a JSON tree of a large context costs many times its size
+    let context = args.data.load_values()?;
     let native = upstreams::native_exposure(args.upstream_expose.as_deref(), args.mode.into())?;
     let upstream_rt = upstreams::start(&args)?;
     let base = crate::limit_flags::run_base();
@@ -350,7 +379,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 
     let mut builder = SubAgent::builder(prompt)
         .mode(args.mode.into())
-        .context(context)
+        .context_values(context)
         .max_turns(args.max_turns)
         .retry_turns(args.retry_turns)
         .timeout(limits.timeout)

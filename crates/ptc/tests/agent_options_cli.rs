@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use common::cli::{command, err, out, scratch, script, step_of, write};
+use common::redis::Redis;
 use common::vendor::FakeVendor;
 use serde_json::{Value, json};
 
@@ -230,11 +231,40 @@ fn the_cost_budget_uses_the_registry_price_against_a_vendor_server() {
     assert!(err(&o).contains("alias \"p\": price: input_per_mtok is -1"), "{}", err(&o));
 }
 
-/// `ptc run` with a checkpoint directory, SIGKILLed while its second turn's tool runs,
-/// then resumed: the same answer as an uninterrupted run of the same script, and the
-/// first turn's tool is not run again.
-#[test]
-fn a_killed_run_resumes_from_its_checkpoint_with_the_uninterrupted_answer() {
+/// Where a killed run's checkpoints are kept, and what the test can see of them.
+trait Checkpoints {
+    /// The `--checkpoint-dir` / `--resume` value.
+    fn location(&self) -> String;
+    /// The turn count of the newest checkpoint kept (0: none).
+    fn newest(&self) -> u32;
+}
+
+struct Dir(String);
+
+impl Checkpoints for Dir {
+    fn location(&self) -> String {
+        self.0.clone()
+    }
+    fn newest(&self) -> u32 {
+        (1..100).take_while(|n| Path::new(&self.0).join(format!("checkpoint-{n:04}.json")).is_file()).count() as u32
+    }
+}
+
+struct InRedis<'a>(&'a Redis, &'static str);
+
+impl Checkpoints for InRedis<'_> {
+    fn location(&self) -> String {
+        format!("{}/{}", self.0.url(), self.1)
+    }
+    fn newest(&self) -> u32 {
+        self.0.cmd(&["HGET", &format!("ptc:checkpoint:{}", self.1), "latest"]).parse().unwrap_or(0)
+    }
+}
+
+/// `ptc run` checkpointing to `at`, SIGKILLed while its second turn's tool runs, then
+/// resumed: the same answer as an uninterrupted run of the same script, and the first
+/// turn's tool is not run again. The mission's directory and its `ptc run` arguments.
+fn killed_and_resumed(at: &dyn Checkpoints) -> (std::path::PathBuf, Vec<String>) {
     use std::io::Read;
     let dir = scratch();
     let fifo = dir.join("started");
@@ -259,12 +289,15 @@ fn a_killed_run_resumes_from_its_checkpoint_with_the_uninterrupted_answer() {
         "script:{}",
         script(&dir, &["(def a (tool/count {}))", "(def b (tool/wait {}))", "(return {:sum (+ a b)})"])
     );
-    let checkpoints = dir.join("checkpoints").to_string_lossy().to_string();
-    let mission = ["run", "--prompt", "Add", "--tools", &tools, "--llm", &llm, "--output", "json"];
+    let checkpoints = at.location();
+    let mission: Vec<String> =
+        ["run", "--prompt", "Add", "--tools", &tools, "--llm", &llm, "--output", "json"].map(String::from).to_vec();
+    let args = |extra: &[&str]| -> Vec<String> {
+        mission.iter().cloned().chain(extra.iter().map(|s| s.to_string())).collect()
+    };
 
     let mut child = Command::new(common::cli::PTC)
-        .args(mission)
-        .args(["--checkpoint-dir", &checkpoints])
+        .args(args(&["--checkpoint-dir", &checkpoints]))
         .env_remove("PTC_LLM_CONFIG")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -277,24 +310,62 @@ fn a_killed_run_resumes_from_its_checkpoint_with_the_uninterrupted_answer() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let _ = Command::new("kill").args(["-9", pid.trim()]).status();
-    assert!(Path::new(&checkpoints).join("checkpoint-0001.json").is_file());
-    assert!(!Path::new(&checkpoints).join("checkpoint-0002.json").exists(), "killed inside turn 2");
+    assert_eq!(at.newest(), 1, "killed inside turn 2, after turn 1's checkpoint");
 
     std::fs::write(&resumed_mark, "").unwrap();
-    let o = ptc(&[&mission[..], &["--resume", &checkpoints]].concat());
+    let resume = args(&["--resume", &checkpoints]);
+    let o = ptc(&resume.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
     let resumed = step_of(&o);
     assert_eq!(resumed["return"], json!({"sum": 42}));
     assert_eq!(resumed["usage"]["turns"], 3);
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1, "turn 1's tool ran once, before the kill");
+    assert_eq!(at.newest(), 2, "the resumed run went on checkpointing there");
 
-    let whole = step_of(&ptc(&mission));
+    let whole = step_of(&ptc(&mission.iter().map(String::as_str).collect::<Vec<_>>()));
     assert_eq!(resumed["return"], whole["return"]);
     assert_eq!(resumed["memory"], whole["memory"]);
+    (dir, resume)
+}
 
+#[test]
+fn a_killed_run_resumes_from_its_checkpoint_with_the_uninterrupted_answer() {
+    let at = Dir(scratch().join("checkpoints").to_string_lossy().to_string());
+    let (_, resume) = killed_and_resumed(&at);
+    let checkpoints = at.0.clone();
+    let mission: Vec<&str> = resume.iter().map(String::as_str).collect();
+    let mission = &mission[..mission.len() - 2];
     // a damaged checkpoint is a usage error naming the file
     std::fs::write(Path::new(&checkpoints).join("checkpoint-0009.json"), "{\"format\":").unwrap();
-    let o = ptc(&[&mission[..], &["--resume", &checkpoints]].concat());
+    let o = ptc(&[mission, &["--resume", &checkpoints]].concat());
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("resume_from: checkpoint") && err(&o).contains("is not valid JSON"), "{}", err(&o));
+}
+
+/// The same over Redis: a checkpointed mission killed on one run resumes from the Redis
+/// store; a missing mission and a foreign key are clear usage errors, the key left alone.
+#[test]
+fn a_killed_run_resumes_from_its_redis_checkpoint_with_the_uninterrupted_answer() {
+    let redis = Redis::start();
+    let (dir, resume) = killed_and_resumed(&InRedis(&redis, "nightly-sum"));
+    assert_eq!(redis.cmd(&["HGET", "ptc:checkpoint:nightly-sum", "fmt"]), "ptc-checkpoint-hash-v1");
+    let mission: Vec<&str> = resume.iter().map(String::as_str).collect();
+    let mission = &mission[..mission.len() - 2];
+    let at = |name: &str| format!("{}/{name}", redis.url());
+
+    let o = ptc(&[mission, &["--resume", &at("never-ran")]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("no checkpoint in redis://127.0.0.1:"), "{}", err(&o));
+    assert_eq!(redis.cmd(&["SET", "ptc:checkpoint:taken", "someone else's"]), "+OK");
+    let o = ptc(&[mission, &["--resume", &at("taken")]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("is not a ptc checkpoint hash (type string)"), "{}", err(&o));
+    let o = ptc(&[mission, &["--checkpoint-dir", &at("taken")]].concat());
+    assert_eq!(o.status.code(), Some(1), "a store that refuses the checkpoint ends the mission");
+    assert!(out(&o).contains("checkpoint_error") && out(&o).contains("left as it is"), "{}", out(&o));
+    assert_eq!(redis.cmd(&["GET", "ptc:checkpoint:taken"]), "someone else's");
+    let o = ptc(&[mission, &["--checkpoint-dir", "redis://127.0.0.1:1/m"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--checkpoint-dir redis://127.0.0.1:1/m: no database and mission name"), "{}", err(&o));
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,8 +1,10 @@
 //! A large JSON `context` costs a small multiple of its size, is charged against the
 //! program's memory limit, and the memory comes back: over `ptc mcp` stdio and HTTP
-//! (one call and eight at once), `ptc eval --context` and `ptc eval --jsonl`. Peak RSS is
-//! read from /proc while each process is still alive.
+//! (one call and eight at once), `ptc eval --context`, `ptc eval --jsonl` and `ptc run
+//! --context`. Peak RSS is read from /proc while each process is still alive.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -269,4 +271,34 @@ fn a_context_given_twice_is_invalid_params_and_the_id_stays_usable() {
     assert!(r["error"]["message"].as_str().unwrap().contains("\"context\" appears twice"), "{r}");
     s.send(&call_frame(5, "data/a", r#"{"a": 3}"#));
     assert_eq!(text(&s.answer()), "user=> 3");
+}
+
+/// `ptc run --context`: the file is loaded straight into values, as `ptc eval` does (a
+/// JSON tree of these 500,000 objects, and a copy of it, made the run peak at 849 MB).
+#[test]
+fn a_large_context_over_run_is_loaded_as_values_and_bounded() {
+    let dir = common::cli::scratch();
+    let file = common::cli::write(&dir, "ctx.json", &objects_context());
+    let llm = format!("script:{}", common::cli::script(&dir, &["(def n (count data/xs))", "(return n)"]));
+    let mut child = common::cli::command()
+        .args(["run", "--prompt", "Count the xs", "--llm", &llm, "--context", &file, "--output", "json"])
+        .env_remove("PTC_LLM_CONFIG")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        peak = peak.max(common::rss::peak_rss_kb(child.id()).unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let step: Value = serde_json::from_str(reader.join().unwrap().trim()).unwrap();
+    assert_eq!(step["return"], 500_000, "{step:.500}");
+    assert!(peak < 150 * MIB, "ptc run with a 4 MB --context peaked at {peak} kB");
+    let _ = std::fs::remove_dir_all(dir);
 }

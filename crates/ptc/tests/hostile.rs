@@ -365,3 +365,52 @@ fn builder_bombs_over_mcp_http_stay_near_the_memory_limit() {
     let peak = peak_rss_kb(pid).unwrap_or(0);
     assert!(peak < BUILDER_BOMB_MAX_RSS_KB, "ptc mcp --http peak RSS {peak} kB");
 }
+
+/// `ptc run`: a model whose programs are builder bombs, one per turn, ends each turn in
+/// the limit's error with the process near the memory limit, and the mission goes on to
+/// its answer.
+#[test]
+fn builder_bombs_over_run_stay_near_the_memory_limit_and_the_mission_goes_on() {
+    let cases = builder_bomb_cases();
+    let dir = common::cli::scratch();
+    let mut programs: Vec<&str> = cases.iter().map(|(p, _)| p.as_str()).collect();
+    programs.push("(return 3)");
+    let llm = format!("script:{}", common::cli::script(&dir, &programs));
+    let turns = programs.len().to_string();
+    let started = Instant::now();
+    let mut child = common::cli::command()
+        .args(["run", "--prompt", "Go", "--llm", &llm, "--output", "json", "--max-turns", &turns])
+        .args(["--timeout-ms", "1000"])
+        .env_remove("PTC_LLM_CONFIG")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let pid = child.id();
+    let mut peak = 0;
+    let wall = WALL * cases.len() as u32;
+    loop {
+        if let Some(kb) = peak_rss_kb(pid) {
+            peak = peak.max(kb);
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(started.elapsed() < wall, "ptc run still running after {wall:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let step: Value = serde_json::from_str(reader.join().unwrap().trim()).unwrap();
+    assert_eq!(step["return"], 3, "the mission goes on to its answer: {step:.2000}");
+    for (i, (program, allowed)) in cases.iter().enumerate() {
+        let error = step["turns"][i]["error"].as_str().unwrap_or_default();
+        let reason = error.split(':').next().unwrap_or_default();
+        assert!(allowed.contains(&reason), "{}: turn {}: {error:.300}", short(program), i + 1);
+    }
+    assert!(peak < BUILDER_BOMB_MAX_RSS_KB, "ptc run peak RSS {peak} kB");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,15 +1,16 @@
 //! Both print caps (`--max-print-length`, `--max-print-bytes`) hold on every print path
-//! (`println`, `doc`, `pmap`/`pcalls` branches) over `ptc eval`, `ptc mcp` (stdio) and
-//! `ptc run` with a scripted model.
+//! (`println`, `doc`, `pmap`/`pcalls` branches) over `ptc eval`, `ptc mcp` (stdio and
+//! HTTP) and `ptc run` with a scripted model.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use common::cli::PTC;
+use common::mcp::{Client, HttpServer, StdioServer};
 use serde_json::{Value, json};
-
-const PTC: &str = env!("CARGO_BIN_EXE_ptc");
 const MAX_LENGTH: usize = 40;
 const MAX_BYTES: usize = 300;
 const CAPS: [&str; 4] = ["--max-print-length", "40", "--max-print-bytes", "300"];
@@ -71,43 +72,30 @@ fn eval_keeps_both_caps_on_every_print_path() {
     }
 }
 
+/// A `lisp_eval` answer's full (debug profile) content: the server's own preview cut
+/// must not hide the caps.
+fn assert_caps_in(what: &str, r: &Value) {
+    let full = &r["structuredContent"];
+    assert_eq!(full["status"], "ok", "{what}: {r}");
+    assert!(full.get("prints_truncated").is_none(), "{what}: the server's own cut hides the caps: {r}");
+    assert_caps(what, &strings(&full["prints"]));
+}
+
 #[test]
 fn mcp_stdio_keeps_both_caps_on_every_print_path() {
-    let mut child = Command::new(PTC)
-        .args(["mcp", "--response-profile", "debug", "--log-level", "error"])
-        .args(CAPS)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut request = |id: i64, method: &str, params: Value| -> Value {
-        writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    };
-    let init =
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
-    assert_eq!(request(1, "initialize", init)["result"]["serverInfo"]["name"], "ptc");
-    for (i, (what, program)) in PROGRAMS.iter().enumerate() {
-        let r = request(10 + i as i64, "tools/call", json!({"name": "lisp_eval", "arguments": {"program": program}}));
-        let full = &r["result"]["structuredContent"];
-        assert_eq!(full["status"], "ok", "{what}: {r}");
-        assert!(full.get("prints_truncated").is_none(), "{what}: the server's own cut hides the caps: {r}");
-        assert_caps(what, &strings(&full["prints"]));
+    let mut s = StdioServer::start(&[&["--response-profile", "debug", "--log-level", "error"][..], &CAPS].concat());
+    for (what, program) in PROGRAMS {
+        assert_caps_in(what, &s.call("lisp_eval", json!({"program": program})));
     }
-    drop(stdin);
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+#[test]
+fn mcp_http_keeps_both_caps_on_every_print_path() {
+    let server = HttpServer::start(&[&["--response-profile", "debug"][..], &CAPS].concat());
+    let c = Client::connect(server.port, None);
+    for (i, (what, program)) in PROGRAMS.iter().enumerate() {
+        assert_caps_in(what, &c.call(10 + i as u64, "lisp_eval", json!({"program": program})));
+    }
 }
 
 #[test]

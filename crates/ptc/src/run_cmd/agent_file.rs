@@ -63,9 +63,10 @@ struct AgentDef {
     signature_validation: Option<String>,
     max_consecutive_failures: Option<u32>,
     max_cost_usd: Option<f64>,
-    /// Checkpoints after every turn (relative to the current directory).
+    /// Checkpoints after every turn (a directory relative to the current one, or
+    /// `redis://HOST:PORT/DB/MISSION`).
     checkpoint_dir: Option<PathBuf>,
-    /// A checkpoint to continue from (file or directory).
+    /// A checkpoint to continue from (file, directory or Redis location).
     resume_from: Option<PathBuf>,
     /// A string replaces the generated system prompt; `{"prefix", "suffix"}` wraps it.
     system_prompt: Option<SystemPromptDef>,
@@ -281,11 +282,11 @@ impl Loader<'_> {
                 "checkpoints are the root agent's; a child's state is in them",
             ));
         }
-        if let Some(dir) = def.checkpoint_dir {
-            b = b.checkpoint_dir(dir);
+        if let Some(at) = &def.checkpoint_dir {
+            b = super::checkpoint_to(b, at).map_err(|e| self.err(path, "checkpoint_dir", e))?;
         }
-        if let Some(path) = def.resume_from {
-            b = b.resume_from(path);
+        if let Some(at) = &def.resume_from {
+            b = super::resume_from(b, at).map_err(|e| self.err(path, "resume_from", e))?;
         }
         if let Some(mode) = &def.signature_validation {
             b = b.signature_validation(
