@@ -231,7 +231,9 @@ fn deep_recursion_over_http_is_a_clean_error() {
 /// server for every client) end in `output_too_large`, and the server keeps serving.
 #[test]
 fn deep_values_held_by_functions_over_http_are_clean_errors() {
-    let s = start(&[]);
+    // building the values takes a while in a debug build on a loaded machine: the test is
+    // about depth, not time
+    let s = start(&["--timeout-ms", "20000"]);
     let session = initialize(s.port, None);
     let h = [JSON, ACCEPT, ("Mcp-Session-Id", session.as_str()), ("Mcp-Protocol-Version", "2025-11-25")];
     let d = "(reduce (fn [a _] [a]) [] (range 100000))";
