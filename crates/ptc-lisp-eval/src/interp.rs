@@ -1376,6 +1376,13 @@ impl<'h> Interp<'h> {
     /// Calls a host tool with named arguments.
     pub(crate) fn call_tool(&mut self, name: &str, args: &mut [Value]) -> EvalResult {
         let arg_map = tool_args(name, args)?;
+        // the host gets data: lazy sequences in the arguments are realised first
+        let arg_map = crate::lazy::realize_within(
+            &mut crate::builtins::BuiltinContext::new(self, "a tool call"),
+            "a tool call",
+            arg_map,
+            crate::engine::MAX_VALUE_NESTING,
+        )?;
         // the host may convert, compare or keep the arguments on any thread
         match crate::run::nesting(&arg_map, crate::engine::MAX_VALUE_NESTING) {
             crate::run::Nesting::Within => {}

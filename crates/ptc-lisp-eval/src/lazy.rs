@@ -792,6 +792,62 @@ pub fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
     }
 }
 
+/// `v` with every finite lazy sequence in it — itself, or held at any depth of vectors,
+/// lists, maps and sets — realised: what leaves the program (its result, a tool call's
+/// arguments) holds no lazy sequence. An infinite one is the [`unbounded`] error naming
+/// `fname`; levels past `max_depth` are left as they are (the caller refuses values that
+/// deep).
+pub fn realize_within(cx: &mut BuiltinContext, fname: &str, v: Value, max_depth: usize) -> EvalResult {
+    Ok(realized_copy(cx, fname, &v, max_depth)?.unwrap_or(v))
+}
+
+/// The copy of `v` with its finite lazy sequences realised, or `None` when it has none.
+fn realized_copy(cx: &mut BuiltinContext, fname: &str, v: &Value, depth_left: usize) -> EvalResult<Option<Value>> {
+    if depth_left == 0 {
+        return Ok(None);
+    }
+    Ok(match v {
+        Value::Func(_) if as_lazy(v).is_some() => {
+            let all = realized(cx, fname, v.clone())?;
+            if let Some(l) = as_lazy(&all) {
+                return unbounded(fname, l);
+            }
+            Some(realized_copy(cx, fname, &all, depth_left - 1)?.unwrap_or(all))
+        }
+        Value::Vector(items) | Value::List(items) => {
+            let mut copy: Option<PVector> = None;
+            for (i, x) in items.iter().enumerate() {
+                if let Some(y) = realized_copy(cx, fname, x, depth_left - 1)? {
+                    copy.get_or_insert_with(|| (**items).clone()).set(i, y);
+                }
+            }
+            copy.map(|c| if matches!(v, Value::List(_)) { Value::List(Arc::new(c)) } else { Value::from_pvec(c) })
+        }
+        Value::Map(m) => {
+            let mut changed = false;
+            let mut entries = Vec::new();
+            for (k, x) in m.iter() {
+                let k2 = realized_copy(cx, fname, k, depth_left - 1)?;
+                let x2 = realized_copy(cx, fname, x, depth_left - 1)?;
+                changed |= k2.is_some() || x2.is_some();
+                entries.push((k2.unwrap_or_else(|| k.clone()), x2.unwrap_or_else(|| x.clone())));
+            }
+            changed.then(|| Value::map(entries))
+        }
+        Value::Set(items) => {
+            let mut changed = false;
+            let mut members = Vec::new();
+            for x in items.iter() {
+                let x2 = realized_copy(cx, fname, x, depth_left - 1)?;
+                changed |= x2.is_some();
+                members.push(x2.unwrap_or_else(|| x.clone()));
+            }
+            changed.then(|| Value::set(members))
+        }
+        _ => None,
+    })
+}
+
 /// The first `n` items (fewer when it ends) as a vector, charging memory per item kept.
 pub fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
