@@ -402,10 +402,19 @@ fn execute(
     interp.set_strict_data(input.strict_data);
     let raw = interp.run_program(&program.nodes, program.frame_size);
     // lazy sequences in the result are realised here, under the run's limits, as
-    // Clojure's printer would; an infinite one (which would print forever) is an error
+    // Clojure's printer would; an infinite one (which would print forever) is an error,
+    // unless the value is too deep to hand out at all (refused below)
     let raw = {
         let mut cx = crate::builtins::BuiltinContext::new(&mut interp, "printing the result");
-        let mut realise = |v| crate::lazy::realize_within(&mut cx, "printing the result", v, MAX_VALUE_NESTING);
+        let mut realise = |v: Value| match crate::lazy::realize_within(
+            &mut cx,
+            "printing the result",
+            v.clone(),
+            MAX_VALUE_NESTING,
+        ) {
+            Err(_) if nesting(&v, MAX_VALUE_NESTING) == Nesting::TooDeep => Ok(v),
+            other => other,
+        };
         match raw {
             Ok(v) => realise(v),
             Err(Flow::Return(v)) => realise(v).and_then(|v| Err(Flow::Return(v))),

@@ -52,6 +52,9 @@ pub(crate) struct ForSeq {
     pub(crate) captures_at: usize,
     /// Where the function itself sits in `frame` (named fns).
     pub(crate) self_at: usize,
+    /// The clause of the lazy binding (0 for the first; further in when an endless
+    /// binding follows finite ones).
+    pub(crate) level: usize,
 }
 
 impl std::fmt::Debug for ForSeq {
@@ -393,7 +396,7 @@ enum State {
     DropLast { n: usize, buf: VecDeque<Value>, src: Box<Cursor> },
     Xform { xform: Value, xrf: Option<Value>, buf: VecDeque<Value>, done: bool, src: Box<Cursor> },
     TreeSeq { branch: Value, children: Value, stack: Vec<VecDeque<Value>> },
-    For { comp: Arc<ForSeq>, buf: VecDeque<Value>, src: Box<Cursor> },
+    For { comp: Arc<ForSeq>, buf: VecDeque<Value>, tail: Option<Box<Cursor>>, src: Box<Cursor> },
 }
 
 fn boxed(s: &LazySeq) -> Box<Cursor> {
@@ -453,7 +456,9 @@ impl Cursor {
                 children: children.clone(),
                 stack: vec![VecDeque::from([root.clone()])],
             },
-            Source::For { comp, src } => State::For { comp: comp.clone(), buf: VecDeque::new(), src: boxed(src) },
+            Source::For { comp, src } => {
+                State::For { comp: comp.clone(), buf: VecDeque::new(), tail: None, src: boxed(src) }
+            }
         };
         Cursor { state }
     }
@@ -742,12 +747,22 @@ impl Cursor {
                 }
                 Ok(Some(node))
             }
-            State::For { comp, buf, src } => loop {
+            State::For { comp, buf, tail, src } => loop {
                 if let Some(x) = buf.pop_front() {
                     return Ok(Some(x));
                 }
+                if let Some(t) = tail {
+                    match t.next(cx)? {
+                        Some(x) => return Ok(Some(x)),
+                        None => *tail = None,
+                    }
+                }
                 let Some(x) = src.next(cx)? else { return Ok(None) };
-                buf.extend(cx.for_rest(comp, x)?);
+                let made = cx.for_rest(comp, x)?;
+                match as_lazy(&made) {
+                    Some(l) => *tail = Some(boxed(l)),
+                    None => buf.extend(finite_items(cx, "for", &made)?),
+                }
             },
         }
     }

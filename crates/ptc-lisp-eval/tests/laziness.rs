@@ -24,6 +24,9 @@ fn lazy_steps_over_infinite_producers_answer_when_bounded() {
         ("(take 3 (take-while pos? (iterate inc 1)))", "[1 2 3]"),
         ("(take 3 (filter #(zero? (mod % 7)) (range 1 Long/MAX_VALUE)))", "[7 14 21]"),
         ("(take 3 (tree-seq (constantly true) (fn [x] [(inc x)]) 0))", "[0 1 2]"),
+        // an endless binding after finite ones: the rest is the lazy tail
+        ("(take 3 (for [x (range) y (range)] [x y]))", "[[0 0] [0 1] [0 2]]"),
+        ("(take 4 (for [x [1 2] y (if (= x 2) (range) [0])] [x y]))", "[[1 0] [2 0] [2 1] [2 2]]"),
     ]);
 }
 
@@ -53,6 +56,8 @@ fn unbounded_lazy_sequences_end_in_a_limit_error() {
     check_err(&[
         ("(count (range))", "loop_limit_exceeded", "(range) is infinite, so count"),
         ("(count (for [x (range)] x))", "loop_limit_exceeded", "(range) is infinite"),
+        ("(count (for [x [1 2] y (range)] [x y]))", "loop_limit_exceeded", "(range) is infinite"),
+        ("(doseq [x [1] y (range)] x)", "loop_limit_exceeded", "so doseq would never finish"),
         ("(vec (distinct (cycle [1 2])))", "loop_limit_exceeded", "(cycle coll) is infinite"),
         ("(reduce + (reductions + (range)))", "arity_error", "needs an initial value"),
         ("(apply + (repeat 1))", "loop_limit_exceeded", "(repeat x) is infinite, so apply"),
