@@ -401,14 +401,26 @@ fn execute(
         Interp::new(host, limits.clone(), budget.clone(), input.context, input.memory, Arc::new(input.turn_history));
     interp.set_strict_data(input.strict_data);
     let raw = interp.run_program(&program.nodes, program.frame_size);
-    // a lazy result is realised here, under the run's limits, as Clojure's printer would
-    let raw = match raw {
-        Ok(v) if crate::lazy::is_finite_lazy(&v) => crate::lazy::realized(
-            &mut crate::builtins::BuiltinContext::new(&mut interp, "printing the result"),
+    // lazy sequences in the result are realised here, under the run's limits, as
+    // Clojure's printer would; an infinite one (which would print forever) is an error,
+    // unless the value is too deep to hand out at all (refused below)
+    let raw = {
+        let mut cx = crate::builtins::BuiltinContext::new(&mut interp, "printing the result");
+        let mut realise = |v: Value| match crate::lazy::realize_within(
+            &mut cx,
             "printing the result",
-            v,
-        ),
-        other => other,
+            v.clone(),
+            MAX_VALUE_NESTING,
+        ) {
+            Err(_) if nesting(&v, MAX_VALUE_NESTING) == Nesting::TooDeep => Ok(v),
+            other => other,
+        };
+        match raw {
+            Ok(v) => realise(v),
+            Err(Flow::Return(v)) => realise(v).and_then(|v| Err(Flow::Return(v))),
+            Err(Flow::Fail(v)) => realise(v).and_then(|v| Err(Flow::Fail(v))),
+            other => other,
+        }
     };
     let mut result = match raw {
         Ok(v) => RunResult::Value(v),
@@ -449,13 +461,6 @@ fn execute(
                 result = RunResult::Error(*e);
             }
         }
-    }
-    // an infinite sequence as the result would print forever in Clojure
-    if let RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) = &result
-        && let Some(seq) = crate::lazy::as_lazy(v)
-        && let Err(Flow::Error(e)) = crate::lazy::unbounded::<()>("printing the result", seq)
-    {
-        result = RunResult::Error(*e);
     }
     let mut printed = String::new();
     if let RunResult::Value(v) | RunResult::Returned(v) | RunResult::Failed(v) = &result {

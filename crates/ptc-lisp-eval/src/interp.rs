@@ -1075,7 +1075,7 @@ impl<'h> Interp<'h> {
     }
 
     fn eval_for(&mut self, f: &ForNode) -> EvalResult {
-        let mut out = PVector::new();
+        let mut out = ForOut::default();
         if let Some(ForClause::Bind(p, coll)) = f.clauses.first() {
             // a `for` over a lazy first binding is itself lazy (see `crate::lazy`)
             let coll = self.eval(coll)?;
@@ -1083,7 +1083,7 @@ impl<'h> Interp<'h> {
                 && !f.discard
                 && !for_bounded(f, 0)
             {
-                return self.lazy_for(f, seq);
+                return self.lazy_for(f, 0, seq);
             }
             self.for_bind(f, 0, p, coll, &mut out)?;
         } else {
@@ -1094,7 +1094,7 @@ impl<'h> Interp<'h> {
         }
         // each item was charged as it was kept
         self.charge(cost::HEADER)?;
-        Ok(Value::from_pvec(out))
+        out.into_value()
     }
 
     /// A binding over an infinite sequence: only a `:while` right after it (before the next
@@ -1105,10 +1105,16 @@ impl<'h> Interp<'h> {
         i: usize,
         p: &Pattern,
         seq: Arc<crate::lazy::LazySeq>,
-        out: &mut PVector,
+        out: &mut ForOut,
     ) -> Result<bool, Flow> {
         if seq.is_infinite() && !for_bounded(f, i) {
-            return crate::lazy::unbounded::<bool>(if f.discard { "doseq" } else { "for" }, &seq);
+            if f.discard {
+                return crate::lazy::unbounded::<bool>("doseq", &seq);
+            }
+            // nothing after an endless binding is ever reached: the rest of the
+            // comprehension from here is the lazy tail of the result
+            out.tail = Some(self.lazy_for(f, i, &seq)?);
+            return Ok(false);
         }
         let mut cursor = crate::lazy::Cursor::new(&seq);
         loop {
@@ -1120,13 +1126,13 @@ impl<'h> Interp<'h> {
             self.charge(cost::ELEM)?;
             self.bind(p, item)?;
             if !self.for_level(f, i + 1, out)? {
-                return Ok(true);
+                return Ok(out.tail.is_none());
             }
         }
     }
 
     /// The binding at clause `i` over `coll`, then the levels after it for each item.
-    fn for_bind(&mut self, f: &ForNode, i: usize, p: &Pattern, coll: Value, out: &mut PVector) -> Result<bool, Flow> {
+    fn for_bind(&mut self, f: &ForNode, i: usize, p: &Pattern, coll: Value, out: &mut ForOut) -> Result<bool, Flow> {
         if let Some(seq) = crate::lazy::as_lazy(&coll) {
             return self.for_lazy(f, i, p, seq.clone(), out);
         }
@@ -1138,7 +1144,7 @@ impl<'h> Interp<'h> {
                 break;
             }
         }
-        Ok(true)
+        Ok(out.tail.is_none())
     }
 
     /// A comparison operand with a finite lazy sequence realised (`(= [0 1] (take-while ...))`).
@@ -1150,9 +1156,10 @@ impl<'h> Interp<'h> {
         Ok(v)
     }
 
-    /// A `for` whose first binding is the lazy `seq`: a lazy sequence holding the
-    /// comprehension and a copy of this frame, run one item at a time by [`Interp::for_rest`].
-    fn lazy_for(&mut self, f: &ForNode, seq: &Arc<crate::lazy::LazySeq>) -> EvalResult {
+    /// A `for` from its binding at clause `level` over the lazy `seq`: a lazy sequence
+    /// holding the comprehension and a copy of this frame (with the bindings before
+    /// `level`), run one item at a time by [`Interp::for_rest`].
+    fn lazy_for(&mut self, f: &ForNode, level: usize, seq: &Arc<crate::lazy::LazySeq>) -> EvalResult {
         let frame: Vec<Value> = self.stack.get(self.base..).map(|s| s.to_vec()).unwrap_or_default();
         self.charge(cost::items(frame.len() as u64))?;
         let comp = crate::lazy::ForSeq {
@@ -1160,15 +1167,17 @@ impl<'h> Interp<'h> {
             captures_at: self.capture_base.wrapping_sub(self.base),
             self_at: self.self_slot.wrapping_sub(self.base),
             frame,
+            level,
         };
         crate::lazy::comprehension(comp, seq)
     }
 
-    /// The items the rest of a lazy `for` (every clause after its first binding) makes of
-    /// one `item` of that binding, run in a copy of the frame the `for` was written in.
-    pub(crate) fn for_rest(&mut self, comp: &crate::lazy::ForSeq, item: Value) -> EvalResult<Vec<Value>> {
+    /// What the rest of a lazy `for` (every clause after its lazy binding) makes of one
+    /// `item` of that binding, run in a copy of the frame the `for` was written in: a
+    /// vector, or a lazy sequence when an endless binding further in made it one.
+    pub(crate) fn for_rest(&mut self, comp: &crate::lazy::ForSeq, item: Value) -> EvalResult {
         self.check_stack()?;
-        let Some(ForClause::Bind(p, _)) = comp.node.clauses.first() else {
+        let Some(ForClause::Bind(p, _)) = comp.node.clauses.get(comp.level) else {
             return internal("a lazy for without a first binding");
         };
         let new_base = self.stack.len();
@@ -1177,25 +1186,25 @@ impl<'h> Interp<'h> {
         self.base = new_base;
         self.capture_base = new_base.wrapping_add(comp.captures_at);
         self.self_slot = new_base.wrapping_add(comp.self_at);
-        let mut out = PVector::new();
+        let mut out = ForOut::default();
         let result = match self.bind(p, item) {
-            Ok(()) => self.for_level(&comp.node, 1, &mut out).map(|_| ()),
+            Ok(()) => self.for_level(&comp.node, comp.level + 1, &mut out).map(|_| ()),
             Err(e) => Err(e),
         };
         self.stack.truncate(new_base);
         (self.base, self.capture_base, self.self_slot) = saved;
         result?;
-        Ok(out.into_iter().collect())
+        out.into_value()
     }
 
     /// Returns false when a `:while` stopped this level.
-    fn for_level(&mut self, f: &ForNode, i: usize, out: &mut PVector) -> Result<bool, Flow> {
+    fn for_level(&mut self, f: &ForNode, i: usize, out: &mut ForOut) -> Result<bool, Flow> {
         let Some(clause) = f.clauses.get(i) else {
             let v = self.eval(&f.body)?;
             if !f.discard {
                 // charged before it is kept: nested bindings multiply (n^3 items for three)
                 self.charge(cost::ELEM)?;
-                out.push_back(v);
+                out.items.push_back(v);
             }
             return Ok(true);
         };
@@ -1376,6 +1385,13 @@ impl<'h> Interp<'h> {
     /// Calls a host tool with named arguments.
     pub(crate) fn call_tool(&mut self, name: &str, args: &mut [Value]) -> EvalResult {
         let arg_map = tool_args(name, args)?;
+        // the host gets data: lazy sequences in the arguments are realised first
+        let arg_map = crate::lazy::realize_within(
+            &mut crate::builtins::BuiltinContext::new(self, "a tool call"),
+            "a tool call",
+            arg_map,
+            crate::engine::MAX_VALUE_NESTING,
+        )?;
         // the host may convert, compare or keep the arguments on any thread
         match crate::run::nesting(&arg_map, crate::engine::MAX_VALUE_NESTING) {
             crate::run::Nesting::Within => {}
@@ -1572,6 +1588,25 @@ fn loop_limit<T>(max: u64) -> EvalResult<T> {
             "Loop iteration limit exceeded ({max} iterations). Use reduce/map over a finite sequence instead, or split work across smaller loops."
         ),
     )
+}
+
+/// What a `for` made so far: its items, then (once an endless binding was reached) the
+/// lazy rest of it.
+#[derive(Default)]
+struct ForOut {
+    items: PVector,
+    tail: Option<Value>,
+}
+
+impl ForOut {
+    /// The items as a vector, or followed by the lazy tail as one lazy sequence.
+    fn into_value(self) -> EvalResult {
+        match self.tail.as_ref().and_then(crate::lazy::as_lazy) {
+            Some(tail) if self.items.is_empty() => Ok(Value::Func(Arc::new(Function::Lazy(tail.clone())))),
+            Some(tail) => crate::lazy::concat(self.items, tail),
+            None => Ok(Value::from_pvec(self.items)),
+        }
+    }
 }
 
 /// True when a `:while` right after binding `i` (before the next binding) can end it.

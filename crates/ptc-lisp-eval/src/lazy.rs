@@ -52,6 +52,9 @@ pub(crate) struct ForSeq {
     pub(crate) captures_at: usize,
     /// Where the function itself sits in `frame` (named fns).
     pub(crate) self_at: usize,
+    /// The clause of the lazy binding (0 for the first; further in when an endless
+    /// binding follows finite ones).
+    pub(crate) level: usize,
 }
 
 impl std::fmt::Debug for ForSeq {
@@ -393,7 +396,7 @@ enum State {
     DropLast { n: usize, buf: VecDeque<Value>, src: Box<Cursor> },
     Xform { xform: Value, xrf: Option<Value>, buf: VecDeque<Value>, done: bool, src: Box<Cursor> },
     TreeSeq { branch: Value, children: Value, stack: Vec<VecDeque<Value>> },
-    For { comp: Arc<ForSeq>, buf: VecDeque<Value>, src: Box<Cursor> },
+    For { comp: Arc<ForSeq>, buf: VecDeque<Value>, tail: Option<Box<Cursor>>, src: Box<Cursor> },
 }
 
 fn boxed(s: &LazySeq) -> Box<Cursor> {
@@ -453,7 +456,9 @@ impl Cursor {
                 children: children.clone(),
                 stack: vec![VecDeque::from([root.clone()])],
             },
-            Source::For { comp, src } => State::For { comp: comp.clone(), buf: VecDeque::new(), src: boxed(src) },
+            Source::For { comp, src } => {
+                State::For { comp: comp.clone(), buf: VecDeque::new(), tail: None, src: boxed(src) }
+            }
         };
         Cursor { state }
     }
@@ -742,12 +747,22 @@ impl Cursor {
                 }
                 Ok(Some(node))
             }
-            State::For { comp, buf, src } => loop {
+            State::For { comp, buf, tail, src } => loop {
                 if let Some(x) = buf.pop_front() {
                     return Ok(Some(x));
                 }
+                if let Some(t) = tail {
+                    match t.next(cx)? {
+                        Some(x) => return Ok(Some(x)),
+                        None => *tail = None,
+                    }
+                }
                 let Some(x) = src.next(cx)? else { return Ok(None) };
-                buf.extend(cx.for_rest(comp, x)?);
+                let made = cx.for_rest(comp, x)?;
+                match as_lazy(&made) {
+                    Some(l) => *tail = Some(boxed(l)),
+                    None => buf.extend(finite_items(cx, "for", &made)?),
+                }
             },
         }
     }
@@ -790,6 +805,62 @@ pub fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
         }
         _ => Ok(v),
     }
+}
+
+/// `v` with every finite lazy sequence in it — itself, or held at any depth of vectors,
+/// lists, maps and sets — realised: what leaves the program (its result, a tool call's
+/// arguments) holds no lazy sequence. An infinite one is the [`unbounded`] error naming
+/// `fname`; levels past `max_depth` are left as they are (the caller refuses values that
+/// deep).
+pub fn realize_within(cx: &mut BuiltinContext, fname: &str, v: Value, max_depth: usize) -> EvalResult {
+    Ok(realized_copy(cx, fname, &v, max_depth)?.unwrap_or(v))
+}
+
+/// The copy of `v` with its finite lazy sequences realised, or `None` when it has none.
+fn realized_copy(cx: &mut BuiltinContext, fname: &str, v: &Value, depth_left: usize) -> EvalResult<Option<Value>> {
+    if depth_left == 0 {
+        return Ok(None);
+    }
+    Ok(match v {
+        Value::Func(_) if as_lazy(v).is_some() => {
+            let all = realized(cx, fname, v.clone())?;
+            if let Some(l) = as_lazy(&all) {
+                return unbounded(fname, l);
+            }
+            Some(realized_copy(cx, fname, &all, depth_left - 1)?.unwrap_or(all))
+        }
+        Value::Vector(items) | Value::List(items) => {
+            let mut copy: Option<PVector> = None;
+            for (i, x) in items.iter().enumerate() {
+                if let Some(y) = realized_copy(cx, fname, x, depth_left - 1)? {
+                    copy.get_or_insert_with(|| (**items).clone()).set(i, y);
+                }
+            }
+            copy.map(|c| if matches!(v, Value::List(_)) { Value::List(Arc::new(c)) } else { Value::from_pvec(c) })
+        }
+        Value::Map(m) => {
+            let mut changed = false;
+            let mut entries = Vec::new();
+            for (k, x) in m.iter() {
+                let k2 = realized_copy(cx, fname, k, depth_left - 1)?;
+                let x2 = realized_copy(cx, fname, x, depth_left - 1)?;
+                changed |= k2.is_some() || x2.is_some();
+                entries.push((k2.unwrap_or_else(|| k.clone()), x2.unwrap_or_else(|| x.clone())));
+            }
+            changed.then(|| Value::map(entries))
+        }
+        Value::Set(items) => {
+            let mut changed = false;
+            let mut members = Vec::new();
+            for x in items.iter() {
+                let x2 = realized_copy(cx, fname, x, depth_left - 1)?;
+                changed |= x2.is_some();
+                members.push(x2.unwrap_or_else(|| x.clone()));
+            }
+            changed.then(|| Value::set(members))
+        }
+        _ => None,
+    })
 }
 
 /// The first `n` items (fewer when it ends) as a vector, charging memory per item kept.

@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-use ptc_lisp_eval::{RunOptions, RunResult, run};
+use ptc_lisp_eval::{Cancel, Engine, FnHost, Limits, RunInput, RunOptions, RunResult, run};
 
 #[test]
 fn lazy_steps_over_infinite_producers_answer_when_bounded() {
@@ -24,6 +24,9 @@ fn lazy_steps_over_infinite_producers_answer_when_bounded() {
         ("(take 3 (take-while pos? (iterate inc 1)))", "[1 2 3]"),
         ("(take 3 (filter #(zero? (mod % 7)) (range 1 Long/MAX_VALUE)))", "[7 14 21]"),
         ("(take 3 (tree-seq (constantly true) (fn [x] [(inc x)]) 0))", "[0 1 2]"),
+        // an endless binding after finite ones: the rest is the lazy tail
+        ("(take 3 (for [x (range) y (range)] [x y]))", "[[0 0] [0 1] [0 2]]"),
+        ("(take 4 (for [x [1 2] y (if (= x 2) (range) [0])] [x y]))", "[[1 0] [2 0] [2 1] [2 2]]"),
     ]);
 }
 
@@ -53,6 +56,8 @@ fn unbounded_lazy_sequences_end_in_a_limit_error() {
     check_err(&[
         ("(count (range))", "loop_limit_exceeded", "(range) is infinite, so count"),
         ("(count (for [x (range)] x))", "loop_limit_exceeded", "(range) is infinite"),
+        ("(count (for [x [1 2] y (range)] [x y]))", "loop_limit_exceeded", "(range) is infinite"),
+        ("(doseq [x [1] y (range)] x)", "loop_limit_exceeded", "so doseq would never finish"),
         ("(vec (distinct (cycle [1 2])))", "loop_limit_exceeded", "(cycle coll) is infinite"),
         ("(reduce + (reductions + (range)))", "arity_error", "needs an initial value"),
         ("(apply + (repeat 1))", "loop_limit_exceeded", "(repeat x) is infinite, so apply"),
@@ -84,7 +89,26 @@ fn unbounded_lazy_sequences_end_in_a_limit_error() {
 }
 
 #[test]
-fn a_finite_lazy_sequence_inside_data_prints_as_lazy() {
-    // only the result itself is realised; one held inside a collection is shown by kind
-    check(&[("[(take-while #(< % 3) (range))]", "[#<lazy (range)>]")]);
+fn lazy_sequences_inside_the_result_are_realised_or_refused() {
+    check(&[
+        ("[(take-while #(< % 3) (range))]", "[[0 1 2]]"),
+        ("{:a (for [x (take-while #(< % 2) (range))] x) :b 1}", "{:a [0 1] :b 1}"),
+        ("(return {:xs (take-while #(< % 2) (range))})", "{:xs [0 1]}"),
+        ("(list (distinct (take-while #(< % 2) (range))))", "([0 1])"),
+    ]);
+    check_err(&[
+        ("[(range)]", "loop_limit_exceeded", "(range) is infinite, so printing the result"),
+        ("{:a (repeat 1)}", "loop_limit_exceeded", "(repeat x) is infinite"),
+    ]);
+}
+
+#[test]
+fn a_tool_gets_lazy_arguments_realised() {
+    let host = FnHost::new().with_tool("echo", Ok);
+    let engine = Engine::new(Limits::default());
+    let o = engine.eval("(tool/echo {:ids (take-while #(< % 3) (range))})", RunInput::new(), &host, &Cancel::new());
+    assert_eq!(o.printed, r#"{"ids" [0 1 2]}"#, "{:?}", o.error());
+    let o = engine.eval("(tool/echo {:ids (range)})", RunInput::new(), &host, &Cancel::new());
+    let e = o.error().expect("an infinite argument is refused");
+    assert!(e.message.contains("(range) is infinite, so a tool call"), "{}", e.message);
 }

@@ -142,8 +142,8 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
         self.interp.note_made_keyword(name)
     }
 
-    /// The items the rest of a lazy `for` makes of one item of its first binding.
-    pub(crate) fn for_rest(&mut self, comp: &crate::lazy::ForSeq, item: Value) -> EvalResult<Vec<Value>> {
+    /// What the rest of a lazy `for` makes of one item of its lazy binding.
+    pub(crate) fn for_rest(&mut self, comp: &crate::lazy::ForSeq, item: Value) -> EvalResult {
         self.interp.for_rest(comp, item)
     }
 
