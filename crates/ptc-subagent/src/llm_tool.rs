@@ -182,8 +182,7 @@ impl Judgment {
         let cost = cx.nest.as_ref().map(|n| n.nesting.cost());
         let price = cost.and_then(|c| c.price(None, &model));
         let charge = cost.map(|c| (c, price.as_ref()));
-        let (answer, usage, requests) =
-            ask(llm.as_ref(), &request, &self.retry, cx.deadline, &report, charge).await;
+        let (answer, usage, requests) = ask(llm.as_ref(), &request, &self.retry, cx.deadline, &report, charge).await;
         let (raw, result) = match answer {
             Ok(r) => {
                 let checked = self.check(&r.content);

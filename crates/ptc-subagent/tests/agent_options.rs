@@ -375,7 +375,9 @@ fn a_nested_agent_spends_from_the_parents_budget_and_is_stopped_by_it() {
     let fail = step.fail.clone().unwrap();
     assert_eq!(fail.reason, "cost_budget_exceeded", "{fail:?}");
     assert!(fail.message.contains("$0.0200 is spent of the $0.015 budget"), "{}", fail.message);
-    assert!((step.usage.cost_usd.unwrap() - 0.01).abs() < 1e-12);
+    // the step's usage is the tree's; the parent's own share is kept apart
+    assert!((step.usage.cost_usd.unwrap() - 0.02).abs() < 1e-12, "{:?}", step.usage);
+    assert!((step.own_usage().cost_usd.unwrap() - 0.01).abs() < 1e-12);
     assert_eq!(llm.requests().len(), 2, "parent turn 1 and child turn 1 only");
     // a child's own budget binds its own requests
     let child = SubAgent::builder("Look it up").description("Looks it up").signature("() -> :int").max_turns(3);
