@@ -318,8 +318,8 @@ enum FnBody {
 
 /// A host backed by a table of Rust closures; handy for tests and small embeddings.
 ///
-/// A synchronous closure runs on a thread of its own so that a slow one cannot hold the
-/// program past its deadline: when the deadline passes (or the run is cancelled) the
+/// A synchronous closure runs on a thread of a set of reused tool threads (not the
+/// evaluation thread), so that a slow one cannot hold the program past its deadline: when the deadline passes (or the run is cancelled) the
 /// program gets a `timeout` (or `cancelled`) and the closure's eventual answer is dropped.
 /// An async tool ([`FnHost::with_async_tool`]) takes no thread: the program's evaluation
 /// thread waits for its future ([`CallCx::wait`]) and drops it at the deadline or on
@@ -420,12 +420,12 @@ impl Host for FnHost {
         let f = f.clone();
         let args = call.args.clone();
         let name = call.name.clone();
-        let spawned = std::thread::Builder::new().name(format!("ptc-tool-{}", call.name)).spawn(move || {
+        let started = tool_threads::run(Box::new(move || {
             let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(args)))
                 .unwrap_or_else(|_| Err(format!("tool '{name}' panicked")));
             let _ = tx.send(Heard::Answer(answer));
-        });
-        if spawned.is_err() {
+        }));
+        if !started {
             return Err(ToolError::failed("no thread could be started for the tool call"));
         }
         match rx.recv_timeout(cx.remaining()) {
@@ -433,6 +433,79 @@ impl Host for FnHost {
             Ok(Heard::Cancelled) => Err(ToolError::cancelled(&call.name)),
             Err(_) if cx.cancel.is_cancelled() => Err(ToolError::cancelled(&call.name)),
             Err(_) => Err(ToolError::timeout(&call.name)),
+        }
+    }
+}
+
+/// The threads [`FnHost`]'s synchronous closures run on: reused from call to call (a
+/// thread whose closure returned waits for the next one, and ends after
+/// [`IDLE`](tool_threads::IDLE) without work), so a call costs a channel send, not a new
+/// thread; a new thread starts only when every thread holds a closure.
+mod tool_threads {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+    use std::time::Duration;
+
+    /// A closure to run.
+    pub(super) type Job = Box<dyn FnOnce() + Send>;
+
+    /// How long an idle thread waits for work before it ends.
+    pub(super) const IDLE: Duration = Duration::from_secs(10);
+
+    /// Idle threads' inboxes, by thread number. A caller takes an inbox out of the list
+    /// before sending to it, so a thread that finds its own inbox still listed knows that
+    /// nothing is on its way.
+    static IDLE_THREADS: Mutex<Vec<(u64, Sender<Job>)>> = Mutex::new(Vec::new());
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+
+    /// Runs `job` on an idle thread, or on a new one; false when no thread could start.
+    pub(super) fn run(job: Job) -> bool {
+        let idle = IDLE_THREADS.lock().ok().and_then(|mut v| v.pop());
+        let job = match idle {
+            Some((_, inbox)) => match inbox.send(job) {
+                Ok(()) => return true,
+                Err(mpsc::SendError(back)) => back,
+            },
+            None => job,
+        };
+        let (tx, rx) = mpsc::channel();
+        if tx.send(job).is_err() {
+            return false;
+        }
+        let number = NEXT.fetch_add(1, Ordering::Relaxed);
+        std::thread::Builder::new().name("ptc-tool".into()).spawn(move || serve(number, tx, rx)).is_ok()
+    }
+
+    fn serve(number: u64, me: Sender<Job>, inbox: Receiver<Job>) {
+        loop {
+            let job = match inbox.recv_timeout(IDLE) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Timeout) => {
+                    let Ok(mut idle) = IDLE_THREADS.lock() else { return };
+                    match idle.iter().position(|(n, _)| *n == number) {
+                        // still listed: nobody is sending; leave the list and end
+                        Some(i) => {
+                            idle.swap_remove(i);
+                            return;
+                        }
+                        // taken by a caller that is about to send: wait for its job
+                        None => {
+                            drop(idle);
+                            match inbox.recv() {
+                                Ok(job) => job,
+                                Err(_) => return,
+                            }
+                        }
+                    }
+                }
+            };
+            job();
+            match IDLE_THREADS.lock() {
+                Ok(mut v) => v.push((number, me.clone())),
+                Err(_) => return,
+            }
         }
     }
 }

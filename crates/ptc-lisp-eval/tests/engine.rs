@@ -288,6 +288,22 @@ fn tool_call_limit_reports_remaining_calls_to_the_host() {
 }
 
 #[test]
+fn fn_host_reuses_its_tool_threads() {
+    let seen = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let ids = seen.clone();
+    let host = FnHost::new().with_tool("who", move |_| {
+        ids.lock().unwrap().insert(std::thread::current().id());
+        Ok(Value::Nil)
+    });
+    let calls = 20;
+    let out = engine().eval_with(&format!("(dotimes [_ {calls}] (tool/who {{}}))"), &host);
+    assert!(out.is_ok(), "{:?}", out.error());
+    // a thread per call would give 20 distinct threads (ids are never reused)
+    let distinct = seen.lock().unwrap().len();
+    assert!(distinct < calls / 2, "{distinct} threads for {calls} sequential calls");
+}
+
+#[test]
 fn fn_host_passes_the_host_contract() {
     let host = FnHost::new().with_tool("echo", Ok).with_tool("sleepy", |_| {
         std::thread::sleep(Duration::from_secs(3));

@@ -184,9 +184,7 @@ impl SubAgentBuilder {
         check_child(&self, &name)?;
         // the builder's own context stays: a call's arguments are added over it
         let spec = Arc::new(AgentToolSpec { name: name.clone(), builder: self, bound });
-        Ok(Tool::with_context(name, move |args, cx| run_agent_tool(&spec, args, cx))
-            .signature(signature)
-            .description(description))
+        Ok(agent_tool(name, spec).signature(signature).description(description))
     }
 }
 
@@ -229,9 +227,7 @@ pub(crate) fn add_self_tool(builder: &SubAgentBuilder, tools: &mut Toolbox) -> R
         builder: builder.clone().context(serde_json::Map::new()),
         bound: LlmRef::Caller,
     });
-    let tool = Tool::with_context(name.clone(), move |args, cx| run_agent_tool(&spec, args, cx))
-        .signature(signature)
-        .description(description);
+    let tool = agent_tool(name.clone(), spec).signature(signature).description(description);
     let inputs = Some(ptc_signature::Type::Object { fields: sig.inputs, closed: false });
     let expose = tool.expose.unwrap_or(builder.mode.default_expose());
     tools.insert(name, PreparedTool { tool, inputs, expose });
@@ -500,28 +496,19 @@ pub(crate) fn tool_nest<'a>(cx: &'a ToolContext, name: &str) -> Result<&'a ToolN
     cx.nest.as_ref().ok_or_else(|| ToolError::new(format!("tool/{name} runs only inside an agent mission")))
 }
 
-/// Runs `future` to completion from a tool function's thread: on the mission's runtime
-/// when there is one (so a model client keeps its connections), else on a fresh
-/// single-threaded runtime.
-pub(crate) fn block_on<F: std::future::Future>(
-    runtime: Option<&tokio::runtime::Handle>,
-    future: F,
-) -> Result<F::Output, ToolError> {
-    if let Some(handle) = runtime
-        && handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-    {
-        return Ok(handle.block_on(future));
-    }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ToolError::new(format!("cannot start a runtime for the nested call: {e}")))?;
-    Ok(rt.block_on(future))
+/// An agent tool: the child mission runs as a task on the parent mission's runtime while
+/// the calling program waits (no thread is held for it); aborting the task at the
+/// program's deadline or on cancel drops the child mission, which cancels it.
+fn agent_tool(name: String, spec: Arc<AgentToolSpec>) -> Tool {
+    Tool::new_async(name, move |args, cx| {
+        let spec = spec.clone();
+        async move { run_agent_tool(&spec, args, &cx).await }
+    })
 }
 
-fn run_agent_tool(spec: &AgentToolSpec, args: Json, cx: &ToolContext) -> Result<Json, ToolError> {
+async fn run_agent_tool(spec: &AgentToolSpec, args: Json, cx: &ToolContext) -> Result<Json, ToolError> {
     let nest = tool_nest(cx, &spec.name)?;
-    let step = run_child(spec, args, cx, nest);
+    let step = run_child(spec, args, cx, nest).await;
     let result = match (&step.return_value, &step.fail) {
         (_, Some(f)) => Err(ToolError::new(format!("agent tool {} failed ({}): {}", spec.name, f.reason, f.message))),
         (Some(v), None) => Ok(v.clone()),
@@ -531,7 +518,7 @@ fn run_agent_tool(spec: &AgentToolSpec, args: Json, cx: &ToolContext) -> Result<
     result
 }
 
-fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest) -> Step {
+async fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest) -> Step {
     let depth = nest.nesting.depth + 1;
     let max = nest.nesting.shared.max_depth;
     if depth > max {
@@ -578,10 +565,8 @@ fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &ToolNest
         .observer
         .clone()
         .map(|parent| Arc::new(NestedObserver { parent, agent: label.clone(), depth }) as Arc<dyn Observer>);
-    match block_on(nest.runtime.as_ref(), crate::mission::run_child(&agent, llm.as_ref(), observer, nesting)) {
-        Ok(step) => named(step, &label),
-        Err(e) => named(Step::failed(Fail::new("tool_error", e.message)), &spec.name),
-    }
+    let step = crate::mission::run_child(&agent, llm.as_ref(), observer, nesting).await;
+    named(step, &label)
 }
 
 /// A program calling a `tool_catalog` entry (planning only) gets an error that says so,

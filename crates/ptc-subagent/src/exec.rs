@@ -402,8 +402,8 @@ fn call_with_deadline(
 /// executed from plain threads) run on its one worker. One per process, started on first
 /// use, never shut down.
 fn tool_runtime() -> Result<tokio::runtime::Handle, String> {
-    static FALLBACK: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    FALLBACK
+    static TOOL_RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    TOOL_RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(1)

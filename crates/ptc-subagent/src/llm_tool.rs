@@ -18,7 +18,7 @@ use ptc_signature::{KeyStyle, Signature, Template, Type};
 use serde_json::Value as Json;
 
 use crate::agent::{ConfigError, SubAgent};
-use crate::compose::{LlmRef, block_on, resolve_llm};
+use crate::compose::{LlmRef, resolve_llm};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message};
 use crate::observe::Event;
 use crate::retry::LlmRetry;
@@ -111,9 +111,13 @@ impl LlmTool {
             .validate_against(&signature)
             .map_err(|e| ConfigError::new("prompt", format!("LLM tool {name:?}: {}", e.0)))?;
         let spec = Arc::new(Judgment { name: name.clone(), template, signature, llm: self.llm, retry: self.retry });
-        Ok(Tool::with_context(name, move |args, cx| spec.call(args, cx))
-            .signature(self.signature)
-            .description(description))
+        // the model request runs as a task on the mission's runtime (no thread held)
+        Ok(Tool::new_async(name, move |args, cx| {
+            let spec = spec.clone();
+            async move { spec.call(args, &cx).await }
+        })
+        .signature(self.signature)
+        .description(description))
     }
 }
 
@@ -127,7 +131,7 @@ struct Judgment {
 }
 
 impl Judgment {
-    fn call(&self, args: Json, cx: &ToolContext) -> Result<Json, ToolError> {
+    async fn call(&self, args: Json, cx: &ToolContext) -> Result<Json, ToolError> {
         let started = Instant::now();
         // inside a mission tree the judgment is a nested turn: one turn of the shared
         // budget, at the caller's depth + 1
@@ -178,10 +182,7 @@ impl Judgment {
         let cost = cx.nest.as_ref().map(|n| n.nesting.cost());
         let price = cost.and_then(|c| c.price(None, &model));
         let charge = cost.map(|c| (c, price.as_ref()));
-        let (answer, usage, requests) = block_on(
-            cx.nest.as_ref().and_then(|n| n.runtime.as_ref()),
-            ask(llm.as_ref(), &request, &self.retry, cx.deadline, &report, charge),
-        )?;
+        let (answer, usage, requests) = ask(llm.as_ref(), &request, &self.retry, cx.deadline, &report, charge).await;
         let (raw, result) = match answer {
             Ok(r) => {
                 let checked = self.check(&r.content);
@@ -299,7 +300,7 @@ async fn ask(
     request: &LlmRequest,
     retry: &LlmRetry,
     deadline: Instant,
-    report: &dyn Fn(Event),
+    report: &(dyn Fn(Event) + Sync),
     charge: Option<(&crate::cost::CostScope, Option<&crate::cost::ModelPrice>)>,
 ) -> (Result<LlmResponse, Fail>, crate::llm::TokenUsage, u32) {
     let mut usage = crate::llm::TokenUsage::default();

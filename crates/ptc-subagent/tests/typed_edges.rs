@@ -170,3 +170,23 @@ fn usage_covers_the_whole_tree_and_keeps_the_agent_s_own_share() {
     let json = serde_json::to_value(&step).unwrap();
     assert_eq!(json["own_usage"]["llm_requests"], json!(2));
 }
+
+#[test]
+fn an_async_tool_called_outside_any_runtime_runs_on_the_crate_s_tool_runtime() {
+    // a compiled agent is executed from plain threads: its async tool still gets timers
+    let agent = SubAgent::builder("Double {{n}}")
+        .signature(":int")
+        .context_value("n", json!(4))
+        .tool(Tool::new_async("double", |args, _cx| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            Ok(json!(args["n"].as_i64().unwrap_or(0) * 2))
+        }))
+        .build()
+        .unwrap();
+    let llm = ScriptedLlm::texts([clj("(return (tool/double {:n data/n}))")]);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let compiled = rt.block_on(agent.compile(&llm)).unwrap();
+    drop(rt);
+    let context = json!({"n": 21});
+    assert_eq!(compiled.execute(context.as_object().unwrap().clone()), Ok(json!(42)));
+}

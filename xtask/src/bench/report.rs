@@ -224,7 +224,10 @@ pub const LATENCY_HEADING: &str = "## In-process and MCP latency";
 /// The latency section: its heading, then one bullet per figure (a line starting with
 /// spaces stays a sub-item of the one before).
 pub fn latency_section(lines: &[String]) -> String {
-    let mut out = format!("{LATENCY_HEADING}\n\n");
+    let mut out = format!(
+        "{LATENCY_HEADING}\n\nWritten by `cargo xtask bench --latency` (and the full bench); the goals are issue 24's. \
+         Each figure is from one run; on a shared machine they move with its load.\n\n"
+    );
     for line in lines {
         match line.strip_prefix("  ") {
             Some(sub) => {
