@@ -20,7 +20,7 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
-use crate::error::{ErrorKind, EvalResult, err};
+use crate::error::{ErrorKind, EvalResult, Flow, err};
 use crate::function::Function;
 use crate::limits::cost;
 use crate::value::{PVector, Value};
@@ -813,11 +813,48 @@ pub fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
 /// `fname`; levels past `max_depth` are left as they are (the caller refuses values that
 /// deep).
 pub fn realize_within(cx: &mut BuiltinContext, fname: &str, v: Value, max_depth: usize) -> EvalResult {
-    Ok(realized_copy(cx, fname, &v, max_depth)?.unwrap_or(v))
+    let mut walk = Walk::default();
+    Ok(realized_copy(cx, &mut walk, fname, &v, max_depth)?.unwrap_or(v))
+}
+
+/// What a [`realize_within`] walk remembers: the collections already found to hold no lazy
+/// sequence (by address: a value that shares structure, `[a a]` sixty levels deep, is
+/// walked once per distinct node, not once per path), and a count for deadline checks.
+#[derive(Default)]
+struct Walk {
+    clean: HashSet<usize>,
+    visited: u32,
+}
+
+impl Walk {
+    /// `Some(address)` of a collection not known clean yet; `None` when it is known clean.
+    fn enter(&mut self, cx: &BuiltinContext, address: usize) -> Result<Option<usize>, Flow> {
+        if self.clean.contains(&address) {
+            return Ok(None);
+        }
+        self.visited = self.visited.wrapping_add(1);
+        if self.visited.is_multiple_of(256) {
+            cx.check_time()?;
+        }
+        Ok(Some(address))
+    }
+
+    fn leave<T>(&mut self, address: usize, copy: Option<T>) -> Option<T> {
+        if copy.is_none() {
+            self.clean.insert(address);
+        }
+        copy
+    }
 }
 
 /// The copy of `v` with its finite lazy sequences realised, or `None` when it has none.
-fn realized_copy(cx: &mut BuiltinContext, fname: &str, v: &Value, depth_left: usize) -> EvalResult<Option<Value>> {
+fn realized_copy(
+    cx: &mut BuiltinContext,
+    walk: &mut Walk,
+    fname: &str,
+    v: &Value,
+    depth_left: usize,
+) -> EvalResult<Option<Value>> {
     if depth_left == 0 {
         return Ok(None);
     }
@@ -827,37 +864,42 @@ fn realized_copy(cx: &mut BuiltinContext, fname: &str, v: &Value, depth_left: us
             if let Some(l) = as_lazy(&all) {
                 return unbounded(fname, l);
             }
-            Some(realized_copy(cx, fname, &all, depth_left - 1)?.unwrap_or(all))
+            Some(realized_copy(cx, walk, fname, &all, depth_left - 1)?.unwrap_or(all))
         }
         Value::Vector(items) | Value::List(items) => {
+            let Some(address) = walk.enter(cx, Arc::as_ptr(items) as usize)? else { return Ok(None) };
             let mut copy: Option<PVector> = None;
             for (i, x) in items.iter().enumerate() {
-                if let Some(y) = realized_copy(cx, fname, x, depth_left - 1)? {
+                if let Some(y) = realized_copy(cx, walk, fname, x, depth_left - 1)? {
                     copy.get_or_insert_with(|| (**items).clone()).set(i, y);
                 }
             }
-            copy.map(|c| if matches!(v, Value::List(_)) { Value::List(Arc::new(c)) } else { Value::from_pvec(c) })
+            let copy =
+                copy.map(|c| if matches!(v, Value::List(_)) { Value::List(Arc::new(c)) } else { Value::from_pvec(c) });
+            walk.leave(address, copy)
         }
         Value::Map(m) => {
+            let Some(address) = walk.enter(cx, Arc::as_ptr(m) as usize)? else { return Ok(None) };
             let mut changed = false;
             let mut entries = Vec::new();
             for (k, x) in m.iter() {
-                let k2 = realized_copy(cx, fname, k, depth_left - 1)?;
-                let x2 = realized_copy(cx, fname, x, depth_left - 1)?;
+                let k2 = realized_copy(cx, walk, fname, k, depth_left - 1)?;
+                let x2 = realized_copy(cx, walk, fname, x, depth_left - 1)?;
                 changed |= k2.is_some() || x2.is_some();
                 entries.push((k2.unwrap_or_else(|| k.clone()), x2.unwrap_or_else(|| x.clone())));
             }
-            changed.then(|| Value::map(entries))
+            walk.leave(address, changed.then(|| Value::map(entries)))
         }
         Value::Set(items) => {
+            let Some(address) = walk.enter(cx, Arc::as_ptr(items) as usize)? else { return Ok(None) };
             let mut changed = false;
             let mut members = Vec::new();
             for x in items.iter() {
-                let x2 = realized_copy(cx, fname, x, depth_left - 1)?;
+                let x2 = realized_copy(cx, walk, fname, x, depth_left - 1)?;
                 changed |= x2.is_some();
                 members.push(x2.unwrap_or_else(|| x.clone()));
             }
-            changed.then(|| Value::set(members))
+            walk.leave(address, changed.then(|| Value::set(members)))
         }
         _ => None,
     })

@@ -112,3 +112,18 @@ fn a_tool_gets_lazy_arguments_realised() {
     let e = o.error().expect("an infinite argument is refused");
     assert!(e.message.contains("(range) is infinite, so a tool call"), "{}", e.message);
 }
+
+/// The walk that realises lazy sequences in a result visits each shared node once: a
+/// value of 60 levels of `[a a]` (2^60 paths, 60 nodes) ends at once in the result-size
+/// limit instead of walking every path, with or without a lazy sequence at the bottom.
+#[test]
+fn results_that_share_structure_are_walked_once_per_node() {
+    for leaf in ["[1 2]", "[(map inc [1 2])]"] {
+        let src = format!("(reduce (fn [acc _] [acc acc]) {leaf} (range 60))");
+        let started = std::time::Instant::now();
+        let o = run(&src, RunOptions::default());
+        let kind = o.error().map(|e| e.kind.to_string());
+        assert_eq!(kind.as_deref(), Some("output_too_large"), "{src}: {:?}", o.error());
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "{src}: {:?}", started.elapsed());
+    }
+}
