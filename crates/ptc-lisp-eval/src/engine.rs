@@ -323,20 +323,9 @@ impl Engine {
         cancel: &Cancel,
     ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
         let source = source.to_string();
-        let engine = self.clone();
-        let fallback_memory = input.memory.clone();
-        let guard = CancelOnDrop(Some(cancel.child()));
-        let cancel = guard.0.clone().unwrap_or_default();
-        let handle = EvalPool::spawn_on(self.pool(), {
-            let engine = engine.clone();
-            move || engine.eval(&source, input, host.as_ref(), &cancel)
-        });
-        async move {
-            let mut guard = guard;
-            let out = handle.await.unwrap_or_else(|e| Outcome::failure(engine.internal_error(e), fallback_memory));
-            guard.0 = None;
-            out
-        }
+        self.spawn_cancellable(input, cancel, move |engine, input, cancel| {
+            engine.eval(&source, input, host.as_ref(), cancel)
+        })
     }
 
     /// [`Engine::run`] on a run thread, awaited without blocking the caller's thread.
@@ -349,13 +338,29 @@ impl Engine {
         cancel: &Cancel,
     ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<> {
         let program = program.clone();
+        self.spawn_cancellable(input, cancel, move |engine, input, cancel| {
+            engine.run(&program, input, host.as_ref(), cancel)
+        })
+    }
+
+    /// Hands `work` to a run thread under a child of `cancel`; the future resolves to its
+    /// outcome, and dropping it before then cancels the run.
+    fn spawn_cancellable<W>(
+        &self,
+        input: RunInput,
+        cancel: &Cancel,
+        work: W,
+    ) -> impl std::future::Future<Output = Outcome> + Send + 'static + use<W>
+    where
+        W: FnOnce(&Engine, RunInput, &Cancel) -> Outcome + Send + 'static,
+    {
         let engine = self.clone();
         let fallback_memory = input.memory.clone();
         let guard = CancelOnDrop(Some(cancel.child()));
         let cancel = guard.0.clone().unwrap_or_default();
         let handle = EvalPool::spawn_on(self.pool(), {
             let engine = engine.clone();
-            move || engine.run(&program, input, host.as_ref(), &cancel)
+            move || work(&engine, input, &cancel)
         });
         async move {
             let mut guard = guard;
