@@ -13,24 +13,22 @@ mod args;
 mod constants;
 pub(crate) mod context;
 mod core;
-mod describe;
 pub(crate) mod discovery;
-mod essentials;
+mod format;
 mod java;
-mod names;
-mod numbers;
-mod seq;
-mod shapes;
-mod text;
-mod transducers;
+mod java_regex;
+mod json;
+mod set;
+mod string;
+mod walk;
 
 pub use args::*;
 pub use context::BuiltinContext;
-pub use core::{add2, compare_values};
+pub use core::collections::conj1;
+pub use core::numbers::{add2, compare_values};
+pub use core::transducers::{reduced_value, transducer_over_vectors};
 pub use discovery::{names_in_namespace, namespaces};
-pub use seq::conj1;
-pub use text::split_parts;
-pub use transducers::{reduced_value, transducer_over_vectors};
+pub use string::split_parts;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut BuiltinContext, &mut [Value]) -> EvalResult;
@@ -243,20 +241,27 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 12] {
+fn families() -> [&'static [Builtin]; 19] {
     [
-        core::BUILTINS,
-        describe::BUILTINS,
+        core::numbers::BUILTINS,
+        core::predicates::BUILTINS,
+        core::strings::BUILTINS,
+        core::io::BUILTINS,
+        core::regex::BUILTINS,
+        core::collections::BUILTINS,
+        core::sequences::BUILTINS,
+        core::consume::BUILTINS,
+        core::lazy_seqs::BUILTINS,
+        core::transducers::BUILTINS,
+        core::functions::BUILTINS,
+        string::BUILTINS,
+        set::BUILTINS,
+        walk::BUILTINS,
+        json::BUILTINS,
         java::BUILTINS,
-        text::BUILTINS,
-        numbers::BUILTINS,
-        shapes::BUILTINS,
-        essentials::BUILTINS,
+        java::math::BUILTINS,
         constants::BUILTINS,
-        seq::BUILTINS,
         discovery::BUILTINS,
-        transducers::BUILTINS,
-        names::BUILTINS,
     ]
 }
 
