@@ -241,7 +241,7 @@ impl Builtin {
     }
 }
 
-fn families() -> [&'static [Builtin]; 19] {
+fn families() -> [&'static [Builtin]; 20] {
     [
         core::numbers::BUILTINS,
         core::predicates::BUILTINS,
@@ -250,6 +250,7 @@ fn families() -> [&'static [Builtin]; 19] {
         core::regex::BUILTINS,
         core::collections::BUILTINS,
         core::sequences::BUILTINS,
+        core::map_filter::BUILTINS,
         core::consume::BUILTINS,
         core::lazy_seqs::BUILTINS,
         core::transducers::BUILTINS,

@@ -8,6 +8,7 @@ pub(crate) mod consume;
 pub(crate) mod functions;
 pub(crate) mod io;
 pub(crate) mod lazy_seqs;
+pub(crate) mod map_filter;
 pub(crate) mod numbers;
 pub(crate) mod predicates;
 pub(crate) mod regex;
