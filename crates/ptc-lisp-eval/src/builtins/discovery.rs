@@ -6,7 +6,7 @@ use super::{expected, int_arg};
 use std::collections::BTreeMap;
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category};
+use crate::builtins::{Arity, Builtin, Category, Library, Table};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::Function;
 use crate::host::Discovery as Ask;
@@ -16,8 +16,10 @@ use crate::value::Value;
 use Arity::*;
 use Category::Discovery;
 
-/// Discovery builtins.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("doc", Exact(1), Discovery, doc).quotes_name().doc("Prints the documentation of a function or definition; returns nil.").ex(&[("(doc inc)", "nil")]),
     Builtin::new("dir", Range(1, 2), Discovery, dir).quotes_name().doc("Names in a namespace (str, set, walk, core, json, Math, user...); options {:limit 50 :offset 0}.").ex(&[("(take 2 (dir json))", "[\"json/generate-string\" \"json/parse-lines\"]")]),
     Builtin::new("apropos", Range(1, 2), Discovery, apropos).ext().doc("Functions whose name or description matches the query, best first (ties: shorter names), as \"name - description\"; options {:limit 8}.").ex(&[("(first (apropos \"upper case\"))", "\"upper-case - Upper-cased string.\"")]),
@@ -29,7 +31,8 @@ pub static BUILTINS: &[Builtin] = &[
     .ext()
     .doc("Bounded summary of a value: type, count, key types of maps (also across a vector of maps), a few short examples. Options {:sample 1..3}.")
     .ex(&[("(describe [{:id 1 :name \"a\"} {:id 2}])", "{:count 2 :examples [\"{:id 1 :name \\\"a\\\"}\" \"{:id 2}\"] :keys {:id :number :name :string} :type :vector}")]),
-];
+    ],
+};
 
 /// The namespace a registry entry belongs to.
 fn ns_of(b: &Builtin) -> &'static str {

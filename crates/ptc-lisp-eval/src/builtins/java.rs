@@ -13,7 +13,7 @@ pub(super) mod math;
 mod time;
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category, expected, int_arg, str_arg};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, int_arg, str_arg};
 use crate::error::{ErrorKind, EvalResult, err, type_err};
 use crate::limits::cost;
 use crate::regex_value::RegexValue;
@@ -22,9 +22,10 @@ use crate::value::Value;
 use Arity::*;
 use Category::Interop;
 
-/// Interop builtins: string methods, number/boolean/character classes, `System`, and the
-/// dates and durations implemented in [`time`].
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new(".indexOf", Range(2, 3), Interop, index_of)
         .doc("Java String.indexOf (UTF-16 index, or -1 when absent), from an optional start; also a character code, or an item of a vector.")
         .ex(&[("(.indexOf \"hello\" \"l\")", "2"), ("(.indexOf \"hello\" \"z\")", "-1"), ("(.indexOf \"hello\" \"l\" 3)", "3")]),
@@ -344,7 +345,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("Character/getNumericValue", Exact(1), Interop, char_numeric_value)
         .doc("The value of a digit or letter (a..z are 10..35), or -1.")
         .ex(&[("(Character/getNumericValue \\8)", "8")]),
-];
+    ],
+};
 
 /// A Java `int` argument: integers, or finite floats truncated toward zero (Clojure's
 /// interop coercion); ##NaN is 0.

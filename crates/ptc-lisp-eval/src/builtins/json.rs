@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category, expected, str_arg};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, str_arg};
 use crate::error::EvalResult;
 use crate::limits::cost;
 use crate::value::Value;
@@ -11,8 +11,10 @@ use crate::value::Value;
 use Arity::*;
 use Category::Json;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("json/parse-string", Range(1, 2), Json, json_parse)
         .alias(&["json/read-str"])
         .doc("Value from JSON text (string keys; with true as second argument keyword keys, with a fn its result); nil when the text is not JSON (DIV-23).")
@@ -28,7 +30,8 @@ pub static BUILTINS: &[Builtin] = &[
         .ext()
         .doc("One value per non-blank line of JSON Lines text (nil for a bad line).")
         .ex(&[("(json/parse-lines \"1\\n\\n[2]\")", "[1 [2]]")]),
-];
+    ],
+};
 
 /// Re-keys parsed JSON objects: `true` makes keyword keys, a fn maps each key string.
 fn rekey(cx: &mut BuiltinContext, v: Value, key_fn: &Value) -> EvalResult {

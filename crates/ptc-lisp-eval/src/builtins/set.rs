@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::predicates::b;
 use crate::builtins::core::sequences::all;
-use crate::builtins::{Arity, Builtin, Category, expected, seq_iter};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, seq_iter};
 use crate::error::EvalResult;
 use crate::limits::cost;
 use crate::value::{PMap, PSet, Value};
@@ -13,8 +13,10 @@ use crate::value::{PMap, PSet, Value};
 use Arity::*;
 use Category::Set;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Set,
+    builtins: &[
     Builtin::new("union", AtLeast(0), Set, union).doc("Set union.").ex(&[("(union #{1} #{2})", "#{1 2}")]),
     Builtin::new("intersection", AtLeast(1), Set, intersection)
         .doc("Set intersection.")
@@ -49,7 +51,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("set/index", Exact(2), Set, set_index)
         .doc("Map from {key values} to the set of maps having them.")
         .ex(&[("(set/index #{{:a 1 :b 2}} [:a])", "{{:a 1} #{{:a 1 :b 2}}}")]),
-];
+    ],
+};
 
 fn set_arg(fname: &str, v: &Value) -> EvalResult<PSet> {
     match v {

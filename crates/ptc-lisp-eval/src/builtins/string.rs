@@ -2,7 +2,7 @@
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::regex::match_value;
-use crate::builtins::{Arity, Builtin, Category, expected, int_arg, java_regex, seq_iter, str_arg};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, int_arg, java_regex, seq_iter, str_arg};
 use crate::error::{ErrorKind, EvalResult, err, type_err};
 use crate::limits::cost;
 use crate::regex_value::RegexValue;
@@ -11,8 +11,10 @@ use crate::value::Value;
 use Arity::*;
 use Category::String as Str;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::String,
+    builtins: &[
     Builtin::new("join", Range(1, 2), Str, join)
         .doc("Items as strings (nil as \"\") joined, with an optional separator.")
         .ex(&[("(join \", \" [1 2 3])", "\"1, 2, 3\"")]),
@@ -36,7 +38,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("ends-with?", Exact(2), Str, ends_with)
         .doc("True when the string ends with the suffix.")
         .ex(&[("(ends-with? \"hello\" \"lo\")", "true")]),
-    Builtin::new("split", Range(2, 3), Str, split)
+    Builtin::new("split", Range(2, 3), Str, split).source(crate::fusion::SourceKind::Split)
         .doc("Splits a string on a regex or a 1-character string; trailing empty strings are dropped (as in Java).")
         .ex(&[("(split \"a,b,,c,,\" #\",\")", "[\"a\" \"b\" \"\" \"c\"]"), ("(split \"a b\" \" \")", "[\"a\" \"b\"]")]),
     Builtin::new("blank?", Exact(1), Str, blank)
@@ -78,7 +80,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("str/escape", Exact(2), Str, escape)
         .doc("String with characters replaced through a {char replacement} map (or a fn of the char; nil keeps it).")
         .ex(&[("(str/escape \"a&b\" {\\& \"&amp;\"})", "\"a&amp;b\"")]),
-];
+    ],
+};
 
 fn join(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // like Clojure, any separator is turned into a string first

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category, expected};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected};
 use crate::error::EvalResult;
 use crate::limits::cost;
 use crate::value::{PMap, PSet, PVector, Value};
@@ -11,28 +11,32 @@ use crate::value::{PMap, PSet, PVector, Value};
 use Arity::*;
 use Category::Walk;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("walk", Exact(3), Walk, walk)
-        .doc("(walk inner outer form): inner on each child, outer on the rebuilt form.")
-        .ex(&[("(walk inc identity [1 2])", "[2 3]")]),
-    Builtin::new("postwalk", Exact(2), Walk, postwalk)
-        .doc("Applies f to every node, children first.")
-        .ex(&[("(postwalk #(if (number? %) (inc %) %) [1 [2]])", "[2 [3]]")]),
-    Builtin::new("prewalk", Exact(2), Walk, prewalk)
-        .doc("Applies f to every node, parent first.")
-        .ex(&[("(prewalk #(if (number? %) (inc %) %) [1 [2]])", "[2 [3]]")]),
-    Builtin::new("keywordize-keys", Exact(1), Walk, keywordize_keys)
-        .doc("String map keys become keywords, recursively.")
-        .ex(&[("(keywordize-keys {\"a\" {\"b\" 1}})", "{:a {:b 1}}")]),
-    Builtin::new("stringify-keys", Exact(1), Walk, stringify_keys)
-        .doc("Keyword map keys become strings, recursively.")
-        .ex(&[("(stringify-keys {:a 1})", "{\"a\" 1}")]),
-    Builtin::new("prewalk-replace", Exact(2), Walk, prewalk_replace)
-        .alias(&["postwalk-replace"])
-        .doc("Replaces every node found as a key of the map by its value.")
-        .ex(&[("(prewalk-replace {:a :b} [:a [:a]])", "[:b [:b]]")]),
-];
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Walk,
+    builtins: &[
+        Builtin::new("walk", Exact(3), Walk, walk)
+            .doc("(walk inner outer form): inner on each child, outer on the rebuilt form.")
+            .ex(&[("(walk inc identity [1 2])", "[2 3]")]),
+        Builtin::new("postwalk", Exact(2), Walk, postwalk)
+            .doc("Applies f to every node, children first.")
+            .ex(&[("(postwalk #(if (number? %) (inc %) %) [1 [2]])", "[2 [3]]")]),
+        Builtin::new("prewalk", Exact(2), Walk, prewalk)
+            .doc("Applies f to every node, parent first.")
+            .ex(&[("(prewalk #(if (number? %) (inc %) %) [1 [2]])", "[2 [3]]")]),
+        Builtin::new("keywordize-keys", Exact(1), Walk, keywordize_keys)
+            .doc("String map keys become keywords, recursively.")
+            .ex(&[("(keywordize-keys {\"a\" {\"b\" 1}})", "{:a {:b 1}}")]),
+        Builtin::new("stringify-keys", Exact(1), Walk, stringify_keys)
+            .doc("Keyword map keys become strings, recursively.")
+            .ex(&[("(stringify-keys {:a 1})", "{\"a\" 1}")]),
+        Builtin::new("prewalk-replace", Exact(2), Walk, prewalk_replace)
+            .lists_aliases()
+            .alias(&["postwalk-replace"])
+            .doc("Replaces every node found as a key of the map by its value.")
+            .ex(&[("(prewalk-replace {:a :b} [:a [:a]])", "[:b [:b]]")]),
+    ],
+};
 
 fn rebuild(
     cx: &mut BuiltinContext,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::sequences::{all, items, out_vec};
-use crate::builtins::{Arity, Builtin, Category, expected, int_arg, seq_iter, seq_len};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::interp::get_in_value;
 use crate::limits::cost;
@@ -15,8 +15,10 @@ use crate::value::{PMap, PSet, PVector, Value};
 use Arity::*;
 use Category::{Collection, Set};
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("empty?", Exact(1), Collection, is_empty).lazy()
         .doc("True for nil and empty collections or strings.")
         .ex(&[("(empty? [])", "true"), ("(empty? nil)", "true")]),
@@ -88,21 +90,22 @@ pub static BUILTINS: &[Builtin] = &[
         .ext()
         .doc("The [k v] entries of a map, sorted by key.")
         .ex(&[("(entries {:b 2 :a 1})", "[[:a 1] [:b 2]]")]),
-    Builtin::new("count", Exact(1), Collection, count).doc("Number of items (characters for strings, 0 for nil).").ex(&[("(count [1 2 3])", "3"), ("(count \"héllo\")", "5")]),
+    Builtin::new("count", Exact(1), Collection, count).sink(crate::fusion::Consumer::Count).doc("Number of items (characters for strings, 0 for nil).").ex(&[("(count [1 2 3])", "3"), ("(count \"héllo\")", "5")]),
     Builtin::new("get", Range(2, 3), Collection, get).doc("Value at a key or index, or the default (nil). Keys match flexibly: :user-id finds \"user_id\".").ex(&[("(get {:a 1} :a)", "1"), ("(get [10 20] 5 :none)", ":none")]),
     Builtin::new("get-in", Range(2, 3), Collection, get_in).doc("Value at a path of keys/indexes, or the default.").ex(&[("(get-in {:a [{:b 1}]} [:a 0 :b])", "1")]),
     Builtin::new("assoc", AtLeast(3), Collection, assoc).doc("Map with keys set to values; vectors by index (up to the length).").ex(&[("(assoc {:a 1} :b 2)", "{:a 1 :b 2}"), ("(assoc [1 2] 2 3)", "[1 2 3]")]),
     Builtin::new("conj", AtLeast(0), Collection, conj).doc("Adds items: vectors at the end, lists (and nil) at the front, sets as members, maps take [k v] entries.").ex(&[("(conj [1 2] 3)", "[1 2 3]"), ("(conj '(1 2) 3)", "(3 1 2)"), ("(conj {:a 1} [:b 2])", "{:a 1 :b 2}")]),
     Builtin::new("vector", AtLeast(0), Collection, vector).doc("A vector of the arguments.").ex(&[("(vector 1 2)", "[1 2]")]),
     Builtin::new("list", AtLeast(0), Collection, list).doc("A list of the arguments; conj adds to its front.").ex(&[("(list 1 2)", "(1 2)"), ("(conj (list 1 2) 0)", "(0 1 2)")]),
-    Builtin::new("vec", Exact(1), Collection, vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
+    Builtin::new("vec", Exact(1), Collection, vec).sink(crate::fusion::Consumer::Vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
     Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
     Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
     Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
-    Builtin::new("into", Range(1, 3), Collection, into).lazy().doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
-    Builtin::new("keys", Exact(1), Collection, keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
-    Builtin::new("vals", Exact(1), Collection, vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
-];
+    Builtin::new("into", Range(1, 3), Collection, into).sink(crate::fusion::Consumer::Into).lazy().doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
+    Builtin::new("keys", Exact(1), Collection, keys).source(crate::fusion::SourceKind::Keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
+    Builtin::new("vals", Exact(1), Collection, vals).source(crate::fusion::SourceKind::Vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
+    ],
+};
 
 fn is_empty(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // an infinite sequence is never empty; a finite one is asked for its first item

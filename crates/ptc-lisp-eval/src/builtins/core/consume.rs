@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::predicates::b;
 use crate::builtins::core::sequences::{out_vec, vec_out};
-use crate::builtins::{Arity, Builtin, Category, compare_values, expected, int_arg, seq_iter};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, compare_values, expected, int_arg, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::limits::cost;
 use crate::value::{PVector, Value};
@@ -16,118 +16,125 @@ use crate::value::{PVector, Value};
 use Arity::*;
 use Category::Sequence;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("second", Exact(1), Sequence, second)
-        .lazy()
-        .doc("Second item, or nil.")
-        .ex(&[("(second [1 2 3])", "2")]),
-    Builtin::new("last", Exact(1), Sequence, last).doc("Last item, or nil.").ex(&[("(last [1 2 3])", "3")]),
-    Builtin::new("next", Exact(1), Sequence, next)
-        .lazy()
-        .doc("All but the first item, or nil when nothing is left.")
-        .ex(&[("(next [1])", "nil")]),
-    Builtin::new("nth", Range(2, 3), Sequence, nth)
-        .lazy()
-        .doc("Item at an index; nil (or the default) when out of range.")
-        .ex(&[("(nth [10 20] 1)", "20"), ("(nth [10 20] 5 :none)", ":none")]),
-    Builtin::new("group-by", Exact(2), Sequence, group_by)
-        .doc("Map from (f item) to the vector of items with that result.")
-        .ex(&[("(group-by odd? [1 2 3])", "{false [2] true [1 3]}")]),
-    Builtin::new("frequencies", Exact(1), Sequence, frequencies)
-        .doc("Map from item to how often it occurs.")
-        .ex(&[("(frequencies [:a :b :a])", "{:a 2 :b 1}")]),
-    Builtin::new("some", Exact(2), Sequence, some)
-        .lazy()
-        .doc("The first truthy (pred item), or nil.")
-        .ex(&[("(some even? [1 4 5])", "true"), ("(some #{2} [1 2])", "2")]),
-    Builtin::new("every?", Exact(2), Sequence, every)
-        .doc("True when (pred item) is truthy for every item.")
-        .ex(&[("(every? pos? [1 2])", "true")]),
-    Builtin::new("not-any?", Exact(2), Sequence, not_any)
-        .lazy()
-        .doc("True when (pred item) is falsy for every item.")
-        .ex(&[("(not-any? neg? [1 2])", "true")]),
-    Builtin::new("avg", Exact(1), Sequence, avg)
-        .ext()
-        .doc("Average of numbers as a float; nil when empty.")
-        .ex(&[("(avg [10 20])", "15.0"), ("(avg [])", "nil")]),
-    Builtin::new("sum-by", Exact(2), Sequence, sum_by)
-        .ext()
-        .doc("Sum of (f item), skipping nil.")
-        .ex(&[("(sum-by :n [{:n 1} {:n 2} {}])", "3")]),
-    Builtin::new("avg-by", Exact(2), Sequence, avg_by)
-        .ext()
-        .doc("Average of (f item), skipping nil; nil when nothing is left.")
-        .ex(&[("(avg-by :n [{:n 1} {:n 2}])", "1.5")]),
-    Builtin::new("min-by", Exact(2), Sequence, min_by)
-        .ext()
-        .doc("The item with the smallest (f item), skipping nil.")
-        .ex(&[("(min-by :n [{:n 3} {:n 1}])", "{:n 1}")]),
-    Builtin::new("max-by", Exact(2), Sequence, max_by)
-        .ext()
-        .doc("The item with the largest (f item), skipping nil.")
-        .ex(&[("(max-by :n [{:n 3} {:n 1}])", "{:n 3}")]),
-    Builtin::new("ffirst", Exact(1), Sequence, ffirst)
-        .lazy()
-        .doc("First item of the first item.")
-        .ex(&[("(ffirst [[1 2] [3]])", "1")]),
-    Builtin::new("reduce-kv", Exact(3), Sequence, reduce_kv)
-        .doc("Folds (f acc k v) over a map (or index/item over a vector).")
-        .ex(&[("(reduce-kv (fn [a k v] (+ a v)) 0 {:x 1 :y 2})", "3")]),
-    Builtin::new("max-key", AtLeast(2), Sequence, max_key)
-        .doc("The argument with the largest (f x); ties go to the last.")
-        .ex(&[("(max-key count \"a\" \"abc\")", "\"abc\"")]),
-    Builtin::new("min-key", AtLeast(2), Sequence, min_key)
-        .doc("The argument with the smallest (f x); ties go to the last.")
-        .ex(&[("(min-key count \"ab\" \"c\")", "\"c\"")]),
-    Builtin::new("not-every?", Exact(2), Sequence, not_every)
-        .doc("True when (pred item) is falsy for some item.")
-        .ex(&[("(not-every? odd? [1 2])", "true")]),
-    Builtin::new("fnext", Exact(1), Sequence, fnext).lazy().doc("Same as second.").ex(&[("(fnext [1 2])", "2")]),
-    Builtin::new("nfirst", Exact(1), Sequence, nfirst)
-        .lazy()
-        .doc("(next (first coll)).")
-        .ex(&[("(nfirst [[1 2 3]])", "[2 3]")]),
-    Builtin::new("nnext", Exact(1), Sequence, nnext)
-        .lazy()
-        .doc("(next (next coll)).")
-        .ex(&[("(nnext [1 2 3])", "[3]")]),
-    Builtin::new("nthnext", Exact(2), Sequence, nthnext)
-        .lazy()
-        .doc("Items from index n on, or nil.")
-        .ex(&[("(nthnext [1 2 3] 1)", "[2 3]")]),
-    Builtin::new("nthrest", Exact(2), Sequence, nthrest)
-        .lazy()
-        .doc("Items from index n on.")
-        .ex(&[("(nthrest [1 2 3] 2)", "[3]")]),
-    Builtin::new("doall", Exact(1), Sequence, doall)
-        .alias(&["seque"])
-        .doc("The collection itself (sequences are already eager).")
-        .ex(&[("(doall (map inc [1 2]))", "[2 3]")]),
-    Builtin::new("dorun", Exact(1), Sequence, dorun)
-        .doc("nil (sequences are already eager).")
-        .ex(&[("(dorun [1 2])", "nil")]),
-    Builtin::new("run!", Exact(2), Sequence, run_bang)
-        .doc("Calls f on each item for its effect (println); returns nil.")
-        .ex(&[("(run! println [1 2])", "nil")]),
-    Builtin::new("first", Exact(1), Sequence, first)
-        .lazy()
-        .doc("First item, or nil.")
-        .ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
-    Builtin::new("rest", Exact(1), Sequence, rest)
-        .lazy()
-        .doc("All but the first item: a list for a list, a vector otherwise (empty for nil).")
-        .ex(&[("(rest [1 2 3])", "[2 3]"), ("(rest '(1 2 3))", "(2 3)")]),
-    Builtin::new("reduce", Range(2, 3), Sequence, reduce)
-        .lazy()
-        .doc("Folds f over the items, with an optional initial value.")
-        .ex(&[("(reduce + [1 2 3])", "6"), ("(reduce + 10 [1 2])", "13")]),
-    Builtin::new("sum", Exact(1), Sequence, sum)
-        .ext()
-        .doc("Sum of a collection of numbers, skipping nil; 0 when empty.")
-        .ex(&[("(sum [1 2 3.5])", "6.5"), ("(sum [])", "0")]),
-];
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
+        Builtin::new("second", Exact(1), Sequence, second)
+            .lazy()
+            .doc("Second item, or nil.")
+            .ex(&[("(second [1 2 3])", "2")]),
+        Builtin::new("last", Exact(1), Sequence, last).doc("Last item, or nil.").ex(&[("(last [1 2 3])", "3")]),
+        Builtin::new("next", Exact(1), Sequence, next)
+            .lazy()
+            .doc("All but the first item, or nil when nothing is left.")
+            .ex(&[("(next [1])", "nil")]),
+        Builtin::new("nth", Range(2, 3), Sequence, nth)
+            .lazy()
+            .doc("Item at an index; nil (or the default) when out of range.")
+            .ex(&[("(nth [10 20] 1)", "20"), ("(nth [10 20] 5 :none)", ":none")]),
+        Builtin::new("group-by", Exact(2), Sequence, group_by)
+            .doc("Map from (f item) to the vector of items with that result.")
+            .ex(&[("(group-by odd? [1 2 3])", "{false [2] true [1 3]}")]),
+        Builtin::new("frequencies", Exact(1), Sequence, frequencies)
+            .sink(crate::fusion::Consumer::Frequencies)
+            .doc("Map from item to how often it occurs.")
+            .ex(&[("(frequencies [:a :b :a])", "{:a 2 :b 1}")]),
+        Builtin::new("some", Exact(2), Sequence, some)
+            .lazy()
+            .doc("The first truthy (pred item), or nil.")
+            .ex(&[("(some even? [1 4 5])", "true"), ("(some #{2} [1 2])", "2")]),
+        Builtin::new("every?", Exact(2), Sequence, every)
+            .doc("True when (pred item) is truthy for every item.")
+            .ex(&[("(every? pos? [1 2])", "true")]),
+        Builtin::new("not-any?", Exact(2), Sequence, not_any)
+            .lazy()
+            .doc("True when (pred item) is falsy for every item.")
+            .ex(&[("(not-any? neg? [1 2])", "true")]),
+        Builtin::new("avg", Exact(1), Sequence, avg)
+            .ext()
+            .doc("Average of numbers as a float; nil when empty.")
+            .ex(&[("(avg [10 20])", "15.0"), ("(avg [])", "nil")]),
+        Builtin::new("sum-by", Exact(2), Sequence, sum_by)
+            .ext()
+            .doc("Sum of (f item), skipping nil.")
+            .ex(&[("(sum-by :n [{:n 1} {:n 2} {}])", "3")]),
+        Builtin::new("avg-by", Exact(2), Sequence, avg_by)
+            .ext()
+            .doc("Average of (f item), skipping nil; nil when nothing is left.")
+            .ex(&[("(avg-by :n [{:n 1} {:n 2}])", "1.5")]),
+        Builtin::new("min-by", Exact(2), Sequence, min_by)
+            .ext()
+            .doc("The item with the smallest (f item), skipping nil.")
+            .ex(&[("(min-by :n [{:n 3} {:n 1}])", "{:n 1}")]),
+        Builtin::new("max-by", Exact(2), Sequence, max_by)
+            .ext()
+            .doc("The item with the largest (f item), skipping nil.")
+            .ex(&[("(max-by :n [{:n 3} {:n 1}])", "{:n 3}")]),
+        Builtin::new("ffirst", Exact(1), Sequence, ffirst)
+            .lazy()
+            .doc("First item of the first item.")
+            .ex(&[("(ffirst [[1 2] [3]])", "1")]),
+        Builtin::new("reduce-kv", Exact(3), Sequence, reduce_kv)
+            .doc("Folds (f acc k v) over a map (or index/item over a vector).")
+            .ex(&[("(reduce-kv (fn [a k v] (+ a v)) 0 {:x 1 :y 2})", "3")]),
+        Builtin::new("max-key", AtLeast(2), Sequence, max_key)
+            .doc("The argument with the largest (f x); ties go to the last.")
+            .ex(&[("(max-key count \"a\" \"abc\")", "\"abc\"")]),
+        Builtin::new("min-key", AtLeast(2), Sequence, min_key)
+            .doc("The argument with the smallest (f x); ties go to the last.")
+            .ex(&[("(min-key count \"ab\" \"c\")", "\"c\"")]),
+        Builtin::new("not-every?", Exact(2), Sequence, not_every)
+            .doc("True when (pred item) is falsy for some item.")
+            .ex(&[("(not-every? odd? [1 2])", "true")]),
+        Builtin::new("fnext", Exact(1), Sequence, fnext).lazy().doc("Same as second.").ex(&[("(fnext [1 2])", "2")]),
+        Builtin::new("nfirst", Exact(1), Sequence, nfirst)
+            .lazy()
+            .doc("(next (first coll)).")
+            .ex(&[("(nfirst [[1 2 3]])", "[2 3]")]),
+        Builtin::new("nnext", Exact(1), Sequence, nnext)
+            .lazy()
+            .doc("(next (next coll)).")
+            .ex(&[("(nnext [1 2 3])", "[3]")]),
+        Builtin::new("nthnext", Exact(2), Sequence, nthnext)
+            .lazy()
+            .doc("Items from index n on, or nil.")
+            .ex(&[("(nthnext [1 2 3] 1)", "[2 3]")]),
+        Builtin::new("nthrest", Exact(2), Sequence, nthrest)
+            .lazy()
+            .doc("Items from index n on.")
+            .ex(&[("(nthrest [1 2 3] 2)", "[3]")]),
+        Builtin::new("doall", Exact(1), Sequence, doall)
+            .alias(&["seque"])
+            .doc("The collection itself (sequences are already eager).")
+            .ex(&[("(doall (map inc [1 2]))", "[2 3]")]),
+        Builtin::new("dorun", Exact(1), Sequence, dorun)
+            .doc("nil (sequences are already eager).")
+            .ex(&[("(dorun [1 2])", "nil")]),
+        Builtin::new("run!", Exact(2), Sequence, run_bang)
+            .doc("Calls f on each item for its effect (println); returns nil.")
+            .ex(&[("(run! println [1 2])", "nil")]),
+        Builtin::new("first", Exact(1), Sequence, first)
+            .sink(crate::fusion::Consumer::First)
+            .lazy()
+            .doc("First item, or nil.")
+            .ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
+        Builtin::new("rest", Exact(1), Sequence, rest)
+            .lazy()
+            .doc("All but the first item: a list for a list, a vector otherwise (empty for nil).")
+            .ex(&[("(rest [1 2 3])", "[2 3]"), ("(rest '(1 2 3))", "(2 3)")]),
+        Builtin::new("reduce", Range(2, 3), Sequence, reduce)
+            .sink(crate::fusion::Consumer::Reduce)
+            .lazy()
+            .doc("Folds f over the items, with an optional initial value.")
+            .ex(&[("(reduce + [1 2 3])", "6"), ("(reduce + 10 [1 2])", "13")]),
+        Builtin::new("sum", Exact(1), Sequence, sum)
+            .sink(crate::fusion::Consumer::Sum)
+            .ext()
+            .doc("Sum of a collection of numbers, skipping nil; 0 when empty.")
+            .ex(&[("(sum [1 2 3.5])", "6.5"), ("(sum [])", "0")]),
+    ],
+};
 
 /// Hashing for the builtins' working tables: seeded per table, much faster than SipHash
 /// on short strings and keywords.
@@ -525,7 +532,7 @@ pub(crate) fn reduce(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult 
     // (reduce + coll): add directly, no call per item
     if let Value::Func(func) = &f
         && let crate::function::Function::Builtin(b) = &**func
-        && b.name == "+"
+        && b.arith == Some(crate::node::ArithOp::Add)
     {
         for item in it {
             cx.tick(1)?;

@@ -2,7 +2,7 @@
 //! `memoize`, `trampoline`..., and the parallel `pmap`/`pcalls`.
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category, SeqIter, expected, seq_iter};
+use crate::builtins::{Arity, Builtin, Category, Library, SeqIter, Table, expected, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
 use crate::value::{PVector, Value};
@@ -10,8 +10,10 @@ use crate::value::{PVector, Value};
 use Arity::*;
 use Category::Functional;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("identity", Exact(1), Functional, identity).doc("Returns its argument.").ex(&[("(identity 3)", "3")]),
     Builtin::new("comp", AtLeast(0), Functional, comp)
         .doc("Composition, right to left.")
@@ -45,7 +47,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("trampoline", AtLeast(1), Functional, trampoline)
         .doc("Calls f with the arguments, then keeps calling the result while it is a function (mutual recursion without growing the stack).")
         .ex(&[("(trampoline (fn f [n] (if (pos? n) #(f (dec n)) :done)) 3)", ":done")]),
-];
+    ],
+};
 
 fn identity(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(std::mem::take(&mut a[0]))

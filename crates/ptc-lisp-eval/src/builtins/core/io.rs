@@ -1,7 +1,7 @@
 //! clojure.core's output: `println`, and the printers to a string (`pr-str`...).
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category};
+use crate::builtins::{Arity, Builtin, Category, Library, Table};
 use crate::error::EvalResult;
 use crate::limits::cost;
 use crate::printer::{format_float, to_clojure};
@@ -10,24 +10,27 @@ use crate::value::Value;
 use Arity::*;
 use Category::String as Str;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("println", AtLeast(0), Category::Io, println)
-        .doc("Prints the arguments space-separated on one line (captured in prints); returns nil.")
-        .ex(&[("(println \"total\" 3)", "nil")]),
-    Builtin::new("pr-str", AtLeast(0), Str, pr_str)
-        .doc("Printed (readable) forms joined by spaces.")
-        .ex(&[("(pr-str \"a\" 1 nil)", "\"\\\"a\\\" 1 nil\"")]),
-    Builtin::new("print-str", AtLeast(0), Str, print_str)
-        .doc("The arguments printed for people (strings unquoted, also inside collections), space-separated.")
-        .ex(&[("(print-str \"a\" 1 nil)", "\"a 1 nil\""), ("(print-str [\"x\" :k])", "\"[x :k]\"")]),
-    Builtin::new("println-str", AtLeast(0), Str, println_str)
-        .doc("Like print-str, with a trailing newline.")
-        .ex(&[("(println-str \"x\" 1)", "\"x 1\\n\"")]),
-    Builtin::new("prn-str", AtLeast(0), Str, prn_str)
-        .doc("Like pr-str, with a trailing newline.")
-        .ex(&[("(prn-str \"x\")", "\"\\\"x\\\"\\n\"")]),
-];
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
+        Builtin::new("println", AtLeast(0), Category::Io, println)
+            .doc("Prints the arguments space-separated on one line (captured in prints); returns nil.")
+            .ex(&[("(println \"total\" 3)", "nil")]),
+        Builtin::new("pr-str", AtLeast(0), Str, pr_str)
+            .doc("Printed (readable) forms joined by spaces.")
+            .ex(&[("(pr-str \"a\" 1 nil)", "\"\\\"a\\\" 1 nil\"")]),
+        Builtin::new("print-str", AtLeast(0), Str, print_str)
+            .doc("The arguments printed for people (strings unquoted, also inside collections), space-separated.")
+            .ex(&[("(print-str \"a\" 1 nil)", "\"a 1 nil\""), ("(print-str [\"x\" :k])", "\"[x :k]\"")]),
+        Builtin::new("println-str", AtLeast(0), Str, println_str)
+            .doc("Like print-str, with a trailing newline.")
+            .ex(&[("(println-str \"x\" 1)", "\"x 1\\n\"")]),
+        Builtin::new("prn-str", AtLeast(0), Str, prn_str)
+            .doc("Like pr-str, with a trailing newline.")
+            .ex(&[("(prn-str \"x\")", "\"\\\"x\\\"\\n\"")]),
+    ],
+};
 
 fn println(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let mut line = String::new();

@@ -3,7 +3,7 @@
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::sequences::all;
-use crate::builtins::{Arity, Builtin, Category, int_arg, seq_iter};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, int_arg, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::lazy;
 use crate::limits::cost;
@@ -12,27 +12,31 @@ use crate::value::{PVector, Value};
 use Arity::*;
 use Category::Sequence;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("repeat", Range(1, 2), Sequence, repeat)
-        .doc("(repeat n x): a vector of n copies of x; (repeat x) repeats forever, for take and friends.")
-        .ex(&[("(repeat 3 :x)", "[:x :x :x]")]),
-    Builtin::new("tree-seq", Exact(3), Sequence, tree_seq)
-        .doc("Depth-first nodes of a tree: (tree-seq branch? children root).")
-        .ex(&[("(tree-seq vector? identity [1 [2]])", "[[1 [2]] 1 [2] 2]")]),
-    Builtin::new("range", Range(0, 3), Sequence, range)
-        .doc("Numbers from start (0) below end by step (1); (range) counts up forever, for take and friends.")
-        .ex(&[("(range 4)", "[0 1 2 3]"), ("(range 1 10 3)", "[1 4 7]")]),
-    Builtin::new("iterate", Exact(2), Sequence, iterate)
-        .doc("The infinite sequence x, (f x), (f (f x))...; bound it with take, take-while, first, nth or some.")
-        .ex(&[("(take 4 (iterate #(* 2 %) 1))", "[1 2 4 8]")]),
-    Builtin::new("cycle", Exact(1), Sequence, cycle)
-        .doc("The items of a collection repeated forever; bound it with take and friends.")
-        .ex(&[("(take 5 (cycle [:a :b]))", "[:a :b :a :b :a]")]),
-    Builtin::new("repeatedly", Range(1, 2), Sequence, repeatedly)
-        .doc("(repeatedly n f): n results of calling f; (repeatedly f) is infinite.")
-        .ex(&[("(repeatedly 2 (fn [] :x))", "[:x :x]"), ("(take 2 (repeatedly (constantly 1)))", "[1 1]")]),
-];
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
+        Builtin::new("repeat", Range(1, 2), Sequence, repeat)
+            .doc("(repeat n x): a vector of n copies of x; (repeat x) repeats forever, for take and friends.")
+            .ex(&[("(repeat 3 :x)", "[:x :x :x]")]),
+        Builtin::new("tree-seq", Exact(3), Sequence, tree_seq)
+            .doc("Depth-first nodes of a tree: (tree-seq branch? children root).")
+            .ex(&[("(tree-seq vector? identity [1 [2]])", "[[1 [2]] 1 [2] 2]")]),
+        Builtin::new("range", Range(0, 3), Sequence, range)
+            .source(crate::fusion::SourceKind::Range)
+            .doc("Numbers from start (0) below end by step (1); (range) counts up forever, for take and friends.")
+            .ex(&[("(range 4)", "[0 1 2 3]"), ("(range 1 10 3)", "[1 4 7]")]),
+        Builtin::new("iterate", Exact(2), Sequence, iterate)
+            .doc("The infinite sequence x, (f x), (f (f x))...; bound it with take, take-while, first, nth or some.")
+            .ex(&[("(take 4 (iterate #(* 2 %) 1))", "[1 2 4 8]")]),
+        Builtin::new("cycle", Exact(1), Sequence, cycle)
+            .doc("The items of a collection repeated forever; bound it with take and friends.")
+            .ex(&[("(take 5 (cycle [:a :b]))", "[:a :b :a :b :a]")]),
+        Builtin::new("repeatedly", Range(1, 2), Sequence, repeatedly)
+            .doc("(repeatedly n f): n results of calling f; (repeatedly f) is infinite.")
+            .ex(&[("(repeatedly 2 (fn [] :x))", "[:x :x]"), ("(take 2 (repeatedly (constantly 1)))", "[1 1]")]),
+    ],
+};
 
 fn repeat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let [x] = a {

@@ -4,7 +4,7 @@
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::sequences::{concat, items, out_vec, vec_out};
-use crate::builtins::{Arity, Builtin, Category, SeqIter, seq_iter, seq_len};
+use crate::builtins::{Arity, Builtin, Category, Library, SeqIter, Table, seq_iter, seq_len};
 use crate::error::EvalResult;
 use crate::function::{Function, Held};
 use crate::interp::get_in_value;
@@ -14,31 +14,36 @@ use crate::value::{PVector, Value};
 use Arity::*;
 use Category::Sequence;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("keep", Range(1, 2), Sequence, keep).lazy()
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
+    Builtin::new("keep", Range(1, 2), Sequence, keep).transducer(1, keep_xf).lazy()
         .fused(crate::fusion::Step::Keep)
         .doc("Non-nil results of (f item).")
         .ex(&[("(keep :a [{:a 1} {:b 2}])", "[1]")]),
-    Builtin::new("mapcat", AtLeast(1), Sequence, mapcat).lazy()
+    Builtin::new("mapcat", AtLeast(1), Sequence, mapcat).transducer(1, mapcat_xf).lazy()
         .doc("Concatenation of (f item) for each item.")
         .ex(&[("(mapcat (fn [x] [x x]) [1 2])", "[1 1 2 2]")]),
     Builtin::new("keep-indexed", Exact(2), Sequence, keep_indexed).lazy()
         .doc("Non-nil results of (f index item).")
         .ex(&[("(keep-indexed (fn [i x] (when (odd? i) x)) [:a :b :c])", "[:b]")]),
-    Builtin::new("map", AtLeast(1), Sequence, map).lazy().fused(crate::fusion::Step::Map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector. (map f) is a transducer; over infinite sequences map is lazy.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
+    Builtin::new("map", AtLeast(1), Sequence, map).transducer(1, map_xf).lazy().fused(crate::fusion::Step::Map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector. (map f) is a transducer; over infinite sequences map is lazy.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
     Builtin::new("mapv", AtLeast(2), Sequence, map).fused(crate::fusion::Step::Map).doc("Like map (every sequence is an eager vector).").ex(&[("(mapv inc [1 2])", "[2 3]")]),
-    Builtin::new("filter", Range(1, 2), Sequence, filter).lazy().fused(crate::fusion::Step::Filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
+    Builtin::new("filter", Range(1, 2), Sequence, filter).transducer(1, filter_xf).lazy().fused(crate::fusion::Step::Filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
     Builtin::new("filterv", Exact(2), Sequence, filter).fused(crate::fusion::Step::Filter).doc("Like filter.").ex(&[("(filterv odd? [1 2 3])", "[1 3]")]),
-    Builtin::new("remove", Range(1, 2), Sequence, remove).lazy().fused(crate::fusion::Step::Remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
-    Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).lazy().doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
-];
+    Builtin::new("remove", Range(1, 2), Sequence, remove).transducer(1, remove_xf).lazy().fused(crate::fusion::Step::Remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
+    Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).transducer(1, map_indexed_xf).lazy().doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
+    ],
+};
+
+/// `(keep f)`: the transducer form.
+fn keep_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_keep(std::mem::take(&mut a[0])))
+}
 
 fn keep(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
-    if a.len() == 1 {
-        return Ok(crate::builtins::core::transducers::xf_keep(f));
-    }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::keep(f, l);
     }
@@ -55,10 +60,12 @@ fn keep(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     vec_out(cx, out)
 }
 
+/// `(mapcat f)`: the transducer form.
+fn mapcat_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_mapcat(std::mem::take(&mut a[0])))
+}
+
 pub(crate) fn mapcat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let [f] = a {
-        return Ok(crate::builtins::core::transducers::xf_mapcat(std::mem::take(f)));
-    }
     if let [f, coll] = a
         && let Some(l) = crate::lazy::as_lazy(coll)
     {
@@ -95,12 +102,14 @@ fn keep_indexed(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     out_vec(cx, out)
 }
 
+/// `(map f)`: the transducer form.
+fn map_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_map(std::mem::take(&mut a[0])))
+}
+
 /// Applies `f` to each item, collecting a vector. Charges fuel per item.
 pub(crate) fn map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
-    if args.len() == 1 {
-        return Ok(crate::builtins::core::transducers::xf_map(f));
-    }
     if args[1..].iter().any(|c| crate::lazy::as_lazy(c).is_some()) {
         return crate::lazy::map_mixed(cx, f, &args[1..]);
     }
@@ -147,10 +156,17 @@ pub(crate) fn map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     }
 }
 
+/// `(filter pred)`: the transducer form.
+fn filter_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_filter(std::mem::take(&mut a[0]), true))
+}
+
+/// `(remove pred)`: the transducer form.
+fn remove_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_filter(std::mem::take(&mut a[0]), false))
+}
+
 fn filter_impl(cx: &mut BuiltinContext, args: &mut [Value], keep: bool, name: &str) -> EvalResult {
-    if let [pred] = args {
-        return Ok(crate::builtins::core::transducers::xf_filter(std::mem::take(pred), keep));
-    }
     if let Some(l) = crate::lazy::as_lazy(&args[1]) {
         return crate::lazy::filter(args[0].clone(), keep, l);
     }
@@ -188,11 +204,13 @@ fn remove(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     filter_impl(cx, args, false, "remove")
 }
 
+/// `(map-indexed f)`: the transducer form.
+fn map_indexed_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_map_indexed(std::mem::take(&mut a[0])))
+}
+
 pub(crate) fn map_indexed(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
-    if args.len() == 1 {
-        return Ok(crate::builtins::core::transducers::xf_map_indexed(f));
-    }
     if let Some(l) = crate::lazy::as_lazy(&args[1]) {
         return crate::lazy::map_indexed(f, l);
     }

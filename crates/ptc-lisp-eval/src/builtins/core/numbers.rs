@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::predicates::{b, pred};
 use crate::builtins::java::math::ints;
-use crate::builtins::{Arity, Builtin, Category, expected, int_arg, num_arg};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, int_arg, num_arg};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::node::ArithOp;
 use crate::value::Value;
@@ -14,8 +14,10 @@ use crate::value::Value;
 use Arity::*;
 use Category::{Core, Math};
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("+", AtLeast(0), Core, add)
         .arith(ArithOp::Add)
         .alias(&["+'"])
@@ -36,19 +38,19 @@ pub static BUILTINS: &[Builtin] = &[
         .ex(&[("(/ 10 4)", "2.5"), ("(/ 10 2)", "5.0")]),
     Builtin::new("inc", Exact(1), Core, inc).arith(ArithOp::Inc).alias(&["inc'"]).doc("Adds one.").ex(&[("(inc 41)", "42")]),
     Builtin::new("dec", Exact(1), Core, dec).arith(ArithOp::Dec).alias(&["dec'"]).doc("Subtracts one.").ex(&[("(dec 43)", "42")]),
-    Builtin::new("=", AtLeast(1), Core, eq)
+    Builtin::new("=", AtLeast(1), Core, eq).compare(crate::node::CmpOp::Eq)
         .alias(&["=="])
         .doc("Equality; numbers compare by value across int/float, collections structurally.")
         .ex(&[("(= 1 1.0)", "true"), ("(= [1 2] [1 2])", "true")]),
-    Builtin::new("not=", AtLeast(1), Core, not_eq)
+    Builtin::new("not=", AtLeast(1), Core, not_eq).compare(crate::node::CmpOp::NotEq)
         .doc("True when not all arguments are equal.")
         .ex(&[("(not= 1 2)", "true")]),
-    Builtin::new("<", AtLeast(1), Core, lt)
+    Builtin::new("<", AtLeast(1), Core, lt).compare(crate::node::CmpOp::Lt)
         .doc("Strictly increasing in the order of compare? Numbers by value, strings and keywords by text, nil first; values of different kinds are an error.")
         .ex(&[("(< 1 2 3)", "true")]),
-    Builtin::new(">", AtLeast(1), Core, gt).doc("Strictly decreasing?").ex(&[("(> 3 2 1)", "true")]),
-    Builtin::new("<=", AtLeast(1), Core, le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
-    Builtin::new(">=", AtLeast(1), Core, ge).doc("Non-increasing?").ex(&[("(>= 2 2 1)", "true")]),
+    Builtin::new(">", AtLeast(1), Core, gt).compare(crate::node::CmpOp::Gt).doc("Strictly decreasing?").ex(&[("(> 3 2 1)", "true")]),
+    Builtin::new("<=", AtLeast(1), Core, le).compare(crate::node::CmpOp::Le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
+    Builtin::new(">=", AtLeast(1), Core, ge).compare(crate::node::CmpOp::Ge).doc("Non-increasing?").ex(&[("(>= 2 2 1)", "true")]),
     Builtin::new("zero?", Exact(1), Core, is_zero)
         .doc("True for 0 and 0.0; false for anything else, including nil.")
         .ex(&[("(zero? 0)", "true"), ("(zero? nil)", "false")]),
@@ -179,7 +181,8 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("True when bit n (mod 64) of x is set.")
         .ex(&[("(bit-test 8 3)", "true")]),
     Builtin::new("num", Exact(1), Core, to_num).doc("Its argument, which must be a number.").ex(&[("(num 2.5)", "2.5")]),
-];
+    ],
+};
 
 #[inline]
 fn overflow<T>(op: &str) -> EvalResult<T> {

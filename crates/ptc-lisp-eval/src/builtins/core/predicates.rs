@@ -1,15 +1,17 @@
 //! clojure.core's type tests and logic: `nil?`, `fn?`, `map?`, `type`, `not`, `boolean`...
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category};
+use crate::builtins::{Arity, Builtin, Category, Library, Table};
 use crate::error::EvalResult;
 use crate::value::Value;
 
 use Arity::*;
 use Category::{Core, Set};
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
     Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
     Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
@@ -60,7 +62,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("distinct?", AtLeast(1), Core, is_distinct)
         .doc("True when no two arguments are equal.")
         .ex(&[("(distinct? 1 2 3)", "true")]),
-];
+    ],
+};
 
 pub(crate) fn not(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(!args[0].truthy()))

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::string::{max_pieces, pieces_or_exceeded};
-use crate::builtins::{Arity, Builtin, Category, expected, java_regex, str_arg};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, java_regex, str_arg};
 use crate::error::{ErrorKind, EvalResult, err, type_err};
 use crate::limits::cost;
 use crate::regex_value::RegexValue;
@@ -13,8 +13,10 @@ use crate::value::Value;
 use Arity::*;
 use Category::Regex;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("re-pattern", Exact(1), Regex, re_pattern)
         .doc("A regex from a string (a regex passes through).")
         .ex(&[("(re-pattern \"\\\\d+\")", "#\"\\d+\"")]),
@@ -32,7 +34,8 @@ pub static BUILTINS: &[Builtin] = &[
         .ext()
         .doc("Splits a string on a regex, keeping every piece (trailing empty ones too): (re-split re s).")
         .ex(&[("(re-split #\",\" \"a,b,\")", "[\"a\" \"b\" \"\"]")]),
-];
+    ],
+};
 
 /// The vector form of a match: the string, or `[whole g1 ...]` when the pattern has groups;
 /// the copies of the match and its groups are charged before they are made.

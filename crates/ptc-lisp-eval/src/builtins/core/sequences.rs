@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::consume::FastHash;
-use crate::builtins::{Arity, Builtin, Category, compare_values, expected, int_arg, seq_iter, seq_len};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, compare_values, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
 use crate::limits::cost;
@@ -16,14 +16,16 @@ use crate::value::{PVector, Value};
 use Arity::*;
 use Category::Sequence;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("take", Range(1, 2), Sequence, take).lazy().doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
-    Builtin::new("drop", Range(1, 2), Sequence, drop).lazy().doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
-    Builtin::new("take-while", Range(1, 2), Sequence, take_while).lazy()
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
+    Builtin::new("take", Range(1, 2), Sequence, take).transducer(1, take_xf).lazy().doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
+    Builtin::new("drop", Range(1, 2), Sequence, drop).transducer(1, drop_xf).lazy().doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
+    Builtin::new("take-while", Range(1, 2), Sequence, take_while).transducer(1, take_while_xf).lazy()
         .doc("Leading items while (pred item) is truthy.")
         .ex(&[("(take-while pos? [1 2 -1 3])", "[1 2]")]),
-    Builtin::new("drop-while", Range(1, 2), Sequence, drop_while).lazy()
+    Builtin::new("drop-while", Range(1, 2), Sequence, drop_while).transducer(1, drop_while_xf).lazy()
         .doc("Items after the leading run where (pred item) is truthy.")
         .ex(&[("(drop-while pos? [1 2 -1 3])", "[-1 3]")]),
     Builtin::new("concat", AtLeast(0), Sequence, concat).spread_lazy(concat_lazy_tail)
@@ -44,13 +46,13 @@ pub static BUILTINS: &[Builtin] = &[
             ("(sort-by :age [{:age 3} {:age 1}])", "[{:age 1} {:age 3}]"),
             ("(sort-by count > [\"a\" \"abc\"])", "[\"abc\" \"a\"]"),
         ]),
-    Builtin::new("distinct", Range(0, 1), Sequence, distinct).lazy()
+    Builtin::new("distinct", Range(0, 1), Sequence, distinct).transducer(0, distinct_xf).lazy()
         .doc("Items without repeats, first occurrence kept.")
         .ex(&[("(distinct [1 2 1 3])", "[1 2 3]")]),
     Builtin::new("partition", Range(2, 4), Sequence, partition).lazy()
         .doc("Groups of n items (step optional); an incomplete last group is dropped, or filled from a pad collection: (partition n step pad coll).")
         .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"), ("(partition 2 2 [0] [1 2 3])", "[[1 2] [3 0]]")]),
-    Builtin::new("partition-all", Range(1, 3), Sequence, partition_all).lazy()
+    Builtin::new("partition-all", Range(1, 3), Sequence, partition_all).transducer(1, partition_all_xf).lazy()
         .doc("Groups of n items; the last group may be shorter.")
         .ex(&[("(partition-all 2 [1 2 3])", "[[1 2] [3]]")]),
     Builtin::new("butlast", Exact(1), Sequence, butlast)
@@ -83,7 +85,7 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("flatten", Exact(1), Sequence, flatten).lazy()
         .doc("Items of nested vectors and lists in one flat vector (maps, sets, strings are kept whole); lazy over an infinite sequence.")
         .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
-    Builtin::new("dedupe", Range(0, 1), Sequence, dedupe).lazy()
+    Builtin::new("dedupe", Range(0, 1), Sequence, dedupe).transducer(0, dedupe_xf).lazy()
         .doc("Items without consecutive repeats.")
         .ex(&[("(dedupe [1 1 2 1])", "[1 2 1]")]),
     Builtin::new("distinct-by", Exact(2), Sequence, distinct_by)
@@ -111,7 +113,8 @@ pub static BUILTINS: &[Builtin] = &[
         .doc("Items of a vector in reverse order, or nil when empty.")
         .ex(&[("(rseq [1 2 3])", "[3 2 1]")]),
     Builtin::new("seq", Exact(1), Sequence, seq).lazy().doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
-];
+    ],
+};
 
 fn replace(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if a.len() == 3 {
@@ -164,11 +167,13 @@ fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {
     Ok(int_arg(fname, v)?.max(0) as usize)
 }
 
+/// `(take n)`: the transducer form.
+fn take_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_take(count_arg("take", &a[0])? as i64))
+}
+
 pub(crate) fn take(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = count_arg("take", &a[0])?;
-    if a.len() == 1 {
-        return Ok(crate::builtins::core::transducers::xf_take(n as i64));
-    }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::take(cx, n, l);
     }
@@ -177,11 +182,13 @@ pub(crate) fn take(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     vec_out(cx, out)
 }
 
+/// `(drop n)`: the transducer form.
+fn drop_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_drop(count_arg("drop", &a[0])? as i64))
+}
+
 pub(crate) fn drop(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = count_arg("drop", &a[0])?;
-    if a.len() == 1 {
-        return Ok(crate::builtins::core::transducers::xf_drop(n as i64));
-    }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::drop(n, l);
     }
@@ -190,11 +197,13 @@ pub(crate) fn drop(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     vec_out(cx, out)
 }
 
+/// `(take-while pred)`: the transducer form.
+fn take_while_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_take_while(a[0].clone()))
+}
+
 fn take_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
-    if a.len() == 1 {
-        return Ok(crate::builtins::core::transducers::xf_take_while(f));
-    }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::take_while(f, l);
     }
@@ -211,11 +220,13 @@ fn take_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     vec_out(cx, out)
 }
 
+/// `(drop-while pred)`: the transducer form.
+fn drop_while_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_drop_while(a[0].clone()))
+}
+
 fn drop_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
-    if a.len() == 1 {
-        return Ok(crate::builtins::core::transducers::xf_drop_while(f));
-    }
     if let Some(l) = crate::lazy::as_lazy(&a[1]) {
         return crate::lazy::drop_while(f, l);
     }
@@ -629,10 +640,12 @@ fn sort_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     vec_out(cx, sorted.into_iter().map(|(_, v)| v))
 }
 
+/// `(distinct)`: the transducer form.
+fn distinct_xf(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_distinct())
+}
+
 pub(crate) fn distinct(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if a.is_empty() {
-        return Ok(crate::builtins::core::transducers::xf_distinct());
-    }
     if let Some(l) = crate::lazy::as_lazy(&a[0]) {
         return crate::lazy::distinct(l);
     }
@@ -711,14 +724,16 @@ fn partition(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     chunks(cx, a, "partition", false)
 }
 
-fn partition_all(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let [n] = a {
-        let n = int_arg("partition-all", n)?;
-        if n <= 0 {
-            return err(ErrorKind::RuntimeError, format!("partition-all: size must be positive, got {n}"));
-        }
-        return Ok(crate::builtins::core::transducers::xf_partition_all(n as usize));
+/// `(partition-all n)`: the transducer form.
+fn partition_all_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let n = int_arg("partition-all", &a[0])?;
+    if n <= 0 {
+        return err(ErrorKind::RuntimeError, format!("partition-all: size must be positive, got {n}"));
     }
+    Ok(crate::builtins::core::transducers::xf_partition_all(n as usize))
+}
+
+fn partition_all(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     chunks(cx, a, "partition-all", true)
 }
 
@@ -907,10 +922,12 @@ fn flatten(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::vector(out))
 }
 
+/// `(dedupe)`: the transducer form.
+fn dedupe_xf(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
+    Ok(crate::builtins::core::transducers::xf_dedupe())
+}
+
 fn dedupe(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if a.is_empty() {
-        return Ok(crate::builtins::core::transducers::xf_dedupe());
-    }
     if let Some(l) = crate::lazy::as_lazy(&a[0]) {
         return crate::lazy::dedupe(l);
     }

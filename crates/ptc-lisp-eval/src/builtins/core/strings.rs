@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::regex::pattern_arg;
-use crate::builtins::{Arity, Builtin, Category, expected, format, int_arg, str_arg};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, format, int_arg, str_arg};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::limits::cost;
 use crate::printer::{format_float, to_clojure};
@@ -15,8 +15,10 @@ use Arity::*;
 use Category::Core;
 use Category::String as Str;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("str", AtLeast(0), Category::String, str_fn)
         .doc("Concatenates the printed forms; nil is empty, strings raw.")
         .ex(&[("(str \"a\" 1 nil :k)", "\"a1:k\"")]),
@@ -63,7 +65,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("symbol", Range(1, 2), Core, symbol)
         .doc("A symbol from a name, or from a namespace and a name.")
         .ex(&[("(symbol \"a\")", "a"), ("(symbol \"ns\" \"a\")", "ns/a")]),
-];
+    ],
+};
 
 /// Java's `Double.toString` style used by `str`: `1.0`, `0.1`, `1.0E20`, `1.0E-4`.
 pub fn float_str(f: f64) -> String {

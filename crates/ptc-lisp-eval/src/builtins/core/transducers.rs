@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::{Arity, Builtin, Category, expected, seq_iter};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
 use crate::lazy;
@@ -16,8 +16,10 @@ use crate::value::{PVector, Value};
 use Arity::*;
 use Category::{Functional, Sequence};
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("reduced", Exact(1), Functional, reduced)
         .doc("Wraps a value so reduce (or a transduction) stops and returns it.")
         .ex(&[("(reduce (fn [a x] (if (> a 5) (reduced a) (+ a x))) (range 10))", "6")]),
@@ -46,10 +48,11 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("completing", Range(1, 2), Functional, completing)
         .doc("(completing f) or (completing f cf): f with a one-argument completion (identity, or cf).")
         .ex(&[("(transduce (map inc) (completing +) 0 [1 2])", "5")]),
-    Builtin::new("cat", Exact(1), Functional, cat)
+    Builtin::new("cat", Exact(1), Functional, cat).transducer_itself()
         .doc("The transducer that concatenates each item's contents.")
         .ex(&[("(into [] cat [[1 2] [3]])", "[1 2 3]")]),
-];
+    ],
+};
 
 /// `(reduced x)`.
 pub fn make_reduced(x: Value) -> Value {

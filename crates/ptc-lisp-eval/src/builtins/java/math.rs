@@ -2,15 +2,17 @@
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::numbers::{f, half_up};
-use crate::builtins::{Arity, Builtin, Category, expected, num_arg};
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, num_arg};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::value::Value;
 
 use Arity::*;
 use Category::Math;
 
-/// The builtins of this family.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("Math/round", Exact(1), Math, math_round)
         .doc("Java's Math.round: nearest integer, halves toward positive infinity; ##NaN gives 0, out-of-range values saturate; integers pass through (DIV-45).")
         .ex(&[("(Math/round 2.5)", "3"), ("(Math/round ##NaN)", "0")]),
@@ -82,7 +84,8 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("Math/log1p", Exact(1), Math, log1p)
         .doc("ln(1 + x), accurate for small x.")
         .ex(&[("(Math/log1p 0)", "0.0")]),
-];
+    ],
+};
 
 fn math_round(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
