@@ -507,6 +507,9 @@ pub fn java_whitespace(c: char) -> bool {
 }
 
 #[cfg(test)]
+mod table_checks;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -523,6 +526,29 @@ mod tests {
         assert_eq!(declaring(|b| b.fused.is_some()), ["filter", "filterv", "keep", "map", "mapv", "remove"]);
         assert_eq!(declaring(|b| b.quotes_name), ["dir", "doc", "meta", "ns-name", "ns-publics"]);
         assert_eq!(declaring(|b| b.spread_lazy.is_some()), ["concat"]);
+        assert_eq!(declaring(|b| b.compare.is_some()), ["<", "<=", "=", ">", ">=", "not="]);
+        assert_eq!(declaring(|b| b.sink.is_some()), ["count", "first", "frequencies", "into", "reduce", "sum", "vec"]);
+        assert_eq!(declaring(|b| b.source.is_some()), ["keys", "range", "split", "vals"]);
+        assert_eq!(
+            declaring(|b| b.transducer.is_some()),
+            [
+                "cat",
+                "dedupe",
+                "distinct",
+                "drop",
+                "drop-while",
+                "filter",
+                "keep",
+                "map",
+                "map-indexed",
+                "mapcat",
+                "partition-all",
+                "remove",
+                "take",
+                "take-while"
+            ]
+        );
+        assert_eq!(declaring(|b| b.lists_aliases), ["prewalk-replace"]);
         assert!(declaring(|b| b.lazy).contains(&"take"));
         let inc = lookup("inc'").and_then(|b| crate::node::ArithOp::of(b, 1));
         assert_eq!(inc, Some(crate::node::ArithOp::Inc));
