@@ -23,6 +23,9 @@ pub(crate) static TABLE: Table = Table {
     Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]),
     Builtin::new("string?", Exact(1), Core, is_string).doc("True for strings.").ex(&[("(string? \"a\")", "true")]),
     Builtin::new("keyword?", Exact(1), Core, is_keyword).doc("True for keywords.").ex(&[("(keyword? :a)", "true")]),
+    Builtin::new("qualified-keyword?", Exact(1), Core, is_qualified_keyword)
+        .doc("True for keywords with a namespace (:order/paid); false for :paid and non-keywords.")
+        .ex(&[("(qualified-keyword? :order/paid)", "true"), ("(qualified-keyword? :paid)", "false")]),
     Builtin::new("boolean?", Exact(1), Core, is_boolean)
         .doc("True for true and false.")
         .ex(&[("(boolean? false)", "true")]),
@@ -103,6 +106,10 @@ fn is_string(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn is_keyword(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     pred(a, |v| matches!(v, Value::Keyword(_)))
+}
+
+fn is_qualified_keyword(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Keyword(k) if crate::builtins::core::strings::split_name(k).0.is_some()))
 }
 
 fn is_boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
