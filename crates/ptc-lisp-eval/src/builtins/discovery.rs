@@ -20,17 +20,17 @@ use Category::Discovery;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("doc", Exact(1), Discovery, doc).quotes_name().doc("Prints the documentation of a function or definition; returns nil.").ex(&[("(doc inc)", "nil")]),
-    Builtin::new("dir", Range(1, 2), Discovery, dir).quotes_name().doc("Names in a namespace (str, set, walk, core, json, Math, user...); options {:limit 50 :offset 0}.").ex(&[("(take 2 (dir json))", "[\"json/generate-string\" \"json/parse-lines\"]")]),
-    Builtin::new("apropos", Range(1, 2), Discovery, apropos).ext().doc("Functions whose name or description matches the query, best first (ties: shorter names), as \"name - description\"; options {:limit 8}.").ex(&[("(first (apropos \"upper case\"))", "\"upper-case - Upper-cased string.\"")]),
-    Builtin::new("meta", Exact(1), Discovery, meta).quotes_name().doc("Metadata map of a function or definition: name, ns, doc, arity, examples.").ex(&[("(:ns (meta join))", "\"clojure.string\"")]),
-    Builtin::new("ns-publics", Exact(1), Discovery, ns_publics).quotes_name().doc("Map from each public name of a namespace to a short description.").ex(&[("(count (ns-publics \"json\"))", "3")]),
-    Builtin::new("all-ns", Exact(0), Discovery, all_ns).doc("Names of the available namespaces.").ex(&[("(first (all-ns))", "\"Boolean\"")]),
-    Builtin::new("ns-name", Exact(1), Discovery, ns_name).quotes_name().doc("The canonical name of a namespace or alias.").ex(&[("(ns-name str)", "\"clojure.string\"")]),
-    Builtin::new("describe", Arity::Range(1, 2), Category::Core, describe)
-    .ext()
-    .doc("Bounded summary of a value: type, count, key types of maps (also across a vector of maps), a few short examples. Options {:sample 1..3}.")
-    .ex(&[("(describe [{:id 1 :name \"a\"} {:id 2}])", "{:count 2 :examples [\"{:id 1 :name \\\"a\\\"}\" \"{:id 2}\"] :keys {:id :number :name :string} :type :vector}")]),
+        Builtin::new("doc", Exact(1), Discovery, doc).quotes_name().doc("Prints the documentation of a function or definition; returns nil.").ex(&[("(doc inc)", "nil")]),
+        Builtin::new("dir", Range(1, 2), Discovery, dir).quotes_name().doc("Names in a namespace (str, set, walk, core, json, Math, user...); options {:limit 50 :offset 0}.").ex(&[("(take 2 (dir json))", "[\"json/generate-string\" \"json/parse-lines\"]")]),
+        Builtin::new("apropos", Range(1, 2), Discovery, apropos).ext().doc("Functions whose name or description matches the query, best first (ties: shorter names), as \"name - description\"; options {:limit 8}.").ex(&[("(first (apropos \"upper case\"))", "\"upper-case - Upper-cased string.\"")]),
+        Builtin::new("meta", Exact(1), Discovery, meta).quotes_name().doc("Metadata map of a function or definition: name, ns, doc, arity, examples.").ex(&[("(:ns (meta join))", "\"clojure.string\"")]),
+        Builtin::new("ns-publics", Exact(1), Discovery, ns_publics).quotes_name().doc("Map from each public name of a namespace to a short description.").ex(&[("(count (ns-publics \"json\"))", "3")]),
+        Builtin::new("all-ns", Exact(0), Discovery, all_ns).doc("Names of the available namespaces.").ex(&[("(first (all-ns))", "\"Boolean\"")]),
+        Builtin::new("ns-name", Exact(1), Discovery, ns_name).quotes_name().doc("The canonical name of a namespace or alias.").ex(&[("(ns-name str)", "\"clojure.string\"")]),
+        Builtin::new("describe", Arity::Range(1, 2), Category::Core, describe)
+        .ext()
+        .doc("Bounded summary of a value: type, count, key types of maps (also across a vector of maps), a few short examples. Options {:sample 1..3}.")
+        .ex(&[("(describe [{:id 1 :name \"a\"} {:id 2}])", "{:count 2 :examples [\"{:id 1 :name \\\"a\\\"}\" \"{:id 2}\"] :keys {:id :number :name :string} :type :vector}")]),
     ],
 };
 

@@ -26,325 +26,325 @@ use Category::Interop;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new(".indexOf", Range(2, 3), Interop, index_of)
-        .doc("Java String.indexOf (UTF-16 index, or -1 when absent), from an optional start; also a character code, or an item of a vector.")
-        .ex(&[("(.indexOf \"hello\" \"l\")", "2"), ("(.indexOf \"hello\" \"z\")", "-1"), ("(.indexOf \"hello\" \"l\" 3)", "3")]),
-    Builtin::new(".lastIndexOf", Range(2, 3), Interop, last_index_of)
-        .doc("Java String.lastIndexOf: index of the last occurrence starting at or before an optional index, or -1.")
-        .ex(&[("(.lastIndexOf \"hello\" \"l\")", "3"), ("(.lastIndexOf \"ababa\" \"ba\" 2)", "1")]),
-    Builtin::new(".toLowerCase", Exact(1), Interop, to_lower)
-        .doc("Lower-cased string.")
-        .ex(&[("(.toLowerCase \"AbC\")", "\"abc\"")]),
-    Builtin::new(".toUpperCase", Exact(1), Interop, to_upper)
-        .doc("Upper-cased string.")
-        .ex(&[("(.toUpperCase \"abc\")", "\"ABC\"")]),
-    Builtin::new(".startsWith", Range(2, 3), Interop, starts_with)
-        .doc("True when the string starts with the prefix (at an optional offset).")
-        .ex(&[("(.startsWith \"hello\" \"he\")", "true"), ("(.startsWith \"hello\" \"ll\" 2)", "true")]),
-    Builtin::new(".endsWith", Exact(2), Interop, ends_with)
-        .doc("True when the string ends with the suffix.")
-        .ex(&[("(.endsWith \"hello\" \"lo\")", "true")]),
-    Builtin::new(".contains", Exact(2), Interop, contains)
-        .doc("True when the string contains the substring (or a vector/set contains the item).")
-        .ex(&[("(.contains \"hello\" \"ell\")", "true")]),
-    Builtin::new(".length", Exact(1), Interop, length)
-        .doc("Length in UTF-16 code units, as Java counts (count gives characters).")
-        .ex(&[("(.length \"hello\")", "5")]),
-    Builtin::new(".trim", Exact(1), Interop, trim)
-        .doc("Java String.trim: without leading/trailing spaces and control characters (str/trim also strips Unicode spaces).")
-        .ex(&[("(.trim \" a \")", "\"a\"")]),
-    Builtin::new(".strip", Exact(1), Interop, strip)
-        .doc("Without leading and trailing whitespace (Unicode-aware).")
-        .ex(&[("(.strip \"\\t a \")", "\"a\"")]),
-    Builtin::new(".stripLeading", Exact(1), Interop, strip_leading)
-        .doc("Without leading whitespace.")
-        .ex(&[("(.stripLeading \"  a \")", "\"a \"")]),
-    Builtin::new(".stripTrailing", Exact(1), Interop, strip_trailing)
-        .doc("Without trailing whitespace.")
-        .ex(&[("(.stripTrailing \" a  \")", "\" a\"")]),
-    Builtin::new(".isEmpty", Exact(1), Interop, is_empty)
-        .doc("True for the empty string (or an empty collection).")
-        .ex(&[("(.isEmpty \"\")", "true")]),
-    Builtin::new(".isBlank", Exact(1), Interop, is_blank)
-        .doc("True for a string of whitespace only.")
-        .ex(&[("(.isBlank \" \\t\")", "true")]),
-    Builtin::new(".substring", Range(2, 3), Interop, substring)
-        .doc("UTF-16 code units [start, end); out of range is an error, as in Java (subs gives \"\" instead).")
-        .ex(&[("(.substring \"hello\" 1 3)", "\"el\""), ("(.substring \"hello\" 2)", "\"llo\"")]),
-    Builtin::new(".charAt", Exact(2), Interop, char_at)
-        .doc("The character at a UTF-16 index, as a 1-character string; out of range is an error.")
-        .ex(&[("(.charAt \"abc\" 1)", "\"b\"")]),
-    Builtin::new(".replace", Exact(3), Interop, replace_literal)
-        .doc("Every occurrence of a substring (or character) replaced, literally.")
-        .ex(&[("(.replace \"a.b.c\" \".\" \"-\")", "\"a-b-c\"")]),
-    Builtin::new(".replaceAll", Exact(3), Interop, replace_all)
-        .doc("Every match of a regex given as a string replaced; $1 refers to groups.")
-        .ex(&[("(.replaceAll \"a1b22\" \"\\\\d+\" \"#\")", "\"a#b#\"")]),
-    Builtin::new(".replaceFirst", Exact(3), Interop, replace_first)
-        .doc("The first match of a regex given as a string replaced.")
-        .ex(&[("(.replaceFirst \"a1b22\" \"\\\\d+\" \"#\")", "\"a#b22\"")]),
-    Builtin::new(".matches", Exact(2), Interop, matches)
-        .doc("True when a regex (given as a string) matches the whole string.")
-        .ex(&[("(.matches \"abc\" \"a.c\")", "true")]),
-    Builtin::new(".split", Range(2, 3), Interop, split)
-        .doc("Java String.split on a regex given as a string, as a vector (trailing empty strings dropped; optional limit).")
-        .ex(&[("(.split \"a,b,,c,,\" \",\")", "[\"a\" \"b\" \"\" \"c\"]")]),
-    Builtin::new(".equals", Exact(2), Interop, equals)
-        .doc("Java equals: same type and value ((.equals 1 1.0) is false, unlike =).")
-        .ex(&[("(.equals \"a\" \"a\")", "true")]),
-    Builtin::new(".equalsIgnoreCase", Exact(2), Interop, equals_ignore_case)
-        .doc("True when two strings are equal ignoring case.")
-        .ex(&[("(.equalsIgnoreCase \"ABC\" \"abc\")", "true")]),
-    Builtin::new(".compareTo", Exact(2), Interop, compare_to)
-        .doc("Java compareTo: for strings the difference of the first differing UTF-16 units (or of the lengths).")
-        .ex(&[("(.compareTo \"a\" \"c\")", "-2")]),
-    Builtin::new(".concat", Exact(2), Interop, concat)
-        .doc("The two strings joined.")
-        .ex(&[("(.concat \"a\" \"b\")", "\"ab\"")]),
-    Builtin::new(".repeat", Exact(2), Interop, repeat)
-        .doc("The string repeated n times.")
-        .ex(&[("(.repeat \"ab\" 3)", "\"ababab\"")]),
-    Builtin::new(".toString", Exact(1), Interop, to_string)
-        .doc("The value as a string (like str; nil is an error, as in Java).")
-        .ex(&[("(.toString 42)", "\"42\"")]),
-    Builtin::new("Integer/parseInt", Range(1, 2), Interop, classes::parse_int)
-        .alias(&["Integer/valueOf"])
-        .doc("A 32-bit integer from a string (optional radix 2-36); an unparsable string is an error, as in Java (parse-long gives nil).")
-        .ex(&[("(Integer/parseInt \"42\")", "42"), ("(Integer/parseInt \"ff\" 16)", "255")]),
-    Builtin::new("Long/parseLong", Range(1, 2), Interop, classes::parse_long)
-        .alias(&["Long/valueOf"])
-        .doc("A 64-bit integer from a string (optional radix 2-36); an unparsable string is an error, as in Java.")
-        .ex(&[("(Long/parseLong \"-7\")", "-7")]),
-    Builtin::new("Double/parseDouble", Exact(1), Interop, classes::parse_double)
-        .alias(&["Float/parseFloat", "Double/valueOf", "Float/valueOf"])
-        .doc("A float from Java number text (surrounding spaces, d/f suffixes, NaN, Infinity, hex); otherwise an error (parse-double gives nil).")
-        .ex(&[("(Double/parseDouble \"1.5\")", "1.5"), ("(Double/parseDouble \" 2e3 \")", "2000.0")]),
-    Builtin::new("Boolean/parseBoolean", Exact(1), Interop, classes::parse_boolean)
-        .alias(&["Boolean/valueOf"])
-        .doc("true for \"true\" in any case; false for nil and other strings.")
-        .ex(&[("(Boolean/parseBoolean \"TRUE\")", "true")]),
-    Builtin::new("Double/isNaN", Exact(1), Interop, classes::double_is_nan)
-        .doc("True for ##NaN.")
-        .ex(&[("(Double/isNaN ##NaN)", "true")]),
-    Builtin::new("Double/isInfinite", Exact(1), Interop, classes::double_is_infinite)
-        .doc("True for ##Inf and ##-Inf.")
-        .ex(&[("(Double/isInfinite ##-Inf)", "true")]),
-    Builtin::new("Double/isFinite", Exact(1), Interop, classes::double_is_finite)
-        .doc("True for numbers that are neither NaN nor infinite.")
-        .ex(&[("(Double/isFinite 1.5)", "true")]),
-    Builtin::new("Integer/toString", Range(1, 2), Interop, classes::int_to_string)
-        .alias(&["Long/toString"])
-        .doc("An integer as text, in an optional radix (2-36).")
-        .ex(&[("(Integer/toString 255 16)", "\"ff\"")]),
-    Builtin::new("Integer/toHexString", Exact(1), Interop, classes::int_to_hex)
-        .doc("Hex digits of a 32-bit integer (two's complement for negatives).")
-        .ex(&[("(Integer/toHexString 255)", "\"ff\""), ("(Integer/toHexString -1)", "\"ffffffff\"")]),
-    Builtin::new("Integer/toBinaryString", Exact(1), Interop, classes::int_to_binary)
-        .doc("Binary digits of a 32-bit integer.")
-        .ex(&[("(Integer/toBinaryString 5)", "\"101\"")]),
-    Builtin::new("Integer/toOctalString", Exact(1), Interop, classes::int_to_octal)
-        .doc("Octal digits of a 32-bit integer.")
-        .ex(&[("(Integer/toOctalString 8)", "\"10\"")]),
-    Builtin::new("Long/toHexString", Exact(1), Interop, classes::long_to_hex)
-        .doc("Hex digits of a 64-bit integer.")
-        .ex(&[("(Long/toHexString -1)", "\"ffffffffffffffff\"")]),
-    Builtin::new("Long/toBinaryString", Exact(1), Interop, classes::long_to_binary)
-        .doc("Binary digits of a 64-bit integer.")
-        .ex(&[("(Long/toBinaryString 6)", "\"110\"")]),
-    Builtin::new("String/valueOf", Exact(1), Interop, classes::string_value_of)
-        .doc("The value as a string (like str).")
-        .ex(&[("(String/valueOf 5)", "\"5\"")]),
-    Builtin::new("String/join", Exact(2), Interop, classes::string_join)
-        .doc("Strings joined with a separator.")
-        .ex(&[("(String/join \",\" [\"a\" \"b\"])", "\"a,b\"")]),
-    Builtin::new("Character/isDigit", Exact(1), Interop, classes::char_is_digit)
-        .doc("True for a digit character.")
-        .ex(&[("(Character/isDigit \\5)", "true")]),
-    Builtin::new("Character/isLetter", Exact(1), Interop, classes::char_is_letter)
-        .doc("True for a letter.")
-        .ex(&[("(Character/isLetter \\a)", "true")]),
-    Builtin::new("Character/isLetterOrDigit", Exact(1), Interop, classes::char_is_letter_or_digit)
-        .doc("True for a letter or digit.")
-        .ex(&[("(Character/isLetterOrDigit \\_)", "false")]),
-    Builtin::new("Character/isUpperCase", Exact(1), Interop, classes::char_is_upper)
-        .doc("True for an upper-case letter.")
-        .ex(&[("(Character/isUpperCase \\A)", "true")]),
-    Builtin::new("Character/isLowerCase", Exact(1), Interop, classes::char_is_lower)
-        .doc("True for a lower-case letter.")
-        .ex(&[("(Character/isLowerCase \\A)", "false")]),
-    Builtin::new("Character/isWhitespace", Exact(1), Interop, classes::char_is_whitespace)
-        .doc("True for Java whitespace (not the no-break spaces).")
-        .ex(&[("(Character/isWhitespace \\space)", "true")]),
-    Builtin::new("Character/toUpperCase", Exact(1), Interop, classes::char_to_upper)
-        .doc("The character upper-cased (a 1-character string).")
-        .ex(&[("(Character/toUpperCase \\a)", "\"A\"")]),
-    Builtin::new("Character/toLowerCase", Exact(1), Interop, classes::char_to_lower)
-        .doc("The character lower-cased.")
-        .ex(&[("(Character/toLowerCase \\A)", "\"a\"")]),
-    Builtin::new("System/currentTimeMillis", Exact(0), Interop, time::now_millis)
-        .doc("Milliseconds since 1970-01-01 UTC, read from the host's clock; a host without one (ptc eval, ptc mcp, the agent loop) refuses it: take the time from the context or a tool.")
-        .ex(&[("(System/currentTimeMillis)", "!unsupported_method: System/currentTimeMillis: programs have no clock here (runs are deterministic); take the current time from the context or a tool")]),
-    // dates and durations (implemented in time.rs)
+        Builtin::new(".indexOf", Range(2, 3), Interop, index_of)
+            .doc("Java String.indexOf (UTF-16 index, or -1 when absent), from an optional start; also a character code, or an item of a vector.")
+            .ex(&[("(.indexOf \"hello\" \"l\")", "2"), ("(.indexOf \"hello\" \"z\")", "-1"), ("(.indexOf \"hello\" \"l\" 3)", "3")]),
+        Builtin::new(".lastIndexOf", Range(2, 3), Interop, last_index_of)
+            .doc("Java String.lastIndexOf: index of the last occurrence starting at or before an optional index, or -1.")
+            .ex(&[("(.lastIndexOf \"hello\" \"l\")", "3"), ("(.lastIndexOf \"ababa\" \"ba\" 2)", "1")]),
+        Builtin::new(".toLowerCase", Exact(1), Interop, to_lower)
+            .doc("Lower-cased string.")
+            .ex(&[("(.toLowerCase \"AbC\")", "\"abc\"")]),
+        Builtin::new(".toUpperCase", Exact(1), Interop, to_upper)
+            .doc("Upper-cased string.")
+            .ex(&[("(.toUpperCase \"abc\")", "\"ABC\"")]),
+        Builtin::new(".startsWith", Range(2, 3), Interop, starts_with)
+            .doc("True when the string starts with the prefix (at an optional offset).")
+            .ex(&[("(.startsWith \"hello\" \"he\")", "true"), ("(.startsWith \"hello\" \"ll\" 2)", "true")]),
+        Builtin::new(".endsWith", Exact(2), Interop, ends_with)
+            .doc("True when the string ends with the suffix.")
+            .ex(&[("(.endsWith \"hello\" \"lo\")", "true")]),
+        Builtin::new(".contains", Exact(2), Interop, contains)
+            .doc("True when the string contains the substring (or a vector/set contains the item).")
+            .ex(&[("(.contains \"hello\" \"ell\")", "true")]),
+        Builtin::new(".length", Exact(1), Interop, length)
+            .doc("Length in UTF-16 code units, as Java counts (count gives characters).")
+            .ex(&[("(.length \"hello\")", "5")]),
+        Builtin::new(".trim", Exact(1), Interop, trim)
+            .doc("Java String.trim: without leading/trailing spaces and control characters (str/trim also strips Unicode spaces).")
+            .ex(&[("(.trim \" a \")", "\"a\"")]),
+        Builtin::new(".strip", Exact(1), Interop, strip)
+            .doc("Without leading and trailing whitespace (Unicode-aware).")
+            .ex(&[("(.strip \"\\t a \")", "\"a\"")]),
+        Builtin::new(".stripLeading", Exact(1), Interop, strip_leading)
+            .doc("Without leading whitespace.")
+            .ex(&[("(.stripLeading \"  a \")", "\"a \"")]),
+        Builtin::new(".stripTrailing", Exact(1), Interop, strip_trailing)
+            .doc("Without trailing whitespace.")
+            .ex(&[("(.stripTrailing \" a  \")", "\" a\"")]),
+        Builtin::new(".isEmpty", Exact(1), Interop, is_empty)
+            .doc("True for the empty string (or an empty collection).")
+            .ex(&[("(.isEmpty \"\")", "true")]),
+        Builtin::new(".isBlank", Exact(1), Interop, is_blank)
+            .doc("True for a string of whitespace only.")
+            .ex(&[("(.isBlank \" \\t\")", "true")]),
+        Builtin::new(".substring", Range(2, 3), Interop, substring)
+            .doc("UTF-16 code units [start, end); out of range is an error, as in Java (subs gives \"\" instead).")
+            .ex(&[("(.substring \"hello\" 1 3)", "\"el\""), ("(.substring \"hello\" 2)", "\"llo\"")]),
+        Builtin::new(".charAt", Exact(2), Interop, char_at)
+            .doc("The character at a UTF-16 index, as a 1-character string; out of range is an error.")
+            .ex(&[("(.charAt \"abc\" 1)", "\"b\"")]),
+        Builtin::new(".replace", Exact(3), Interop, replace_literal)
+            .doc("Every occurrence of a substring (or character) replaced, literally.")
+            .ex(&[("(.replace \"a.b.c\" \".\" \"-\")", "\"a-b-c\"")]),
+        Builtin::new(".replaceAll", Exact(3), Interop, replace_all)
+            .doc("Every match of a regex given as a string replaced; $1 refers to groups.")
+            .ex(&[("(.replaceAll \"a1b22\" \"\\\\d+\" \"#\")", "\"a#b#\"")]),
+        Builtin::new(".replaceFirst", Exact(3), Interop, replace_first)
+            .doc("The first match of a regex given as a string replaced.")
+            .ex(&[("(.replaceFirst \"a1b22\" \"\\\\d+\" \"#\")", "\"a#b22\"")]),
+        Builtin::new(".matches", Exact(2), Interop, matches)
+            .doc("True when a regex (given as a string) matches the whole string.")
+            .ex(&[("(.matches \"abc\" \"a.c\")", "true")]),
+        Builtin::new(".split", Range(2, 3), Interop, split)
+            .doc("Java String.split on a regex given as a string, as a vector (trailing empty strings dropped; optional limit).")
+            .ex(&[("(.split \"a,b,,c,,\" \",\")", "[\"a\" \"b\" \"\" \"c\"]")]),
+        Builtin::new(".equals", Exact(2), Interop, equals)
+            .doc("Java equals: same type and value ((.equals 1 1.0) is false, unlike =).")
+            .ex(&[("(.equals \"a\" \"a\")", "true")]),
+        Builtin::new(".equalsIgnoreCase", Exact(2), Interop, equals_ignore_case)
+            .doc("True when two strings are equal ignoring case.")
+            .ex(&[("(.equalsIgnoreCase \"ABC\" \"abc\")", "true")]),
+        Builtin::new(".compareTo", Exact(2), Interop, compare_to)
+            .doc("Java compareTo: for strings the difference of the first differing UTF-16 units (or of the lengths).")
+            .ex(&[("(.compareTo \"a\" \"c\")", "-2")]),
+        Builtin::new(".concat", Exact(2), Interop, concat)
+            .doc("The two strings joined.")
+            .ex(&[("(.concat \"a\" \"b\")", "\"ab\"")]),
+        Builtin::new(".repeat", Exact(2), Interop, repeat)
+            .doc("The string repeated n times.")
+            .ex(&[("(.repeat \"ab\" 3)", "\"ababab\"")]),
+        Builtin::new(".toString", Exact(1), Interop, to_string)
+            .doc("The value as a string (like str; nil is an error, as in Java).")
+            .ex(&[("(.toString 42)", "\"42\"")]),
+        Builtin::new("Integer/parseInt", Range(1, 2), Interop, classes::parse_int)
+            .alias(&["Integer/valueOf"])
+            .doc("A 32-bit integer from a string (optional radix 2-36); an unparsable string is an error, as in Java (parse-long gives nil).")
+            .ex(&[("(Integer/parseInt \"42\")", "42"), ("(Integer/parseInt \"ff\" 16)", "255")]),
+        Builtin::new("Long/parseLong", Range(1, 2), Interop, classes::parse_long)
+            .alias(&["Long/valueOf"])
+            .doc("A 64-bit integer from a string (optional radix 2-36); an unparsable string is an error, as in Java.")
+            .ex(&[("(Long/parseLong \"-7\")", "-7")]),
+        Builtin::new("Double/parseDouble", Exact(1), Interop, classes::parse_double)
+            .alias(&["Float/parseFloat", "Double/valueOf", "Float/valueOf"])
+            .doc("A float from Java number text (surrounding spaces, d/f suffixes, NaN, Infinity, hex); otherwise an error (parse-double gives nil).")
+            .ex(&[("(Double/parseDouble \"1.5\")", "1.5"), ("(Double/parseDouble \" 2e3 \")", "2000.0")]),
+        Builtin::new("Boolean/parseBoolean", Exact(1), Interop, classes::parse_boolean)
+            .alias(&["Boolean/valueOf"])
+            .doc("true for \"true\" in any case; false for nil and other strings.")
+            .ex(&[("(Boolean/parseBoolean \"TRUE\")", "true")]),
+        Builtin::new("Double/isNaN", Exact(1), Interop, classes::double_is_nan)
+            .doc("True for ##NaN.")
+            .ex(&[("(Double/isNaN ##NaN)", "true")]),
+        Builtin::new("Double/isInfinite", Exact(1), Interop, classes::double_is_infinite)
+            .doc("True for ##Inf and ##-Inf.")
+            .ex(&[("(Double/isInfinite ##-Inf)", "true")]),
+        Builtin::new("Double/isFinite", Exact(1), Interop, classes::double_is_finite)
+            .doc("True for numbers that are neither NaN nor infinite.")
+            .ex(&[("(Double/isFinite 1.5)", "true")]),
+        Builtin::new("Integer/toString", Range(1, 2), Interop, classes::int_to_string)
+            .alias(&["Long/toString"])
+            .doc("An integer as text, in an optional radix (2-36).")
+            .ex(&[("(Integer/toString 255 16)", "\"ff\"")]),
+        Builtin::new("Integer/toHexString", Exact(1), Interop, classes::int_to_hex)
+            .doc("Hex digits of a 32-bit integer (two's complement for negatives).")
+            .ex(&[("(Integer/toHexString 255)", "\"ff\""), ("(Integer/toHexString -1)", "\"ffffffff\"")]),
+        Builtin::new("Integer/toBinaryString", Exact(1), Interop, classes::int_to_binary)
+            .doc("Binary digits of a 32-bit integer.")
+            .ex(&[("(Integer/toBinaryString 5)", "\"101\"")]),
+        Builtin::new("Integer/toOctalString", Exact(1), Interop, classes::int_to_octal)
+            .doc("Octal digits of a 32-bit integer.")
+            .ex(&[("(Integer/toOctalString 8)", "\"10\"")]),
+        Builtin::new("Long/toHexString", Exact(1), Interop, classes::long_to_hex)
+            .doc("Hex digits of a 64-bit integer.")
+            .ex(&[("(Long/toHexString -1)", "\"ffffffffffffffff\"")]),
+        Builtin::new("Long/toBinaryString", Exact(1), Interop, classes::long_to_binary)
+            .doc("Binary digits of a 64-bit integer.")
+            .ex(&[("(Long/toBinaryString 6)", "\"110\"")]),
+        Builtin::new("String/valueOf", Exact(1), Interop, classes::string_value_of)
+            .doc("The value as a string (like str).")
+            .ex(&[("(String/valueOf 5)", "\"5\"")]),
+        Builtin::new("String/join", Exact(2), Interop, classes::string_join)
+            .doc("Strings joined with a separator.")
+            .ex(&[("(String/join \",\" [\"a\" \"b\"])", "\"a,b\"")]),
+        Builtin::new("Character/isDigit", Exact(1), Interop, classes::char_is_digit)
+            .doc("True for a digit character.")
+            .ex(&[("(Character/isDigit \\5)", "true")]),
+        Builtin::new("Character/isLetter", Exact(1), Interop, classes::char_is_letter)
+            .doc("True for a letter.")
+            .ex(&[("(Character/isLetter \\a)", "true")]),
+        Builtin::new("Character/isLetterOrDigit", Exact(1), Interop, classes::char_is_letter_or_digit)
+            .doc("True for a letter or digit.")
+            .ex(&[("(Character/isLetterOrDigit \\_)", "false")]),
+        Builtin::new("Character/isUpperCase", Exact(1), Interop, classes::char_is_upper)
+            .doc("True for an upper-case letter.")
+            .ex(&[("(Character/isUpperCase \\A)", "true")]),
+        Builtin::new("Character/isLowerCase", Exact(1), Interop, classes::char_is_lower)
+            .doc("True for a lower-case letter.")
+            .ex(&[("(Character/isLowerCase \\A)", "false")]),
+        Builtin::new("Character/isWhitespace", Exact(1), Interop, classes::char_is_whitespace)
+            .doc("True for Java whitespace (not the no-break spaces).")
+            .ex(&[("(Character/isWhitespace \\space)", "true")]),
+        Builtin::new("Character/toUpperCase", Exact(1), Interop, classes::char_to_upper)
+            .doc("The character upper-cased (a 1-character string).")
+            .ex(&[("(Character/toUpperCase \\a)", "\"A\"")]),
+        Builtin::new("Character/toLowerCase", Exact(1), Interop, classes::char_to_lower)
+            .doc("The character lower-cased.")
+            .ex(&[("(Character/toLowerCase \\A)", "\"a\"")]),
+        Builtin::new("System/currentTimeMillis", Exact(0), Interop, time::now_millis)
+            .doc("Milliseconds since 1970-01-01 UTC, read from the host's clock; a host without one (ptc eval, ptc mcp, the agent loop) refuses it: take the time from the context or a tool.")
+            .ex(&[("(System/currentTimeMillis)", "!unsupported_method: System/currentTimeMillis: programs have no clock here (runs are deterministic); take the current time from the context or a tool")]),
+        // dates and durations (implemented in time.rs)
 
-    Builtin::new("LocalDate/parse", Exact(1), Interop, time::parse_local_date)
-        .doc("A date from \"YYYY-MM-DD\" (validated; anything else is an error, as in Java). Dates are ISO strings.")
-        .ex(&[("(LocalDate/parse \"2026-01-15\")", "\"2026-01-15\"")]),
-    Builtin::new("parse", Exact(1), Interop, time::parse_any)
-        .ext()
-        .doc("A date (\"YYYY-MM-DD\") or an instant (text with a time; no offset means UTC), normalised.")
-        .ex(&[("(parse \"2026-01-15T10:00:00+01:00\")", "\"2026-01-15T09:00:00Z\"")]),
-    Builtin::new("LocalDate/of", Exact(3), Interop, time::local_date_of)
-        .doc("The date of a year, month (1-12) and day.")
-        .ex(&[("(LocalDate/of 2026 2 28)", "\"2026-02-28\"")]),
-    Builtin::new("LocalDate/ofEpochDay", Exact(1), Interop, time::local_date_of_epoch_day)
-        .doc("The date n days after 1970-01-01.")
-        .ex(&[("(LocalDate/ofEpochDay 1)", "\"1970-01-02\"")]),
-    Builtin::new("Instant/parse", Exact(1), Interop, time::parse_instant)
-        .doc("An instant from ISO-8601 text with seconds and Z or an offset, as a UTC string.")
-        .ex(&[("(Instant/parse \"2026-01-15T10:00:00+01:00\")", "\"2026-01-15T09:00:00Z\"")]),
-    Builtin::new("Instant/ofEpochMilli", Exact(1), Interop, time::instant_of_epoch_milli)
-        .doc("The instant n milliseconds after 1970-01-01T00:00:00Z.")
-        .ex(&[("(Instant/ofEpochMilli 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
-    Builtin::new("Instant/ofEpochSecond", Exact(1), Interop, time::instant_of_epoch_second)
-        .doc("The instant n seconds after 1970-01-01T00:00:00Z.")
-        .ex(&[("(Instant/ofEpochSecond 86400)", "\"1970-01-02T00:00:00Z\"")]),
-    Builtin::new("java.util.Date.", Range(0, 1), Interop, time::new_date)
-        .doc("An instant: epoch milliseconds (as Java), ISO-8601 text (a PTC extension), or now from the host's clock (refused without one).")
-        .ex(&[("(java.util.Date. 0)", "\"1970-01-01T00:00:00Z\""), ("(java.util.Date. 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
-    Builtin::new(".getTime", Exact(1), Interop, time::get_time)
-        .alias(&[".toEpochMilli"])
-        .doc("Epoch milliseconds of an instant.")
-        .ex(&[("(.getTime (Instant/parse \"1970-01-01T00:00:01Z\"))", "1000")]),
-    Builtin::new(".getEpochSecond", Exact(1), Interop, time::get_epoch_second)
-        .doc("Whole epoch seconds of an instant (rounded down).")
-        .ex(&[("(.getEpochSecond (Instant/parse \"1970-01-02T00:00:00Z\"))", "86400")]),
-    Builtin::new(".toInstant", Exact(1), Interop, time::to_instant)
-        .doc("The instant of a java.util.Date (the same text).")
-        .ex(&[("(.toInstant (java.util.Date. 0))", "\"1970-01-01T00:00:00Z\"")]),
-    Builtin::new(".plusSeconds", Exact(2), Interop, time::plus_seconds)
-        .doc("The instant n seconds later.")
-        .ex(&[("(.plusSeconds (Instant/parse \"2026-01-01T00:00:00Z\") 90)", "\"2026-01-01T00:01:30Z\"")]),
-    Builtin::new(".minusSeconds", Exact(2), Interop, time::minus_seconds)
-        .doc("The instant n seconds earlier.")
-        .ex(&[("(.minusSeconds (Instant/parse \"2026-01-01T00:00:00Z\") 1)", "\"2025-12-31T23:59:59Z\"")]),
-    Builtin::new(".plusMillis", Exact(2), Interop, time::plus_millis)
-        .doc("The instant n milliseconds later.")
-        .ex(&[("(.plusMillis (Instant/parse \"2026-01-01T00:00:00Z\") 1500)", "\"2026-01-01T00:00:01.500Z\"")]),
-    Builtin::new(".minusMillis", Exact(2), Interop, time::minus_millis)
-        .doc("The instant n milliseconds earlier.")
-        .ex(&[("(.minusMillis (Instant/parse \"2026-01-01T00:00:00Z\") 1)", "\"2025-12-31T23:59:59.999Z\"")]),
-    Builtin::new(".toEpochDay", Exact(1), Interop, time::to_epoch_day)
-        .doc("Days since 1970-01-01 of a date.")
-        .ex(&[("(.toEpochDay (LocalDate/parse \"1970-01-11\"))", "10")]),
-    Builtin::new(".plusDays", Exact(2), Interop, time::plus_days)
-        .doc("The date n days later.")
-        .ex(&[("(.plusDays (LocalDate/parse \"2026-02-27\") 2)", "\"2026-03-01\"")]),
-    Builtin::new(".minusDays", Exact(2), Interop, time::minus_days)
-        .doc("The date n days earlier.")
-        .ex(&[("(.minusDays (LocalDate/parse \"2026-03-01\") 1)", "\"2026-02-28\"")]),
-    Builtin::new(".plusWeeks", Exact(2), Interop, time::plus_weeks)
-        .doc("The date n weeks later.")
-        .ex(&[("(.plusWeeks (LocalDate/parse \"2026-01-01\") 2)", "\"2026-01-15\"")]),
-    Builtin::new(".minusWeeks", Exact(2), Interop, time::minus_weeks)
-        .doc("The date n weeks earlier.")
-        .ex(&[("(.minusWeeks (LocalDate/parse \"2026-01-15\") 2)", "\"2026-01-01\"")]),
-    Builtin::new(".plusMonths", Exact(2), Interop, time::plus_months)
-        .doc("The date n months later; the day is cut to the month's length.")
-        .ex(&[("(.plusMonths (LocalDate/parse \"2026-01-31\") 1)", "\"2026-02-28\"")]),
-    Builtin::new(".minusMonths", Exact(2), Interop, time::minus_months)
-        .doc("The date n months earlier; the day is cut to the month's length.")
-        .ex(&[("(.minusMonths (LocalDate/parse \"2026-03-31\") 1)", "\"2026-02-28\"")]),
-    Builtin::new(".plusYears", Exact(2), Interop, time::plus_years)
-        .doc("The date n years later (29 February becomes 28 February in common years).")
-        .ex(&[("(.plusYears (LocalDate/parse \"2024-02-29\") 1)", "\"2025-02-28\"")]),
-    Builtin::new(".minusYears", Exact(2), Interop, time::minus_years)
-        .doc("The date n years earlier.")
-        .ex(&[("(.minusYears (LocalDate/parse \"2026-06-01\") 10)", "\"2016-06-01\"")]),
-    Builtin::new(".getYear", Exact(1), Interop, time::get_year)
-        .doc("The year of a date.")
-        .ex(&[("(.getYear (LocalDate/parse \"2026-03-15\"))", "2026")]),
-    Builtin::new(".getMonthValue", Exact(1), Interop, time::get_month_value)
-        .doc("The month of a date, 1-12.")
-        .ex(&[("(.getMonthValue (LocalDate/parse \"2026-03-15\"))", "3")]),
-    Builtin::new(".getMonth", Exact(1), Interop, time::get_month)
-        .doc("The month name of a date, as Java's Month prints (\"MARCH\").")
-        .ex(&[("(.getMonth (LocalDate/parse \"2026-03-15\"))", "\"MARCH\"")]),
-    Builtin::new(".getDayOfMonth", Exact(1), Interop, time::get_day_of_month)
-        .doc("The day of the month, 1-31.")
-        .ex(&[("(.getDayOfMonth (LocalDate/parse \"2026-03-15\"))", "15")]),
-    Builtin::new(".getDayOfYear", Exact(1), Interop, time::get_day_of_year)
-        .doc("The day of the year, 1-366.")
-        .ex(&[("(.getDayOfYear (LocalDate/parse \"2026-03-15\"))", "74")]),
-    Builtin::new(".getDayOfWeek", Exact(1), Interop, time::get_day_of_week)
-        .doc("The weekday name, as Java's DayOfWeek prints (\"MONDAY\").")
-        .ex(&[("(.getDayOfWeek (LocalDate/parse \"2026-03-16\"))", "\"MONDAY\"")]),
-    Builtin::new(".lengthOfMonth", Exact(1), Interop, time::length_of_month)
-        .doc("Days in the date's month.")
-        .ex(&[("(.lengthOfMonth (LocalDate/parse \"2024-02-10\"))", "29")]),
-    Builtin::new(".lengthOfYear", Exact(1), Interop, time::length_of_year)
-        .doc("Days in the date's year.")
-        .ex(&[("(.lengthOfYear (LocalDate/parse \"2024-02-10\"))", "366")]),
-    Builtin::new(".isLeapYear", Exact(1), Interop, time::is_leap_year)
-        .doc("True when the date's year is a leap year.")
-        .ex(&[("(.isLeapYear (LocalDate/parse \"2100-01-01\"))", "false")]),
-    Builtin::new(".isBefore", Exact(2), Interop, time::is_before)
-        .doc("True when the first date (or instant) is earlier.")
-        .ex(&[("(.isBefore (LocalDate/parse \"2026-01-01\") (LocalDate/parse \"2026-02-01\"))", "true")]),
-    Builtin::new(".isAfter", Exact(2), Interop, time::is_after)
-        .doc("True when the first date (or instant) is later.")
-        .ex(&[("(.isAfter (LocalDate/parse \"2026-01-01\") (LocalDate/parse \"2026-02-01\"))", "false")]),
-    Builtin::new(".isEqual", Exact(2), Interop, time::is_equal)
-        .doc("True when two dates (or instants) are the same moment.")
-        .ex(&[("(.isEqual (LocalDate/parse \"2026-01-01\") (LocalDate/of 2026 1 1))", "true")]),
-    Builtin::new("Duration/between", Exact(2), Interop, time::duration_between)
-        .doc("Milliseconds from the first instant (or date) to the second.")
-        .ex(&[(
-            "(Duration/between (Instant/parse \"2026-01-01T00:00:00Z\") (Instant/parse \"2026-01-02T00:00:00Z\"))",
-            "86400000",
-        )]),
-    Builtin::new("Duration/ofMillis", Exact(1), Interop, time::duration_of_millis)
-        .doc("A duration of n milliseconds (durations are milliseconds).")
-        .ex(&[("(Duration/ofMillis 42)", "42")]),
-    Builtin::new("Duration/ofSeconds", Exact(1), Interop, time::duration_of_seconds)
-        .doc("A duration of n seconds, in milliseconds.")
-        .ex(&[("(Duration/ofSeconds 5)", "5000")]),
-    Builtin::new("Duration/ofMinutes", Exact(1), Interop, time::duration_of_minutes)
-        .doc("A duration of n minutes, in milliseconds.")
-        .ex(&[("(Duration/ofMinutes 2)", "120000")]),
-    Builtin::new("Duration/ofHours", Exact(1), Interop, time::duration_of_hours)
-        .doc("A duration of n hours, in milliseconds.")
-        .ex(&[("(Duration/ofHours 1)", "3600000")]),
-    Builtin::new("Duration/ofDays", Exact(1), Interop, time::duration_of_days)
-        .doc("A duration of n days, in milliseconds.")
-        .ex(&[("(Duration/ofDays 1)", "86400000")]),
-    Builtin::new(".toMillis", Exact(1), Interop, time::to_millis)
-        .doc("A duration in milliseconds.")
-        .ex(&[("(.toMillis 1500)", "1500")]),
-    Builtin::new(".toSeconds", Exact(1), Interop, time::to_seconds)
-        .alias(&[".getSeconds"])
-        .doc("A duration in whole seconds (rounded down, as Java).")
-        .ex(&[("(.toSeconds 1500)", "1")]),
-    Builtin::new(".toMinutes", Exact(1), Interop, time::to_minutes)
-        .doc("A duration in whole minutes (toward zero).")
-        .ex(&[("(.toMinutes 150000)", "2")]),
-    Builtin::new(".toHours", Exact(1), Interop, time::to_hours)
-        .doc("A duration in whole hours (toward zero).")
-        .ex(&[("(.toHours 7200000)", "2")]),
-    Builtin::new(".toDays", Exact(1), Interop, time::to_days)
-        .doc("A duration in whole days (toward zero).")
-        .ex(&[("(.toDays 172800000)", "2")]),
-    Builtin::new(".isNegative", Exact(1), Interop, time::is_negative)
-        .doc("True for a negative duration.")
-        .ex(&[("(.isNegative (Duration/ofMillis -1))", "true")]),
-    Builtin::new(".isZero", Exact(1), Interop, time::is_zero)
-        .doc("True for a zero duration.")
-        .ex(&[("(.isZero (Duration/ofMillis 0))", "true")]),
-    Builtin::new("Character/digit", Exact(2), Interop, char_digit)
-        .doc("The value of a digit character in a radix, or -1.")
-        .ex(&[("(Character/digit \\7 10)", "7"), ("(Character/digit \\f 16)", "15")]),
-    Builtin::new("Character/getNumericValue", Exact(1), Interop, char_numeric_value)
-        .doc("The value of a digit or letter (a..z are 10..35), or -1.")
-        .ex(&[("(Character/getNumericValue \\8)", "8")]),
+        Builtin::new("LocalDate/parse", Exact(1), Interop, time::parse_local_date)
+            .doc("A date from \"YYYY-MM-DD\" (validated; anything else is an error, as in Java). Dates are ISO strings.")
+            .ex(&[("(LocalDate/parse \"2026-01-15\")", "\"2026-01-15\"")]),
+        Builtin::new("parse", Exact(1), Interop, time::parse_any)
+            .ext()
+            .doc("A date (\"YYYY-MM-DD\") or an instant (text with a time; no offset means UTC), normalised.")
+            .ex(&[("(parse \"2026-01-15T10:00:00+01:00\")", "\"2026-01-15T09:00:00Z\"")]),
+        Builtin::new("LocalDate/of", Exact(3), Interop, time::local_date_of)
+            .doc("The date of a year, month (1-12) and day.")
+            .ex(&[("(LocalDate/of 2026 2 28)", "\"2026-02-28\"")]),
+        Builtin::new("LocalDate/ofEpochDay", Exact(1), Interop, time::local_date_of_epoch_day)
+            .doc("The date n days after 1970-01-01.")
+            .ex(&[("(LocalDate/ofEpochDay 1)", "\"1970-01-02\"")]),
+        Builtin::new("Instant/parse", Exact(1), Interop, time::parse_instant)
+            .doc("An instant from ISO-8601 text with seconds and Z or an offset, as a UTC string.")
+            .ex(&[("(Instant/parse \"2026-01-15T10:00:00+01:00\")", "\"2026-01-15T09:00:00Z\"")]),
+        Builtin::new("Instant/ofEpochMilli", Exact(1), Interop, time::instant_of_epoch_milli)
+            .doc("The instant n milliseconds after 1970-01-01T00:00:00Z.")
+            .ex(&[("(Instant/ofEpochMilli 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
+        Builtin::new("Instant/ofEpochSecond", Exact(1), Interop, time::instant_of_epoch_second)
+            .doc("The instant n seconds after 1970-01-01T00:00:00Z.")
+            .ex(&[("(Instant/ofEpochSecond 86400)", "\"1970-01-02T00:00:00Z\"")]),
+        Builtin::new("java.util.Date.", Range(0, 1), Interop, time::new_date)
+            .doc("An instant: epoch milliseconds (as Java), ISO-8601 text (a PTC extension), or now from the host's clock (refused without one).")
+            .ex(&[("(java.util.Date. 0)", "\"1970-01-01T00:00:00Z\""), ("(java.util.Date. 1500)", "\"1970-01-01T00:00:01.500Z\"")]),
+        Builtin::new(".getTime", Exact(1), Interop, time::get_time)
+            .alias(&[".toEpochMilli"])
+            .doc("Epoch milliseconds of an instant.")
+            .ex(&[("(.getTime (Instant/parse \"1970-01-01T00:00:01Z\"))", "1000")]),
+        Builtin::new(".getEpochSecond", Exact(1), Interop, time::get_epoch_second)
+            .doc("Whole epoch seconds of an instant (rounded down).")
+            .ex(&[("(.getEpochSecond (Instant/parse \"1970-01-02T00:00:00Z\"))", "86400")]),
+        Builtin::new(".toInstant", Exact(1), Interop, time::to_instant)
+            .doc("The instant of a java.util.Date (the same text).")
+            .ex(&[("(.toInstant (java.util.Date. 0))", "\"1970-01-01T00:00:00Z\"")]),
+        Builtin::new(".plusSeconds", Exact(2), Interop, time::plus_seconds)
+            .doc("The instant n seconds later.")
+            .ex(&[("(.plusSeconds (Instant/parse \"2026-01-01T00:00:00Z\") 90)", "\"2026-01-01T00:01:30Z\"")]),
+        Builtin::new(".minusSeconds", Exact(2), Interop, time::minus_seconds)
+            .doc("The instant n seconds earlier.")
+            .ex(&[("(.minusSeconds (Instant/parse \"2026-01-01T00:00:00Z\") 1)", "\"2025-12-31T23:59:59Z\"")]),
+        Builtin::new(".plusMillis", Exact(2), Interop, time::plus_millis)
+            .doc("The instant n milliseconds later.")
+            .ex(&[("(.plusMillis (Instant/parse \"2026-01-01T00:00:00Z\") 1500)", "\"2026-01-01T00:00:01.500Z\"")]),
+        Builtin::new(".minusMillis", Exact(2), Interop, time::minus_millis)
+            .doc("The instant n milliseconds earlier.")
+            .ex(&[("(.minusMillis (Instant/parse \"2026-01-01T00:00:00Z\") 1)", "\"2025-12-31T23:59:59.999Z\"")]),
+        Builtin::new(".toEpochDay", Exact(1), Interop, time::to_epoch_day)
+            .doc("Days since 1970-01-01 of a date.")
+            .ex(&[("(.toEpochDay (LocalDate/parse \"1970-01-11\"))", "10")]),
+        Builtin::new(".plusDays", Exact(2), Interop, time::plus_days)
+            .doc("The date n days later.")
+            .ex(&[("(.plusDays (LocalDate/parse \"2026-02-27\") 2)", "\"2026-03-01\"")]),
+        Builtin::new(".minusDays", Exact(2), Interop, time::minus_days)
+            .doc("The date n days earlier.")
+            .ex(&[("(.minusDays (LocalDate/parse \"2026-03-01\") 1)", "\"2026-02-28\"")]),
+        Builtin::new(".plusWeeks", Exact(2), Interop, time::plus_weeks)
+            .doc("The date n weeks later.")
+            .ex(&[("(.plusWeeks (LocalDate/parse \"2026-01-01\") 2)", "\"2026-01-15\"")]),
+        Builtin::new(".minusWeeks", Exact(2), Interop, time::minus_weeks)
+            .doc("The date n weeks earlier.")
+            .ex(&[("(.minusWeeks (LocalDate/parse \"2026-01-15\") 2)", "\"2026-01-01\"")]),
+        Builtin::new(".plusMonths", Exact(2), Interop, time::plus_months)
+            .doc("The date n months later; the day is cut to the month's length.")
+            .ex(&[("(.plusMonths (LocalDate/parse \"2026-01-31\") 1)", "\"2026-02-28\"")]),
+        Builtin::new(".minusMonths", Exact(2), Interop, time::minus_months)
+            .doc("The date n months earlier; the day is cut to the month's length.")
+            .ex(&[("(.minusMonths (LocalDate/parse \"2026-03-31\") 1)", "\"2026-02-28\"")]),
+        Builtin::new(".plusYears", Exact(2), Interop, time::plus_years)
+            .doc("The date n years later (29 February becomes 28 February in common years).")
+            .ex(&[("(.plusYears (LocalDate/parse \"2024-02-29\") 1)", "\"2025-02-28\"")]),
+        Builtin::new(".minusYears", Exact(2), Interop, time::minus_years)
+            .doc("The date n years earlier.")
+            .ex(&[("(.minusYears (LocalDate/parse \"2026-06-01\") 10)", "\"2016-06-01\"")]),
+        Builtin::new(".getYear", Exact(1), Interop, time::get_year)
+            .doc("The year of a date.")
+            .ex(&[("(.getYear (LocalDate/parse \"2026-03-15\"))", "2026")]),
+        Builtin::new(".getMonthValue", Exact(1), Interop, time::get_month_value)
+            .doc("The month of a date, 1-12.")
+            .ex(&[("(.getMonthValue (LocalDate/parse \"2026-03-15\"))", "3")]),
+        Builtin::new(".getMonth", Exact(1), Interop, time::get_month)
+            .doc("The month name of a date, as Java's Month prints (\"MARCH\").")
+            .ex(&[("(.getMonth (LocalDate/parse \"2026-03-15\"))", "\"MARCH\"")]),
+        Builtin::new(".getDayOfMonth", Exact(1), Interop, time::get_day_of_month)
+            .doc("The day of the month, 1-31.")
+            .ex(&[("(.getDayOfMonth (LocalDate/parse \"2026-03-15\"))", "15")]),
+        Builtin::new(".getDayOfYear", Exact(1), Interop, time::get_day_of_year)
+            .doc("The day of the year, 1-366.")
+            .ex(&[("(.getDayOfYear (LocalDate/parse \"2026-03-15\"))", "74")]),
+        Builtin::new(".getDayOfWeek", Exact(1), Interop, time::get_day_of_week)
+            .doc("The weekday name, as Java's DayOfWeek prints (\"MONDAY\").")
+            .ex(&[("(.getDayOfWeek (LocalDate/parse \"2026-03-16\"))", "\"MONDAY\"")]),
+        Builtin::new(".lengthOfMonth", Exact(1), Interop, time::length_of_month)
+            .doc("Days in the date's month.")
+            .ex(&[("(.lengthOfMonth (LocalDate/parse \"2024-02-10\"))", "29")]),
+        Builtin::new(".lengthOfYear", Exact(1), Interop, time::length_of_year)
+            .doc("Days in the date's year.")
+            .ex(&[("(.lengthOfYear (LocalDate/parse \"2024-02-10\"))", "366")]),
+        Builtin::new(".isLeapYear", Exact(1), Interop, time::is_leap_year)
+            .doc("True when the date's year is a leap year.")
+            .ex(&[("(.isLeapYear (LocalDate/parse \"2100-01-01\"))", "false")]),
+        Builtin::new(".isBefore", Exact(2), Interop, time::is_before)
+            .doc("True when the first date (or instant) is earlier.")
+            .ex(&[("(.isBefore (LocalDate/parse \"2026-01-01\") (LocalDate/parse \"2026-02-01\"))", "true")]),
+        Builtin::new(".isAfter", Exact(2), Interop, time::is_after)
+            .doc("True when the first date (or instant) is later.")
+            .ex(&[("(.isAfter (LocalDate/parse \"2026-01-01\") (LocalDate/parse \"2026-02-01\"))", "false")]),
+        Builtin::new(".isEqual", Exact(2), Interop, time::is_equal)
+            .doc("True when two dates (or instants) are the same moment.")
+            .ex(&[("(.isEqual (LocalDate/parse \"2026-01-01\") (LocalDate/of 2026 1 1))", "true")]),
+        Builtin::new("Duration/between", Exact(2), Interop, time::duration_between)
+            .doc("Milliseconds from the first instant (or date) to the second.")
+            .ex(&[(
+                "(Duration/between (Instant/parse \"2026-01-01T00:00:00Z\") (Instant/parse \"2026-01-02T00:00:00Z\"))",
+                "86400000",
+            )]),
+        Builtin::new("Duration/ofMillis", Exact(1), Interop, time::duration_of_millis)
+            .doc("A duration of n milliseconds (durations are milliseconds).")
+            .ex(&[("(Duration/ofMillis 42)", "42")]),
+        Builtin::new("Duration/ofSeconds", Exact(1), Interop, time::duration_of_seconds)
+            .doc("A duration of n seconds, in milliseconds.")
+            .ex(&[("(Duration/ofSeconds 5)", "5000")]),
+        Builtin::new("Duration/ofMinutes", Exact(1), Interop, time::duration_of_minutes)
+            .doc("A duration of n minutes, in milliseconds.")
+            .ex(&[("(Duration/ofMinutes 2)", "120000")]),
+        Builtin::new("Duration/ofHours", Exact(1), Interop, time::duration_of_hours)
+            .doc("A duration of n hours, in milliseconds.")
+            .ex(&[("(Duration/ofHours 1)", "3600000")]),
+        Builtin::new("Duration/ofDays", Exact(1), Interop, time::duration_of_days)
+            .doc("A duration of n days, in milliseconds.")
+            .ex(&[("(Duration/ofDays 1)", "86400000")]),
+        Builtin::new(".toMillis", Exact(1), Interop, time::to_millis)
+            .doc("A duration in milliseconds.")
+            .ex(&[("(.toMillis 1500)", "1500")]),
+        Builtin::new(".toSeconds", Exact(1), Interop, time::to_seconds)
+            .alias(&[".getSeconds"])
+            .doc("A duration in whole seconds (rounded down, as Java).")
+            .ex(&[("(.toSeconds 1500)", "1")]),
+        Builtin::new(".toMinutes", Exact(1), Interop, time::to_minutes)
+            .doc("A duration in whole minutes (toward zero).")
+            .ex(&[("(.toMinutes 150000)", "2")]),
+        Builtin::new(".toHours", Exact(1), Interop, time::to_hours)
+            .doc("A duration in whole hours (toward zero).")
+            .ex(&[("(.toHours 7200000)", "2")]),
+        Builtin::new(".toDays", Exact(1), Interop, time::to_days)
+            .doc("A duration in whole days (toward zero).")
+            .ex(&[("(.toDays 172800000)", "2")]),
+        Builtin::new(".isNegative", Exact(1), Interop, time::is_negative)
+            .doc("True for a negative duration.")
+            .ex(&[("(.isNegative (Duration/ofMillis -1))", "true")]),
+        Builtin::new(".isZero", Exact(1), Interop, time::is_zero)
+            .doc("True for a zero duration.")
+            .ex(&[("(.isZero (Duration/ofMillis 0))", "true")]),
+        Builtin::new("Character/digit", Exact(2), Interop, char_digit)
+            .doc("The value of a digit character in a radix, or -1.")
+            .ex(&[("(Character/digit \\7 10)", "7"), ("(Character/digit \\f 16)", "15")]),
+        Builtin::new("Character/getNumericValue", Exact(1), Interop, char_numeric_value)
+            .doc("The value of a digit or letter (a..z are 10..35), or -1.")
+            .ex(&[("(Character/getNumericValue \\8)", "8")]),
     ],
 };
 

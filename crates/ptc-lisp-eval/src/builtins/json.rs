@@ -15,21 +15,21 @@ use Category::Json;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("json/parse-string", Range(1, 2), Json, json_parse)
-        .alias(&["json/read-str"])
-        .doc("Value from JSON text (string keys; with true as second argument keyword keys, with a fn its result); nil when the text is not JSON (DIV-23).")
-        .ex(&[
-            ("(json/parse-string \"{\\\"a\\\": [1, 2]}\")", "{\"a\" [1 2]}"),
-            ("(json/parse-string \"{\\\"a\\\": 1}\" true)", "{:a 1}"),
-        ]),
-    Builtin::new("json/generate-string", Exact(1), Json, json_generate)
-        .alias(&["json/write-str"])
-        .doc("JSON text of a value (keywords become strings); nil when it has no JSON form (DIV-24).")
-        .ex(&[("(json/generate-string {:a [1 nil]})", "\"{\\\"a\\\":[1,null]}\"")]),
-    Builtin::new("json/parse-lines", Exact(1), Json, json_parse_lines)
-        .ext()
-        .doc("One value per non-blank line of JSON Lines text (nil for a bad line).")
-        .ex(&[("(json/parse-lines \"1\\n\\n[2]\")", "[1 [2]]")]),
+        Builtin::new("json/parse-string", Range(1, 2), Json, json_parse)
+            .alias(&["json/read-str"])
+            .doc("Value from JSON text (string keys; with true as second argument keyword keys, with a fn its result); nil when the text is not JSON (DIV-23).")
+            .ex(&[
+                ("(json/parse-string \"{\\\"a\\\": [1, 2]}\")", "{\"a\" [1 2]}"),
+                ("(json/parse-string \"{\\\"a\\\": 1}\" true)", "{:a 1}"),
+            ]),
+        Builtin::new("json/generate-string", Exact(1), Json, json_generate)
+            .alias(&["json/write-str"])
+            .doc("JSON text of a value (keywords become strings); nil when it has no JSON form (DIV-24).")
+            .ex(&[("(json/generate-string {:a [1 nil]})", "\"{\\\"a\\\":[1,null]}\"")]),
+        Builtin::new("json/parse-lines", Exact(1), Json, json_parse_lines)
+            .ext()
+            .doc("One value per non-blank line of JSON Lines text (nil for a bad line).")
+            .ex(&[("(json/parse-lines \"1\\n\\n[2]\")", "[1 [2]]")]),
     ],
 };
 

@@ -17,40 +17,40 @@ use Category::Set;
 pub(crate) static TABLE: Table = Table {
     library: Library::Set,
     builtins: &[
-    Builtin::new("union", AtLeast(0), Set, union).doc("Set union.").ex(&[("(union #{1} #{2})", "#{1 2}")]),
-    Builtin::new("intersection", AtLeast(1), Set, intersection)
-        .doc("Set intersection.")
-        .ex(&[("(intersection #{1 2} #{2 3})", "#{2}")]),
-    Builtin::new("difference", AtLeast(1), Set, difference)
-        .doc("Members of the first set not in the others.")
-        .ex(&[("(difference #{1 2} #{2})", "#{1}")]),
-    Builtin::new("subset?", Exact(2), Set, subset)
-        .doc("True when every member of the first set is in the second.")
-        .ex(&[("(subset? #{1} #{1 2})", "true")]),
-    Builtin::new("superset?", Exact(2), Set, superset)
-        .doc("True when the first set has every member of the second.")
-        .ex(&[("(superset? #{1 2} #{1})", "true")]),
-    Builtin::new("map-invert", Exact(1), Set, map_invert)
-        .doc("Map with keys and values swapped.")
-        .ex(&[("(map-invert {:a 1})", "{1 :a}")]),
-    Builtin::new("rename-keys", Exact(2), Set, rename_keys)
-        .doc("Map with keys renamed by a {old new} map.")
-        .ex(&[("(rename-keys {:a 1} {:a :b})", "{:b 1}")]),
-    Builtin::new("set/select", Exact(2), Set, set_select)
-        .doc("Members of a set for which (pred x) holds.")
-        .ex(&[("(set/select odd? #{1 2 3})", "#{1 3}")]),
-    Builtin::new("set/join", Range(2, 3), Set, set_join)
-        .doc("Relational join of two sets of maps on their shared keys (or on a {x-key y-key} map); no shared keys gives every pair merged.")
-        .ex(&[("(set/join #{{:id 1 :a 2}} #{{:id 1 :b 3}})", "#{{:a 2 :b 3 :id 1}}")]),
-    Builtin::new("set/rename", Exact(2), Set, set_rename)
-        .doc("A set of maps with keys renamed by a {old new} map.")
-        .ex(&[("(set/rename #{{:a 1}} {:a :b})", "#{{:b 1}}")]),
-    Builtin::new("set/project", Exact(2), Set, set_project)
-        .doc("A set of maps with only the given keys.")
-        .ex(&[("(set/project #{{:a 1 :b 2}} [:a])", "#{{:a 1}}")]),
-    Builtin::new("set/index", Exact(2), Set, set_index)
-        .doc("Map from {key values} to the set of maps having them.")
-        .ex(&[("(set/index #{{:a 1 :b 2}} [:a])", "{{:a 1} #{{:a 1 :b 2}}}")]),
+        Builtin::new("union", AtLeast(0), Set, union).doc("Set union.").ex(&[("(union #{1} #{2})", "#{1 2}")]),
+        Builtin::new("intersection", AtLeast(1), Set, intersection)
+            .doc("Set intersection.")
+            .ex(&[("(intersection #{1 2} #{2 3})", "#{2}")]),
+        Builtin::new("difference", AtLeast(1), Set, difference)
+            .doc("Members of the first set not in the others.")
+            .ex(&[("(difference #{1 2} #{2})", "#{1}")]),
+        Builtin::new("subset?", Exact(2), Set, subset)
+            .doc("True when every member of the first set is in the second.")
+            .ex(&[("(subset? #{1} #{1 2})", "true")]),
+        Builtin::new("superset?", Exact(2), Set, superset)
+            .doc("True when the first set has every member of the second.")
+            .ex(&[("(superset? #{1 2} #{1})", "true")]),
+        Builtin::new("map-invert", Exact(1), Set, map_invert)
+            .doc("Map with keys and values swapped.")
+            .ex(&[("(map-invert {:a 1})", "{1 :a}")]),
+        Builtin::new("rename-keys", Exact(2), Set, rename_keys)
+            .doc("Map with keys renamed by a {old new} map.")
+            .ex(&[("(rename-keys {:a 1} {:a :b})", "{:b 1}")]),
+        Builtin::new("set/select", Exact(2), Set, set_select)
+            .doc("Members of a set for which (pred x) holds.")
+            .ex(&[("(set/select odd? #{1 2 3})", "#{1 3}")]),
+        Builtin::new("set/join", Range(2, 3), Set, set_join)
+            .doc("Relational join of two sets of maps on their shared keys (or on a {x-key y-key} map); no shared keys gives every pair merged.")
+            .ex(&[("(set/join #{{:id 1 :a 2}} #{{:id 1 :b 3}})", "#{{:a 2 :b 3 :id 1}}")]),
+        Builtin::new("set/rename", Exact(2), Set, set_rename)
+            .doc("A set of maps with keys renamed by a {old new} map.")
+            .ex(&[("(set/rename #{{:a 1}} {:a :b})", "#{{:b 1}}")]),
+        Builtin::new("set/project", Exact(2), Set, set_project)
+            .doc("A set of maps with only the given keys.")
+            .ex(&[("(set/project #{{:a 1 :b 2}} [:a])", "#{{:a 1}}")]),
+        Builtin::new("set/index", Exact(2), Set, set_index)
+            .doc("Map from {key values} to the set of maps having them.")
+            .ex(&[("(set/index #{{:a 1 :b 2}} [:a])", "{{:a 1} #{{:a 1 :b 2}}}")]),
     ],
 };
 

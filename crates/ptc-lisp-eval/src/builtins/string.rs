@@ -15,71 +15,71 @@ use Category::String as Str;
 pub(crate) static TABLE: Table = Table {
     library: Library::String,
     builtins: &[
-    Builtin::new("join", Range(1, 2), Str, join)
-        .doc("Items as strings (nil as \"\") joined, with an optional separator.")
-        .ex(&[("(join \", \" [1 2 3])", "\"1, 2, 3\"")]),
-    Builtin::new("upper-case", Exact(1), Str, upper)
-        .alias(&["upcase"])
-        .doc("Upper-cased string.")
-        .ex(&[("(upper-case \"abc\")", "\"ABC\"")]),
-    Builtin::new("lower-case", Exact(1), Str, lower)
-        .alias(&["downcase"])
-        .doc("Lower-cased string.")
-        .ex(&[("(lower-case \"ABC\")", "\"abc\"")]),
-    Builtin::new("trim", Exact(1), Str, trim)
-        .doc("String without surrounding whitespace.")
-        .ex(&[("(trim \"  a \")", "\"a\"")]),
-    Builtin::new("includes?", Exact(2), Str, includes)
-        .doc("True when the string contains the substring.")
-        .ex(&[("(includes? \"hello\" \"ell\")", "true")]),
-    Builtin::new("starts-with?", Exact(2), Str, starts_with)
-        .doc("True when the string starts with the prefix.")
-        .ex(&[("(starts-with? \"hello\" \"he\")", "true")]),
-    Builtin::new("ends-with?", Exact(2), Str, ends_with)
-        .doc("True when the string ends with the suffix.")
-        .ex(&[("(ends-with? \"hello\" \"lo\")", "true")]),
-    Builtin::new("split", Range(2, 3), Str, split).source(crate::fusion::SourceKind::Split)
-        .doc("Splits a string on a regex or a 1-character string; trailing empty strings are dropped (as in Java).")
-        .ex(&[("(split \"a,b,,c,,\" #\",\")", "[\"a\" \"b\" \"\" \"c\"]"), ("(split \"a b\" \" \")", "[\"a\" \"b\"]")]),
-    Builtin::new("blank?", Exact(1), Str, blank)
-        .doc("True for nil, empty or whitespace-only strings.")
-        .ex(&[("(blank? \"  \")", "true")]),
-    Builtin::new("index-of", Range(2, 3), Str, index_of)
-        .doc("Character index of the first occurrence (from an optional start), or nil.")
-        .ex(&[("(index-of \"hello\" \"l\")", "2"), ("(index-of \"hello\" \"z\")", "nil")]),
-    Builtin::new("last-index-of", Range(2, 3), Str, last_index_of)
-        .doc("Character index of the last occurrence, or nil.")
-        .ex(&[("(last-index-of \"hello\" \"l\")", "3")]),
-    Builtin::new("str/replace", Exact(3), Str, replace)
-        .doc("clojure.string/replace: replaces every match: string for string (literally), or regex for a string ($1 / ${name} refer to groups, \\$ is a dollar) or for (fn [match]) — the fn gets the match, or [match g1 ...] when the regex has groups.")
-        .ex(&[("(str/replace \"a.b\" \".\" \"-\")", "\"a-b\""), ("(str/replace \"a1b22\" #\"\\d+\" \"#\")", "\"a#b#\"")]),
-    Builtin::new("replace-first", Exact(3), Str, replace_first)
-        .doc("Replaces the first match (same arguments as replace).")
-        .ex(&[("(replace-first \"aaa\" \"a\" \"b\")", "\"baa\"")]),
-    Builtin::new("re-quote-replacement", Exact(1), Str, re_quote_replacement)
-        .doc("A replacement string with \\ and $ escaped, so replace inserts it literally.")
-        .ex(&[("(re-quote-replacement \"$1\")", "\"\\\\$1\"")]),
-    Builtin::new("str/reverse", Exact(1), Str, str_reverse)
-        .doc("clojure.string/reverse: the characters of a string in reverse order.")
-        .ex(&[("(str/reverse \"abc\")", "\"cba\"")]),
-    Builtin::new("split-lines", Exact(1), Str, split_lines)
-        .doc("Lines of a string split at \\n or \\r\\n; trailing empty lines dropped.")
-        .ex(&[("(split-lines \"a\\nb\\n\")", "[\"a\" \"b\"]")]),
-    Builtin::new("triml", Exact(1), Str, triml)
-        .doc("String without leading whitespace.")
-        .ex(&[("(triml \"  a \")", "\"a \"")]),
-    Builtin::new("trimr", Exact(1), Str, trimr)
-        .doc("String without trailing whitespace.")
-        .ex(&[("(trimr \" a  \")", "\" a\"")]),
-    Builtin::new("trim-newline", Exact(1), Str, trim_newline)
-        .doc("String without trailing newlines.")
-        .ex(&[("(trim-newline \"a\\n\\n\")", "\"a\"")]),
-    Builtin::new("capitalize", Exact(1), Str, capitalize)
-        .doc("First character upper-cased, the rest lower-cased.")
-        .ex(&[("(capitalize \"hELLO\")", "\"Hello\"")]),
-    Builtin::new("str/escape", Exact(2), Str, escape)
-        .doc("String with characters replaced through a {char replacement} map (or a fn of the char; nil keeps it).")
-        .ex(&[("(str/escape \"a&b\" {\\& \"&amp;\"})", "\"a&amp;b\"")]),
+        Builtin::new("join", Range(1, 2), Str, join)
+            .doc("Items as strings (nil as \"\") joined, with an optional separator.")
+            .ex(&[("(join \", \" [1 2 3])", "\"1, 2, 3\"")]),
+        Builtin::new("upper-case", Exact(1), Str, upper)
+            .alias(&["upcase"])
+            .doc("Upper-cased string.")
+            .ex(&[("(upper-case \"abc\")", "\"ABC\"")]),
+        Builtin::new("lower-case", Exact(1), Str, lower)
+            .alias(&["downcase"])
+            .doc("Lower-cased string.")
+            .ex(&[("(lower-case \"ABC\")", "\"abc\"")]),
+        Builtin::new("trim", Exact(1), Str, trim)
+            .doc("String without surrounding whitespace.")
+            .ex(&[("(trim \"  a \")", "\"a\"")]),
+        Builtin::new("includes?", Exact(2), Str, includes)
+            .doc("True when the string contains the substring.")
+            .ex(&[("(includes? \"hello\" \"ell\")", "true")]),
+        Builtin::new("starts-with?", Exact(2), Str, starts_with)
+            .doc("True when the string starts with the prefix.")
+            .ex(&[("(starts-with? \"hello\" \"he\")", "true")]),
+        Builtin::new("ends-with?", Exact(2), Str, ends_with)
+            .doc("True when the string ends with the suffix.")
+            .ex(&[("(ends-with? \"hello\" \"lo\")", "true")]),
+        Builtin::new("split", Range(2, 3), Str, split).source(crate::fusion::SourceKind::Split)
+            .doc("Splits a string on a regex or a 1-character string; trailing empty strings are dropped (as in Java).")
+            .ex(&[("(split \"a,b,,c,,\" #\",\")", "[\"a\" \"b\" \"\" \"c\"]"), ("(split \"a b\" \" \")", "[\"a\" \"b\"]")]),
+        Builtin::new("blank?", Exact(1), Str, blank)
+            .doc("True for nil, empty or whitespace-only strings.")
+            .ex(&[("(blank? \"  \")", "true")]),
+        Builtin::new("index-of", Range(2, 3), Str, index_of)
+            .doc("Character index of the first occurrence (from an optional start), or nil.")
+            .ex(&[("(index-of \"hello\" \"l\")", "2"), ("(index-of \"hello\" \"z\")", "nil")]),
+        Builtin::new("last-index-of", Range(2, 3), Str, last_index_of)
+            .doc("Character index of the last occurrence, or nil.")
+            .ex(&[("(last-index-of \"hello\" \"l\")", "3")]),
+        Builtin::new("str/replace", Exact(3), Str, replace)
+            .doc("clojure.string/replace: replaces every match: string for string (literally), or regex for a string ($1 / ${name} refer to groups, \\$ is a dollar) or for (fn [match]) — the fn gets the match, or [match g1 ...] when the regex has groups.")
+            .ex(&[("(str/replace \"a.b\" \".\" \"-\")", "\"a-b\""), ("(str/replace \"a1b22\" #\"\\d+\" \"#\")", "\"a#b#\"")]),
+        Builtin::new("replace-first", Exact(3), Str, replace_first)
+            .doc("Replaces the first match (same arguments as replace).")
+            .ex(&[("(replace-first \"aaa\" \"a\" \"b\")", "\"baa\"")]),
+        Builtin::new("re-quote-replacement", Exact(1), Str, re_quote_replacement)
+            .doc("A replacement string with \\ and $ escaped, so replace inserts it literally.")
+            .ex(&[("(re-quote-replacement \"$1\")", "\"\\\\$1\"")]),
+        Builtin::new("str/reverse", Exact(1), Str, str_reverse)
+            .doc("clojure.string/reverse: the characters of a string in reverse order.")
+            .ex(&[("(str/reverse \"abc\")", "\"cba\"")]),
+        Builtin::new("split-lines", Exact(1), Str, split_lines)
+            .doc("Lines of a string split at \\n or \\r\\n; trailing empty lines dropped.")
+            .ex(&[("(split-lines \"a\\nb\\n\")", "[\"a\" \"b\"]")]),
+        Builtin::new("triml", Exact(1), Str, triml)
+            .doc("String without leading whitespace.")
+            .ex(&[("(triml \"  a \")", "\"a \"")]),
+        Builtin::new("trimr", Exact(1), Str, trimr)
+            .doc("String without trailing whitespace.")
+            .ex(&[("(trimr \" a  \")", "\" a\"")]),
+        Builtin::new("trim-newline", Exact(1), Str, trim_newline)
+            .doc("String without trailing newlines.")
+            .ex(&[("(trim-newline \"a\\n\\n\")", "\"a\"")]),
+        Builtin::new("capitalize", Exact(1), Str, capitalize)
+            .doc("First character upper-cased, the rest lower-cased.")
+            .ex(&[("(capitalize \"hELLO\")", "\"Hello\"")]),
+        Builtin::new("str/escape", Exact(2), Str, escape)
+            .doc("String with characters replaced through a {char replacement} map (or a fn of the char; nil keeps it).")
+            .ex(&[("(str/escape \"a&b\" {\\& \"&amp;\"})", "\"a&amp;b\"")]),
     ],
 };
 

@@ -19,91 +19,91 @@ use Category::{Collection, Set};
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("empty?", Exact(1), Collection, is_empty).lazy()
-        .doc("True for nil and empty collections or strings.")
-        .ex(&[("(empty? [])", "true"), ("(empty? nil)", "true")]),
-    Builtin::new("merge", AtLeast(0), Collection, merge)
-        .doc("Maps merged left to right; later keys win.")
-        .ex(&[("(merge {:a 1} {:a 2 :b 3})", "{:a 2 :b 3}")]),
-    Builtin::new("merge-with", AtLeast(1), Collection, merge_with)
-        .doc("Maps merged; values of repeated keys combined with f.")
-        .ex(&[("(merge-with + {:a 1} {:a 2})", "{:a 3}")]),
-    Builtin::new("select-keys", Exact(2), Collection, select_keys)
-        .doc("Map with only the given keys.")
-        .ex(&[("(select-keys {:a 1 :b 2} [:a :c])", "{:a 1}")]),
-    Builtin::new("contains?", Exact(2), Collection, contains)
-        .doc("Key present in a map, member of a set, or (DIV-27) element of a vector.")
-        .ex(&[("(contains? {:a nil} :a)", "true"), ("(contains? [10 20] 10)", "true")]),
-    Builtin::new("zipmap", Exact(2), Collection, zipmap)
-        .doc("Map from keys to values, pairing in order.")
-        .ex(&[("(zipmap [:a :b] [1 2])", "{:a 1 :b 2}")]),
-    Builtin::new("assoc-in", Exact(3), Collection, assoc_in)
-        .doc("Nested assoc along a path, creating maps as needed.")
-        .ex(&[("(assoc-in {} [:a :b] 1)", "{:a {:b 1}}")]),
-    Builtin::new("update-in", AtLeast(3), Collection, update_in)
-        .doc("Nested update along a path.")
-        .ex(&[("(update-in {:a {:b 1}} [:a :b] inc)", "{:a {:b 2}}")]),
-    Builtin::new("set", Exact(1), Set, set).doc("A set of the items.").ex(&[("(set [1 2 2])", "#{1 2}")]),
-    Builtin::new("hash-set", AtLeast(0), Set, hash_set)
-        .doc("A set of the arguments.")
-        .ex(&[("(hash-set 1 2)", "#{1 2}")]),
-    Builtin::new("disj", AtLeast(1), Set, disj)
-        .doc("Set without the given members.")
-        .ex(&[("(disj #{1 2} 1)", "#{2}")]),
-    Builtin::new("update-vals", Exact(2), Collection, update_vals)
-        .doc("Map with f applied to every value.")
-        .ex(&[("(update-vals {:a 1 :b 2} inc)", "{:a 2 :b 3}")]),
-    Builtin::new("update-keys", Exact(2), Collection, update_keys)
-        .doc("Map with f applied to every key (colliding keys: last wins).")
-        .ex(&[("(update-keys {:a 1} name)", "{\"a\" 1}")]),
-    Builtin::new("sorted-map", AtLeast(0), Collection, sorted_map)
-        .doc("A map of key/value arguments (every map is sorted by key).")
-        .ex(&[("(sorted-map :b 2 :a 1)", "{:a 1 :b 2}")]),
-    Builtin::new("sorted-set", AtLeast(0), Set, sorted_set)
-        .doc("A set of the arguments (every set is sorted).")
-        .ex(&[("(sorted-set 3 1 2)", "#{1 2 3}")]),
-    Builtin::new("key", Exact(1), Collection, key)
-        .doc("Key of a map entry [k v].")
-        .ex(&[("(key (first {:a 1}))", ":a")]),
-    Builtin::new("val", Exact(1), Collection, val)
-        .doc("Value of a map entry [k v].")
-        .ex(&[("(val (first {:a 1}))", "1")]),
-    Builtin::new("not-empty", Exact(1), Collection, not_empty).lazy()
-        .doc("The collection, or nil when empty.")
-        .ex(&[("(not-empty [])", "nil")]),
-    Builtin::new("empty", Exact(1), Collection, empty)
-        .doc("An empty collection of the same kind.")
-        .ex(&[("(empty {:a 1})", "{}")]),
-    Builtin::new("peek", Exact(1), Collection, peek)
-        .doc("Last item of a vector, first item of a list, or nil.")
-        .ex(&[("(peek [1 2])", "2"), ("(peek '(1 2))", "1")]),
-    Builtin::new("pop", Exact(1), Collection, pop)
-        .doc("A vector without its last item, a list without its first; nil for an empty vector (Clojure throws), an error for an empty list.")
-        .ex(&[("(pop [1 2])", "[1]"), ("(pop '(1 2))", "(2)")]),
-    Builtin::new("subvec", Range(2, 3), Collection, subvec)
-        .doc("Items from start (inclusive) to end (exclusive); indexes are clamped.")
-        .ex(&[("(subvec [1 2 3 4] 1 3)", "[2 3]")]),
-    Builtin::new("find", Exact(2), Collection, find)
-        .doc("The entry [k v] for a key of a map (or [i v] for a vector index), or nil.")
-        .ex(&[("(find {:a 1} :a)", "[:a 1]")]),
-    Builtin::new("entries", Exact(1), Collection, entries)
-        .ext()
-        .doc("The [k v] entries of a map, sorted by key.")
-        .ex(&[("(entries {:b 2 :a 1})", "[[:a 1] [:b 2]]")]),
-    Builtin::new("count", Exact(1), Collection, count).sink(crate::fusion::Consumer::Count).doc("Number of items (characters for strings, 0 for nil).").ex(&[("(count [1 2 3])", "3"), ("(count \"héllo\")", "5")]),
-    Builtin::new("get", Range(2, 3), Collection, get).doc("Value at a key or index, or the default (nil). Keys match flexibly: :user-id finds \"user_id\".").ex(&[("(get {:a 1} :a)", "1"), ("(get [10 20] 5 :none)", ":none")]),
-    Builtin::new("get-in", Range(2, 3), Collection, get_in).doc("Value at a path of keys/indexes, or the default.").ex(&[("(get-in {:a [{:b 1}]} [:a 0 :b])", "1")]),
-    Builtin::new("assoc", AtLeast(3), Collection, assoc).doc("Map with keys set to values; vectors by index (up to the length).").ex(&[("(assoc {:a 1} :b 2)", "{:a 1 :b 2}"), ("(assoc [1 2] 2 3)", "[1 2 3]")]),
-    Builtin::new("conj", AtLeast(0), Collection, conj).doc("Adds items: vectors at the end, lists (and nil) at the front, sets as members, maps take [k v] entries.").ex(&[("(conj [1 2] 3)", "[1 2 3]"), ("(conj '(1 2) 3)", "(3 1 2)"), ("(conj {:a 1} [:b 2])", "{:a 1 :b 2}")]),
-    Builtin::new("vector", AtLeast(0), Collection, vector).doc("A vector of the arguments.").ex(&[("(vector 1 2)", "[1 2]")]),
-    Builtin::new("list", AtLeast(0), Collection, list).doc("A list of the arguments; conj adds to its front.").ex(&[("(list 1 2)", "(1 2)"), ("(conj (list 1 2) 0)", "(0 1 2)")]),
-    Builtin::new("vec", Exact(1), Collection, vec).sink(crate::fusion::Consumer::Vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
-    Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
-    Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
-    Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
-    Builtin::new("into", Range(1, 3), Collection, into).sink(crate::fusion::Consumer::Into).lazy().doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
-    Builtin::new("keys", Exact(1), Collection, keys).source(crate::fusion::SourceKind::Keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
-    Builtin::new("vals", Exact(1), Collection, vals).source(crate::fusion::SourceKind::Vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
+        Builtin::new("empty?", Exact(1), Collection, is_empty).lazy()
+            .doc("True for nil and empty collections or strings.")
+            .ex(&[("(empty? [])", "true"), ("(empty? nil)", "true")]),
+        Builtin::new("merge", AtLeast(0), Collection, merge)
+            .doc("Maps merged left to right; later keys win.")
+            .ex(&[("(merge {:a 1} {:a 2 :b 3})", "{:a 2 :b 3}")]),
+        Builtin::new("merge-with", AtLeast(1), Collection, merge_with)
+            .doc("Maps merged; values of repeated keys combined with f.")
+            .ex(&[("(merge-with + {:a 1} {:a 2})", "{:a 3}")]),
+        Builtin::new("select-keys", Exact(2), Collection, select_keys)
+            .doc("Map with only the given keys.")
+            .ex(&[("(select-keys {:a 1 :b 2} [:a :c])", "{:a 1}")]),
+        Builtin::new("contains?", Exact(2), Collection, contains)
+            .doc("Key present in a map, member of a set, or (DIV-27) element of a vector.")
+            .ex(&[("(contains? {:a nil} :a)", "true"), ("(contains? [10 20] 10)", "true")]),
+        Builtin::new("zipmap", Exact(2), Collection, zipmap)
+            .doc("Map from keys to values, pairing in order.")
+            .ex(&[("(zipmap [:a :b] [1 2])", "{:a 1 :b 2}")]),
+        Builtin::new("assoc-in", Exact(3), Collection, assoc_in)
+            .doc("Nested assoc along a path, creating maps as needed.")
+            .ex(&[("(assoc-in {} [:a :b] 1)", "{:a {:b 1}}")]),
+        Builtin::new("update-in", AtLeast(3), Collection, update_in)
+            .doc("Nested update along a path.")
+            .ex(&[("(update-in {:a {:b 1}} [:a :b] inc)", "{:a {:b 2}}")]),
+        Builtin::new("set", Exact(1), Set, set).doc("A set of the items.").ex(&[("(set [1 2 2])", "#{1 2}")]),
+        Builtin::new("hash-set", AtLeast(0), Set, hash_set)
+            .doc("A set of the arguments.")
+            .ex(&[("(hash-set 1 2)", "#{1 2}")]),
+        Builtin::new("disj", AtLeast(1), Set, disj)
+            .doc("Set without the given members.")
+            .ex(&[("(disj #{1 2} 1)", "#{2}")]),
+        Builtin::new("update-vals", Exact(2), Collection, update_vals)
+            .doc("Map with f applied to every value.")
+            .ex(&[("(update-vals {:a 1 :b 2} inc)", "{:a 2 :b 3}")]),
+        Builtin::new("update-keys", Exact(2), Collection, update_keys)
+            .doc("Map with f applied to every key (colliding keys: last wins).")
+            .ex(&[("(update-keys {:a 1} name)", "{\"a\" 1}")]),
+        Builtin::new("sorted-map", AtLeast(0), Collection, sorted_map)
+            .doc("A map of key/value arguments (every map is sorted by key).")
+            .ex(&[("(sorted-map :b 2 :a 1)", "{:a 1 :b 2}")]),
+        Builtin::new("sorted-set", AtLeast(0), Set, sorted_set)
+            .doc("A set of the arguments (every set is sorted).")
+            .ex(&[("(sorted-set 3 1 2)", "#{1 2 3}")]),
+        Builtin::new("key", Exact(1), Collection, key)
+            .doc("Key of a map entry [k v].")
+            .ex(&[("(key (first {:a 1}))", ":a")]),
+        Builtin::new("val", Exact(1), Collection, val)
+            .doc("Value of a map entry [k v].")
+            .ex(&[("(val (first {:a 1}))", "1")]),
+        Builtin::new("not-empty", Exact(1), Collection, not_empty).lazy()
+            .doc("The collection, or nil when empty.")
+            .ex(&[("(not-empty [])", "nil")]),
+        Builtin::new("empty", Exact(1), Collection, empty)
+            .doc("An empty collection of the same kind.")
+            .ex(&[("(empty {:a 1})", "{}")]),
+        Builtin::new("peek", Exact(1), Collection, peek)
+            .doc("Last item of a vector, first item of a list, or nil.")
+            .ex(&[("(peek [1 2])", "2"), ("(peek '(1 2))", "1")]),
+        Builtin::new("pop", Exact(1), Collection, pop)
+            .doc("A vector without its last item, a list without its first; nil for an empty vector (Clojure throws), an error for an empty list.")
+            .ex(&[("(pop [1 2])", "[1]"), ("(pop '(1 2))", "(2)")]),
+        Builtin::new("subvec", Range(2, 3), Collection, subvec)
+            .doc("Items from start (inclusive) to end (exclusive); indexes are clamped.")
+            .ex(&[("(subvec [1 2 3 4] 1 3)", "[2 3]")]),
+        Builtin::new("find", Exact(2), Collection, find)
+            .doc("The entry [k v] for a key of a map (or [i v] for a vector index), or nil.")
+            .ex(&[("(find {:a 1} :a)", "[:a 1]")]),
+        Builtin::new("entries", Exact(1), Collection, entries)
+            .ext()
+            .doc("The [k v] entries of a map, sorted by key.")
+            .ex(&[("(entries {:b 2 :a 1})", "[[:a 1] [:b 2]]")]),
+        Builtin::new("count", Exact(1), Collection, count).sink(crate::fusion::Consumer::Count).doc("Number of items (characters for strings, 0 for nil).").ex(&[("(count [1 2 3])", "3"), ("(count \"héllo\")", "5")]),
+        Builtin::new("get", Range(2, 3), Collection, get).doc("Value at a key or index, or the default (nil). Keys match flexibly: :user-id finds \"user_id\".").ex(&[("(get {:a 1} :a)", "1"), ("(get [10 20] 5 :none)", ":none")]),
+        Builtin::new("get-in", Range(2, 3), Collection, get_in).doc("Value at a path of keys/indexes, or the default.").ex(&[("(get-in {:a [{:b 1}]} [:a 0 :b])", "1")]),
+        Builtin::new("assoc", AtLeast(3), Collection, assoc).doc("Map with keys set to values; vectors by index (up to the length).").ex(&[("(assoc {:a 1} :b 2)", "{:a 1 :b 2}"), ("(assoc [1 2] 2 3)", "[1 2 3]")]),
+        Builtin::new("conj", AtLeast(0), Collection, conj).doc("Adds items: vectors at the end, lists (and nil) at the front, sets as members, maps take [k v] entries.").ex(&[("(conj [1 2] 3)", "[1 2 3]"), ("(conj '(1 2) 3)", "(3 1 2)"), ("(conj {:a 1} [:b 2])", "{:a 1 :b 2}")]),
+        Builtin::new("vector", AtLeast(0), Collection, vector).doc("A vector of the arguments.").ex(&[("(vector 1 2)", "[1 2]")]),
+        Builtin::new("list", AtLeast(0), Collection, list).doc("A list of the arguments; conj adds to its front.").ex(&[("(list 1 2)", "(1 2)"), ("(conj (list 1 2) 0)", "(0 1 2)")]),
+        Builtin::new("vec", Exact(1), Collection, vec).sink(crate::fusion::Consumer::Vec).doc("The items of a collection as a vector.").ex(&[("(vec #{1})", "[1]")]),
+        Builtin::new("hash-map", AtLeast(0), Collection, hash_map).alias(&["array-map"]).doc("A map of key/value arguments.").ex(&[("(hash-map :a 1 :b 2)", "{:a 1 :b 2}")]),
+        Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
+        Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
+        Builtin::new("into", Range(1, 3), Collection, into).sink(crate::fusion::Consumer::Into).lazy().doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
+        Builtin::new("keys", Exact(1), Collection, keys).source(crate::fusion::SourceKind::Keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
+        Builtin::new("vals", Exact(1), Collection, vals).source(crate::fusion::SourceKind::Vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
     ],
 };
 

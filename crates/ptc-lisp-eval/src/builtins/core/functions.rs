@@ -14,39 +14,39 @@ use Category::Functional;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("identity", Exact(1), Functional, identity).doc("Returns its argument.").ex(&[("(identity 3)", "3")]),
-    Builtin::new("comp", AtLeast(0), Functional, comp)
-        .doc("Composition, right to left.")
-        .ex(&[("((comp inc inc) 1)", "3")]),
-    Builtin::new("partial", AtLeast(1), Functional, partial)
-        .doc("f with leading arguments fixed.")
-        .ex(&[("((partial + 10) 1)", "11")]),
-    Builtin::new("complement", Exact(1), Functional, complement)
-        .doc("A function returning the boolean opposite of f.")
-        .ex(&[("((complement even?) 3)", "true")]),
-    Builtin::new("constantly", Exact(1), Functional, constantly)
-        .doc("A function always returning x.")
-        .ex(&[("((constantly 5) 1 2)", "5")]),
-    Builtin::new("memoize", Exact(1), Functional, memoize)
-        .doc("The function itself: PTC-Lisp functions are pure, so callers may cache results themselves.")
-        .ex(&[("((memoize inc) 1)", "2")]),
-    Builtin::new("every-pred", AtLeast(1), Functional, every_pred)
-        .doc("A predicate true when every given predicate holds for every argument.")
-        .ex(&[("((every-pred pos? even?) 2 4)", "true")]),
-    Builtin::new("some-fn", AtLeast(1), Functional, some_fn)
-        .doc("A function returning the first truthy result of the given functions.")
-        .ex(&[("((some-fn :a :b) {:b 2})", "2")]),
-    Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
-    Builtin::new("apply", AtLeast(2), Functional, apply).lazy().doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
-    Builtin::new("juxt", AtLeast(1), Functional, juxt).doc("A function returning a vector of each function applied to its argument.").ex(&[("((juxt :a :b) {:a 1 :b 2})", "[1 2]")]),
-    Builtin::new("pmap", AtLeast(2), Functional, pmap).ext().doc("Like map, with the calls run in parallel (bounded workers, shared deadline); results in order.").ex(&[("(pmap inc [1 2 3])", "[2 3 4]")]),
-    Builtin::new("pcalls", AtLeast(0), Functional, pcalls).ext().doc("Calls zero-argument functions in parallel; returns their results in order.").ex(&[("(pcalls (fn [] 1) (fn [] 2))", "[1 2]")]),
-    Builtin::new("comparator", Exact(1), Functional, comparator)
-        .doc("A comparison function (-1, 0 or 1) from a predicate like <.")
-        .ex(&[("(sort (comparator >) [1 3 2])", "[3 2 1]")]),
-    Builtin::new("trampoline", AtLeast(1), Functional, trampoline)
-        .doc("Calls f with the arguments, then keeps calling the result while it is a function (mutual recursion without growing the stack).")
-        .ex(&[("(trampoline (fn f [n] (if (pos? n) #(f (dec n)) :done)) 3)", ":done")]),
+        Builtin::new("identity", Exact(1), Functional, identity).doc("Returns its argument.").ex(&[("(identity 3)", "3")]),
+        Builtin::new("comp", AtLeast(0), Functional, comp)
+            .doc("Composition, right to left.")
+            .ex(&[("((comp inc inc) 1)", "3")]),
+        Builtin::new("partial", AtLeast(1), Functional, partial)
+            .doc("f with leading arguments fixed.")
+            .ex(&[("((partial + 10) 1)", "11")]),
+        Builtin::new("complement", Exact(1), Functional, complement)
+            .doc("A function returning the boolean opposite of f.")
+            .ex(&[("((complement even?) 3)", "true")]),
+        Builtin::new("constantly", Exact(1), Functional, constantly)
+            .doc("A function always returning x.")
+            .ex(&[("((constantly 5) 1 2)", "5")]),
+        Builtin::new("memoize", Exact(1), Functional, memoize)
+            .doc("The function itself: PTC-Lisp functions are pure, so callers may cache results themselves.")
+            .ex(&[("((memoize inc) 1)", "2")]),
+        Builtin::new("every-pred", AtLeast(1), Functional, every_pred)
+            .doc("A predicate true when every given predicate holds for every argument.")
+            .ex(&[("((every-pred pos? even?) 2 4)", "true")]),
+        Builtin::new("some-fn", AtLeast(1), Functional, some_fn)
+            .doc("A function returning the first truthy result of the given functions.")
+            .ex(&[("((some-fn :a :b) {:b 2})", "2")]),
+        Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
+        Builtin::new("apply", AtLeast(2), Functional, apply).lazy().doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
+        Builtin::new("juxt", AtLeast(1), Functional, juxt).doc("A function returning a vector of each function applied to its argument.").ex(&[("((juxt :a :b) {:a 1 :b 2})", "[1 2]")]),
+        Builtin::new("pmap", AtLeast(2), Functional, pmap).ext().doc("Like map, with the calls run in parallel (bounded workers, shared deadline); results in order.").ex(&[("(pmap inc [1 2 3])", "[2 3 4]")]),
+        Builtin::new("pcalls", AtLeast(0), Functional, pcalls).ext().doc("Calls zero-argument functions in parallel; returns their results in order.").ex(&[("(pcalls (fn [] 1) (fn [] 2))", "[1 2]")]),
+        Builtin::new("comparator", Exact(1), Functional, comparator)
+            .doc("A comparison function (-1, 0 or 1) from a predicate like <.")
+            .ex(&[("(sort (comparator >) [1 3 2])", "[3 2 1]")]),
+        Builtin::new("trampoline", AtLeast(1), Functional, trampoline)
+            .doc("Calls f with the arguments, then keeps calling the result while it is a function (mutual recursion without growing the stack).")
+            .ex(&[("(trampoline (fn f [n] (if (pos? n) #(f (dec n)) :done)) 3)", ":done")]),
     ],
 };
 

@@ -18,169 +18,169 @@ use Category::{Core, Math};
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("+", AtLeast(0), Core, add)
-        .arith(ArithOp::Add)
-        .alias(&["+'"])
-        .doc("Sum of numbers; (+) is 0. Integer overflow is an error.")
-        .ex(&[("(+ 1 2 3)", "6"), ("(+ 1 2.5)", "3.5")]),
-    Builtin::new("-", AtLeast(1), Core, sub)
-        .arith(ArithOp::Sub)
-        .alias(&["-'"])
-        .doc("Subtracts the rest from the first; (- x) negates.")
-        .ex(&[("(- 10 3 2)", "5"), ("(- 5)", "-5")]),
-    Builtin::new("*", AtLeast(0), Core, mul)
-        .arith(ArithOp::Mul)
-        .alias(&["*'"])
-        .doc("Product of numbers; (*) is 1.")
-        .ex(&[("(* 2 3 4)", "24")]),
-    Builtin::new("/", AtLeast(1), Core, div)
-        .doc("Division; always returns a float (PTC-Lisp: no ratios).")
-        .ex(&[("(/ 10 4)", "2.5"), ("(/ 10 2)", "5.0")]),
-    Builtin::new("inc", Exact(1), Core, inc).arith(ArithOp::Inc).alias(&["inc'"]).doc("Adds one.").ex(&[("(inc 41)", "42")]),
-    Builtin::new("dec", Exact(1), Core, dec).arith(ArithOp::Dec).alias(&["dec'"]).doc("Subtracts one.").ex(&[("(dec 43)", "42")]),
-    Builtin::new("=", AtLeast(1), Core, eq).compare(crate::node::CmpOp::Eq)
-        .alias(&["=="])
-        .doc("Equality; numbers compare by value across int/float, collections structurally.")
-        .ex(&[("(= 1 1.0)", "true"), ("(= [1 2] [1 2])", "true")]),
-    Builtin::new("not=", AtLeast(1), Core, not_eq).compare(crate::node::CmpOp::NotEq)
-        .doc("True when not all arguments are equal.")
-        .ex(&[("(not= 1 2)", "true")]),
-    Builtin::new("<", AtLeast(1), Core, lt).compare(crate::node::CmpOp::Lt)
-        .doc("Strictly increasing in the order of compare? Numbers by value, strings and keywords by text, nil first; values of different kinds are an error.")
-        .ex(&[("(< 1 2 3)", "true")]),
-    Builtin::new(">", AtLeast(1), Core, gt).compare(crate::node::CmpOp::Gt).doc("Strictly decreasing?").ex(&[("(> 3 2 1)", "true")]),
-    Builtin::new("<=", AtLeast(1), Core, le).compare(crate::node::CmpOp::Le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
-    Builtin::new(">=", AtLeast(1), Core, ge).compare(crate::node::CmpOp::Ge).doc("Non-increasing?").ex(&[("(>= 2 2 1)", "true")]),
-    Builtin::new("zero?", Exact(1), Core, is_zero)
-        .doc("True for 0 and 0.0; false for anything else, including nil.")
-        .ex(&[("(zero? 0)", "true"), ("(zero? nil)", "false")]),
-    Builtin::new("pos?", Exact(1), Core, is_pos)
-        .doc("True for numbers above zero; false for non-numbers.")
-        .ex(&[("(pos? 3)", "true")]),
-    Builtin::new("neg?", Exact(1), Core, is_neg)
-        .doc("True for numbers below zero; false for non-numbers.")
-        .ex(&[("(neg? -1)", "true")]),
-    Builtin::new("even?", Exact(1), Core, is_even)
-        .doc("True for even integers (and whole floats); false for non-numbers.")
-        .ex(&[("(even? 4)", "true"), ("(even? 3)", "false")]),
-    Builtin::new("odd?", Exact(1), Core, is_odd)
-        .doc("True for odd integers (and whole floats); false for non-numbers.")
-        .ex(&[("(odd? 3)", "true")]),
-    Builtin::new("NaN?", Exact(1), Core, is_nan)
-        .doc("True for ##NaN.")
-        .ex(&[("(NaN? ##NaN)", "true"), ("(NaN? 1)", "false")]),
-    Builtin::new("max", AtLeast(1), Core, max)
-        .doc("The largest argument in the order of compare (nil is smallest); the winning value keeps its type.")
-        .ex(&[("(max 1 5 3)", "5"), ("(max 1 2.0)", "2.0")]),
-    Builtin::new("min", AtLeast(1), Core, min)
-        .doc("The smallest argument in the order of compare (nil is smallest); the winning value keeps its type.")
-        .ex(&[("(min 4 2 8)", "2")]),
-    Builtin::new("number?", Exact(1), Core, is_number)
-        .doc("True for integers and floats.")
-        .ex(&[("(number? 1.5)", "true")]),
-    Builtin::new("integer?", Exact(1), Core, is_integer)
-        .alias(&["int?"])
-        .doc("True for integers.")
-        .ex(&[("(integer? 1)", "true"), ("(integer? 1.0)", "false")]),
-    Builtin::new("float?", Exact(1), Core, is_float)
-        .alias(&["double?"])
-        .doc("True for floats.")
-        .ex(&[("(float? 1.0)", "true")]),
-    Builtin::new("mod", Exact(2), Category::Math, modulo)
-        .arith(crate::node::ArithOp::Mod)
-        .doc("Floored modulus: the result has the sign of the divisor.")
-        .ex(&[("(mod -7 2)", "1"), ("(mod 5.5 2)", "1.5")]),
-    Builtin::new("rem", Exact(2), Category::Math, rem)
-        .arith(crate::node::ArithOp::Rem)
-        .doc("Truncated remainder: the result has the sign of the dividend.")
-        .ex(&[("(rem -7 2)", "-1")]),
-    Builtin::new("quot", Exact(2), Category::Math, quot)
-        .arith(crate::node::ArithOp::Quot)
-        .doc("Integer quotient, truncated toward zero.")
-        .ex(&[("(quot -7 2)", "-3")]),
-    Builtin::new("ratio?", Exact(1), Core, always_false)
-        .alias(&["decimal?", "map-entry?"])
-        .doc("Always false: PTC-Lisp has no ratios, decimals or map-entry type (DIV-20, DIV-49).")
-        .ex(&[("(ratio? 1)", "false")]),
-    Builtin::new("rational?", Exact(1), Core, is_rational)
-        .doc("Same as integer? (no ratios; DIV-20).")
-        .ex(&[("(rational? 1)", "true")]),
-    Builtin::new("pos-int?", Exact(1), Core, pos_int).doc("Integer above zero.").ex(&[("(pos-int? 3)", "true")]),
-    Builtin::new("neg-int?", Exact(1), Core, neg_int).doc("Integer below zero.").ex(&[("(neg-int? -3)", "true")]),
-    Builtin::new("nat-int?", Exact(1), Core, nat_int).doc("Integer zero or above.").ex(&[("(nat-int? 0)", "true")]),
-    Builtin::new("infinite?", Exact(1), Core, infinite)
-        .doc("True for ##Inf and ##-Inf.")
-        .ex(&[("(infinite? ##Inf)", "true")]),
-    Builtin::new("compare", Exact(2), Core, compare)
-        .doc("-1, 0 or 1 comparing numbers, strings, keywords or vectors; nil sorts first.")
-        .ex(&[("(compare 1 2)", "-1"), ("(compare \"b\" \"a\")", "1")]),
-    Builtin::new("abs", Exact(1), Math, abs)
-        .alias(&["Math/abs"])
-        .doc("Absolute value.")
-        .ex(&[("(abs -3)", "3"), ("(abs -2.5)", "2.5")]),
-    Builtin::new("floor", Exact(1), Math, floor)
-        .alias(&["Math/floor"])
-        .ext()
-        .doc("Largest integer not above x, as an integer (DIV-42); ##NaN and infinities pass through.")
-        .ex(&[("(floor 2.7)", "2"), ("(floor -2.1)", "-3")]),
-    Builtin::new("ceil", Exact(1), Math, ceil)
-        .alias(&["Math/ceil"])
-        .ext()
-        .doc("Smallest integer not below x, as an integer (DIV-42); ##NaN and infinities pass through.")
-        .ex(&[("(ceil 2.1)", "3")]),
-    Builtin::new("round", Range(1, 2), Math, round)
-        .ext()
-        .doc("Nearest integer, halves toward positive infinity (as Java's Math/round); with n, a float rounded to n decimals of its decimal form (n < 0 rounds to tens, hundreds...); ##NaN and infinities pass through.")
-        .ex(&[("(round 2.5)", "3"), ("(round -2.5)", "-2"), ("(round 3.14159 2)", "3.14"), ("(round 1.005 2)", "1.01")]),
-    Builtin::new("trunc", Exact(1), Math, trunc)
-        .ext()
-        .doc("Integer part, toward zero; ##NaN and infinities pass through.")
-        .ex(&[("(trunc -2.7)", "-2")]),
-    Builtin::new("int", Exact(1), Math, int)
-        .doc("Integer part of a number, toward zero, within the 32-bit int range as in Clojure (use long for larger values); ##NaN gives 0.")
-        .ex(&[("(int 3.7)", "3"), ("(int -1.9)", "-1")]),
-    Builtin::new("long", Exact(1), Math, long)
-        .doc("Integer part of a number, toward zero; ##NaN gives 0; out of the 64-bit range is an error.")
-        .ex(&[("(long 2.9)", "2"), ("(long 1e18)", "1000000000000000000")]),
-    Builtin::new("double", Exact(1), Math, double)
-        .alias(&["float"])
-        .doc("The number as a float.")
-        .ex(&[("(double 1)", "1.0")]),
-    Builtin::new("pow", Exact(2), Math, pow)
-        .alias(&["Math/pow"])
-        .doc("x to the power y, as a float, with Java's special cases ((pow 1 ##Inf) is ##NaN).")
-        .ex(&[("(pow 2 10)", "1024.0"), ("(pow 2 -1)", "0.5")]),
-    Builtin::new("sqrt", Exact(1), Math, sqrt)
-        .alias(&["Math/sqrt"])
-        .doc("Square root (##NaN for negative numbers).")
-        .ex(&[("(sqrt 16)", "4.0")]),
-    Builtin::new("bit-and", AtLeast(2), Math, bit_and).doc("Bitwise and of integers.").ex(&[("(bit-and 12 10)", "8")]),
-    Builtin::new("bit-or", AtLeast(2), Math, bit_or).doc("Bitwise or of integers.").ex(&[("(bit-or 12 10)", "14")]),
-    Builtin::new("bit-xor", AtLeast(2), Math, bit_xor)
-        .doc("Bitwise exclusive or of integers.")
-        .ex(&[("(bit-xor 12 10)", "6")]),
-    Builtin::new("bit-and-not", AtLeast(2), Math, bit_and_not).doc("x and not y.").ex(&[("(bit-and-not 12 10)", "4")]),
-    Builtin::new("bit-not", Exact(1), Math, bit_not).doc("Bitwise complement.").ex(&[("(bit-not 0)", "-1")]),
-    Builtin::new("bit-shift-left", Exact(2), Math, shl)
-        .doc("x shifted left by n bits, as a 64-bit integer (bits shifted out are lost; n is taken mod 64, as in Clojure).")
-        .ex(&[("(bit-shift-left 1 4)", "16"), ("(bit-shift-left 1 63)", "-9223372036854775808")]),
-    Builtin::new("bit-shift-right", Exact(2), Math, shr)
-        .doc("x shifted right by n bits, sign-extending (n mod 64).")
-        .ex(&[("(bit-shift-right 16 2)", "4")]),
-    Builtin::new("unsigned-bit-shift-right", Exact(2), Math, ushr)
-        .doc("x shifted right by n bits, filling with zeros (n mod 64).")
-        .ex(&[("(unsigned-bit-shift-right -1 60)", "15")]),
-    Builtin::new("bit-set", Exact(2), Math, bit_set).doc("x with bit n (mod 64) set.").ex(&[("(bit-set 0 3)", "8")]),
-    Builtin::new("bit-clear", Exact(2), Math, bit_clear)
-        .doc("x with bit n (mod 64) cleared.")
-        .ex(&[("(bit-clear 15 0)", "14")]),
-    Builtin::new("bit-flip", Exact(2), Math, bit_flip)
-        .doc("x with bit n (mod 64) flipped.")
-        .ex(&[("(bit-flip 0 1)", "2")]),
-    Builtin::new("bit-test", Exact(2), Math, bit_test)
-        .doc("True when bit n (mod 64) of x is set.")
-        .ex(&[("(bit-test 8 3)", "true")]),
-    Builtin::new("num", Exact(1), Core, to_num).doc("Its argument, which must be a number.").ex(&[("(num 2.5)", "2.5")]),
+        Builtin::new("+", AtLeast(0), Core, add)
+            .arith(ArithOp::Add)
+            .alias(&["+'"])
+            .doc("Sum of numbers; (+) is 0. Integer overflow is an error.")
+            .ex(&[("(+ 1 2 3)", "6"), ("(+ 1 2.5)", "3.5")]),
+        Builtin::new("-", AtLeast(1), Core, sub)
+            .arith(ArithOp::Sub)
+            .alias(&["-'"])
+            .doc("Subtracts the rest from the first; (- x) negates.")
+            .ex(&[("(- 10 3 2)", "5"), ("(- 5)", "-5")]),
+        Builtin::new("*", AtLeast(0), Core, mul)
+            .arith(ArithOp::Mul)
+            .alias(&["*'"])
+            .doc("Product of numbers; (*) is 1.")
+            .ex(&[("(* 2 3 4)", "24")]),
+        Builtin::new("/", AtLeast(1), Core, div)
+            .doc("Division; always returns a float (PTC-Lisp: no ratios).")
+            .ex(&[("(/ 10 4)", "2.5"), ("(/ 10 2)", "5.0")]),
+        Builtin::new("inc", Exact(1), Core, inc).arith(ArithOp::Inc).alias(&["inc'"]).doc("Adds one.").ex(&[("(inc 41)", "42")]),
+        Builtin::new("dec", Exact(1), Core, dec).arith(ArithOp::Dec).alias(&["dec'"]).doc("Subtracts one.").ex(&[("(dec 43)", "42")]),
+        Builtin::new("=", AtLeast(1), Core, eq).compare(crate::node::CmpOp::Eq)
+            .alias(&["=="])
+            .doc("Equality; numbers compare by value across int/float, collections structurally.")
+            .ex(&[("(= 1 1.0)", "true"), ("(= [1 2] [1 2])", "true")]),
+        Builtin::new("not=", AtLeast(1), Core, not_eq).compare(crate::node::CmpOp::NotEq)
+            .doc("True when not all arguments are equal.")
+            .ex(&[("(not= 1 2)", "true")]),
+        Builtin::new("<", AtLeast(1), Core, lt).compare(crate::node::CmpOp::Lt)
+            .doc("Strictly increasing in the order of compare? Numbers by value, strings and keywords by text, nil first; values of different kinds are an error.")
+            .ex(&[("(< 1 2 3)", "true")]),
+        Builtin::new(">", AtLeast(1), Core, gt).compare(crate::node::CmpOp::Gt).doc("Strictly decreasing?").ex(&[("(> 3 2 1)", "true")]),
+        Builtin::new("<=", AtLeast(1), Core, le).compare(crate::node::CmpOp::Le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
+        Builtin::new(">=", AtLeast(1), Core, ge).compare(crate::node::CmpOp::Ge).doc("Non-increasing?").ex(&[("(>= 2 2 1)", "true")]),
+        Builtin::new("zero?", Exact(1), Core, is_zero)
+            .doc("True for 0 and 0.0; false for anything else, including nil.")
+            .ex(&[("(zero? 0)", "true"), ("(zero? nil)", "false")]),
+        Builtin::new("pos?", Exact(1), Core, is_pos)
+            .doc("True for numbers above zero; false for non-numbers.")
+            .ex(&[("(pos? 3)", "true")]),
+        Builtin::new("neg?", Exact(1), Core, is_neg)
+            .doc("True for numbers below zero; false for non-numbers.")
+            .ex(&[("(neg? -1)", "true")]),
+        Builtin::new("even?", Exact(1), Core, is_even)
+            .doc("True for even integers (and whole floats); false for non-numbers.")
+            .ex(&[("(even? 4)", "true"), ("(even? 3)", "false")]),
+        Builtin::new("odd?", Exact(1), Core, is_odd)
+            .doc("True for odd integers (and whole floats); false for non-numbers.")
+            .ex(&[("(odd? 3)", "true")]),
+        Builtin::new("NaN?", Exact(1), Core, is_nan)
+            .doc("True for ##NaN.")
+            .ex(&[("(NaN? ##NaN)", "true"), ("(NaN? 1)", "false")]),
+        Builtin::new("max", AtLeast(1), Core, max)
+            .doc("The largest argument in the order of compare (nil is smallest); the winning value keeps its type.")
+            .ex(&[("(max 1 5 3)", "5"), ("(max 1 2.0)", "2.0")]),
+        Builtin::new("min", AtLeast(1), Core, min)
+            .doc("The smallest argument in the order of compare (nil is smallest); the winning value keeps its type.")
+            .ex(&[("(min 4 2 8)", "2")]),
+        Builtin::new("number?", Exact(1), Core, is_number)
+            .doc("True for integers and floats.")
+            .ex(&[("(number? 1.5)", "true")]),
+        Builtin::new("integer?", Exact(1), Core, is_integer)
+            .alias(&["int?"])
+            .doc("True for integers.")
+            .ex(&[("(integer? 1)", "true"), ("(integer? 1.0)", "false")]),
+        Builtin::new("float?", Exact(1), Core, is_float)
+            .alias(&["double?"])
+            .doc("True for floats.")
+            .ex(&[("(float? 1.0)", "true")]),
+        Builtin::new("mod", Exact(2), Category::Math, modulo)
+            .arith(crate::node::ArithOp::Mod)
+            .doc("Floored modulus: the result has the sign of the divisor.")
+            .ex(&[("(mod -7 2)", "1"), ("(mod 5.5 2)", "1.5")]),
+        Builtin::new("rem", Exact(2), Category::Math, rem)
+            .arith(crate::node::ArithOp::Rem)
+            .doc("Truncated remainder: the result has the sign of the dividend.")
+            .ex(&[("(rem -7 2)", "-1")]),
+        Builtin::new("quot", Exact(2), Category::Math, quot)
+            .arith(crate::node::ArithOp::Quot)
+            .doc("Integer quotient, truncated toward zero.")
+            .ex(&[("(quot -7 2)", "-3")]),
+        Builtin::new("ratio?", Exact(1), Core, always_false)
+            .alias(&["decimal?", "map-entry?"])
+            .doc("Always false: PTC-Lisp has no ratios, decimals or map-entry type (DIV-20, DIV-49).")
+            .ex(&[("(ratio? 1)", "false")]),
+        Builtin::new("rational?", Exact(1), Core, is_rational)
+            .doc("Same as integer? (no ratios; DIV-20).")
+            .ex(&[("(rational? 1)", "true")]),
+        Builtin::new("pos-int?", Exact(1), Core, pos_int).doc("Integer above zero.").ex(&[("(pos-int? 3)", "true")]),
+        Builtin::new("neg-int?", Exact(1), Core, neg_int).doc("Integer below zero.").ex(&[("(neg-int? -3)", "true")]),
+        Builtin::new("nat-int?", Exact(1), Core, nat_int).doc("Integer zero or above.").ex(&[("(nat-int? 0)", "true")]),
+        Builtin::new("infinite?", Exact(1), Core, infinite)
+            .doc("True for ##Inf and ##-Inf.")
+            .ex(&[("(infinite? ##Inf)", "true")]),
+        Builtin::new("compare", Exact(2), Core, compare)
+            .doc("-1, 0 or 1 comparing numbers, strings, keywords or vectors; nil sorts first.")
+            .ex(&[("(compare 1 2)", "-1"), ("(compare \"b\" \"a\")", "1")]),
+        Builtin::new("abs", Exact(1), Math, abs)
+            .alias(&["Math/abs"])
+            .doc("Absolute value.")
+            .ex(&[("(abs -3)", "3"), ("(abs -2.5)", "2.5")]),
+        Builtin::new("floor", Exact(1), Math, floor)
+            .alias(&["Math/floor"])
+            .ext()
+            .doc("Largest integer not above x, as an integer (DIV-42); ##NaN and infinities pass through.")
+            .ex(&[("(floor 2.7)", "2"), ("(floor -2.1)", "-3")]),
+        Builtin::new("ceil", Exact(1), Math, ceil)
+            .alias(&["Math/ceil"])
+            .ext()
+            .doc("Smallest integer not below x, as an integer (DIV-42); ##NaN and infinities pass through.")
+            .ex(&[("(ceil 2.1)", "3")]),
+        Builtin::new("round", Range(1, 2), Math, round)
+            .ext()
+            .doc("Nearest integer, halves toward positive infinity (as Java's Math/round); with n, a float rounded to n decimals of its decimal form (n < 0 rounds to tens, hundreds...); ##NaN and infinities pass through.")
+            .ex(&[("(round 2.5)", "3"), ("(round -2.5)", "-2"), ("(round 3.14159 2)", "3.14"), ("(round 1.005 2)", "1.01")]),
+        Builtin::new("trunc", Exact(1), Math, trunc)
+            .ext()
+            .doc("Integer part, toward zero; ##NaN and infinities pass through.")
+            .ex(&[("(trunc -2.7)", "-2")]),
+        Builtin::new("int", Exact(1), Math, int)
+            .doc("Integer part of a number, toward zero, within the 32-bit int range as in Clojure (use long for larger values); ##NaN gives 0.")
+            .ex(&[("(int 3.7)", "3"), ("(int -1.9)", "-1")]),
+        Builtin::new("long", Exact(1), Math, long)
+            .doc("Integer part of a number, toward zero; ##NaN gives 0; out of the 64-bit range is an error.")
+            .ex(&[("(long 2.9)", "2"), ("(long 1e18)", "1000000000000000000")]),
+        Builtin::new("double", Exact(1), Math, double)
+            .alias(&["float"])
+            .doc("The number as a float.")
+            .ex(&[("(double 1)", "1.0")]),
+        Builtin::new("pow", Exact(2), Math, pow)
+            .alias(&["Math/pow"])
+            .doc("x to the power y, as a float, with Java's special cases ((pow 1 ##Inf) is ##NaN).")
+            .ex(&[("(pow 2 10)", "1024.0"), ("(pow 2 -1)", "0.5")]),
+        Builtin::new("sqrt", Exact(1), Math, sqrt)
+            .alias(&["Math/sqrt"])
+            .doc("Square root (##NaN for negative numbers).")
+            .ex(&[("(sqrt 16)", "4.0")]),
+        Builtin::new("bit-and", AtLeast(2), Math, bit_and).doc("Bitwise and of integers.").ex(&[("(bit-and 12 10)", "8")]),
+        Builtin::new("bit-or", AtLeast(2), Math, bit_or).doc("Bitwise or of integers.").ex(&[("(bit-or 12 10)", "14")]),
+        Builtin::new("bit-xor", AtLeast(2), Math, bit_xor)
+            .doc("Bitwise exclusive or of integers.")
+            .ex(&[("(bit-xor 12 10)", "6")]),
+        Builtin::new("bit-and-not", AtLeast(2), Math, bit_and_not).doc("x and not y.").ex(&[("(bit-and-not 12 10)", "4")]),
+        Builtin::new("bit-not", Exact(1), Math, bit_not).doc("Bitwise complement.").ex(&[("(bit-not 0)", "-1")]),
+        Builtin::new("bit-shift-left", Exact(2), Math, shl)
+            .doc("x shifted left by n bits, as a 64-bit integer (bits shifted out are lost; n is taken mod 64, as in Clojure).")
+            .ex(&[("(bit-shift-left 1 4)", "16"), ("(bit-shift-left 1 63)", "-9223372036854775808")]),
+        Builtin::new("bit-shift-right", Exact(2), Math, shr)
+            .doc("x shifted right by n bits, sign-extending (n mod 64).")
+            .ex(&[("(bit-shift-right 16 2)", "4")]),
+        Builtin::new("unsigned-bit-shift-right", Exact(2), Math, ushr)
+            .doc("x shifted right by n bits, filling with zeros (n mod 64).")
+            .ex(&[("(unsigned-bit-shift-right -1 60)", "15")]),
+        Builtin::new("bit-set", Exact(2), Math, bit_set).doc("x with bit n (mod 64) set.").ex(&[("(bit-set 0 3)", "8")]),
+        Builtin::new("bit-clear", Exact(2), Math, bit_clear)
+            .doc("x with bit n (mod 64) cleared.")
+            .ex(&[("(bit-clear 15 0)", "14")]),
+        Builtin::new("bit-flip", Exact(2), Math, bit_flip)
+            .doc("x with bit n (mod 64) flipped.")
+            .ex(&[("(bit-flip 0 1)", "2")]),
+        Builtin::new("bit-test", Exact(2), Math, bit_test)
+            .doc("True when bit n (mod 64) of x is set.")
+            .ex(&[("(bit-test 8 3)", "true")]),
+        Builtin::new("num", Exact(1), Core, to_num).doc("Its argument, which must be a number.").ex(&[("(num 2.5)", "2.5")]),
     ],
 };
 

@@ -12,59 +12,59 @@ use Category::{Core, Set};
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
-    Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
-    Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
-    Builtin::new("fn?", Exact(1), Core, is_fn)
-        .doc("True for functions.")
-        .ex(&[("(fn? inc)", "true"), ("(fn? :a)", "false")]),
-    Builtin::new("map?", Exact(1), Core, is_map).doc("True for maps.").ex(&[("(map? {})", "true")]),
-    Builtin::new("vector?", Exact(1), Core, is_vector).doc("True for vectors.").ex(&[("(vector? [1])", "true")]),
-    Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]),
-    Builtin::new("string?", Exact(1), Core, is_string).doc("True for strings.").ex(&[("(string? \"a\")", "true")]),
-    Builtin::new("keyword?", Exact(1), Core, is_keyword).doc("True for keywords.").ex(&[("(keyword? :a)", "true")]),
-    Builtin::new("qualified-keyword?", Exact(1), Core, is_qualified_keyword)
-        .doc("True for keywords with a namespace (:order/paid); false for :paid and non-keywords.")
-        .ex(&[("(qualified-keyword? :order/paid)", "true"), ("(qualified-keyword? :paid)", "false")]),
-    Builtin::new("boolean?", Exact(1), Core, is_boolean)
-        .doc("True for true and false.")
-        .ex(&[("(boolean? false)", "true")]),
-    Builtin::new("coll?", Exact(1), Core, is_coll)
-        .doc("True for vectors, maps and sets.")
-        .ex(&[("(coll? [1])", "true")]),
-    Builtin::new("true?", Exact(1), Core, is_true).doc("True only for true.").ex(&[("(true? 1)", "false")]),
-    Builtin::new("false?", Exact(1), Core, is_false).doc("True only for false.").ex(&[("(false? false)", "true")]),
-    Builtin::new("type", Exact(1), Core, type_of)
-        .doc(
-            "Type keyword: :boolean :number :string :keyword :vector :list :map :set :regex :function (nil for nil; DIV-28).",
-        )
-        .ex(&[("(type 1)", ":number"), ("(type {})", ":map")]),
-    Builtin::new("boolean", Exact(1), Core, boolean)
-        .doc("false for nil and false, true for anything else.")
-        .ex(&[("(boolean 0)", "true")]),
-    Builtin::new("seq?", Exact(1), Core, is_sequential)
-        .alias(&["sequential?", "indexed?", "reversible?", "counted?", "associative?"])
-        .doc("True for lists and vectors (sequence functions return vectors); associative?/counted? also hold for maps.")
-        .ex(&[("(seq? [1])", "true"), ("(seq? '(1))", "true")]),
-    Builtin::new("list?", Exact(1), Core, is_list).doc("True for lists.").ex(&[("(list? '(1 2))", "true"), ("(list? [1 2])", "false")]),
-    Builtin::new("seqable?", Exact(1), Core, is_seqable)
-        .doc("True for nil, collections and strings.")
-        .ex(&[("(seqable? \"ab\")", "true")]),
-    Builtin::new("ifn?", Exact(1), Core, is_ifn)
-        .doc("True for anything callable: functions, keywords, maps, sets, vectors.")
-        .ex(&[("(ifn? :a)", "true")]),
-    Builtin::new("char?", Exact(1), Core, is_char)
-        .doc("True for 1-character strings (characters are strings in PTC-Lisp).")
-        .ex(&[("(char? \\a)", "true")]),
-    Builtin::new("symbol?", Exact(1), Core, is_symbol)
-        .doc("True for symbols: quoted names such as 'a, and (symbol \"a\").")
-        .ex(&[("(symbol? 'a)", "true"), ("(symbol? :a)", "false")]),
-    Builtin::new("sorted?", Exact(1), Core, is_sorted)
-        .doc("True for maps and sets (they are always sorted).")
-        .ex(&[("(sorted? {})", "true")]),
-    Builtin::new("distinct?", AtLeast(1), Core, is_distinct)
-        .doc("True when no two arguments are equal.")
-        .ex(&[("(distinct? 1 2 3)", "true")]),
+        Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
+        Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
+        Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
+        Builtin::new("fn?", Exact(1), Core, is_fn)
+            .doc("True for functions.")
+            .ex(&[("(fn? inc)", "true"), ("(fn? :a)", "false")]),
+        Builtin::new("map?", Exact(1), Core, is_map).doc("True for maps.").ex(&[("(map? {})", "true")]),
+        Builtin::new("vector?", Exact(1), Core, is_vector).doc("True for vectors.").ex(&[("(vector? [1])", "true")]),
+        Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]),
+        Builtin::new("string?", Exact(1), Core, is_string).doc("True for strings.").ex(&[("(string? \"a\")", "true")]),
+        Builtin::new("keyword?", Exact(1), Core, is_keyword).doc("True for keywords.").ex(&[("(keyword? :a)", "true")]),
+        Builtin::new("qualified-keyword?", Exact(1), Core, is_qualified_keyword)
+            .doc("True for keywords with a namespace (:order/paid); false for :paid and non-keywords.")
+            .ex(&[("(qualified-keyword? :order/paid)", "true"), ("(qualified-keyword? :paid)", "false")]),
+        Builtin::new("boolean?", Exact(1), Core, is_boolean)
+            .doc("True for true and false.")
+            .ex(&[("(boolean? false)", "true")]),
+        Builtin::new("coll?", Exact(1), Core, is_coll)
+            .doc("True for vectors, maps and sets.")
+            .ex(&[("(coll? [1])", "true")]),
+        Builtin::new("true?", Exact(1), Core, is_true).doc("True only for true.").ex(&[("(true? 1)", "false")]),
+        Builtin::new("false?", Exact(1), Core, is_false).doc("True only for false.").ex(&[("(false? false)", "true")]),
+        Builtin::new("type", Exact(1), Core, type_of)
+            .doc(
+                "Type keyword: :boolean :number :string :keyword :vector :list :map :set :regex :function (nil for nil; DIV-28).",
+            )
+            .ex(&[("(type 1)", ":number"), ("(type {})", ":map")]),
+        Builtin::new("boolean", Exact(1), Core, boolean)
+            .doc("false for nil and false, true for anything else.")
+            .ex(&[("(boolean 0)", "true")]),
+        Builtin::new("seq?", Exact(1), Core, is_sequential)
+            .alias(&["sequential?", "indexed?", "reversible?", "counted?", "associative?"])
+            .doc("True for lists and vectors (sequence functions return vectors); associative?/counted? also hold for maps.")
+            .ex(&[("(seq? [1])", "true"), ("(seq? '(1))", "true")]),
+        Builtin::new("list?", Exact(1), Core, is_list).doc("True for lists.").ex(&[("(list? '(1 2))", "true"), ("(list? [1 2])", "false")]),
+        Builtin::new("seqable?", Exact(1), Core, is_seqable)
+            .doc("True for nil, collections and strings.")
+            .ex(&[("(seqable? \"ab\")", "true")]),
+        Builtin::new("ifn?", Exact(1), Core, is_ifn)
+            .doc("True for anything callable: functions, keywords, maps, sets, vectors.")
+            .ex(&[("(ifn? :a)", "true")]),
+        Builtin::new("char?", Exact(1), Core, is_char)
+            .doc("True for 1-character strings (characters are strings in PTC-Lisp).")
+            .ex(&[("(char? \\a)", "true")]),
+        Builtin::new("symbol?", Exact(1), Core, is_symbol)
+            .doc("True for symbols: quoted names such as 'a, and (symbol \"a\").")
+            .ex(&[("(symbol? 'a)", "true"), ("(symbol? :a)", "false")]),
+        Builtin::new("sorted?", Exact(1), Core, is_sorted)
+            .doc("True for maps and sets (they are always sorted).")
+            .ex(&[("(sorted? {})", "true")]),
+        Builtin::new("distinct?", AtLeast(1), Core, is_distinct)
+            .doc("True when no two arguments are equal.")
+            .ex(&[("(distinct? 1 2 3)", "true")]),
     ],
 };
 

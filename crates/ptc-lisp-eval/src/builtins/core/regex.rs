@@ -17,23 +17,23 @@ use Category::Regex;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("re-pattern", Exact(1), Regex, re_pattern)
-        .doc("A regex from a string (a regex passes through).")
-        .ex(&[("(re-pattern \"\\\\d+\")", "#\"\\d+\"")]),
-    Builtin::new("regex?", Exact(1), Regex, is_regex).doc("True for regexes.").ex(&[("(regex? #\"a\")", "true")]),
-    Builtin::new("re-find", Exact(2), Regex, re_find)
-        .doc("First match: the string, or [whole group1 ...] when the pattern has groups (nil for a group that did not take part); nil when none.")
-        .ex(&[("(re-find #\"(\\d+)-(\\d+)\" \"10-20\")", "[\"10-20\" \"10\" \"20\"]")]),
-    Builtin::new("re-matches", Exact(2), Regex, re_matches)
-        .doc("Like re-find, but the whole string must match.")
-        .ex(&[("(re-matches #\"\\d+\" \"12a\")", "nil")]),
-    Builtin::new("re-seq", Exact(2), Regex, re_seq)
-        .doc("Every match (strings, or [whole group1 ...] vectors), as a vector; nil when there is none.")
-        .ex(&[("(re-seq #\"\\d\" \"a1b2\")", "[\"1\" \"2\"]")]),
-    Builtin::new("re-split", Exact(2), Regex, re_split)
-        .ext()
-        .doc("Splits a string on a regex, keeping every piece (trailing empty ones too): (re-split re s).")
-        .ex(&[("(re-split #\",\" \"a,b,\")", "[\"a\" \"b\" \"\"]")]),
+        Builtin::new("re-pattern", Exact(1), Regex, re_pattern)
+            .doc("A regex from a string (a regex passes through).")
+            .ex(&[("(re-pattern \"\\\\d+\")", "#\"\\d+\"")]),
+        Builtin::new("regex?", Exact(1), Regex, is_regex).doc("True for regexes.").ex(&[("(regex? #\"a\")", "true")]),
+        Builtin::new("re-find", Exact(2), Regex, re_find)
+            .doc("First match: the string, or [whole group1 ...] when the pattern has groups (nil for a group that did not take part); nil when none.")
+            .ex(&[("(re-find #\"(\\d+)-(\\d+)\" \"10-20\")", "[\"10-20\" \"10\" \"20\"]")]),
+        Builtin::new("re-matches", Exact(2), Regex, re_matches)
+            .doc("Like re-find, but the whole string must match.")
+            .ex(&[("(re-matches #\"\\d+\" \"12a\")", "nil")]),
+        Builtin::new("re-seq", Exact(2), Regex, re_seq)
+            .doc("Every match (strings, or [whole group1 ...] vectors), as a vector; nil when there is none.")
+            .ex(&[("(re-seq #\"\\d\" \"a1b2\")", "[\"1\" \"2\"]")]),
+        Builtin::new("re-split", Exact(2), Regex, re_split)
+            .ext()
+            .doc("Splits a string on a regex, keeping every piece (trailing empty ones too): (re-split re s).")
+            .ex(&[("(re-split #\",\" \"a,b,\")", "[\"a\" \"b\" \"\"]")]),
     ],
 };
 

@@ -20,99 +20,99 @@ use Category::Sequence;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("take", Range(1, 2), Sequence, take).transducer(1, take_xf).lazy().doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
-    Builtin::new("drop", Range(1, 2), Sequence, drop).transducer(1, drop_xf).lazy().doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
-    Builtin::new("take-while", Range(1, 2), Sequence, take_while).transducer(1, take_while_xf).lazy()
-        .doc("Leading items while (pred item) is truthy.")
-        .ex(&[("(take-while pos? [1 2 -1 3])", "[1 2]")]),
-    Builtin::new("drop-while", Range(1, 2), Sequence, drop_while).transducer(1, drop_while_xf).lazy()
-        .doc("Items after the leading run where (pred item) is truthy.")
-        .ex(&[("(drop-while pos? [1 2 -1 3])", "[-1 3]")]),
-    Builtin::new("concat", AtLeast(0), Sequence, concat).spread_lazy(concat_lazy_tail)
-        .doc("All items of the collections, in order.")
-        .ex(&[("(concat [1 2] [3] nil)", "[1 2 3]")]),
-    Builtin::new("reverse", Exact(1), Sequence, reverse)
-        .doc("Items in reverse order.")
-        .ex(&[("(reverse [1 2 3])", "[3 2 1]")]),
-    Builtin::new("replace", Range(2, 3), Sequence, replace).lazy()
-        .doc("(replace smap coll): each item that is a key of smap (a map, or a vector by index) becomes its value. (replace s match replacement) is str/replace (PTC extension).")
-        .ex(&[("(replace {:a 1} [:a :b])", "[1 :b]"), ("(replace [:x :y] [0 1 5])", "[:x :y 5]")]),
-    Builtin::new("sort", Range(1, 2), Sequence, sort)
-        .doc("Sorted items (numbers, strings or keywords; optional comparator fn, :asc or :desc).")
-        .ex(&[("(sort [3 1 2])", "[1 2 3]"), ("(sort > [3 1 2])", "[3 2 1]")]),
-    Builtin::new("sort-by", Range(2, 3), Sequence, sort_by)
-        .doc("Items sorted by (keyfn item); optional comparator, :asc or :desc. Stable.")
-        .ex(&[
-            ("(sort-by :age [{:age 3} {:age 1}])", "[{:age 1} {:age 3}]"),
-            ("(sort-by count > [\"a\" \"abc\"])", "[\"abc\" \"a\"]"),
-        ]),
-    Builtin::new("distinct", Range(0, 1), Sequence, distinct).transducer(0, distinct_xf).lazy()
-        .doc("Items without repeats, first occurrence kept.")
-        .ex(&[("(distinct [1 2 1 3])", "[1 2 3]")]),
-    Builtin::new("partition", Range(2, 4), Sequence, partition).lazy()
-        .doc("Groups of n items (step optional); an incomplete last group is dropped, or filled from a pad collection: (partition n step pad coll).")
-        .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"), ("(partition 2 2 [0] [1 2 3])", "[[1 2] [3 0]]")]),
-    Builtin::new("partition-all", Range(1, 3), Sequence, partition_all).transducer(1, partition_all_xf).lazy()
-        .doc("Groups of n items; the last group may be shorter.")
-        .ex(&[("(partition-all 2 [1 2 3])", "[[1 2] [3]]")]),
-    Builtin::new("butlast", Exact(1), Sequence, butlast)
-        .doc("All but the last item, or nil.")
-        .ex(&[("(butlast [1 2 3])", "[1 2]")]),
-    Builtin::new("drop-last", Range(1, 2), Sequence, drop_last).lazy()
-        .doc("All but the last n (1) items.")
-        .ex(&[("(drop-last 2 [1 2 3])", "[1]")]),
-    Builtin::new("take-last", Exact(2), Sequence, take_last)
-        .doc("The last n items, or nil.")
-        .ex(&[("(take-last 2 [1 2 3])", "[2 3]")]),
-    Builtin::new("cons", Exact(2), Sequence, cons).lazy()
-        .doc("A list with x in front of the items.")
-        .ex(&[("(cons 0 [1 2])", "(0 1 2)")]),
-    Builtin::new("list*", AtLeast(1), Sequence, list_star)
-        .doc("A list of the leading arguments followed by the items of the last one.")
-        .ex(&[("(list* 1 2 [3 4])", "(1 2 3 4)")]),
-    Builtin::new("split-at", Exact(2), Sequence, split_at)
-        .doc("[(take n coll) (drop n coll)].")
-        .ex(&[("(split-at 1 [1 2 3])", "[[1] [2 3]]")]),
-    Builtin::new("split-with", Exact(2), Sequence, split_with)
-        .doc("[(take-while pred coll) (drop-while pred coll)].")
-        .ex(&[("(split-with odd? [1 3 4 5])", "[[1 3] [4 5]]")]),
-    Builtin::new("interleave", AtLeast(0), Sequence, interleave).lazy()
-        .doc("First items of each collection, then second items..., stopping at the shortest.")
-        .ex(&[("(interleave [1 2] [:a :b])", "[1 :a 2 :b]")]),
-    Builtin::new("interpose", Exact(2), Sequence, interpose).lazy()
-        .doc("Items with sep between them.")
-        .ex(&[("(interpose 0 [1 2 3])", "[1 0 2 0 3]")]),
-    Builtin::new("flatten", Exact(1), Sequence, flatten).lazy()
-        .doc("Items of nested vectors and lists in one flat vector (maps, sets, strings are kept whole); lazy over an infinite sequence.")
-        .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
-    Builtin::new("dedupe", Range(0, 1), Sequence, dedupe).transducer(0, dedupe_xf).lazy()
-        .doc("Items without consecutive repeats.")
-        .ex(&[("(dedupe [1 1 2 1])", "[1 2 1]")]),
-    Builtin::new("distinct-by", Exact(2), Sequence, distinct_by)
-        .ext()
-        .doc("Items whose (f item) was not seen before.")
-        .ex(&[("(distinct-by :id [{:id 1 :v 1} {:id 1 :v 2}])", "[{:id 1 :v 1}]")]),
-    Builtin::new("partition-by", Exact(2), Sequence, partition_by).lazy()
-        .doc("Splits into runs with the same (f item).")
-        .ex(&[("(partition-by odd? [1 3 2 4 5])", "[[1 3] [2 4] [5]]")]),
-    Builtin::new("zip", AtLeast(1), Sequence, zip)
-        .ext()
-        .doc("Vectors of the i-th items of each collection.")
-        .ex(&[("(zip [1 2] [:a :b])", "[[1 :a] [2 :b]]")]),
-    Builtin::new("combinations", Exact(2), Sequence, combinations)
-        .ext()
-        .doc("All n-item combinations, in order.")
-        .ex(&[("(combinations [1 2 3] 2)", "[[1 2] [1 3] [2 3]]")]),
-    Builtin::new("reductions", Range(2, 3), Sequence, reductions).lazy()
-        .doc("The intermediate results of a reduce, as a vector.")
-        .ex(&[("(reductions + [1 2 3])", "[1 3 6]"), ("(reductions + 10 [1 2])", "[10 11 13]")]),
-    Builtin::new("take-nth", Exact(2), Sequence, take_nth).lazy()
-        .doc("Every nth item, starting with the first.")
-        .ex(&[("(take-nth 2 [1 2 3 4 5])", "[1 3 5]")]),
-    Builtin::new("rseq", Exact(1), Sequence, rseq)
-        .doc("Items of a vector in reverse order, or nil when empty.")
-        .ex(&[("(rseq [1 2 3])", "[3 2 1]")]),
-    Builtin::new("seq", Exact(1), Sequence, seq).lazy().doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
+        Builtin::new("take", Range(1, 2), Sequence, take).transducer(1, take_xf).lazy().doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
+        Builtin::new("drop", Range(1, 2), Sequence, drop).transducer(1, drop_xf).lazy().doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
+        Builtin::new("take-while", Range(1, 2), Sequence, take_while).transducer(1, take_while_xf).lazy()
+            .doc("Leading items while (pred item) is truthy.")
+            .ex(&[("(take-while pos? [1 2 -1 3])", "[1 2]")]),
+        Builtin::new("drop-while", Range(1, 2), Sequence, drop_while).transducer(1, drop_while_xf).lazy()
+            .doc("Items after the leading run where (pred item) is truthy.")
+            .ex(&[("(drop-while pos? [1 2 -1 3])", "[-1 3]")]),
+        Builtin::new("concat", AtLeast(0), Sequence, concat).spread_lazy(concat_lazy_tail)
+            .doc("All items of the collections, in order.")
+            .ex(&[("(concat [1 2] [3] nil)", "[1 2 3]")]),
+        Builtin::new("reverse", Exact(1), Sequence, reverse)
+            .doc("Items in reverse order.")
+            .ex(&[("(reverse [1 2 3])", "[3 2 1]")]),
+        Builtin::new("replace", Range(2, 3), Sequence, replace).lazy()
+            .doc("(replace smap coll): each item that is a key of smap (a map, or a vector by index) becomes its value. (replace s match replacement) is str/replace (PTC extension).")
+            .ex(&[("(replace {:a 1} [:a :b])", "[1 :b]"), ("(replace [:x :y] [0 1 5])", "[:x :y 5]")]),
+        Builtin::new("sort", Range(1, 2), Sequence, sort)
+            .doc("Sorted items (numbers, strings or keywords; optional comparator fn, :asc or :desc).")
+            .ex(&[("(sort [3 1 2])", "[1 2 3]"), ("(sort > [3 1 2])", "[3 2 1]")]),
+        Builtin::new("sort-by", Range(2, 3), Sequence, sort_by)
+            .doc("Items sorted by (keyfn item); optional comparator, :asc or :desc. Stable.")
+            .ex(&[
+                ("(sort-by :age [{:age 3} {:age 1}])", "[{:age 1} {:age 3}]"),
+                ("(sort-by count > [\"a\" \"abc\"])", "[\"abc\" \"a\"]"),
+            ]),
+        Builtin::new("distinct", Range(0, 1), Sequence, distinct).transducer(0, distinct_xf).lazy()
+            .doc("Items without repeats, first occurrence kept.")
+            .ex(&[("(distinct [1 2 1 3])", "[1 2 3]")]),
+        Builtin::new("partition", Range(2, 4), Sequence, partition).lazy()
+            .doc("Groups of n items (step optional); an incomplete last group is dropped, or filled from a pad collection: (partition n step pad coll).")
+            .ex(&[("(partition 2 [1 2 3 4 5])", "[[1 2] [3 4]]"), ("(partition 2 2 [0] [1 2 3])", "[[1 2] [3 0]]")]),
+        Builtin::new("partition-all", Range(1, 3), Sequence, partition_all).transducer(1, partition_all_xf).lazy()
+            .doc("Groups of n items; the last group may be shorter.")
+            .ex(&[("(partition-all 2 [1 2 3])", "[[1 2] [3]]")]),
+        Builtin::new("butlast", Exact(1), Sequence, butlast)
+            .doc("All but the last item, or nil.")
+            .ex(&[("(butlast [1 2 3])", "[1 2]")]),
+        Builtin::new("drop-last", Range(1, 2), Sequence, drop_last).lazy()
+            .doc("All but the last n (1) items.")
+            .ex(&[("(drop-last 2 [1 2 3])", "[1]")]),
+        Builtin::new("take-last", Exact(2), Sequence, take_last)
+            .doc("The last n items, or nil.")
+            .ex(&[("(take-last 2 [1 2 3])", "[2 3]")]),
+        Builtin::new("cons", Exact(2), Sequence, cons).lazy()
+            .doc("A list with x in front of the items.")
+            .ex(&[("(cons 0 [1 2])", "(0 1 2)")]),
+        Builtin::new("list*", AtLeast(1), Sequence, list_star)
+            .doc("A list of the leading arguments followed by the items of the last one.")
+            .ex(&[("(list* 1 2 [3 4])", "(1 2 3 4)")]),
+        Builtin::new("split-at", Exact(2), Sequence, split_at)
+            .doc("[(take n coll) (drop n coll)].")
+            .ex(&[("(split-at 1 [1 2 3])", "[[1] [2 3]]")]),
+        Builtin::new("split-with", Exact(2), Sequence, split_with)
+            .doc("[(take-while pred coll) (drop-while pred coll)].")
+            .ex(&[("(split-with odd? [1 3 4 5])", "[[1 3] [4 5]]")]),
+        Builtin::new("interleave", AtLeast(0), Sequence, interleave).lazy()
+            .doc("First items of each collection, then second items..., stopping at the shortest.")
+            .ex(&[("(interleave [1 2] [:a :b])", "[1 :a 2 :b]")]),
+        Builtin::new("interpose", Exact(2), Sequence, interpose).lazy()
+            .doc("Items with sep between them.")
+            .ex(&[("(interpose 0 [1 2 3])", "[1 0 2 0 3]")]),
+        Builtin::new("flatten", Exact(1), Sequence, flatten).lazy()
+            .doc("Items of nested vectors and lists in one flat vector (maps, sets, strings are kept whole); lazy over an infinite sequence.")
+            .ex(&[("(flatten [1 [2 [3]]])", "[1 2 3]")]),
+        Builtin::new("dedupe", Range(0, 1), Sequence, dedupe).transducer(0, dedupe_xf).lazy()
+            .doc("Items without consecutive repeats.")
+            .ex(&[("(dedupe [1 1 2 1])", "[1 2 1]")]),
+        Builtin::new("distinct-by", Exact(2), Sequence, distinct_by)
+            .ext()
+            .doc("Items whose (f item) was not seen before.")
+            .ex(&[("(distinct-by :id [{:id 1 :v 1} {:id 1 :v 2}])", "[{:id 1 :v 1}]")]),
+        Builtin::new("partition-by", Exact(2), Sequence, partition_by).lazy()
+            .doc("Splits into runs with the same (f item).")
+            .ex(&[("(partition-by odd? [1 3 2 4 5])", "[[1 3] [2 4] [5]]")]),
+        Builtin::new("zip", AtLeast(1), Sequence, zip)
+            .ext()
+            .doc("Vectors of the i-th items of each collection.")
+            .ex(&[("(zip [1 2] [:a :b])", "[[1 :a] [2 :b]]")]),
+        Builtin::new("combinations", Exact(2), Sequence, combinations)
+            .ext()
+            .doc("All n-item combinations, in order.")
+            .ex(&[("(combinations [1 2 3] 2)", "[[1 2] [1 3] [2 3]]")]),
+        Builtin::new("reductions", Range(2, 3), Sequence, reductions).lazy()
+            .doc("The intermediate results of a reduce, as a vector.")
+            .ex(&[("(reductions + [1 2 3])", "[1 3 6]"), ("(reductions + 10 [1 2])", "[10 11 13]")]),
+        Builtin::new("take-nth", Exact(2), Sequence, take_nth).lazy()
+            .doc("Every nth item, starting with the first.")
+            .ex(&[("(take-nth 2 [1 2 3 4 5])", "[1 3 5]")]),
+        Builtin::new("rseq", Exact(1), Sequence, rseq)
+            .doc("Items of a vector in reverse order, or nil when empty.")
+            .ex(&[("(rseq [1 2 3])", "[3 2 1]")]),
+        Builtin::new("seq", Exact(1), Sequence, seq).lazy().doc("The items as a vector, or nil when empty.").ex(&[("(seq [])", "nil"), ("(seq {:a 1})", "[[:a 1]]")]),
     ],
 };
 

@@ -19,52 +19,52 @@ use Category::String as Str;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("str", AtLeast(0), Category::String, str_fn)
-        .doc("Concatenates the printed forms; nil is empty, strings raw.")
-        .ex(&[("(str \"a\" 1 nil :k)", "\"a1:k\"")]),
-    Builtin::new("name", Exact(1), Str, name)
-        .doc("Name of a keyword or symbol (without the colon or namespace), or a string.")
-        .ex(&[("(name :user-id)", "\"user-id\""), ("(name :order/paid)", "\"paid\"")]),
-    Builtin::new("keyword", Range(1, 2), Core, keyword)
-        .doc("Keyword from a string, or from a namespace and a name (a keyword passes through; nil stays nil).")
-        .ex(&[("(keyword \"a\")", ":a"), ("(keyword \"order\" \"paid\")", ":order/paid")]),
-    Builtin::new("subs", Range(2, 3), Str, subs)
-        .doc("Substring by character indexes [start, end); an end past the string is cut, a start out of range (or negative) gives \"\" (DIV-22).")
-        .ex(&[("(subs \"hello\" 1 3)", "\"el\"")]),
-    Builtin::new("char", Exact(1), Str, char_of)
-        .doc("The character with a code point (a 1-character string, as characters are); a character stays itself.")
-        .ex(&[("(char 65)", "\"A\""), ("(char \\a)", "\"a\"")]),
-    Builtin::new("parse-long", Exact(1), Str, parse_long)
-        .alias(&["parse-int"])
-        .doc("Integer from a whole string, or nil (nil for non-strings; DIV-18).")
-        .ex(&[("(parse-long \"42\")", "42"), ("(parse-long \"4x\")", "nil")]),
-    Builtin::new("parse-double", Exact(1), Str, parse_double)
-        .doc("Float from a whole string, or nil.")
-        .ex(&[("(parse-double \"1e3\")", "1000.0")]),
-    Builtin::new("parse-boolean", Exact(1), Str, parse_boolean)
-        .doc("true or false from \"true\"/\"false\", else nil.")
-        .ex(&[("(parse-boolean \"true\")", "true")]),
-    Builtin::new("format", AtLeast(1), Str, format)
-        .doc("Java-style formatting: %s %d %f %e %g %x %o %b %c %% %n, flags - + 0 , ( #, width, .precision, %2$s; floats round half-up; nil prints as empty (DIV-21).")
-        .ex(&[
-            ("(format \"%s has %d items\" \"cart\" 3)", "\"cart has 3 items\""),
-            ("(format \"%.2f\" 2.675)", "\"2.68\""),
-            ("(format \"%-6s|%5d|%,.1f\" \"ab\" 42 1234.56)", "\"ab    |   42|1,234.6\""),
-        ]),
-    Builtin::new("extract", Range(2, 3), Str, extract)
-        .ext()
-        .doc("Group n (default 1, or the whole match when the pattern has no groups; 0 = whole match) of the first match of a pattern (a regex, or a string compiled as one), or nil.")
-        .ex(&[("(extract #\"id=(\\d+)\" \"x id=42\")", "\"42\"")]),
-    Builtin::new("extract-int", Range(2, 4), Str, extract_int)
-        .ext()
-        .doc("Like extract, parsed as an integer; default (nil) when missing or not a number.")
-        .ex(&[("(extract-int #\"(\\d+) items\" \"3 items\")", "3"), ("(extract-int \"n=(\\\\d+)\" \"none\" 1 0)", "0")]),
-    Builtin::new("namespace", Exact(1), Core, namespace)
-        .doc("The namespace of a keyword or symbol (\"order\" for :order/paid), or nil when it has none.")
-        .ex(&[("(namespace :order/paid)", "\"order\""), ("(namespace :paid)", "nil")]),
-    Builtin::new("symbol", Range(1, 2), Core, symbol)
-        .doc("A symbol from a name, or from a namespace and a name.")
-        .ex(&[("(symbol \"a\")", "a"), ("(symbol \"ns\" \"a\")", "ns/a")]),
+        Builtin::new("str", AtLeast(0), Category::String, str_fn)
+            .doc("Concatenates the printed forms; nil is empty, strings raw.")
+            .ex(&[("(str \"a\" 1 nil :k)", "\"a1:k\"")]),
+        Builtin::new("name", Exact(1), Str, name)
+            .doc("Name of a keyword or symbol (without the colon or namespace), or a string.")
+            .ex(&[("(name :user-id)", "\"user-id\""), ("(name :order/paid)", "\"paid\"")]),
+        Builtin::new("keyword", Range(1, 2), Core, keyword)
+            .doc("Keyword from a string, or from a namespace and a name (a keyword passes through; nil stays nil).")
+            .ex(&[("(keyword \"a\")", ":a"), ("(keyword \"order\" \"paid\")", ":order/paid")]),
+        Builtin::new("subs", Range(2, 3), Str, subs)
+            .doc("Substring by character indexes [start, end); an end past the string is cut, a start out of range (or negative) gives \"\" (DIV-22).")
+            .ex(&[("(subs \"hello\" 1 3)", "\"el\"")]),
+        Builtin::new("char", Exact(1), Str, char_of)
+            .doc("The character with a code point (a 1-character string, as characters are); a character stays itself.")
+            .ex(&[("(char 65)", "\"A\""), ("(char \\a)", "\"a\"")]),
+        Builtin::new("parse-long", Exact(1), Str, parse_long)
+            .alias(&["parse-int"])
+            .doc("Integer from a whole string, or nil (nil for non-strings; DIV-18).")
+            .ex(&[("(parse-long \"42\")", "42"), ("(parse-long \"4x\")", "nil")]),
+        Builtin::new("parse-double", Exact(1), Str, parse_double)
+            .doc("Float from a whole string, or nil.")
+            .ex(&[("(parse-double \"1e3\")", "1000.0")]),
+        Builtin::new("parse-boolean", Exact(1), Str, parse_boolean)
+            .doc("true or false from \"true\"/\"false\", else nil.")
+            .ex(&[("(parse-boolean \"true\")", "true")]),
+        Builtin::new("format", AtLeast(1), Str, format)
+            .doc("Java-style formatting: %s %d %f %e %g %x %o %b %c %% %n, flags - + 0 , ( #, width, .precision, %2$s; floats round half-up; nil prints as empty (DIV-21).")
+            .ex(&[
+                ("(format \"%s has %d items\" \"cart\" 3)", "\"cart has 3 items\""),
+                ("(format \"%.2f\" 2.675)", "\"2.68\""),
+                ("(format \"%-6s|%5d|%,.1f\" \"ab\" 42 1234.56)", "\"ab    |   42|1,234.6\""),
+            ]),
+        Builtin::new("extract", Range(2, 3), Str, extract)
+            .ext()
+            .doc("Group n (default 1, or the whole match when the pattern has no groups; 0 = whole match) of the first match of a pattern (a regex, or a string compiled as one), or nil.")
+            .ex(&[("(extract #\"id=(\\d+)\" \"x id=42\")", "\"42\"")]),
+        Builtin::new("extract-int", Range(2, 4), Str, extract_int)
+            .ext()
+            .doc("Like extract, parsed as an integer; default (nil) when missing or not a number.")
+            .ex(&[("(extract-int #\"(\\d+) items\" \"3 items\")", "3"), ("(extract-int \"n=(\\\\d+)\" \"none\" 1 0)", "0")]),
+        Builtin::new("namespace", Exact(1), Core, namespace)
+            .doc("The namespace of a keyword or symbol (\"order\" for :order/paid), or nil when it has none.")
+            .ex(&[("(namespace :order/paid)", "\"order\""), ("(namespace :paid)", "nil")]),
+        Builtin::new("symbol", Range(1, 2), Core, symbol)
+            .doc("A symbol from a name, or from a namespace and a name.")
+            .ex(&[("(symbol \"a\")", "a"), ("(symbol \"ns\" \"a\")", "ns/a")]),
     ],
 };
 

@@ -20,37 +20,37 @@ use Category::{Functional, Sequence};
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("reduced", Exact(1), Functional, reduced)
-        .doc("Wraps a value so reduce (or a transduction) stops and returns it.")
-        .ex(&[("(reduce (fn [a x] (if (> a 5) (reduced a) (+ a x))) (range 10))", "6")]),
-    Builtin::new("reduced?", Exact(1), Functional, is_reduced)
-        .doc("True for a (reduced x) value.")
-        .ex(&[("(reduced? (reduced 1))", "true")]),
-    Builtin::new("unreduced", Exact(1), Functional, unreduced_fn)
-        .doc("The value inside a (reduced x), or x itself.")
-        .ex(&[("(unreduced (reduced 1))", "1")]),
-    Builtin::new("ensure-reduced", Exact(1), Functional, ensure_reduced_fn)
-        .doc("x wrapped as (reduced x) unless it already is.")
-        .ex(&[("(reduced? (ensure-reduced 1))", "true")]),
-    Builtin::new("transduce", Range(3, 4), Sequence, transduce)
-        .lazy()
-        .doc(
-            "(transduce xform f init? coll): reduces coll with (xform f), then calls (f result); init defaults to (f).",
-        )
-        .ex(&[("(transduce (map inc) + [1 2 3])", "9"), ("(transduce (filter odd?) + 10 [1 2 3])", "14")]),
-    Builtin::new("sequence", Range(1, 2), Sequence, sequence)
-        .lazy()
-        .doc("(sequence coll) as a vector; (sequence xform coll) applies a transducer (lazily over a lazy sequence).")
-        .ex(&[("(sequence (comp (map inc) (filter even?)) [1 2 3])", "[2 4]")]),
-    Builtin::new("eduction", AtLeast(1), Sequence, eduction)
-        .doc("(eduction xform* coll): coll through the transducers, as a vector.")
-        .ex(&[("(eduction (map inc) (take 2) [1 2 3])", "[2 3]")]),
-    Builtin::new("completing", Range(1, 2), Functional, completing)
-        .doc("(completing f) or (completing f cf): f with a one-argument completion (identity, or cf).")
-        .ex(&[("(transduce (map inc) (completing +) 0 [1 2])", "5")]),
-    Builtin::new("cat", Exact(1), Functional, cat).transducer_itself()
-        .doc("The transducer that concatenates each item's contents.")
-        .ex(&[("(into [] cat [[1 2] [3]])", "[1 2 3]")]),
+        Builtin::new("reduced", Exact(1), Functional, reduced)
+            .doc("Wraps a value so reduce (or a transduction) stops and returns it.")
+            .ex(&[("(reduce (fn [a x] (if (> a 5) (reduced a) (+ a x))) (range 10))", "6")]),
+        Builtin::new("reduced?", Exact(1), Functional, is_reduced)
+            .doc("True for a (reduced x) value.")
+            .ex(&[("(reduced? (reduced 1))", "true")]),
+        Builtin::new("unreduced", Exact(1), Functional, unreduced_fn)
+            .doc("The value inside a (reduced x), or x itself.")
+            .ex(&[("(unreduced (reduced 1))", "1")]),
+        Builtin::new("ensure-reduced", Exact(1), Functional, ensure_reduced_fn)
+            .doc("x wrapped as (reduced x) unless it already is.")
+            .ex(&[("(reduced? (ensure-reduced 1))", "true")]),
+        Builtin::new("transduce", Range(3, 4), Sequence, transduce)
+            .lazy()
+            .doc(
+                "(transduce xform f init? coll): reduces coll with (xform f), then calls (f result); init defaults to (f).",
+            )
+            .ex(&[("(transduce (map inc) + [1 2 3])", "9"), ("(transduce (filter odd?) + 10 [1 2 3])", "14")]),
+        Builtin::new("sequence", Range(1, 2), Sequence, sequence)
+            .lazy()
+            .doc("(sequence coll) as a vector; (sequence xform coll) applies a transducer (lazily over a lazy sequence).")
+            .ex(&[("(sequence (comp (map inc) (filter even?)) [1 2 3])", "[2 4]")]),
+        Builtin::new("eduction", AtLeast(1), Sequence, eduction)
+            .doc("(eduction xform* coll): coll through the transducers, as a vector.")
+            .ex(&[("(eduction (map inc) (take 2) [1 2 3])", "[2 3]")]),
+        Builtin::new("completing", Range(1, 2), Functional, completing)
+            .doc("(completing f) or (completing f cf): f with a one-argument completion (identity, or cf).")
+            .ex(&[("(transduce (map inc) (completing +) 0 [1 2])", "5")]),
+        Builtin::new("cat", Exact(1), Functional, cat).transducer_itself()
+            .doc("The transducer that concatenates each item's contents.")
+            .ex(&[("(into [] cat [[1 2] [3]])", "[1 2 3]")]),
     ],
 };
 

@@ -13,77 +13,77 @@ use Category::Math;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-    Builtin::new("Math/round", Exact(1), Math, math_round)
-        .doc("Java's Math.round: nearest integer, halves toward positive infinity; ##NaN gives 0, out-of-range values saturate; integers pass through (DIV-45).")
-        .ex(&[("(Math/round 2.5)", "3"), ("(Math/round ##NaN)", "0")]),
-    Builtin::new("Math/max", AtLeast(1), Math, math_max)
-        .doc("The largest number (variadic, DIV-44).")
-        .ex(&[("(Math/max 1 5 3)", "5")]),
-    Builtin::new("Math/min", AtLeast(1), Math, math_min)
-        .doc("The smallest number (variadic, DIV-44).")
-        .ex(&[("(Math/min 4 2)", "2")]),
-    Builtin::new("Math/log", Exact(1), Math, ln).doc("Natural logarithm.").ex(&[("(Math/log 1)", "0.0")]),
-    Builtin::new("Math/log10", Exact(1), Math, log10).doc("Base-10 logarithm.").ex(&[("(Math/log10 1000)", "3.0")]),
-    Builtin::new("Math/exp", Exact(1), Math, exp).doc("e to the power x.").ex(&[("(Math/exp 0)", "1.0")]),
-    Builtin::new("Math/sin", Exact(1), Math, sin).doc("Sine (radians).").ex(&[("(Math/sin 0)", "0.0")]),
-    Builtin::new("Math/cos", Exact(1), Math, cos).doc("Cosine (radians).").ex(&[("(Math/cos 0)", "1.0")]),
-    Builtin::new("Math/tan", Exact(1), Math, tan).doc("Tangent (radians).").ex(&[("(Math/tan 0)", "0.0")]),
-    Builtin::new("Math/asin", Exact(1), Math, asin).doc("Arc sine.").ex(&[("(Math/asin 0)", "0.0")]),
-    Builtin::new("Math/acos", Exact(1), Math, acos).doc("Arc cosine.").ex(&[("(Math/acos 1)", "0.0")]),
-    Builtin::new("Math/atan", Exact(1), Math, atan).doc("Arc tangent.").ex(&[("(Math/atan 0)", "0.0")]),
-    Builtin::new("Math/atan2", Exact(2), Math, atan2)
-        .doc("Angle of the point (x, y) from (atan2 y x).")
-        .ex(&[("(Math/atan2 0 1)", "0.0")]),
-    Builtin::new("Math/hypot", Exact(2), Math, hypot).doc("sqrt(x² + y²).").ex(&[("(Math/hypot 3 4)", "5.0")]),
-    Builtin::new("Math/cbrt", Exact(1), Math, cbrt).doc("Cube root.").ex(&[("(Math/cbrt 27)", "3.0")]),
-    Builtin::new("Math/sinh", Exact(1), Math, sinh).doc("Hyperbolic sine.").ex(&[("(Math/sinh 0)", "0.0")]),
-    Builtin::new("Math/cosh", Exact(1), Math, cosh).doc("Hyperbolic cosine.").ex(&[("(Math/cosh 0)", "1.0")]),
-    Builtin::new("Math/tanh", Exact(1), Math, tanh).doc("Hyperbolic tangent.").ex(&[("(Math/tanh 0)", "0.0")]),
-    Builtin::new("Math/expm1", Exact(1), Math, expm1)
-        .doc("e^x - 1, accurate for small x.")
-        .ex(&[("(Math/expm1 0)", "0.0")]),
-    Builtin::new("Math/rint", Exact(1), Math, rint)
-        .doc("The closest integral float; halves go to the even neighbour.")
-        .ex(&[("(Math/rint 2.5)", "2.0"), ("(Math/rint 3.5)", "4.0")]),
-    Builtin::new("Math/addExact", Exact(2), Math, add_exact)
-        .doc("Integer sum; overflow is an error.")
-        .ex(&[("(Math/addExact 1 2)", "3")]),
-    Builtin::new("Math/subtractExact", Exact(2), Math, subtract_exact)
-        .doc("Integer difference; overflow is an error.")
-        .ex(&[("(Math/subtractExact 3 4)", "-1")]),
-    Builtin::new("Math/multiplyExact", Exact(2), Math, multiply_exact)
-        .doc("Integer product; overflow is an error.")
-        .ex(&[("(Math/multiplyExact 3 4)", "12")]),
-    Builtin::new("Math/negateExact", Exact(1), Math, negate_exact)
-        .doc("Integer negation; overflow is an error.")
-        .ex(&[("(Math/negateExact 5)", "-5")]),
-    Builtin::new("Math/incrementExact", Exact(1), Math, increment_exact)
-        .doc("Integer plus one; overflow is an error.")
-        .ex(&[("(Math/incrementExact 1)", "2")]),
-    Builtin::new("Math/decrementExact", Exact(1), Math, decrement_exact)
-        .doc("Integer minus one; overflow is an error.")
-        .ex(&[("(Math/decrementExact 1)", "0")]),
-    Builtin::new("Math/toIntExact", Exact(1), Math, to_int_exact)
-        .doc("The integer, checked to fit in 32 bits.")
-        .ex(&[("(Math/toIntExact 5)", "5")]),
-    Builtin::new("Math/signum", Exact(1), Math, signum)
-        .doc("-1.0, 0.0 or 1.0 by sign.")
-        .ex(&[("(Math/signum -5)", "-1.0")]),
-    Builtin::new("Math/floorDiv", Exact(2), Math, floor_div)
-        .doc("Integer division rounding toward negative infinity.")
-        .ex(&[("(Math/floorDiv -7 2)", "-4")]),
-    Builtin::new("Math/floorMod", Exact(2), Math, floor_mod)
-        .doc("Modulus with the sign of the divisor (same as mod).")
-        .ex(&[("(Math/floorMod -7 2)", "1")]),
-    Builtin::new("Math/toRadians", Exact(1), Math, to_radians)
-        .doc("Degrees to radians.")
-        .ex(&[("(Math/toRadians 180)", "3.141592653589793")]),
-    Builtin::new("Math/toDegrees", Exact(1), Math, to_degrees)
-        .doc("Radians to degrees.")
-        .ex(&[("(Math/toDegrees Math/PI)", "180.0")]),
-    Builtin::new("Math/log1p", Exact(1), Math, log1p)
-        .doc("ln(1 + x), accurate for small x.")
-        .ex(&[("(Math/log1p 0)", "0.0")]),
+        Builtin::new("Math/round", Exact(1), Math, math_round)
+            .doc("Java's Math.round: nearest integer, halves toward positive infinity; ##NaN gives 0, out-of-range values saturate; integers pass through (DIV-45).")
+            .ex(&[("(Math/round 2.5)", "3"), ("(Math/round ##NaN)", "0")]),
+        Builtin::new("Math/max", AtLeast(1), Math, math_max)
+            .doc("The largest number (variadic, DIV-44).")
+            .ex(&[("(Math/max 1 5 3)", "5")]),
+        Builtin::new("Math/min", AtLeast(1), Math, math_min)
+            .doc("The smallest number (variadic, DIV-44).")
+            .ex(&[("(Math/min 4 2)", "2")]),
+        Builtin::new("Math/log", Exact(1), Math, ln).doc("Natural logarithm.").ex(&[("(Math/log 1)", "0.0")]),
+        Builtin::new("Math/log10", Exact(1), Math, log10).doc("Base-10 logarithm.").ex(&[("(Math/log10 1000)", "3.0")]),
+        Builtin::new("Math/exp", Exact(1), Math, exp).doc("e to the power x.").ex(&[("(Math/exp 0)", "1.0")]),
+        Builtin::new("Math/sin", Exact(1), Math, sin).doc("Sine (radians).").ex(&[("(Math/sin 0)", "0.0")]),
+        Builtin::new("Math/cos", Exact(1), Math, cos).doc("Cosine (radians).").ex(&[("(Math/cos 0)", "1.0")]),
+        Builtin::new("Math/tan", Exact(1), Math, tan).doc("Tangent (radians).").ex(&[("(Math/tan 0)", "0.0")]),
+        Builtin::new("Math/asin", Exact(1), Math, asin).doc("Arc sine.").ex(&[("(Math/asin 0)", "0.0")]),
+        Builtin::new("Math/acos", Exact(1), Math, acos).doc("Arc cosine.").ex(&[("(Math/acos 1)", "0.0")]),
+        Builtin::new("Math/atan", Exact(1), Math, atan).doc("Arc tangent.").ex(&[("(Math/atan 0)", "0.0")]),
+        Builtin::new("Math/atan2", Exact(2), Math, atan2)
+            .doc("Angle of the point (x, y) from (atan2 y x).")
+            .ex(&[("(Math/atan2 0 1)", "0.0")]),
+        Builtin::new("Math/hypot", Exact(2), Math, hypot).doc("sqrt(x² + y²).").ex(&[("(Math/hypot 3 4)", "5.0")]),
+        Builtin::new("Math/cbrt", Exact(1), Math, cbrt).doc("Cube root.").ex(&[("(Math/cbrt 27)", "3.0")]),
+        Builtin::new("Math/sinh", Exact(1), Math, sinh).doc("Hyperbolic sine.").ex(&[("(Math/sinh 0)", "0.0")]),
+        Builtin::new("Math/cosh", Exact(1), Math, cosh).doc("Hyperbolic cosine.").ex(&[("(Math/cosh 0)", "1.0")]),
+        Builtin::new("Math/tanh", Exact(1), Math, tanh).doc("Hyperbolic tangent.").ex(&[("(Math/tanh 0)", "0.0")]),
+        Builtin::new("Math/expm1", Exact(1), Math, expm1)
+            .doc("e^x - 1, accurate for small x.")
+            .ex(&[("(Math/expm1 0)", "0.0")]),
+        Builtin::new("Math/rint", Exact(1), Math, rint)
+            .doc("The closest integral float; halves go to the even neighbour.")
+            .ex(&[("(Math/rint 2.5)", "2.0"), ("(Math/rint 3.5)", "4.0")]),
+        Builtin::new("Math/addExact", Exact(2), Math, add_exact)
+            .doc("Integer sum; overflow is an error.")
+            .ex(&[("(Math/addExact 1 2)", "3")]),
+        Builtin::new("Math/subtractExact", Exact(2), Math, subtract_exact)
+            .doc("Integer difference; overflow is an error.")
+            .ex(&[("(Math/subtractExact 3 4)", "-1")]),
+        Builtin::new("Math/multiplyExact", Exact(2), Math, multiply_exact)
+            .doc("Integer product; overflow is an error.")
+            .ex(&[("(Math/multiplyExact 3 4)", "12")]),
+        Builtin::new("Math/negateExact", Exact(1), Math, negate_exact)
+            .doc("Integer negation; overflow is an error.")
+            .ex(&[("(Math/negateExact 5)", "-5")]),
+        Builtin::new("Math/incrementExact", Exact(1), Math, increment_exact)
+            .doc("Integer plus one; overflow is an error.")
+            .ex(&[("(Math/incrementExact 1)", "2")]),
+        Builtin::new("Math/decrementExact", Exact(1), Math, decrement_exact)
+            .doc("Integer minus one; overflow is an error.")
+            .ex(&[("(Math/decrementExact 1)", "0")]),
+        Builtin::new("Math/toIntExact", Exact(1), Math, to_int_exact)
+            .doc("The integer, checked to fit in 32 bits.")
+            .ex(&[("(Math/toIntExact 5)", "5")]),
+        Builtin::new("Math/signum", Exact(1), Math, signum)
+            .doc("-1.0, 0.0 or 1.0 by sign.")
+            .ex(&[("(Math/signum -5)", "-1.0")]),
+        Builtin::new("Math/floorDiv", Exact(2), Math, floor_div)
+            .doc("Integer division rounding toward negative infinity.")
+            .ex(&[("(Math/floorDiv -7 2)", "-4")]),
+        Builtin::new("Math/floorMod", Exact(2), Math, floor_mod)
+            .doc("Modulus with the sign of the divisor (same as mod).")
+            .ex(&[("(Math/floorMod -7 2)", "1")]),
+        Builtin::new("Math/toRadians", Exact(1), Math, to_radians)
+            .doc("Degrees to radians.")
+            .ex(&[("(Math/toRadians 180)", "3.141592653589793")]),
+        Builtin::new("Math/toDegrees", Exact(1), Math, to_degrees)
+            .doc("Radians to degrees.")
+            .ex(&[("(Math/toDegrees Math/PI)", "180.0")]),
+        Builtin::new("Math/log1p", Exact(1), Math, log1p)
+            .doc("ln(1 + x), accurate for small x.")
+            .ex(&[("(Math/log1p 0)", "0.0")]),
     ],
 };
 
