@@ -507,7 +507,7 @@ impl Analyzer<'_> {
         let mut user: Vec<String> = self.defined.iter().chain(self.env.user_names.iter()).cloned().collect();
         user.sort();
         let builtins = builtins::all()
-            .filter(|b| !b.name.contains('/') || b.name.starts_with("str/") || b.name.starts_with("set/"))
+            .filter(|b| !b.name.contains('/') || builtins::short_name(b) != b.name)
             .flat_map(|b| std::iter::once(b.name).chain(b.aliases.iter().copied()))
             .map(str::to_string);
         let mut data: Vec<String> = self.env.data_keys.iter().map(|k| format!("data/{k}")).collect();

@@ -38,7 +38,7 @@ pub(crate) static TABLE: Table = Table {
 fn ns_of(b: &Builtin) -> &'static str {
     if let Some((ns, _)) = b.name.split_once('/')
         && !ns.is_empty()
-        && !matches!(ns, "set" | "str")
+        && super::short_name(b) == b.name
     {
         return ns;
     }
@@ -162,8 +162,7 @@ pub fn names_in_namespace(ns: &str) -> Vec<String> {
             // a library's other Clojure names (postwalk-replace) are listed too
             let lib = super::home_library(b);
             let aliases = b.aliases.iter().filter(move |a| lib.names().contains(a)).copied();
-            std::iter::once(b.name.strip_prefix("str/").or_else(|| b.name.strip_prefix("set/")).unwrap_or(b.name))
-                .chain(aliases)
+            std::iter::once(super::short_name(b)).chain(aliases)
         })
         .map(str::to_string)
         .collect();

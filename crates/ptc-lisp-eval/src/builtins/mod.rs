@@ -440,12 +440,8 @@ impl Library {
                     .filter(|t| t.library == lib)
                     .flat_map(|t| t.builtins.iter())
                     .flat_map(|b| {
-                        let short = match (lib.prefix(), b.name.split_once('/')) {
-                            (Some(p), Some((q, n))) if p == q => n,
-                            _ => b.name,
-                        };
                         let listed = if b.lists_aliases { b.aliases } else { &[] };
-                        std::iter::once(short).chain(listed.iter().copied())
+                        std::iter::once(short_name(b)).chain(listed.iter().copied())
                     })
                     .collect();
                 names.sort_unstable();
@@ -466,6 +462,15 @@ impl Library {
 /// the PTC extensions core's).
 pub fn home_library(b: &Builtin) -> Library {
     index().get(b.name).map_or(Library::Core, |(_, lib)| *lib)
+}
+
+/// The name of an entry within its library: without the `str/` or `set/` prefix a
+/// library-only meaning is registered under (`str/replace` is clojure.string's `replace`).
+pub(crate) fn short_name(b: &Builtin) -> &'static str {
+    match (home_library(b).prefix(), b.name.split_once('/')) {
+        (Some(p), Some((q, n))) if p == q => n,
+        _ => b.name,
+    }
 }
 
 /// Resolves `ns/name` to a builtin. Each Clojure library has its own table, so
