@@ -1,6 +1,10 @@
-//! The one function registry: every builtin is declared once (name, aliases, arity,
-//! category, doc, examples, extension flag) and dispatched from that declaration.
-//! `doc`/`dir`/`apropos` and `cargo xtask docs` read the same table.
+//! The one function registry: every builtin is declared once, in the [`Table`] of the file
+//! that holds it (its library; per entry the name, aliases, arity, category, doc, examples,
+//! extension flag and specialisations), and dispatched from that declaration. The
+//! analyzer (arithmetic and comparison nodes, quoted names), the fuser (steps, sinks,
+//! sources), transducer forms, laziness, `doc`/`dir`/`apropos`/`ns-publics`/`all-ns` and
+//! `cargo xtask docs` read the same entries; no other place lists builtin names.
+//! `table_checks.rs` checks the declarations against what reads them.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
