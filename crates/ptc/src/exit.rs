@@ -89,7 +89,7 @@ impl Exit {
                 "A flag, argument, input file or configuration is wrong; nothing ran. The message is on stderr (`ptc: ...`), or the `usage_error` envelope with `--output json`."
             }
             Exit::ProgramFailed => {
-                "A program ended in an error or `(fail v)`. The evaluator's reason is printed: `Eval error: ...` on stderr, or the envelope's `reason` (docs/reasons/evaluator.md)."
+                "A program ended in an error or `(fail v)`. The evaluator's reason is printed: `Eval error: ...` (`Parse`, `Timeout`... by phase) on stderr, or the envelope's `reason`."
             }
             Exit::MissionFailed => {
                 "The mission failed (turns, budget, a model error, `(fail ...)`). The agent loop's reason is printed: `Failed (reason): ...` on stderr, or `fail.reason` with `--output json`."
