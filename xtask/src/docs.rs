@@ -1,4 +1,6 @@
-//! `cargo xtask docs`: generates `docs/functions.md` from the function registry.
+//! `cargo xtask docs`: generates `docs/functions.md` from the function registry and the
+//! reason tables of `docs/reasons/` from the reason enums (`reasons.rs`); `--check` fails
+//! when a committed file differs from what the code generates.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -61,10 +63,33 @@ pub fn render() -> String {
     md
 }
 
-/// Writes the reference.
+/// Every generated file: (path under the root, contents).
+fn generated() -> Vec<(&'static str, String)> {
+    let mut files = vec![("docs/functions.md", render())];
+    files.extend(crate::reasons::files());
+    files
+}
+
+/// Writes the reference and the reason tables.
 pub fn run(root: &Path) -> Result<()> {
-    let md = render();
-    std::fs::write(root.join("docs/functions.md"), &md)?;
-    eprintln!("wrote docs/functions.md ({} functions)", builtins::all().count());
+    std::fs::create_dir_all(root.join("docs/reasons"))?;
+    for (path, text) in generated() {
+        std::fs::write(root.join(path), &text)?;
+        eprintln!("wrote {path}");
+    }
+    eprintln!("({} functions)", builtins::all().count());
+    Ok(())
+}
+
+/// Fails when a generated file is missing or differs from what the code generates.
+pub fn check(root: &Path) -> Result<()> {
+    let stale: Vec<&str> = generated()
+        .into_iter()
+        .filter(|(path, text)| std::fs::read_to_string(root.join(path)).ok().as_ref() != Some(text))
+        .map(|(path, _)| path)
+        .collect();
+    if !stale.is_empty() {
+        anyhow::bail!("{} is stale: run `cargo xtask docs` and commit the result", stale.join(", "));
+    }
     Ok(())
 }

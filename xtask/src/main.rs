@@ -18,6 +18,7 @@ mod msrv;
 mod prompts;
 mod providers;
 mod python;
+mod reasons;
 mod release;
 mod snapshots;
 mod version;
@@ -32,7 +33,8 @@ commands:
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
                 (--record: write our output of each case to fixtures/conformance/*.out, no JVM)
   bench         benchmarks side by side with baselines (CPython, whole-process startup)
-  docs          regenerate docs/functions.md from the function registry
+  docs          regenerate docs/functions.md from the function registry and docs/reasons/
+                from the reason enums (--check: fail when a committed file is stale)
   doc-blocks    run the shell blocks of README.md and docs/*.md (transcripts checked line by
                 line; a short list of blocks that need a network or a key is skipped)
   fuzz          cargo-fuzz targets (parse, eval, json_context, frame, answer) on stable, each for
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Some("conformance") if args.get(1).map(String::as_str) == Some("--record") => conformance::record(&root()),
         Some("conformance") => conformance::run(&root()),
         Some("bench") => bench::run(),
+        Some("docs") if args.get(1).map(String::as_str) == Some("--check") => docs::check(&root()),
         Some("docs") => docs::run(&root()),
         Some("doc-blocks") => doc_blocks::run(&root()),
         Some("interop") => interop::run(&root()),
@@ -152,11 +155,8 @@ fn ci() -> Result<()> {
     snapshots::check_none_pending(&root())?;
     providers::feature_matrix(&cargo)?;
     msrv::check(&root(), &cargo)?;
-    eprintln!("==> docs/functions.md is up to date");
-    let committed = std::fs::read_to_string(root().join("docs/functions.md")).unwrap_or_default();
-    if committed != docs::render() {
-        bail!("docs/functions.md is stale: run `cargo xtask docs` and commit the result");
-    }
+    eprintln!("==> docs/functions.md and docs/reasons/ are up to date");
+    docs::check(&root())?;
     eprintln!("==> prompt cards within budget");
     prompts::run(&root())?;
     eprintln!("==> the shell blocks of the README and docs/");

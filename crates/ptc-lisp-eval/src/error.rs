@@ -6,8 +6,11 @@ use ptc_lisp_syntax::Span;
 
 use crate::value::Value;
 
-/// The kind of a failed run. The string forms (`as_str`) are stable: they appear in JSON
-/// envelopes, MCP results and turn feedback.
+/// The kind of a failed run: the evaluator's reason vocabulary. The string forms
+/// (`as_str`) are stable: they appear in JSON envelopes, MCP results and turn feedback, and
+/// `docs/reasons/evaluator.md` is generated from [`ErrorKind::ALL`] and
+/// [`ErrorKind::description`]. `fail` is the reason of a run that called `(fail v)`
+/// ([`crate::Outcome::failure_kind`]); `validation_error` is raised by `ptc-signature`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -70,6 +73,38 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order (the order of `docs/reasons/evaluator.md`).
+    pub const ALL: [ErrorKind; 28] = [
+        ErrorKind::ParseError,
+        ErrorKind::InvalidForm,
+        ErrorKind::InvalidPlaceholder,
+        ErrorKind::UnboundVar,
+        ErrorKind::UnknownTool,
+        ErrorKind::ArityError,
+        ErrorKind::TypeError,
+        ErrorKind::ArithmeticError,
+        ErrorKind::NotCallable,
+        ErrorKind::DestructureError,
+        ErrorKind::UnsupportedMethod,
+        ErrorKind::RuntimeError,
+        ErrorKind::ToolError,
+        ErrorKind::InvalidToolArgs,
+        ErrorKind::ToolCallLimitExceeded,
+        ErrorKind::LoopLimitExceeded,
+        ErrorKind::RecursionLimitExceeded,
+        ErrorKind::Timeout,
+        ErrorKind::FuelExhausted,
+        ErrorKind::MemoryExceeded,
+        ErrorKind::ProgramTooLarge,
+        ErrorKind::SymbolLimitExceeded,
+        ErrorKind::OutputTooLarge,
+        ErrorKind::PmapError,
+        ErrorKind::ParallelCapacityExceeded,
+        ErrorKind::Cancelled,
+        ErrorKind::Fail,
+        ErrorKind::ValidationError,
+    ];
+
     /// Stable snake_case name (`parse_error`, `timeout`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -101,6 +136,46 @@ impl ErrorKind {
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Fail => "fail",
             ErrorKind::ValidationError => "validation_error",
+        }
+    }
+
+    /// One line saying what the kind means (the table of `docs/reasons/evaluator.md`).
+    pub fn description(self) -> &'static str {
+        match self {
+            ErrorKind::ParseError => "The source text could not be read (unbalanced brackets, a bad literal...).",
+            ErrorKind::InvalidForm => "A special form is malformed (`(let [x] ...)`, `recur` not in tail position...).",
+            ErrorKind::InvalidPlaceholder => "`%` or `%1` used outside an anonymous function `#(...)`.",
+            ErrorKind::UnboundVar => {
+                "A symbol resolves to nothing: not a local, a definition, a builtin or `data/` key."
+            }
+            ErrorKind::UnknownTool => "`(tool/x ...)` names a tool the host does not offer.",
+            ErrorKind::ArityError => "A function got the wrong number of arguments.",
+            ErrorKind::TypeError => "A value of the wrong type was given to an operation.",
+            ErrorKind::ArithmeticError => "Integer overflow, division by zero or a number out of range.",
+            ErrorKind::NotCallable => "A value that is not a function was called.",
+            ErrorKind::DestructureError => "A destructuring pattern did not fit its value.",
+            ErrorKind::UnsupportedMethod => "An interop method or class that PTC-Lisp does not support.",
+            ErrorKind::RuntimeError => "A builtin failed for another reason (the message says which).",
+            ErrorKind::ToolError => "A tool call failed on the host side.",
+            ErrorKind::InvalidToolArgs => "A tool was called with positional, too deeply nested or rejected arguments.",
+            ErrorKind::ToolCallLimitExceeded => "The run made more tool calls than `max_tool_calls` allows.",
+            ErrorKind::LoopLimitExceeded => {
+                "A `loop` ran more `recur` iterations (or a sequence more items) than allowed."
+            }
+            ErrorKind::RecursionLimitExceeded => "Non-tail recursion went deeper than `max_depth` allows.",
+            ErrorKind::Timeout => "The run passed its deadline (`timeout`).",
+            ErrorKind::FuelExhausted => "The run burned more fuel than `max_fuel` allows.",
+            ErrorKind::MemoryExceeded => "The program built more bytes than `max_heap_bytes` allows.",
+            ErrorKind::ProgramTooLarge => "The program text is larger than `max_program_bytes`.",
+            ErrorKind::SymbolLimitExceeded => "The program uses more distinct symbols and keywords than allowed.",
+            ErrorKind::OutputTooLarge => "The printed result is larger than `max_result_bytes`.",
+            ErrorKind::PmapError => "A `pmap`/`pcalls` branch failed (the message names the branch and its error).",
+            ErrorKind::ParallelCapacityExceeded => {
+                "No parallel worker or run thread was free (`max_parallel_workers`, the pool's queue)."
+            }
+            ErrorKind::Cancelled => "The host or the client cancelled the run.",
+            ErrorKind::Fail => "The program called `(fail v)`.",
+            ErrorKind::ValidationError => "The result does not match the expected signature or output schema.",
         }
     }
 
@@ -188,3 +263,7 @@ pub fn err<T>(kind: ErrorKind, message: impl Into<String>) -> EvalResult<T> {
 pub fn type_err<T>(message: impl Into<String>) -> EvalResult<T> {
     err(ErrorKind::TypeError, message)
 }
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;

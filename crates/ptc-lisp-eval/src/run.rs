@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::cancel::Cancel;
 use crate::engine::{Engine, RunInput};
-use crate::error::EvalError;
+use crate::error::{ErrorKind, EvalError};
 use crate::function::Function;
 use crate::host::{Host, NoTools, ToolCallRecord};
 use crate::interp::Globals;
@@ -263,12 +263,17 @@ impl Outcome {
         }
     }
 
-    /// The stable reason of a failed run: the error kind's name, or `fail` for `(fail v)`.
-    pub fn reason(&self) -> Option<&'static str> {
+    /// The reason of a failed run: the error's kind, or [`ErrorKind::Fail`] for `(fail v)`.
+    pub fn failure_kind(&self) -> Option<ErrorKind> {
         match &self.result {
-            RunResult::Error(e) => Some(e.kind.as_str()),
-            RunResult::Failed(_) => Some("fail"),
+            RunResult::Error(e) => Some(e.kind),
+            RunResult::Failed(_) => Some(ErrorKind::Fail),
             _ => None,
         }
+    }
+
+    /// The stable reason of a failed run: the error kind's name, or `fail` for `(fail v)`.
+    pub fn reason(&self) -> Option<&'static str> {
+        self.failure_kind().map(ErrorKind::as_str)
     }
 }

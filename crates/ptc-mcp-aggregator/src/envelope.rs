@@ -1,9 +1,10 @@
 //! The `lisp_eval` result payload and how each response profile shapes it.
 
-use ptc_lisp_eval::{Outcome, RunResult};
+use ptc_lisp_eval::{ErrorKind, Outcome, RunResult};
 use serde_json::{Value as Json, json};
 
 use crate::config::ResponseProfile;
+use crate::reason::McpReason;
 
 /// How much of a result the `user=> ...` line shows in the `slim` and `structured`
 /// profiles; a cut preview says so (`...`, `(truncated at N chars; ...)`) and the payload's
@@ -46,51 +47,6 @@ pub struct CallPayload {
     pub reason: Option<String>,
 }
 
-fn feedback_for(reason: &str) -> &'static str {
-    match reason {
-        "parse_error" => {
-            "The program did not parse. Fix the syntax at the reported line and column and call lisp_eval again."
-        }
-        "timeout" => {
-            "The program ran out of time. Process less data per call, avoid long loops, or aggregate with reduce."
-        }
-        "memory_exceeded" => {
-            "The program built too much data. Return summaries (counts, sums, the first few items) instead of whole collections."
-        }
-        "validation_error" => "The result does not match output_schema. Fix the listed paths and call lisp_eval again.",
-        "args_error" => {
-            "The tool arguments are invalid. Pass {\"program\": \"...\"} and optionally an object \"context\"."
-        }
-        "busy" => {
-            "The MCP server is at its concurrent-call cap. The previous call has not finished. Wait briefly and retry the same tools/call."
-        }
-        "cancelled" => "The call was cancelled by the client.",
-        "unknown_tool" => {
-            "The name is not a tool here. This MCP server exposes one tool, `lisp_eval`; inside a program, (tool/...) may only name the tools its description lists."
-        }
-        "shutting_down" => "The server is shutting down. Retry on a new connection.",
-        "fail" => "The program called (fail ...). Read the reason and adjust.",
-        "session_args_error" => "The session tool arguments are invalid. Fix the named argument and call again.",
-        "session_not_found" => "No such session (it may have expired). Start one with lisp_session_start.",
-        "session_owner_mismatch" => {
-            "That session belongs to another client. Use your own sessions (lisp_session_list)."
-        }
-        "session_closed" => "The session has ended. Start a new one with lisp_session_start.",
-        "session_busy" => "Another eval of this session is running. Wait for it to return, then retry.",
-        "session_limit_exceeded" => {
-            "A session limit was reached and nothing was committed. Free room with lisp_session_forget or close sessions."
-        }
-        "session_state_error" => {
-            "The eval defined something a session cannot keep; nothing was committed. Follow the message."
-        }
-        "session_record_invalid" => "The session's stored state cannot be read. Close it and start a new session.",
-        "session_store_unavailable" => {
-            "The session store is unreachable. Retry shortly; lisp_eval-style work is unaffected."
-        }
-        _ => "The program raised an error. Read the message, fix the program and call lisp_eval again.",
-    }
-}
-
 fn cap_prints(prints: &[String], profile: ResponseProfile) -> (Vec<String>, bool) {
     let (max_entries, max_bytes, _, _) = profile.output_limits();
     let mut out = Vec::new();
@@ -109,7 +65,12 @@ fn cap_prints(prints: &[String], profile: ResponseProfile) -> (Vec<String>, bool
 
 /// A successful run (value or `return`), with the validated JSON when an output schema
 /// matched.
-pub fn success(outcome: &Outcome, profile: ResponseProfile, preview: Preview, validated: Option<Json>) -> CallPayload {
+pub(crate) fn success(
+    outcome: &Outcome,
+    profile: ResponseProfile,
+    preview: Preview,
+    validated: Option<Json>,
+) -> CallPayload {
     let value = outcome.value().cloned().unwrap_or(ptc_lisp_eval::Value::Nil);
     let whole = || format!("user=> {}", outcome.printed);
     let (preview, truncated) = if profile == ResponseProfile::Debug {
@@ -162,20 +123,20 @@ pub fn success(outcome: &Outcome, profile: ResponseProfile, preview: Preview, va
 }
 
 /// An error result with a stable reason.
-pub fn error(
-    reason: &str,
+pub(crate) fn error(
+    reason: McpReason,
     message: &str,
     result: Option<String>,
     prints: &[String],
     profile: ResponseProfile,
 ) -> CallPayload {
-    error_with_feedback(reason, message, feedback_for(reason), result, prints, profile)
+    error_with_feedback(reason, message, reason.feedback(), result, prints, profile)
 }
 
 /// An error whose feedback line is the caller's (a tool whose arguments are not
 /// `lisp_eval`'s says what its own arguments are).
 pub(crate) fn error_with_feedback(
-    reason: &str,
+    reason: McpReason,
     message: &str,
     feedback: &str,
     result: Option<String>,
@@ -195,7 +156,7 @@ pub(crate) fn error_with_feedback(
         }
         text = format!("{trail}\n<error>\n{text}");
     }
-    let mut full = json!({"status": "error", "reason": reason, "message": message, "feedback": feedback});
+    let mut full = json!({"status": "error", "reason": reason.as_str(), "message": message, "feedback": feedback});
     if let Some(r) = result {
         full["result"] = json!(r);
     }
@@ -205,7 +166,7 @@ pub(crate) fn error_with_feedback(
     if prints_truncated {
         full["prints_truncated"] = json!(true);
     }
-    let reason = Some(reason.to_string());
+    let reason = Some(reason.as_str().to_string());
     match profile {
         ResponseProfile::Slim => CallPayload { is_error: true, text, structured: None, reason },
         ResponseProfile::Structured => CallPayload { is_error: true, text, structured: Some(full), reason },
@@ -217,7 +178,7 @@ pub(crate) fn error_with_feedback(
 }
 
 /// The payload of a finished run.
-pub fn from_outcome(
+pub(crate) fn from_outcome(
     outcome: &Outcome,
     profile: ResponseProfile,
     preview: Preview,
@@ -228,20 +189,21 @@ pub fn from_outcome(
         RunResult::Failed(v) => {
             let opts = ptc_lisp_eval::printer::PrintOptions { limit: Some(50), printable_limit: None, max_bytes: 2048 };
             let shown = ptc_lisp_eval::printer::to_clojure_with(v, &opts).0;
-            error("fail", &format!("the program called (fail {shown})"), Some(shown.clone()), &outcome.prints, profile)
+            let reason = McpReason::Eval(ErrorKind::Fail);
+            error(reason, &format!("the program called (fail {shown})"), Some(shown.clone()), &outcome.prints, profile)
         }
         RunResult::Error(e) => {
             let mut message = e.message.clone();
             if let Some(span) = e.span {
                 message = format!("{message} (line {}, column {})", span.line, span.column);
             }
-            error(e.kind.as_str(), &message, None, &outcome.prints, profile)
+            error(McpReason::Eval(e.kind), &message, None, &outcome.prints, profile)
         }
     }
 }
 
 /// The `outputSchema` advertised for `lisp_eval` in the structured and debug profiles.
-pub fn output_schema(profile: ResponseProfile) -> Option<Json> {
+pub(crate) fn output_schema(profile: ResponseProfile) -> Option<Json> {
     let base = json!({
         "type": "object",
         "properties": {

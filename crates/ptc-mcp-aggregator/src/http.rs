@@ -40,7 +40,7 @@ use crate::server::PtcServer;
 const RESUME_CACHE_TTL: Duration = Duration::from_secs(5);
 
 /// How long running calls may finish after a shutdown signal.
-pub const DRAIN_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -446,7 +446,7 @@ pub(crate) async fn wait_until(limit: Duration, done: impl Fn() -> bool) {
 
 /// `scheme://host[:port]` with the scheme's default port made explicit, so that every
 /// allowed origin is matched with its port.
-pub fn origin_with_port(origin: &str) -> String {
+pub(crate) fn origin_with_port(origin: &str) -> String {
     let o = origin.trim().trim_end_matches('/');
     let Some((scheme, rest)) = o.split_once("://") else { return o.to_string() };
     let has_port = match rest.rfind(']') {

@@ -33,6 +33,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod agentic;
 mod config;
@@ -44,6 +45,7 @@ mod envelope;
 pub mod frame;
 mod http;
 pub mod prelude;
+mod reason;
 mod server;
 pub mod session;
 mod stdio;
@@ -54,6 +56,7 @@ pub use diagnostics::{DiagnosticsConfig, PayloadPolicy};
 pub use envelope::{CallPayload, Preview};
 pub use http::{HttpError, serve_http};
 pub use prelude::{PreludeError, Preludes};
+pub use reason::McpReason;
 pub use server::{LISP_EVAL_CARD, NoUpstreams, PtcServer, ToolBackend};
 pub use session::{Owner, SessionConfig};
 pub use stdio::{StdioError, serve_stdio};

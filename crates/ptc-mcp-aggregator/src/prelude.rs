@@ -81,12 +81,12 @@ pub struct Prelude {
 
 impl Prelude {
     /// `{id, version, checksum}`.
-    pub fn reference(&self) -> Json {
+    pub(crate) fn reference(&self) -> Json {
         json!({"id": self.id, "version": self.version, "checksum": self.checksum})
     }
 
     /// What a session start tells the model about it.
-    pub fn summary(&self) -> Json {
+    pub(crate) fn summary(&self) -> Json {
         let public: Vec<&Export> = self.exports.iter().filter(|e| !e.private).collect();
         let functions: Vec<Json> =
             public.iter().map(|e| json!({"name": e.name, "doc": e.doc.clone().unwrap_or_default()})).collect();
@@ -118,7 +118,7 @@ pub struct PreludeError(pub String);
 
 /// Why a session's prelude refs cannot be honoured.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoSuchPrelude(pub String);
+pub(crate) struct NoSuchPrelude(pub(crate) String);
 
 impl Preludes {
     /// No preludes.
@@ -160,13 +160,8 @@ impl Preludes {
         self.list.iter()
     }
 
-    /// Refs of every loaded prelude.
-    pub fn refs(&self) -> Vec<Json> {
-        self.list.iter().map(|p| p.reference()).collect()
-    }
-
     /// The definitions of every prelude, as the memory a run starts with.
-    pub fn globals(&self) -> Globals {
+    pub(crate) fn globals(&self) -> Globals {
         let mut g = Globals::default();
         for p in &self.list {
             add(&mut g, p);
@@ -177,7 +172,7 @@ impl Preludes {
     /// The definitions of the preludes `refs` name (a session's frozen refs). A ref this
     /// server cannot honour (no such id, or a different checksum: another instance runs
     /// another file) is an error naming it.
-    pub fn globals_for(&self, refs: &[Json]) -> Result<Globals, NoSuchPrelude> {
+    pub(crate) fn globals_for(&self, refs: &[Json]) -> Result<Globals, NoSuchPrelude> {
         let mut g = Globals::default();
         for r in refs {
             let id = r.get("id").and_then(Json::as_str).unwrap_or_default();
@@ -201,7 +196,7 @@ impl Preludes {
 
     /// The preludes a `lisp_session_start` asks for (`preludes` argument): absent means
     /// all; otherwise each item is an id or `{id, version, checksum?}`.
-    pub fn select(&self, arg: Option<&Json>) -> Result<Vec<Arc<Prelude>>, String> {
+    pub(crate) fn select(&self, arg: Option<&Json>) -> Result<Vec<Arc<Prelude>>, String> {
         let items = match arg {
             None | Some(Json::Null) => return Ok(self.list.clone()),
             Some(Json::Array(items)) => items,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use ptc_lisp_eval::{Cancel, Engine, Host, Limits, NoTools, RunInput, RunResult};
+use ptc_lisp_eval::{Cancel, Engine, ErrorKind, Host, Limits, NoTools, RunInput, RunResult};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod, DiscoverResult,
     Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
@@ -18,6 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::config::McpConfig;
 use crate::context_stash::{ContextStash, PLACEHOLDER_PREFIX};
 use crate::envelope::{self, CallPayload};
+use crate::reason::McpReason;
 
 /// The `serverInfo.name` of our `initialize` answer; the upstream client refuses a stdio
 /// upstream that answers with it (a ptc nested in ptc).
@@ -27,7 +28,7 @@ pub(crate) const SERVER_NAME: &str = "ptc";
 pub const LISP_EVAL_CARD: &str = include_str!("../prompts/lisp_eval.md");
 
 /// The body of the prompt card (after its metadata header).
-pub fn card_body(card: &str) -> &str {
+pub(crate) fn card_body(card: &str) -> &str {
     card.split_once("\n---\n").map(|(_, body)| body.trim()).unwrap_or(card.trim())
 }
 
@@ -217,19 +218,19 @@ impl PtcServer {
         let profile = self.config.response_profile;
         let Some(task) = self.agentic.clone() else {
             return (
-                envelope::error("unknown_tool", "lisp_task is offered only with --agentic", None, &[], profile),
+                envelope::error(McpReason::UnknownTool, "lisp_task is offered only with --agentic", None, &[], profile),
                 None,
             );
         };
         if self.shutting_down.load(Ordering::SeqCst) {
-            return (envelope::error("shutting_down", "the server is shutting down", None, &[], profile), None);
+            return (envelope::error(McpReason::ShuttingDown, "the server is shutting down", None, &[], profile), None);
         }
         let permit = match self.acquire_slot(&cancel).await {
             Ok(p) => p,
-            Err(NoSlot::Busy(msg)) => return (envelope::error("busy", &msg, None, &[], profile), None),
+            Err(NoSlot::Busy(msg)) => return (envelope::error(McpReason::Busy, &msg, None, &[], profile), None),
             Err(NoSlot::Cancelled) => {
                 let p = envelope::error(
-                    "cancelled",
+                    McpReason::Eval(ErrorKind::Cancelled),
                     "the call was cancelled while it waited for a slot",
                     None,
                     &[],
@@ -240,7 +241,7 @@ impl PtcServer {
         };
         let answer = tokio::select! {
             p = task.call_traced(args, profile) => p,
-            _ = cancel.cancelled() => (envelope::error("cancelled", "the client cancelled the task", None, &[], profile), None),
+            _ = cancel.cancelled() => (envelope::error(McpReason::Eval(ErrorKind::Cancelled), "the client cancelled the task", None, &[], profile), None),
         };
         drop(permit);
         if self.calls_in_flight() == 0 {
@@ -398,7 +399,7 @@ impl PtcServer {
                 let structured = (profile != crate::config::ResponseProfile::Slim).then_some(answer);
                 CallPayload { is_error: false, text, structured, reason: None }
             }
-            Err(msg) => envelope::error_with_feedback("args_error", &msg, LISP_DEBUG_ARGS, None, &[], profile),
+            Err(msg) => envelope::error_with_feedback(McpReason::ArgsError, &msg, LISP_DEBUG_ARGS, None, &[], profile),
         }
     }
 
@@ -411,18 +412,18 @@ impl PtcServer {
     ) -> CallPayload {
         let profile = self.config.response_profile;
         if self.shutting_down.load(Ordering::SeqCst) {
-            return envelope::error("shutting_down", "the server is shutting down", None, &[], profile);
+            return envelope::error(McpReason::ShuttingDown, "the server is shutting down", None, &[], profile);
         }
         let parsed = match self.check_args(args) {
             Ok(p) => p,
-            Err(msg) => return envelope::error("args_error", &msg, None, &[], profile),
+            Err(msg) => return envelope::error(McpReason::ArgsError, &msg, None, &[], profile),
         };
         let permit = match self.acquire_slot(&cancel).await {
             Ok(p) => p,
-            Err(NoSlot::Busy(msg)) => return envelope::error("busy", &msg, None, &[], profile),
+            Err(NoSlot::Busy(msg)) => return envelope::error(McpReason::Busy, &msg, None, &[], profile),
             Err(NoSlot::Cancelled) => {
                 return envelope::error(
-                    "cancelled",
+                    McpReason::Eval(ErrorKind::Cancelled),
                     "the call was cancelled while it waited for a slot",
                     None,
                     &[],
@@ -431,7 +432,7 @@ impl PtcServer {
             }
         };
         if self.shutting_down.load(Ordering::SeqCst) {
-            return envelope::error("shutting_down", "the server is shutting down", None, &[], profile);
+            return envelope::error(McpReason::ShuttingDown, "the server is shutting down", None, &[], profile);
         }
         let run_cancel = Cancel::new();
         let context_text = parsed.context;
@@ -479,8 +480,8 @@ impl PtcServer {
         }
         let mut outcome = match joined {
             Ok(Ok(outcome)) => outcome,
-            Ok(Err(msg)) => return envelope::error("args_error", &msg, None, &[], profile),
-            Err(e) => return envelope::error(e.kind.as_str(), &e.message, None, &[], profile),
+            Ok(Err(msg)) => return envelope::error(McpReason::ArgsError, &msg, None, &[], profile),
+            Err(e) => return envelope::error(McpReason::Eval(e.kind), &e.message, None, &[], profile),
         };
         let mut validated = None;
         if let Some(ty) = &parsed.output_type
@@ -684,7 +685,7 @@ impl ServerHandler for PtcServer {
             self.call_session_tool(&request.name, owner, request.arguments, context.ct.clone()).await
         } else {
             envelope::error(
-                "unknown_tool",
+                McpReason::UnknownTool,
                 &format!("unknown tool {:?}", request.name),
                 None,
                 &[],

@@ -32,7 +32,7 @@ pub enum StdioError {
 }
 
 /// How long in-flight calls may run on after a shutdown signal.
-pub const DRAIN_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
 /// One line of input, capped.
 enum Line {
@@ -101,7 +101,7 @@ pub async fn serve_stdio(server: PtcServer, shutdown: CancellationToken) -> Resu
 }
 
 /// [`serve_stdio`] over any byte streams (used by tests).
-pub async fn serve<R>(
+pub(crate) async fn serve<R>(
     server: PtcServer,
     shutdown: CancellationToken,
     input: R,

@@ -30,7 +30,7 @@ pub fn envelope(o: &Outcome) -> Json {
         }
         RunResult::Failed(v) => json!({
             "status": "error",
-            "reason": "fail",
+            "reason": ptc_lisp_eval::ErrorKind::Fail.as_str(),
             "message": format!("the program called (fail {})", o.printed),
             "result": o.printed,
             "value": to_json(v).ok(),
@@ -58,7 +58,7 @@ pub fn envelope(o: &Outcome) -> Json {
 
 /// An envelope for a malformed batch line.
 pub fn usage_error(message: &str) -> Json {
-    json!({"status": "error", "reason": "usage_error", "message": message, "prints": []})
+    json!({"status": "error", "reason": crate::exit::Exit::UsageError.as_str(), "message": message, "prints": []})
 }
 
 /// `<Kind> error: message`, plus the source line and a caret when the error has a location.

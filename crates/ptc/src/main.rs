@@ -16,8 +16,11 @@ use std::sync::{Arc, LazyLock};
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{Limits, RunOptions};
 
+use crate::exit::Exit;
+
 mod agentic_flags;
 mod envelope;
+mod exit;
 mod heap;
 mod limit_flags;
 mod logging;
@@ -28,18 +31,25 @@ mod run_cmd;
 mod signature_cmd;
 mod upstream_flags;
 
-const AFTER_HELP: &str = "Examples:
+const EXAMPLES: &str = "Examples:
   ptc eval '(map inc [1 2 3])'                       run a program, print its result
   ptc eval --context data.json -f report.clj          data/<key> from a JSON object
   ptc eval --output json - < prog.clj                 one JSON envelope on stdout
   ptc repl                                            interactive, definitions persist
   ptc mcp                                             MCP server on stdio (lisp_eval)
   ptc mcp --http 127.0.0.1:7332                       MCP over Streamable HTTP at /mcp
-  ptc signature check '(q :string) -> [{id :int}]'    a signature and its JSON Schemas
+  ptc signature check '(q :string) -> [{id :int}]'    a signature and its JSON Schemas";
 
-Exit codes: 0 success, 1 program error or (fail v), 2 usage error.
-Every sandbox limit is a flag on eval, repl and mcp (see `ptc eval --help`).
-Docs: README.md, docs/language.md, docs/mcp.md, docs/security.md.";
+const AFTER_HELP_TAIL: &str = "Every sandbox limit is a flag on eval, repl and mcp (see `ptc eval --help`).
+Docs: README.md, docs/language.md, docs/mcp.md, docs/security.md, docs/reasons/.";
+
+/// `ptc -h`: the examples and the exit statuses, one line each.
+static AFTER_HELP: LazyLock<String> =
+    LazyLock::new(|| format!("{EXAMPLES}\n\n{}\n{AFTER_HELP_TAIL}", exit::summary(false)));
+
+/// `ptc --help`: the same with what each exit status means.
+static AFTER_LONG_HELP: LazyLock<String> =
+    LazyLock::new(|| format!("{EXAMPLES}\n\n{}\n{AFTER_HELP_TAIL}", exit::summary(true)));
 
 /// `ptc --version`: the version and the LLM vendor features compiled in, so a bug report
 /// says which build it came from (`ptc X.Y.Z (features: openai, anthropic, gemini)`).
@@ -52,7 +62,7 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
 /// Programmatic tool calling: run PTC-Lisp programs (a sandboxed Clojure subset) with
 /// limits on time, memory and size, from the command line or as an MCP server.
 #[derive(Parser, Debug)]
-#[command(name = "ptc", version = VERSION.as_str(), propagate_version = true, after_help = AFTER_HELP)]
+#[command(name = "ptc", version = VERSION.as_str(), propagate_version = true, after_help = AFTER_HELP.as_str(), after_long_help = AFTER_LONG_HELP.as_str())]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -196,7 +206,7 @@ impl ContextArgs {
     }
 }
 
-/// Usage errors exit with 2.
+/// Usage errors exit with 2 ([`Exit::UsageError`]).
 struct UsageError(anyhow::Error);
 
 /// True when the command line asks `ptc eval` for JSON output: usage errors are then a
@@ -215,7 +225,7 @@ fn main() -> ExitCode {
             let message = e.render().to_string();
             let first = message.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
             println!("{}", envelope::usage_error(first));
-            return ExitCode::from(2);
+            return Exit::UsageError.into();
         }
         Err(e) => e.exit(),
     };
@@ -228,7 +238,7 @@ fn main() -> ExitCode {
     };
     if let Err(e) = cli.log.init(default_level) {
         eprintln!("ptc: {e:#}");
-        return ExitCode::from(2);
+        return Exit::UsageError.into();
     }
     let result = match cli.command {
         Command::Eval(args) => eval_cmd(args),
@@ -253,7 +263,7 @@ fn main() -> ExitCode {
             } else {
                 eprintln!("ptc: {e:#}");
             }
-            ExitCode::from(2)
+            Exit::UsageError.into()
         }
     }
 }
@@ -314,7 +324,7 @@ fn eval_cmd(args: EvalArgs) -> Result<ExitCode, UsageError> {
         Output::Text => print_text(&outcome, &source, true),
     }
     std::mem::forget(context_at_exit);
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok { ExitCode::SUCCESS } else { Exit::ProgramFailed.into() })
 }
 
 /// A fresh program host (its own call budgets) when upstreams are configured.
@@ -399,7 +409,7 @@ fn script_cmd(argv: Vec<OsString>) -> Result<ExitCode, UsageError> {
     let opts = RunOptions { limits, memory, ..RunOptions::default() };
     let outcome = ptc_lisp_eval::run(&source, opts);
     print_text(&outcome, &source, false);
-    Ok(if outcome.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if outcome.is_ok() { ExitCode::SUCCESS } else { Exit::ProgramFailed.into() })
 }
 
 /// `--output text`: the prints, then the result on stdout (a nil result only when
@@ -556,7 +566,7 @@ fn repl_cmd(args: ReplArgs) -> Result<ExitCode, UsageError> {
     let ended = repl::run(repl::Options { limits, context, upstreams, history: args.history }).map_err(UsageError)?;
     Ok(match ended {
         repl::Ended::Clean => ExitCode::SUCCESS,
-        repl::Ended::AfterErrors => ExitCode::from(1),
+        repl::Ended::AfterErrors => Exit::ProgramFailed.into(),
     })
 }
 

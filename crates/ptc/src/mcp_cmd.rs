@@ -370,7 +370,7 @@ fn check(args: &McpArgs) -> Result<ExitCode> {
             }
         }
     }
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_ok { ExitCode::SUCCESS } else { crate::exit::Exit::UpstreamUnusable.into() })
 }
 
 /// Runs the server until stdin closes (stdio) or SIGINT/SIGTERM (both transports: new

@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::Output;
+use crate::exit::Exit;
 use crate::limit_flags::LimitArgs;
 
 mod agent_file;
@@ -315,7 +316,7 @@ fn print_dry_run(agent: &SubAgent, llm: &dyn Llm, resolved: &str, output: Output
             println!("{}", serde_json::to_string_pretty(&dry.first_request)?);
         }
     }
-    Ok(if dry.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    Ok(if dry.is_ok() { ExitCode::SUCCESS } else { Exit::DryRunFailed.into() })
 }
 
 /// `--signature-validation` and the files' `signature_validation`/`validation` fields.
@@ -462,7 +463,7 @@ fn run_mission(agent: &SubAgent, llm: &dyn Llm, args: &RunArgs) -> Result<ExitCo
         return Ok(ExitCode::from(status));
     }
     report(&step, args.output, args.mode, shown.as_deref());
-    Ok(if step.is_ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if step.is_ok() { ExitCode::SUCCESS } else { Exit::MissionFailed.into() })
 }
 
 fn llm_from_spec(

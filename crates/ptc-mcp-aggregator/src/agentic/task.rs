@@ -26,6 +26,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::config::ResponseProfile;
 use crate::envelope::CallPayload;
+use crate::reason::McpReason;
 use crate::upstream::UpstreamRuntime;
 
 /// The tool description: a prompt card with a byte budget.
@@ -331,7 +332,7 @@ impl TaskTool {
             args.as_ref().and_then(|a| a.get("task")).and_then(Json::as_str).unwrap_or_default().to_string();
         let (prompt, context) = match parse_args(args) {
             Ok(p) => p,
-            Err(message) => return (self.payload(error_body("args_error", &message), profile), None),
+            Err(message) => return (self.payload(error_body(McpReason::ArgsError, &message), profile), None),
         };
         let mut builder = SubAgent::builder(prompt);
         if !self.options.system_prefix.is_empty() || !self.options.system_suffix.is_empty() {
@@ -354,7 +355,7 @@ impl TaskTool {
             .build();
         let agent = match agent {
             Ok(a) => a,
-            Err(e) => return (self.payload(error_body("args_error", &e.to_string()), profile), None),
+            Err(e) => return (self.payload(error_body(McpReason::ArgsError, &e.to_string()), profile), None),
         };
         let planner = Planner {
             inner: self.llm.clone(),
@@ -369,7 +370,7 @@ impl TaskTool {
                 let bytes = answer.to_string().len();
                 if bytes > self.options.max_result_bytes {
                     body = error_body(
-                        "result_too_large",
+                        McpReason::ResultTooLarge,
                         &format!(
                             "the planner's answer is {bytes} bytes, over --agentic-max-result-bytes ({}); ask for fewer items or fields",
                             self.options.max_result_bytes
@@ -389,9 +390,15 @@ impl TaskTool {
                 if let Some(e) = step.turns.last().and_then(|t| t.error.as_deref()) {
                     message.push_str(&format!("; the planner's last program failed: {e}"));
                 }
-                body = error_body(&f.reason, &redactor.scrub(&message));
+                body = reason_body(&f.reason, &redactor.scrub(&message));
             }
-            (None, None) => body = error_body("no_answer", "the planner ended without an answer"),
+            // a mission ends in an answer or a failure; this keeps the payload total
+            (None, None) => {
+                body = error_body(
+                    McpReason::Eval(ptc_lisp_eval::ErrorKind::RuntimeError),
+                    "internal error: the planner ended without an answer or a failure",
+                )
+            }
         }
         if self.options.include_program
             && let Some(program) = step.turns.iter().rev().find_map(|t| t.program.clone())
@@ -469,7 +476,13 @@ impl TaskTool {
     }
 }
 
-fn error_body(reason: &str, message: &str) -> Map<String, Json> {
+fn error_body(reason: McpReason, message: &str) -> Map<String, Json> {
+    reason_body(reason.as_str(), message)
+}
+
+/// An error body with the planner mission's own reason (the agent loop's, or the
+/// program's `(fail {:reason ...})`).
+fn reason_body(reason: &str, message: &str) -> Map<String, Json> {
     let mut m = Map::new();
     m.insert("status".into(), json!("error"));
     m.insert("reason".into(), json!(reason));

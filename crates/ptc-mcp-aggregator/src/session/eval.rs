@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use ptc_lisp_eval::{Cancel, Engine, Limits, RunInput, Value};
+use ptc_lisp_eval::{Cancel, Engine, ErrorKind, Limits, RunInput, Value};
 use serde_json::{Value as Json, json};
 
 use super::record::{self, Record};
@@ -14,6 +14,7 @@ use super::views::eval_payload;
 use super::{Owner, SessionConfig, codec};
 use crate::config::ResponseProfile;
 use crate::envelope::{self, CallPayload};
+use crate::reason::McpReason;
 use crate::server::{NoSlot, PtcServer};
 
 impl PtcServer {
@@ -36,7 +37,7 @@ impl PtcServer {
         rest.remove("session_id");
         let parsed = match self.check_args(Some(rest)) {
             Ok(p) => p,
-            Err(msg) => return self.session_error("session_args_error", &msg),
+            Err(msg) => return self.session_error(McpReason::SessionArgsError, &msg),
         };
         // only the owner may take the lease (a stranger's eval must not make the owner's busy)
         let (key, now) = (id.clone(), now_ms());
@@ -51,7 +52,7 @@ impl PtcServer {
         // then the lease: a second eval of this session is told at once, without queueing
         let holder = match new_session_id() {
             Ok(h) => h,
-            Err(m) => return self.session_error("session_store_unavailable", &m),
+            Err(m) => return self.session_error(McpReason::SessionStoreUnavailable, &m),
         };
         // a short lease, renewed while the program runs: an instance that dies mid-eval
         // holds its sessions for at most one lease
@@ -67,7 +68,7 @@ impl PtcServer {
                 self.release_lease(&id, &holder).await;
                 return match self.live(&id, &owner, Lookup::Found(l)) {
                     Err(p) => p,
-                    Ok(_) => self.session_error("session_owner_mismatch", "session owner changed"),
+                    Ok(_) => self.session_error(McpReason::SessionOwnerMismatch, "session owner changed"),
                 };
             }
             Lease::Busy => {
@@ -79,12 +80,12 @@ impl PtcServer {
                 {
                     return p;
                 }
-                return self.session_error("session_busy", &busy_message(&id));
+                return self.session_error(McpReason::SessionBusy, &busy_message(&id));
             }
             Lease::NotLive(found) => {
                 return match self.live(&id, &owner, found) {
                     Err(p) => p,
-                    Ok(_) => self.session_error("session_not_found", &format!("no session {id}")),
+                    Ok(_) => self.session_error(McpReason::SessionNotFound, &format!("no session {id}")),
                 };
             }
         };
@@ -144,10 +145,10 @@ impl PtcServer {
         };
         let permit = match self.acquire_slot(&cancel).await {
             Ok(p) => p,
-            Err(NoSlot::Busy(msg)) => return envelope::error("busy", &msg, None, &[], profile),
+            Err(NoSlot::Busy(msg)) => return envelope::error(McpReason::Busy, &msg, None, &[], profile),
             Err(NoSlot::Cancelled) => {
                 return envelope::error(
-                    "cancelled",
+                    McpReason::Eval(ErrorKind::Cancelled),
                     "the call was cancelled while it waited for a slot",
                     None,
                     &[],
@@ -169,7 +170,7 @@ impl PtcServer {
         let cfg = self.session_config().clone();
         let base = match self.preludes().globals_for(&previous.preludes) {
             Ok(g) => g,
-            Err(e) => return self.session_error("prelude_unavailable", &e.0),
+            Err(e) => return self.session_error(McpReason::PreludeUnavailable, &e.0),
         };
         let crate::server::ParsedArgs { program, context, output_type } = parsed;
         let prev = previous.clone();
@@ -194,7 +195,7 @@ impl PtcServer {
             Ok(step) => step,
             Err(_) => {
                 return envelope::error(
-                    "runtime_error",
+                    McpReason::Eval(ErrorKind::RuntimeError),
                     "internal error: the evaluation task failed",
                     None,
                     &[],
@@ -203,7 +204,7 @@ impl PtcServer {
             }
         };
         let (outcome, candidate, changed, notices, validated) = match step {
-            Step::Refused(p) => return self.session_error(&p.0, &p.1),
+            Step::Refused(p) => return self.session_error(p.0, &p.1),
             Step::Failed(outcome) => {
                 let mut payload = envelope::from_outcome(&outcome, profile, self.config().preview, None);
                 if let Some(Json::Object(s)) = payload.structured.as_mut() {
@@ -222,10 +223,10 @@ impl PtcServer {
         let (key, h, version, bytes) = (id.to_string(), holder.to_string(), loaded.version, candidate.to_bytes());
         match self.store(move |s| s.put(&key, version, Some(&h), meta, bytes, now)).await {
             Ok(Put::Stored(_)) => {}
-            Ok(Put::Conflict) => return self.session_error("session_busy", &busy_message(id)),
+            Ok(Put::Conflict) => return self.session_error(McpReason::SessionBusy, &busy_message(id)),
             Ok(Put::Gone) => {
                 return self.session_error(
-                    "session_closed",
+                    McpReason::SessionClosed,
                     &format!("session {id} ended while the program ran; nothing was committed"),
                 );
             }
@@ -249,7 +250,7 @@ impl PtcServer {
 /// What an evaluation came to, before the commit.
 enum Step {
     /// Refused before or after running: (reason, message); nothing is committed.
-    Refused((String, String)),
+    Refused((McpReason, String)),
     /// The program failed; nothing is committed.
     Failed(Box<ptc_lisp_eval::Outcome>),
     /// Ran and fits: the record to commit.
@@ -262,8 +263,8 @@ enum Step {
     },
 }
 
-fn refused(reason: &str, message: impl Into<String>) -> Step {
-    Step::Refused((reason.to_string(), message.into()))
+fn refused(reason: McpReason, message: impl Into<String>) -> Step {
+    Step::Refused((reason, message.into()))
 }
 
 /// Restores, runs, validates and builds the candidate record (on a blocking thread).
@@ -282,7 +283,7 @@ fn run_in_session(
     let engine = Engine::new(limits.clone());
     let (memory, history) = match previous.restore(&engine, base) {
         Ok(r) => r,
-        Err(e) => return refused("session_record_invalid", format!("session {}: {}", previous.id, e.0)),
+        Err(e) => return refused(McpReason::SessionRecordInvalid, format!("session {}: {}", previous.id, e.0)),
     };
     let (context, used) = match context {
         None => (ptc_lisp_eval::value::PMap::new(), 0),
@@ -292,7 +293,7 @@ fn run_in_session(
             "max_heap_bytes, which the context shares with the program",
         ) {
             Ok(r) => r,
-            Err(e) => return refused("session_args_error", format!("argument `context`: {e}")),
+            Err(e) => return refused(McpReason::SessionArgsError, format!("argument `context`: {e}")),
         },
     };
     let input =
@@ -312,13 +313,13 @@ fn run_in_session(
     let mut seq = candidate.next_seq;
     let (bindings, changed) = match record::commit_bindings(previous, &memory, &outcome.memory, program, &mut seq) {
         Ok(r) => r,
-        Err(e) => return refused("session_state_error", format!("{}; nothing was committed", e.message)),
+        Err(e) => return refused(McpReason::SessionStateError, format!("{}; nothing was committed", e.message)),
     };
     candidate.bindings = bindings;
     candidate.next_seq = seq;
     if let Some(msg) = check_memory(&candidate, cfg) {
         return refused(
-            "session_limit_exceeded",
+            McpReason::SessionLimitExceeded,
             format!("{msg}; nothing was committed. Free room with lisp_session_forget"),
         );
     }

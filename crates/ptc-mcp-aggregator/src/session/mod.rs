@@ -38,7 +38,7 @@ pub(crate) const CARDS: [(&str, &str); 7] = [
 ];
 
 /// True for the names of the session tools.
-pub fn is_session_tool(name: &str) -> bool {
+pub(crate) fn is_session_tool(name: &str) -> bool {
     CARDS.iter().any(|(n, _)| *n == name)
 }
 

@@ -103,7 +103,7 @@ struct Header {
 
 impl Record {
     /// A new, empty session.
-    pub fn new(id: String, title: Option<String>, now_ms: u64) -> Record {
+    pub(super) fn new(id: String, title: Option<String>, now_ms: u64) -> Record {
         Record {
             format: FORMAT,
             id,
@@ -122,13 +122,13 @@ impl Record {
     }
 
     /// The record's bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(super) fn to_bytes(&self) -> Vec<u8> {
         // a Record is plain data (strings, numbers, JSON values): serialising cannot fail
         serde_json::to_vec(self).unwrap_or_default()
     }
 
     /// Reads a record, refusing other formats and foreign bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Record, BadRecord> {
+    pub(super) fn from_bytes(bytes: &[u8]) -> Result<Record, BadRecord> {
         let header: Header = serde_json::from_slice(bytes)
             .map_err(|e| BadRecord(format!("is not a ptc session record (not JSON: {e})")))?;
         match header.format {
@@ -144,12 +144,12 @@ impl Record {
     }
 
     /// Bytes of all bindings.
-    pub fn memory_bytes(&self) -> usize {
+    pub(super) fn memory_bytes(&self) -> usize {
         self.bindings.iter().map(|b| b.bytes).sum()
     }
 
     /// The binding names, sorted.
-    pub fn stored_keys(&self) -> Vec<String> {
+    pub(super) fn stored_keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = self.bindings.iter().map(|b| b.name.clone()).collect();
         keys.sort();
         keys
@@ -157,7 +157,7 @@ impl Record {
 
     /// Rebuilds the definitions, over `base` (the session's preludes), and `*1 *2 *3` as
     /// values. Forms run with no tools, under `engine`'s limits.
-    pub fn restore(&self, engine: &Engine, base: Globals) -> Result<(Globals, Vec<Value>), BadRecord> {
+    pub(super) fn restore(&self, engine: &Engine, base: Globals) -> Result<(Globals, Vec<Value>), BadRecord> {
         let mut globals = base;
         let mut ordered: Vec<&Binding> = self.bindings.iter().collect();
         ordered.sort_by_key(|b| b.seq);

@@ -36,7 +36,7 @@ const FMT: &str = "ptc-session-v1";
 /// Every key's prefix.
 const PREFIX: &str = "ptc:session:";
 /// How long an ended session is remembered (to say `session_closed`, not `not_found`).
-pub const GRAVE_MS: u64 = 3_600_000;
+pub(super) const GRAVE_MS: u64 = 3_600_000;
 /// Connecting, reading and writing each give up after this long.
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// Idle connections kept for reuse.
@@ -526,7 +526,7 @@ impl SessionStore for RedisStore {
 
 /// How long another instance can take over an MCP session (Streamable HTTP
 /// `mcp-session-id`) after its `initialize`.
-pub const MCP_SESSION_MS: u64 = 24 * 3_600_000;
+pub(super) const MCP_SESSION_MS: u64 = 24 * 3_600_000;
 
 /// rmcp's store for MCP sessions on the same Redis: after a client's `initialize` its
 /// parameters are kept under `ptc:mcp:{mcp-session-id}`, so any instance can take the

@@ -13,6 +13,7 @@ use super::views::{calls_text, history_entries, history_text, memory_text, print
 use super::{CARDS, Owner, SessionConfig};
 use crate::config::ResponseProfile;
 use crate::envelope::{self, CallPayload};
+use crate::reason::McpReason;
 use crate::server::{PtcServer, card_body};
 
 pub(crate) fn now_ms() -> u64 {
@@ -147,7 +148,7 @@ impl PtcServer {
         match tokio::task::spawn_blocking(move || f(store.as_ref())).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(StoreError::Full { limit, max })) => Err(envelope::error(
-                "session_limit_exceeded",
+                McpReason::SessionLimitExceeded,
                 &format!(
                     "{limit} reached ({max} live sessions); close one with lisp_session_close or wait for one to expire"
                 ),
@@ -155,10 +156,12 @@ impl PtcServer {
                 &[],
                 profile,
             )),
-            Ok(Err(StoreError::Invalid(m))) => Err(envelope::error("session_record_invalid", &m, None, &[], profile)),
-            Ok(Err(e)) => Err(envelope::error("session_store_unavailable", &e.to_string(), None, &[], profile)),
+            Ok(Err(StoreError::Invalid(m))) => {
+                Err(envelope::error(McpReason::SessionRecordInvalid, &m, None, &[], profile))
+            }
+            Ok(Err(e)) => Err(envelope::error(McpReason::SessionStoreUnavailable, &e.to_string(), None, &[], profile)),
             Err(_) => Err(envelope::error(
-                "session_store_unavailable",
+                McpReason::SessionStoreUnavailable,
                 "the session store task failed; retry the call",
                 None,
                 &[],
@@ -167,7 +170,7 @@ impl PtcServer {
         }
     }
 
-    pub(super) fn session_error(&self, reason: &str, message: &str) -> CallPayload {
+    pub(super) fn session_error(&self, reason: McpReason, message: &str) -> CallPayload {
         envelope::error(reason, message, None, &[], self.config().response_profile)
     }
 
@@ -180,7 +183,7 @@ impl PtcServer {
         cancel: tokio_util::sync::CancellationToken,
     ) -> CallPayload {
         if self.is_shutting_down() {
-            return self.session_error("shutting_down", "the server is shutting down");
+            return self.session_error(McpReason::ShuttingDown, "the server is shutting down");
         }
         let args = args.unwrap_or_default();
         let answer = match name {
@@ -211,9 +214,8 @@ impl PtcServer {
     pub(super) fn check_keys(&self, tool: &str, args: &Args, allowed: &[&str]) -> Result<(), CallPayload> {
         if let Some(k) = args.keys().find(|k| !allowed.contains(&k.as_str())) {
             let takes = if allowed.is_empty() { "no arguments".to_string() } else { allowed.join(", ") };
-            return Err(
-                self.session_error("session_args_error", &format!("unknown argument `{k}`; {tool} takes {takes}"))
-            );
+            return Err(self
+                .session_error(McpReason::SessionArgsError, &format!("unknown argument `{k}`; {tool} takes {takes}")));
         }
         Ok(())
     }
@@ -222,10 +224,10 @@ impl PtcServer {
         match args.get("session_id") {
             Some(Json::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
             Some(Json::String(_)) | None => Err(self.session_error(
-                "session_args_error",
+                McpReason::SessionArgsError,
                 "missing argument `session_id`: pass the id lisp_session_start returned",
             )),
-            Some(_) => Err(self.session_error("session_args_error", "argument `session_id` must be a string")),
+            Some(_) => Err(self.session_error(McpReason::SessionArgsError, "argument `session_id` must be a string")),
         }
     }
 
@@ -242,7 +244,7 @@ impl PtcServer {
     pub(super) fn live(&self, id: &str, owner: &Owner, found: Lookup) -> Result<Loaded, CallPayload> {
         let mismatch = || {
             self.session_error(
-                "session_owner_mismatch",
+                McpReason::SessionOwnerMismatch,
                 &format!("session {id} belongs to another client; start your own with lisp_session_start"),
             )
         };
@@ -250,12 +252,12 @@ impl PtcServer {
             Lookup::Found(l) if l.meta.owner == owner.0 => Ok(l),
             Lookup::Found(_) => Err(mismatch()),
             Lookup::Closed { owner: o, reason } if o == owner.0 => Err(self.session_error(
-                "session_closed",
+                McpReason::SessionClosed,
                 &format!("session {id} has ended ({reason}); start a new one with lisp_session_start"),
             )),
             Lookup::Closed { .. } => Err(mismatch()),
             Lookup::Missing => Err(self.session_error(
-                "session_not_found",
+                McpReason::SessionNotFound,
                 &format!("no session {id}; start one with lisp_session_start (lisp_session_list shows yours)"),
             )),
         }
@@ -265,7 +267,7 @@ impl PtcServer {
         Record::from_bytes(&loaded.bytes).map_err(|e| {
             tracing::warn!(session = %super::store::short(id), error = %e, "unreadable session record");
             self.session_error(
-                "session_record_invalid",
+                McpReason::SessionRecordInvalid,
                 &format!("session {id}: {e}; it was left as it is; close it and start a new one"),
             )
         })
@@ -293,9 +295,9 @@ impl PtcServer {
             None | Some(Json::Null) => None,
             Some(Json::String(t)) if t.chars().count() <= 200 => Some(t.clone()),
             Some(Json::String(_)) => {
-                return Err(self.session_error("session_args_error", "argument `title` is over 200 characters"));
+                return Err(self.session_error(McpReason::SessionArgsError, "argument `title` is over 200 characters"));
             }
-            Some(_) => return Err(self.session_error("session_args_error", "argument `title` must be a string")),
+            Some(_) => return Err(self.session_error(McpReason::SessionArgsError, "argument `title` must be a string")),
         };
         let max_ttl = cfg.ttl.as_millis() as u64;
         let ttl = match args.get("ttl_ms") {
@@ -304,16 +306,18 @@ impl PtcServer {
                 Some(n) if n >= 1 => n.min(max_ttl),
                 _ => {
                     return Err(self.session_error(
-                        "session_args_error",
+                        McpReason::SessionArgsError,
                         "argument `ttl_ms` must be an integer of at least 1 (milliseconds)",
                     ));
                 }
             },
         };
-        let chosen =
-            self.preludes().select(args.get("preludes")).map_err(|m| self.session_error("session_args_error", &m))?;
+        let chosen = self
+            .preludes()
+            .select(args.get("preludes"))
+            .map_err(|m| self.session_error(McpReason::SessionArgsError, &m))?;
         let preludes: Vec<Json> = chosen.iter().map(|p| p.reference()).collect();
-        let id = new_session_id().map_err(|m| self.session_error("session_store_unavailable", &m))?;
+        let id = new_session_id().map_err(|m| self.session_error(McpReason::SessionStoreUnavailable, &m))?;
         let now = now_ms();
         let mut record = Record::new(id.clone(), title, now);
         record.preludes = preludes;
@@ -408,7 +412,7 @@ impl PtcServer {
             Some(Json::String(v)) if VIEWS.contains(&v.as_str()) => v.as_str(),
             Some(_) => {
                 return Err(self.session_error(
-                    "session_args_error",
+                    McpReason::SessionArgsError,
                     &format!("argument `view` must be one of {}", VIEWS.join(", ")),
                 ));
             }
@@ -462,20 +466,21 @@ impl PtcServer {
     async fn session_forget(&self, owner: Owner, args: Args) -> Answer {
         self.check_keys("lisp_session_forget", &args, &["session_id", "bindings", "clear"])?;
         let id = self.session_id_arg(&args)?;
-        let names = string_list(args.get("bindings"))
-            .ok_or_else(|| self.session_error("session_args_error", "argument `bindings` must be an array of names"))?;
+        let names = string_list(args.get("bindings")).ok_or_else(|| {
+            self.session_error(McpReason::SessionArgsError, "argument `bindings` must be an array of names")
+        })?;
         let clear = string_list(args.get("clear")).ok_or_else(|| {
-            self.session_error("session_args_error", "argument `clear` must be an array of section names")
+            self.session_error(McpReason::SessionArgsError, "argument `clear` must be an array of section names")
         })?;
         if let Some(bad) = clear.iter().find(|c| !CLEARABLE.contains(&c.as_str())) {
             return Err(self.session_error(
-                "session_args_error",
+                McpReason::SessionArgsError,
                 &format!("cannot clear `{bad}`; `clear` takes {}", CLEARABLE.join(", ")),
             ));
         }
         let (loaded, mut record) = self.owned(&id, &owner).await?;
         if loaded.busy {
-            return Err(self.session_error("session_busy", &busy_message(&id)));
+            return Err(self.session_error(McpReason::SessionBusy, &busy_message(&id)));
         }
         let mut removed = Vec::new();
         record.bindings.retain(|b| {
@@ -500,7 +505,7 @@ impl PtcServer {
                 .restore(&self.session_engine(), self.preludes().globals_for(&record.preludes).unwrap_or_default())
         {
             return Err(self.session_error(
-                "session_args_error",
+                McpReason::SessionArgsError,
                 &format!(
                     "forgetting {} would leave the session unusable ({}); forget the functions that use them too",
                     removed.join(", "),
@@ -511,8 +516,10 @@ impl PtcServer {
         record.updated_at_ms = now_ms();
         match self.write_back(&loaded, &record).await? {
             Put::Stored(_) => {}
-            Put::Conflict => return Err(self.session_error("session_busy", &busy_message(&id))),
-            Put::Gone => return Err(self.session_error("session_closed", &format!("session {id} ended meanwhile"))),
+            Put::Conflict => return Err(self.session_error(McpReason::SessionBusy, &busy_message(&id))),
+            Put::Gone => {
+                return Err(self.session_error(McpReason::SessionClosed, &format!("session {id} ended meanwhile")));
+            }
         }
         let text = format!(
             "Removed {} binding(s){}{}. Stored: {}",
@@ -534,7 +541,9 @@ impl PtcServer {
         let reason = match args.get("reason") {
             None | Some(Json::Null) => "closed".to_string(),
             Some(Json::String(r)) if !r.trim().is_empty() => r.chars().take(200).collect(),
-            Some(_) => return Err(self.session_error("session_args_error", "argument `reason` must be a string")),
+            Some(_) => {
+                return Err(self.session_error(McpReason::SessionArgsError, "argument `reason` must be a string"));
+            }
         };
         // the owner's check only: a session whose record cannot be read can still be closed
         let (key, now) = (id.clone(), now_ms());
@@ -542,7 +551,7 @@ impl PtcServer {
         self.live(&id, &owner, found)?;
         let (key, why, now) = (id.clone(), reason.clone(), now_ms());
         if !self.store(move |s| s.close(&key, &why, now)).await? {
-            return Err(self.session_error("session_closed", &format!("session {id} had already ended")));
+            return Err(self.session_error(McpReason::SessionClosed, &format!("session {id} had already ended")));
         }
         tracing::info!(session = %super::store::short(&id), %reason, "session closed");
         Ok((

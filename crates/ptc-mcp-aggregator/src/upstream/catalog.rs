@@ -12,14 +12,13 @@ use ptc_lisp_eval::search::{score, tokens};
 use ptc_lisp_eval::{CallCx, Discovery, ToolError, Value};
 use serde_json::{Value as Json, json};
 
-use super::host::ProgramHost;
 use super::{CatalogMode, Inner, ToolInfo, Upstream};
 
 /// Longest one-line description in `dir` lists and inline catalogs.
 const LINE_CHARS: usize = 120;
 
 /// Prose normalised to one line and capped.
-pub fn one_line(s: &str, max: usize) -> String {
+pub(crate) fn one_line(s: &str, max: usize) -> String {
     let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > max {
         format!("{}…", flat.chars().take(max.saturating_sub(1)).collect::<String>())
@@ -41,7 +40,7 @@ fn primitive(v: &Json) -> &'static str {
 }
 
 /// The type label of one argument schema.
-pub fn type_label(schema: &Json) -> String {
+pub(crate) fn type_label(schema: &Json) -> String {
     let Json::Object(s) = schema else { return "any".into() };
     if let Some(c) = s.get("const") {
         return format!("const<{c}>");
@@ -75,7 +74,7 @@ pub fn type_label(schema: &Json) -> String {
 }
 
 /// `(name, label, required)` in rendering order.
-pub fn ordered_args(input_schema: &Json) -> Vec<(String, String, bool)> {
+pub(crate) fn ordered_args(input_schema: &Json) -> Vec<(String, String, bool)> {
     let props = input_schema.get("properties").and_then(Json::as_object);
     let required: Vec<String> = input_schema
         .get("required")
@@ -100,7 +99,7 @@ pub fn ordered_args(input_schema: &Json) -> Vec<(String, String, bool)> {
 }
 
 /// `{:path string :head integer?}`.
-pub fn render_args(input_schema: &Json) -> String {
+pub(crate) fn render_args(input_schema: &Json) -> String {
     let parts: Vec<String> = ordered_args(input_schema)
         .into_iter()
         .map(|(n, t, req)| format!(":{n} {t}{}", if req { "" } else { "?" }))
@@ -136,7 +135,7 @@ fn lisp_string(s: &str) -> String {
 }
 
 /// The ready-to-edit call form with the required args filled with placeholders.
-pub fn call_example(server: &str, t: &ToolInfo) -> String {
+pub(crate) fn call_example(server: &str, t: &ToolInfo) -> String {
     let props = t.input_schema.get("properties");
     let args: Vec<String> = ordered_args(&t.input_schema)
         .into_iter()
@@ -155,7 +154,7 @@ pub fn call_example(server: &str, t: &ToolInfo) -> String {
 }
 
 /// `Result<...>`: the payload shape from the output schema when there is one.
-pub fn result_shape(t: &ToolInfo) -> String {
+pub(crate) fn result_shape(t: &ToolInfo) -> String {
     fn shape(s: &Json, depth: usize) -> String {
         let label = type_label(s);
         if depth > 2 {
@@ -187,7 +186,7 @@ pub fn result_shape(t: &ToolInfo) -> String {
 }
 
 /// The `doc` text of one upstream tool.
-pub fn doc_text(server: &str, t: &ToolInfo) -> String {
+pub(crate) fn doc_text(server: &str, t: &ToolInfo) -> String {
     let required: Vec<String> =
         ordered_args(&t.input_schema).into_iter().filter(|(_, _, r)| *r).map(|(n, _, _)| n).collect();
     let desc =
@@ -203,7 +202,7 @@ pub fn doc_text(server: &str, t: &ToolInfo) -> String {
 }
 
 /// The `meta` map of one upstream tool.
-pub fn meta_json(server: &str, t: &ToolInfo) -> Json {
+pub(crate) fn meta_json(server: &str, t: &ToolInfo) -> Json {
     let mut m = json!({
         "server": server,
         "name": t.name,
@@ -372,7 +371,7 @@ fn searchable(t: &ToolInfo) -> String {
     )
 }
 
-fn apropos(host: &ProgramHost, rt: &Inner, q: &str, options: &Value, cx: &CallCx<'_>) -> Result<Value, ToolError> {
+fn apropos(rt: &Inner, q: &str, options: &Value, cx: &CallCx<'_>) -> Result<Value, ToolError> {
     if q.trim().is_empty() {
         return Err(ToolError::invalid_args("apropos: the query is empty; write (apropos \"read\")"));
     }
@@ -393,7 +392,7 @@ fn apropos(host: &ProgramHost, rt: &Inner, q: &str, options: &Value, cx: &CallCx
     for u in rt.upstreams.values() {
         let tools = match rt.visible(u) {
             Some(t) => Some(t),
-            None if load => host.load_tools(u, cx).ok(),
+            None if load => rt.load_tools(u, cx).ok(),
             None => None,
         };
         match tools {
@@ -428,12 +427,7 @@ fn apropos(host: &ProgramHost, rt: &Inner, q: &str, options: &Value, cx: &CallCx
 }
 
 /// Answers one discovery question about upstreams.
-pub(crate) fn discover(
-    host: &ProgramHost,
-    rt: &Inner,
-    query: &Discovery<'_>,
-    cx: &CallCx<'_>,
-) -> Result<Value, ToolError> {
+pub(crate) fn discover(rt: &Inner, query: &Discovery<'_>, cx: &CallCx<'_>) -> Result<Value, ToolError> {
     let max = rt.options.max_catalog_result_bytes;
     let upstream = |name: &str| -> Result<&Arc<Upstream>, ToolError> {
         rt.upstreams.get(name).ok_or_else(|| ToolError::invalid_args(format!("no upstream '{name}' configured")))
@@ -443,7 +437,7 @@ pub(crate) fn discover(
             let u = upstream(namespace)?;
             let limit = int_opt(options, "limit", 50, 1, 200)? as usize;
             let offset = int_opt(options, "offset", 0, 0, i64::MAX)? as usize;
-            let tools = host.load_tools(u, cx)?;
+            let tools = rt.load_tools(u, cx)?;
             let mut sorted: Vec<&ToolInfo> = tools.iter().collect();
             sorted.sort_by(|a, b| a.name.cmp(&b.name));
             let lines = sorted.into_iter().skip(offset).take(limit).map(|t| dir_line(t, true)).collect();
@@ -456,7 +450,7 @@ pub(crate) fn discover(
                 )));
             };
             let u = upstream(s)?;
-            let tools = host.load_tools(u, cx)?;
+            let tools = rt.load_tools(u, cx)?;
             let tool = find_tool(&tools, s, t)?;
             let (value, size) = if matches!(query, Discovery::Doc { .. }) {
                 let text = doc_text(s, tool);
@@ -475,7 +469,7 @@ pub(crate) fn discover(
             }
             value
         }
-        Discovery::Apropos { query, options } => apropos(host, rt, query, options, cx)?,
+        Discovery::Apropos { query, options } => apropos(rt, query, options, cx)?,
         _ => Value::Nil,
     };
     Ok(scrub_value(rt, answer))

@@ -3,7 +3,7 @@
 /// A world fault (`upstream_unavailable`, `timeout`, `auth_failed`...). The program
 /// receives it as `{:ok false :reason :<reason> :message "..."}` and keeps running.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fault {
+pub(crate) struct Fault {
     /// The reason keyword.
     pub reason: &'static str,
     /// Detail for the program's author (already scrubbed of secrets by the caller).
@@ -12,12 +12,12 @@ pub struct Fault {
 
 impl Fault {
     /// A fault with a reason.
-    pub fn new(reason: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(reason: &'static str, message: impl Into<String>) -> Self {
         Fault { reason, message: message.into() }
     }
 
     /// `upstream_unavailable`.
-    pub fn unavailable(message: impl Into<String>) -> Self {
+    pub(crate) fn unavailable(message: impl Into<String>) -> Self {
         Fault::new("upstream_unavailable", message)
     }
 }

@@ -13,7 +13,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value as Json, json};
 
 use super::fault::Fault;
-use super::{Called, Inner, Interrupted, Upstream, catalog};
+use super::{Called, Inner, Upstream, catalog};
 
 /// The `call` tool's description.
 const CALL_DOC: &str = "Call a configured upstream tool: (tool/call {:server \"fs\" :tool \"read_text_file\" :args {:path \"a.txt\"}}). Returns {:ok true :value v :value_kind :json|:text|:none} or {:ok false :reason :kw :message \"...\"}; check (:ok r) before (:value r).";
@@ -123,10 +123,7 @@ impl ProgramHost {
         cx: &CallCx<'_>,
         what: &str,
     ) -> Result<T, ToolError> {
-        self.rt.wait(fut, cx.deadline, cx.cancel).map_err(|i| match i {
-            Interrupted::Deadline => ToolError::timeout(what),
-            Interrupted::Cancelled => ToolError::cancelled(what),
-        })
+        self.rt.wait_within(fut, cx, what)
     }
 
     fn tool_call(&self, args: &Value, cx: &CallCx<'_>) -> Result<Value, ToolError> {
@@ -212,7 +209,7 @@ impl ProgramHost {
             }
             Err(f) if f.reason == "invalid_args" => {
                 cx.record("status", json!("error"));
-                cx.record("reason", json!("invalid_tool_args"));
+                cx.record("reason", json!(ptc_lisp_eval::ErrorKind::InvalidToolArgs.as_str()));
                 Err(ToolError::invalid_args(self.rt.redactor.scrub(&f.message)))
             }
             Err(f) => {
@@ -240,20 +237,6 @@ impl ProgramHost {
             ));
         }
         Ok(())
-    }
-
-    /// The catalog of `u`, loading it when needed (live mode).
-    pub(crate) fn load_tools(
-        &self,
-        u: &Arc<Upstream>,
-        cx: &CallCx<'_>,
-    ) -> Result<Arc<Vec<super::ToolInfo>>, ToolError> {
-        if let Some(t) = self.rt.visible(u) {
-            return Ok(t);
-        }
-        let u2 = u.clone();
-        let r = self.wait(async move { u2.tools().await }, cx, "discovery")?;
-        r.map(|t| self.rt.in_scope(u, t)).map_err(|f| ToolError::data(f.reason, self.rt.redactor.scrub(&f.message)))
     }
 
     fn servers(&self, cx: &CallCx<'_>) -> Result<Value, ToolError> {
@@ -313,7 +296,7 @@ impl Host for ProgramHost {
         if let Err(e) = self.catalog_op() {
             return Some(Err(e));
         }
-        Some(catalog::discover(self, &self.rt, query, cx))
+        Some(catalog::discover(&self.rt, query, cx))
     }
 }
 

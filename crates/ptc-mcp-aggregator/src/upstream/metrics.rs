@@ -113,7 +113,7 @@ pub fn ptc_metrics(calls: &[Json], final_result_bytes: u64, prints_bytes: u64) -
 
 /// Adds `upstream_calls` and `ptc_metrics` to a debug-profile payload (structured content
 /// and its text mirror).
-pub fn attach(outcome: &Outcome, payload: &mut CallPayload) {
+pub(crate) fn attach(outcome: &Outcome, payload: &mut CallPayload) {
     let Some(Json::Object(s)) = payload.structured.as_mut() else { return };
     let calls = upstream_calls(outcome);
     let final_bytes =

@@ -11,7 +11,8 @@
 //! Layout: `config.rs` (the file format and its errors), `secrets.rs` (credentials and
 //! the redactor), `mcp_client.rs` (rmcp clients), `openapi.rs` (GET operations as
 //! tools), `host.rs` (the program-facing `Host`), `catalog.rs` (description and
-//! discovery text), `metrics.rs` (`upstream_calls`, `ptc_metrics`).
+//! discovery text), `metrics.rs` (`upstream_calls`, `ptc_metrics`). `host.rs` uses
+//! `catalog.rs`, never the other way: both load catalogs through `Inner::load_tools` here.
 
 pub(crate) mod catalog;
 pub mod config;
@@ -489,6 +490,39 @@ impl Inner {
                 }
             }
         }
+    }
+}
+
+impl Inner {
+    /// [`Inner::wait`] within a program's tool call: its deadline and cancel, ending in the
+    /// tool error the evaluator turns into `timeout` or `cancelled` (`what` names the work).
+    pub(crate) fn wait_within<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = T> + Send + 'static,
+        cx: &ptc_lisp_eval::CallCx<'_>,
+        what: &str,
+    ) -> Result<T, ptc_lisp_eval::ToolError> {
+        self.wait(fut, cx.deadline, cx.cancel).map_err(|i| match i {
+            Interrupted::Deadline => ptc_lisp_eval::ToolError::timeout(what),
+            Interrupted::Cancelled => ptc_lisp_eval::ToolError::cancelled(what),
+        })
+    }
+
+    /// The catalog of `u` as far as the scope shows it, loading it when needed (live
+    /// mode). Used by the program host's discovery and the catalog's `dir`/`doc`/`apropos`
+    /// alike, which is why it lives here and not on either of them.
+    pub(crate) fn load_tools(
+        &self,
+        u: &Arc<Upstream>,
+        cx: &ptc_lisp_eval::CallCx<'_>,
+    ) -> Result<Arc<Vec<ToolInfo>>, ptc_lisp_eval::ToolError> {
+        if let Some(t) = self.visible(u) {
+            return Ok(t);
+        }
+        let u2 = u.clone();
+        let r = self.wait_within(async move { u2.tools().await }, cx, "discovery")?;
+        r.map(|t| self.in_scope(u, t))
+            .map_err(|f| ptc_lisp_eval::ToolError::data(f.reason, self.redactor.scrub(&f.message)))
     }
 }
 

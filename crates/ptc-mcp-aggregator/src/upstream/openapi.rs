@@ -20,7 +20,7 @@ const SCHEMA_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why an OpenAPI upstream could not be loaded.
 #[derive(Debug, Clone)]
-pub struct LoadError {
+pub(crate) struct LoadError {
     /// The config field at fault.
     pub field: String,
     /// What is wrong.
@@ -53,7 +53,7 @@ struct Operation {
 }
 
 /// A loaded OpenAPI upstream.
-pub struct Service {
+pub(crate) struct Service {
     name: String,
     base_url: String,
     config: OpenApiConfig,
@@ -63,7 +63,7 @@ pub struct Service {
 }
 
 /// `listOrders` → `list_orders`; names that are already valid stay as they are.
-pub fn tool_name(operation_id: &str) -> String {
+pub(super) fn tool_name(operation_id: &str) -> String {
     let valid = operation_id.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && operation_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !operation_id.chars().any(|c| c.is_ascii_uppercase());
@@ -126,7 +126,7 @@ async fn read_capped(resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, Fau
 
 impl Service {
     /// Loads the document and compiles the included operations.
-    pub async fn load(
+    pub(crate) async fn load(
         name: &str,
         config: &OpenApiConfig,
         secrets: Arc<Resolved>,
@@ -293,7 +293,7 @@ impl Service {
     }
 
     /// The compiled tools.
-    pub fn tools(&self) -> Vec<ToolInfo> {
+    pub(crate) fn tools(&self) -> Vec<ToolInfo> {
         self.tools.clone()
     }
 

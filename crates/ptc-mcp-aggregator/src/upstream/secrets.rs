@@ -44,10 +44,10 @@ impl std::fmt::Debug for Secret {
 }
 
 /// Resolved bindings by name.
-pub type Resolved = BTreeMap<String, Secret>;
+pub(super) type Resolved = BTreeMap<String, Secret>;
 
 /// Resolves every credential of the config (env read, file read and trimmed, literal).
-pub fn resolve(config: &UpstreamsConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<Resolved, ConfigError> {
+pub(super) fn resolve(config: &UpstreamsConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<Resolved, ConfigError> {
     let mut out = BTreeMap::new();
     for (name, spec) in &config.credentials {
         let fail = |field: &str, message: String| ConfigError {
@@ -78,7 +78,7 @@ pub fn resolve(config: &UpstreamsConfig, env: &dyn Fn(&str) -> Option<String>) -
 }
 
 /// `user:pass` or `{"user": ..., "pass": ...}` → `user:pass`.
-pub fn basic_pair(value: &str) -> Option<String> {
+pub(super) fn basic_pair(value: &str) -> Option<String> {
     if let Ok(Json::Object(o)) = serde_json::from_str::<Json>(value) {
         let user = o.get("user")?.as_str()?;
         let pass = o.get("pass")?.as_str()?;

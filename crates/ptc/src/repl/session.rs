@@ -125,7 +125,7 @@ impl Session {
                 let message = format!("the program called (fail {})", outcome.printed);
                 reply.err = Some(format!("Fail: {}", outcome.printed));
                 self.last_error = Value::map([
-                    (Value::kw("reason"), Value::str("fail")),
+                    (Value::kw("reason"), Value::str(ptc_lisp_eval::ErrorKind::Fail.as_str())),
                     (Value::kw("message"), Value::str(message)),
                     (Value::kw("value"), v),
                 ]);

@@ -384,7 +384,7 @@ static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::n
 pub fn signal_status() -> Option<u8> {
     match SIGNALLED.load(std::sync::atomic::Ordering::SeqCst) {
         0 => None,
-        n => u8::try_from(128 + n).ok(),
+        n => Some(crate::exit::Exit::Interrupted.with_signal(n)),
     }
 }
 

@@ -56,6 +56,13 @@ impl StdioServer {
         stdin.flush().unwrap();
     }
 
+    /// The next message the server writes.
+    pub fn read(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
+        serde_json::from_str(&line).unwrap()
+    }
+
     /// A request with the next id; the response with that id (other lines are skipped).
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
