@@ -32,7 +32,7 @@ pub struct ProviderConfig {
     /// The name reported by `Llm::name` (`openai:gpt-4.1-mini`).
     pub label: String,
     /// Most bytes of one answer's body. Reading stops there and the request fails with
-    /// [`LlmErrorKind::AnswerTooLarge`](ptc_subagent::LlmErrorKind::AnswerTooLarge).
+    /// [`LlmErrorKind::AnswerTooLarge`](ptc_llm::LlmErrorKind::AnswerTooLarge).
     pub max_answer_bytes: usize,
     /// Other secrets (keys of other vendors, tokens) to scrub from everything the vendor
     /// returns, besides `api_key` and credentials in `base_url`, which are always scrubbed.

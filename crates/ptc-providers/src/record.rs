@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptc_subagent::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
+use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
 use serde::{Deserialize, Serialize};
 
 /// Version of the recording line format.

@@ -96,14 +96,14 @@ pub use compaction::{Compaction, CompactionStats};
 pub use compiled::CompiledAgent;
 pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use compress::HistoryOptions;
-pub use cost::{ModelPrice, PriceTable};
+pub use cost::PriceTable;
 pub use dry_run::DryRun;
 pub use extract::MultipleCodeBlocks;
 pub use feedback::FormatOptions;
 pub use history_cap::DEFAULT_MAX_HISTORY_BYTES;
 pub use llm::{
-    BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
-    ToolSchema,
+    BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, ModelPrice, NativeToolCall,
+    TokenUsage, ToolSchema,
 };
 pub use llm_tool::LlmTool;
 pub use mode::{Expose, Mode, NativeResult};

@@ -301,7 +301,7 @@ async fn ask(
     retry: &LlmRetry,
     deadline: Instant,
     report: &(dyn Fn(Event) + Sync),
-    charge: Option<(&crate::cost::CostScope, Option<&crate::cost::ModelPrice>)>,
+    charge: Option<(&crate::cost::CostScope, Option<&crate::llm::ModelPrice>)>,
 ) -> (Result<LlmResponse, Fail>, crate::llm::TokenUsage, u32) {
     let mut usage = crate::llm::TokenUsage::default();
     let mut attempt = 0;

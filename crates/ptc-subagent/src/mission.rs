@@ -188,7 +188,7 @@ pub(crate) struct Mission<'a> {
     /// `Step.warnings`.
     warnings: crate::validation::Warnings,
     /// The model's price, when known (cost accounting and `max_cost_usd`).
-    price: Option<crate::cost::ModelPrice>,
+    price: Option<crate::llm::ModelPrice>,
     /// The largest answer so far in tokens (the output estimate of the next request).
     largest_answer: u64,
     /// Turns in a row that failed, and what the last one said (`max_consecutive_failures`).
@@ -715,7 +715,7 @@ impl<'a> Mission<'a> {
     /// so far plus the estimate would pass one of them (see `cost.rs`).
     fn check_budget(&self, request: &LlmRequest) -> Result<crate::cost::Reservation, Fail> {
         let largest = self.largest_answer;
-        let estimate = |price: &crate::cost::ModelPrice| crate::cost::estimate(price, request, largest);
+        let estimate = |price: &crate::llm::ModelPrice| crate::cost::estimate(price, request, largest);
         self.nest.cost().reserve(self.price.as_ref(), &self.llm.name(), estimate, request.turn)
     }
 
