@@ -168,6 +168,12 @@ impl SubAgent {
     pub fn mission_timeout(&self) -> Option<Duration> {
         self.config.mission_timeout
     }
+
+    /// The sandbox limits each of the agent's programs runs under (with the builder's
+    /// `timeout`, `max_tool_calls` and `max_print_length` in them).
+    pub fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
 }
 
 /// Context values given already loaded (`context_values`).
@@ -567,10 +573,15 @@ impl SubAgentBuilder {
         self
     }
 
-    /// Sandbox limits for programs (heap, loop iterations, ...). The program time limit
-    /// comes from [`timeout`](Self::timeout) and `max_tool_calls` from
-    /// [`max_tool_calls`](Self::max_tool_calls).
+    /// Sandbox limits for programs (heap, loop iterations, ...). Every field is kept:
+    /// `timeout`, `max_tool_calls` and `max_print_length` set what
+    /// [`timeout`](Self::timeout), [`max_tool_calls`](Self::max_tool_calls) and
+    /// [`format_options`](Self::format_options) set, so whichever of them is called last
+    /// wins. [`SubAgent::limits`] reads back what the agent's programs run under.
     pub fn limits(mut self, limits: Limits) -> Self {
+        self.timeout = limits.timeout;
+        self.max_tool_calls = limits.max_tool_calls;
+        self.format.max_print_length = limits.max_print_length;
         self.limits = limits;
         self
     }
