@@ -23,7 +23,8 @@
 
 use serde_json::Value as Json;
 
-use crate::agent::{SubAgent, SubAgentBuilder};
+use crate::agent::SubAgent;
+use crate::builder::SubAgentBuilder;
 use crate::llm::Llm;
 use crate::step::{Fail, Step};
 

@@ -4,40 +4,45 @@
 //! Everything the loop needs from the interpreter goes through [`execute`], so a change
 //! of the embedding API touches this file only.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Engine, Exposure, Globals, Host, Interrupted, Outcome, RunInput, ToolCall,
-    ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
+    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Exposure, Globals, Host, Interrupted, Outcome, RunInput, RunResult,
+    ToolCall, ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
 };
-use ptc_signature::Type;
 use serde_json::Value as Json;
 
 use crate::cache_key::{canonical_cache_key, key_hash};
-use crate::compose::ToolNest;
 use crate::mode::Expose;
+use crate::nesting::ToolNest;
 use crate::observe::{Event, Observer, emit};
-use crate::tool::{Tool, ToolBody, ToolContext, ToolError};
-
-/// A tool ready to call: the tool, its parsed input type and the layers that may call it.
-#[derive(Clone)]
-pub(crate) struct PreparedTool {
-    pub(crate) tool: Tool,
-    /// The object type of the signature's inputs (for argument coercion).
-    pub(crate) inputs: Option<Type>,
-    /// Who may call it (the tool's own setting, or the mode's default).
-    pub(crate) expose: Expose,
-}
-
-/// The callable tools of an agent, by name.
-pub(crate) type Toolbox = BTreeMap<String, PreparedTool>;
+use crate::tool::{CatalogEntry, Tool, ToolBody, ToolContext, ToolError, Toolbox};
 
 /// The run's tool cache: full results by canonical cache key, shared by both layers.
 pub(crate) type ToolCache = Arc<Mutex<HashMap<String, Json>>>;
+
+/// A program calling a `tool_catalog` entry (planning only) gets an error that says so,
+/// instead of a bare "Unknown tool".
+pub(crate) fn explain_catalog_call(mut outcome: Outcome, catalog: &[CatalogEntry]) -> Outcome {
+    if let RunResult::Error(e) = &mut outcome.result
+        && e.kind == ErrorKind::UnknownTool
+        && let Some(entry) = catalog.iter().find(|c| {
+            let listed = e.message.strip_prefix("Unknown tool: ").and_then(|m| m.split(". ").next()).unwrap_or("");
+            let declared = [c.name.clone()];
+            listed.split(", ").any(|n| ptc_lisp_eval::tool_keys::resolve_tool_name(n, &declared).is_some())
+        })
+    {
+        e.message = format!(
+            "tool/{} is in the tool catalog for planning only and cannot be called; use a callable tool, or return a plan that names it",
+            entry.name
+        );
+    }
+    outcome
+}
 
 /// One program run.
 pub(crate) struct ExecRequest {
@@ -52,7 +57,7 @@ pub(crate) struct ExecRequest {
     pub(crate) cancel: Cancel,
     pub(crate) span: tracing::Span,
     /// The mission tree, for agent tools and LLM tools.
-    pub(crate) nest: Option<crate::compose::ToolNest>,
+    pub(crate) nest: Option<ToolNest>,
     /// Tools of another host (an MCP aggregator's), for this run only.
     pub(crate) extra: Option<Arc<dyn Host>>,
 }
@@ -260,7 +265,7 @@ struct AgentHost {
     observer: Option<Arc<dyn Observer>>,
     turn: u32,
     span: tracing::Span,
-    nest: Option<crate::compose::ToolNest>,
+    nest: Option<ToolNest>,
     extra: Option<Arc<dyn Host>>,
 }
 
@@ -432,6 +437,7 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use std::time::Duration;
 
+    use crate::tool::PreparedTool;
     use ptc_lisp_eval::contract::{Probe, check_host};
 
     use super::*;

@@ -50,6 +50,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod builder;
 pub mod cache_key;
 mod chain;
 mod chat;
@@ -70,11 +71,13 @@ pub mod llm;
 pub mod llm_tool;
 mod mission;
 pub mod mode;
+mod nesting;
 pub mod observe;
 mod preview;
 mod program_tools;
 pub mod prompt;
 pub mod protocol;
+mod recording;
 mod request;
 pub mod retry;
 pub mod scripted;
@@ -83,10 +86,8 @@ pub mod tool;
 mod tool_turn;
 mod validation;
 
-pub use agent::{
-    CompletionMode, ConfigError, DEFAULT_MISSION_TIMEOUT, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent,
-    SubAgentBuilder,
-};
+pub use agent::{CompletionMode, ConfigError, DEFAULT_MISSION_TIMEOUT, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent};
+pub use builder::SubAgentBuilder;
 pub use chain::Chain;
 pub use chat::ChatReply;
 pub use checkpoint::{Checkpoint, CheckpointError, CheckpointStore, DirStore};
@@ -94,7 +95,6 @@ pub use checkpoint::{Checkpoint, CheckpointError, CheckpointStore, DirStore};
 pub use checkpoint_redis::RedisCheckpointStore;
 pub use compaction::{Compaction, CompactionStats};
 pub use compiled::CompiledAgent;
-pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use compress::HistoryOptions;
 pub use cost::PriceTable;
 pub use dry_run::DryRun;
@@ -107,6 +107,7 @@ pub use llm::{
 };
 pub use llm_tool::LlmTool;
 pub use mode::{Expose, Mode, NativeResult};
+pub use nesting::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use observe::{Event, Observer};
 pub use program_tools::ProgramTools;
 pub use prompt::{PromptLimit, SystemPrompt};

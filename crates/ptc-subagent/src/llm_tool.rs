@@ -18,8 +18,8 @@ use ptc_signature::{KeyStyle, Signature, Template, Type};
 use serde_json::Value as Json;
 
 use crate::agent::{ConfigError, SubAgent};
-use crate::compose::{LlmRef, resolve_llm};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message};
+use crate::nesting::{LlmRef, resolve_llm};
 use crate::observe::Event;
 use crate::retry::LlmRetry;
 use crate::step::{ChildStep, Fail, Status, Step, StepUsage, Turn, TurnKind};

@@ -88,7 +88,7 @@ impl SubAgent {
             }
         };
         let step = if self.config.checkpoint_store.is_some() || self.config.resume.is_some() {
-            match crate::checkpoint::Session::start(self, llm) {
+            match crate::recording::Session::start(self, llm) {
                 Ok(mut session) => {
                     let mut mission = Mission::new(&session.agent, &session.llm, observer);
                     attach(&mut mission);
@@ -122,7 +122,7 @@ pub(crate) async fn run_child(
     agent: &SubAgent,
     llm: &dyn Llm,
     observer: Option<Arc<dyn Observer>>,
-    nest: crate::compose::Nesting,
+    nest: crate::nesting::Nesting,
 ) -> Step {
     let mut mission = Mission::new(agent, llm, observer);
     mission.deadline = nest.deadline(mission.deadline);
@@ -183,10 +183,10 @@ pub(crate) struct Mission<'a> {
     /// Tools offered natively.
     pub(crate) offered: Vec<ToolSchema>,
     options: LlmOptions,
-    pub(crate) nest: crate::compose::Nesting,
+    pub(crate) nest: crate::nesting::Nesting,
     /// Validation warnings (`warn_only`: the return value's, and tool calls'), for
     /// `Step.warnings`.
-    warnings: crate::validation::Warnings,
+    warnings: crate::nesting::Warnings,
     /// The model's price, when known (cost accounting and `max_cost_usd`).
     price: Option<crate::llm::ModelPrice>,
     /// The largest answer so far in tokens (the output estimate of the next request).
@@ -197,7 +197,7 @@ pub(crate) struct Mission<'a> {
     /// Set when the turn's return value was rejected by validation.
     pub(crate) rejected: bool,
     /// Checkpointing: the answers and tool results so far and where to write.
-    recording: Option<crate::checkpoint::Recording>,
+    recording: Option<crate::recording::Recording>,
 }
 
 /// A successful turn, for the history summary.
@@ -257,7 +257,13 @@ impl<'a> Mission<'a> {
             native_calls: 0,
             offered: agent.native_tools(),
             options: agent.llm_options(),
-            nest: crate::compose::Nesting::root(agent),
+            nest: crate::nesting::Nesting::root(
+                &agent.config.compose,
+                agent.config.max_turns.saturating_add(agent.config.retry_turns),
+                agent.config.max_cost_usd,
+                agent.config.name.clone(),
+                agent.config.prices.clone(),
+            ),
             warnings: Arc::new(Mutex::new(Vec::new())),
             price,
             largest_answer: 0,
@@ -674,10 +680,10 @@ impl<'a> Mission<'a> {
         for child in &checkpoint.children {
             self.nest.record(child.clone());
         }
-        for _ in 0..crate::checkpoint::tree_turns(&checkpoint.children) {
+        for _ in 0..crate::recording::tree_turns(&checkpoint.children) {
             let _ = self.nest.take_turn();
         }
-        self.nest.cost().charge(crate::checkpoint::tree_cost(&checkpoint.children));
+        self.nest.cost().charge(crate::recording::tree_cost(&checkpoint.children));
         tracing::info!(turns_done = checkpoint.turns_done, "mission resumed from a checkpoint");
     }
 
@@ -745,9 +751,9 @@ impl<'a> Mission<'a> {
     pub(crate) fn tool_nest(
         &self,
         cancel: &Cancel,
-    ) -> (crate::compose::ToolNest, tokio::sync::mpsc::UnboundedReceiver<crate::compose::Ask>) {
-        let (caller, asks) = crate::compose::caller_channel(self.llm);
-        let nest = crate::compose::ToolNest {
+    ) -> (crate::nesting::ToolNest, tokio::sync::mpsc::UnboundedReceiver<crate::nesting::Ask>) {
+        let (caller, asks) = crate::nesting::caller_channel(self.llm);
+        let nest = crate::nesting::ToolNest {
             nesting: self.nest.clone(),
             caller,
             cancel: cancel.clone(),
@@ -785,9 +791,9 @@ impl<'a> Mission<'a> {
         let fallback = self.memory.clone();
         // the program runs on the engine's pool; this task awaits it without a thread
         let work = self.engine.spawn(move || exec::execute(&engine, req));
-        match crate::compose::serve_while(self.llm, asks, work).await {
+        match crate::nesting::serve_while(self.llm, asks, work).await {
             Ok(executed) => Executed {
-                outcome: crate::compose::explain_catalog_call(executed.outcome, &self.agent.config.catalog),
+                outcome: crate::exec::explain_catalog_call(executed.outcome, &self.agent.config.catalog),
                 defined: executed.defined,
             },
             Err(e) => Executed { outcome: Outcome::failure(e, fallback), defined: Vec::new() },

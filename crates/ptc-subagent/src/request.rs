@@ -5,11 +5,11 @@ use ptc_lisp_eval::Value;
 
 use crate::agent::SubAgent;
 use crate::compress;
-use crate::exec::PreparedTool;
 use crate::llm::{LlmOptions, LlmRequest, Message, ToolSchema};
 use crate::mode::Mode;
 use crate::prompt::{self, MissionView, ToolLine};
 use crate::protocol;
+use crate::tool::PreparedTool;
 
 impl SubAgent {
     /// The system prompt the model gets.

@@ -6,10 +6,12 @@
 //! holding the program's deadline and cancel handle; they answer with JSON or a [`ToolError`] the program
 //! sees as a `tool_error`. A panicking function is caught and reported the same way.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ptc_signature::Type;
 use serde_json::Value as Json;
 
 use crate::llm::BoxFuture;
@@ -29,7 +31,7 @@ pub struct ToolContext {
     /// ([`Cancel::on_cancel`](ptc_lisp_eval::Cancel::on_cancel) wakes a waiter).
     pub cancel: ptc_lisp_eval::Cancel,
     /// The link to the mission tree (nested agents and LLM tools use it).
-    pub(crate) nest: Option<crate::compose::ToolNest>,
+    pub(crate) nest: Option<crate::nesting::ToolNest>,
 }
 
 impl ToolContext {
@@ -363,3 +365,21 @@ impl CatalogEntry {
         CatalogEntry { name: name.into(), signature: signature.map(str::to_string), description: description.into() }
     }
 }
+
+/// The tree link of a tool call, or the error for a tool used outside a mission.
+pub(crate) fn tool_nest<'a>(cx: &'a ToolContext, name: &str) -> Result<&'a crate::nesting::ToolNest, ToolError> {
+    cx.nest.as_ref().ok_or_else(|| ToolError::new(format!("tool/{name} runs only inside an agent mission")))
+}
+
+/// A tool ready to call: the tool, its parsed input type and the layers that may call it.
+#[derive(Clone)]
+pub(crate) struct PreparedTool {
+    pub(crate) tool: Tool,
+    /// The object type of the signature's inputs (for argument coercion).
+    pub(crate) inputs: Option<Type>,
+    /// Who may call it (the tool's own setting, or the mode's default).
+    pub(crate) expose: Expose,
+}
+
+/// The callable tools of an agent, by name.
+pub(crate) type Toolbox = BTreeMap<String, PreparedTool>;

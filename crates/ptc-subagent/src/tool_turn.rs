@@ -205,7 +205,7 @@ impl Mission<'_> {
                 &cancel,
             )
         });
-        let inv = crate::compose::serve_while(self.llm(), asks, work).await;
+        let inv = crate::nesting::serve_while(self.llm(), asks, work).await;
         let inv = match inv {
             Ok(inv) => inv,
             Err(e) => {

@@ -14,10 +14,8 @@ pub use ptc_signature::Mode as ValidationMode;
 use ptc_signature::{KeyStyle, Signature, Type};
 use serde_json::Value as Json;
 
-use crate::exec::PreparedTool;
-
-/// Where a mission collects its `warn_only` warnings (`Step.warnings`).
-pub(crate) type Warnings = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+use crate::nesting::Warnings;
+use crate::tool::PreparedTool;
 
 /// Logs a `warn_only` warning and keeps it for `Step.warnings` when there is a mission.
 fn warn(sink: Option<&Warnings>, name: &str, text: String) {
