@@ -1,146 +1,31 @@
-//! [`SubAgent`]: a built agent, its checked configuration (`Config`) and its tools.
-//! [`SubAgentBuilder`](crate::SubAgentBuilder) (in `builder.rs`) makes one.
+//! [`SubAgent`]'s public front: every public method of an agent is here, and each
+//! delegates to the module that does the work (`mission.rs` runs, `chat.rs`,
+//! `chain.rs`, `compiled.rs`, `dry_run.rs`, `request.rs` for what the model is sent).
+//! The struct and its checked configuration are in `config.rs`; the builder in
+//! `builder.rs`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_lisp_eval::Limits;
-use ptc_lisp_eval::value::PMap;
-use ptc_signature::{Field, Signature, Template};
+use ptc_lisp_eval::{Cancel, Limits};
+use serde_json::Value as Json;
 
-use crate::compaction::Compaction;
-use crate::compress::HistoryOptions;
-use crate::cost::PriceTable;
-use crate::extract::MultipleCodeBlocks;
-use crate::feedback::FormatOptions;
-use crate::mode::Mode;
-use crate::prompt::{PromptLimit, SystemPrompt};
-use crate::retry::LlmRetry;
-use crate::tool::{CatalogEntry, Toolbox};
-use crate::validation::ValidationMode;
-
-/// Tool names the loop keeps for itself.
-pub const RESERVED_TOOL_NAMES: [&str; 3] = ["return", "fail", "lisp_eval"];
-
-/// A bad agent option. The message names the option and says what to write instead.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{option}: {message}")]
-#[non_exhaustive]
-pub struct ConfigError {
-    /// The option at fault (`prompt`, `signature`, `tools`, `max_turns`, ...).
-    pub option: &'static str,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl ConfigError {
-    pub(crate) fn new(option: &'static str, message: impl Into<String>) -> Self {
-        ConfigError { option, message: message.into() }
-    }
-}
-
-/// What happens when the definitions outgrow `memory_limit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum MemoryStrategy {
-    /// The mission fails with `memory_limit_exceeded`.
-    #[default]
-    Strict,
-    /// The turn's new definitions are dropped and the model is told so.
-    Rollback,
-}
-
-/// Whether a mission may end without an explicit `(return v)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum CompletionMode {
-    /// When turns run out, the last turn's value is the answer if it matches the signature.
-    #[default]
-    Implicit,
-    /// The final (and retry) turns must call `(return v)` or `(fail v)`, else the mission
-    /// fails with `must_return_missing`.
-    Explicit,
-}
-
-/// Everything a built agent knows. Fields are checked by [`SubAgentBuilder::build`].
-#[derive(Clone)]
-pub(crate) struct Config {
-    pub(crate) prompt: Template,
-    pub(crate) signature: Option<Signature>,
-    pub(crate) signature_text: Option<String>,
-    pub(crate) catalog: Vec<CatalogEntry>,
-    pub(crate) context: Arc<PMap>,
-    pub(crate) context_types: Option<Vec<Field>>,
-    pub(crate) context_descriptions: BTreeMap<String, String>,
-    pub(crate) field_descriptions: BTreeMap<String, String>,
-    pub(crate) max_turns: u32,
-    pub(crate) retry_turns: u32,
-    pub(crate) mission_timeout: Option<Duration>,
-    pub(crate) llm_retry: LlmRetry,
-    pub(crate) memory_limit: u64,
-    pub(crate) memory_strategy: MemoryStrategy,
-    pub(crate) float_precision: Option<u32>,
-    pub(crate) format: FormatOptions,
-    pub(crate) completion_mode: CompletionMode,
-    pub(crate) max_tool_calls: Option<u32>,
-    pub(crate) name: Option<String>,
-    pub(crate) description: Option<String>,
-    pub(crate) limits: Limits,
-    pub(crate) mode: Mode,
-    pub(crate) compress_history: Option<HistoryOptions>,
-    pub(crate) compaction: Option<Compaction>,
-    pub(crate) max_history_bytes: usize,
-    pub(crate) compose: crate::nesting::ComposeOptions,
-    pub(crate) signature_validation: ValidationMode,
-    pub(crate) system_prompt: Option<SystemPrompt>,
-    pub(crate) prompt_limit: PromptLimit,
-    pub(crate) multiple_code_blocks: MultipleCodeBlocks,
-    pub(crate) max_consecutive_failures: Option<u32>,
-    pub(crate) max_cost_usd: Option<f64>,
-    pub(crate) prices: Arc<PriceTable>,
-    pub(crate) checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
-    pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
-    /// The evaluation threads programs run on (`None`: the process-wide pool).
-    pub(crate) pool: Option<ptc_lisp_eval::EvalPool>,
-}
-
-/// The engine an agent's programs run on: its limits, on its pool when it has one.
-pub(crate) fn engine_for(cfg: &Config) -> ptc_lisp_eval::Engine {
-    let engine = ptc_lisp_eval::Engine::new(cfg.limits.clone());
-    match &cfg.pool {
-        Some(pool) => engine.with_pool(pool.clone()),
-        None => engine,
-    }
-}
-
-/// The seed's default time limit of a whole mission: 60 s.
-pub const DEFAULT_MISSION_TIMEOUT: Duration = Duration::from_millis(60_000);
-
-/// An agent: a mission, a contract, tools and limits. Build one with
-/// [`SubAgent::builder`], run it with [`SubAgent::run`]; it can run many times.
-#[derive(Clone)]
-pub struct SubAgent {
-    pub(crate) config: Arc<Config>,
-    pub(crate) tools: Arc<Toolbox>,
-}
-
-impl std::fmt::Debug for SubAgent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SubAgent")
-            .field("name", &self.config.name)
-            .field("signature", &self.config.signature_text)
-            .field("tools", &self.tools.keys().collect::<Vec<_>>())
-            .field("max_turns", &self.config.max_turns)
-            .finish_non_exhaustive()
-    }
-}
+use crate::builder::SubAgentBuilder;
+use crate::chain::Chain;
+use crate::chat::ChatReply;
+use crate::compiled::CompiledAgent;
+use crate::config::SubAgent;
+use crate::dry_run::DryRun;
+use crate::llm::{Llm, LlmRequest, Message, ToolSchema};
+use crate::observe::Observer;
+use crate::step::Step;
 
 impl SubAgent {
     /// Starts a builder for the mission `prompt` (`{{placeholders}}` are filled from the
     /// context).
-    pub fn builder(prompt: impl Into<String>) -> crate::SubAgentBuilder {
-        crate::SubAgentBuilder::new(prompt)
+    pub fn builder(prompt: impl Into<String>) -> SubAgentBuilder {
+        SubAgentBuilder::new(prompt)
     }
 
     /// The agent's name.
@@ -172,5 +57,104 @@ impl SubAgent {
     /// `timeout`, `max_tool_calls` and `max_print_length` in them).
     pub fn limits(&self) -> &Limits {
         &self.config.limits
+    }
+
+    /// Runs the mission against `llm` and returns its [`Step`]. Never panics: every
+    /// failure (model errors, limits, `(fail ...)`) is a step with `status: error`.
+    ///
+    /// Needs a Tokio runtime (async tools run as its tasks; retries and the mission
+    /// timeout use its timer). Programs run on the agent's evaluation pool, awaited
+    /// without holding a runtime thread.
+    pub async fn run(&self, llm: &dyn Llm) -> Step {
+        crate::mission::run(self, llm, None, None).await
+    }
+
+    /// Like [`run`](Self::run), stopped by `cancel`: once it is cancelled no tool call or
+    /// model request starts, the running program stops at its next check (within
+    /// milliseconds), a waiting tool call returns at once, and the step fails with reason
+    /// `cancelled`. Dropping the future of any `run*` method cancels the mission the same
+    /// way (the step is then never seen).
+    ///
+    /// ```
+    /// # async fn demo(agent: ptc_subagent::SubAgent, llm: &dyn ptc_subagent::Llm) {
+    /// let cancel = ptc_lisp_eval::Cancel::new();
+    /// let stop = cancel.clone(); // e.g. moved into a Ctrl-C handler
+    /// # stop.cancel();
+    /// let step = agent.run_with_cancel(llm, &cancel).await;
+    /// # assert_eq!(step.fail.map(|f| f.reason).as_deref(), Some("cancelled"));
+    /// # }
+    /// ```
+    pub async fn run_with_cancel(&self, llm: &dyn Llm, cancel: &Cancel) -> Step {
+        crate::mission::run(self, llm, None, Some(cancel)).await
+    }
+
+    /// Like [`run`](Self::run), reporting every [`Event`](crate::Event) to `observer` as it happens.
+    pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
+        crate::mission::run(self, llm, observer, None).await
+    }
+
+    /// [`run_observed`](Self::run_observed) and [`run_with_cancel`](Self::run_with_cancel)
+    /// at once: a service reporting progress of a mission its caller may cancel.
+    pub async fn run_observed_with_cancel(
+        &self,
+        llm: &dyn Llm,
+        observer: Option<Arc<dyn Observer>>,
+        cancel: &Cancel,
+    ) -> Step {
+        crate::mission::run(self, llm, observer, Some(cancel)).await
+    }
+
+    /// Sends `user_message` after `history` and runs until the model answers. In the
+    /// text modes the signature is set aside and the answer is plain text; in the
+    /// PTC-Lisp modes the signature holds and `memory` (from the previous reply) is
+    /// available to programs.
+    pub async fn chat(
+        &self,
+        llm: &dyn Llm,
+        user_message: &str,
+        history: Vec<Message>,
+        memory: BTreeMap<String, Json>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> ChatReply {
+        crate::chat::chat(self, llm, user_message, history, memory, observer).await
+    }
+
+    /// A chain starting with this agent: each next stage is built with the previous
+    /// stage's return as its context (see the module documentation).
+    pub fn then(&self, next: SubAgentBuilder) -> Chain {
+        crate::chain::then(self, next)
+    }
+
+    /// Derives the agent's program with one model turn over its own context (the
+    /// sample). The failed step when no valid program came back.
+    pub async fn compile(&self, llm: &dyn Llm) -> Result<CompiledAgent, Step> {
+        crate::compiled::compile(self, llm).await
+    }
+
+    /// Checks the mission against `llm` without calling it, and shows the first request.
+    pub fn dry_run(&self, llm: &dyn Llm) -> DryRun {
+        crate::dry_run::dry_run(self, llm)
+    }
+
+    /// The system prompt the model gets.
+    pub fn system_prompt(&self) -> String {
+        crate::request::system_prompt(self)
+    }
+
+    /// The first user message: tools and data inventory, expected output, mission (with
+    /// history compression: the mission and `Turns left: N`).
+    pub fn first_user_message(&self) -> String {
+        crate::request::first_user_message(self)
+    }
+
+    /// The tools offered natively: none (lisp mode), `lisp_eval` alone (lisp-tool), the
+    /// natively exposed tools (text), both (combined).
+    pub fn native_tools(&self) -> Vec<ToolSchema> {
+        crate::request::native_tools(self)
+    }
+
+    /// The first request the model would receive (for previews and tests).
+    pub fn first_request(&self) -> LlmRequest {
+        crate::request::first_request(self)
     }
 }

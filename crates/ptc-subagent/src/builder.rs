@@ -11,12 +11,12 @@ use ptc_lisp_eval::{Limits, Value};
 use ptc_signature::{Field, Signature, Template, Type};
 use serde_json::Value as Json;
 
-use crate::agent::{
-    CompletionMode, Config, ConfigError, DEFAULT_MISSION_TIMEOUT, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent,
-};
 use crate::compaction::Compaction;
 use crate::compose::{AgentToolSpec, agent_tool};
 use crate::compress::HistoryOptions;
+use crate::config::{
+    CompletionMode, Config, ConfigError, DEFAULT_MISSION_TIMEOUT, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent,
+};
 use crate::cost::PriceTable;
 use crate::extract::MultipleCodeBlocks;
 use crate::feedback::FormatOptions;
@@ -26,6 +26,7 @@ use crate::nesting::{ComposeOptions, LlmRef, LlmRegistry, RegistryMap};
 use crate::program_tools::{Extra, ProgramTools};
 use crate::prompt::{PromptLimit, SystemPrompt};
 use crate::retry::LlmRetry;
+use crate::step::{Fail, Step};
 use crate::tool::{CatalogEntry, PreparedTool, Tool, Toolbox};
 use crate::validation::ValidationMode;
 
@@ -531,6 +532,29 @@ impl SubAgentBuilder {
     pub fn program_tools(mut self, tools: Arc<dyn ProgramTools>) -> Self {
         self.compose.program_tools = Some(Extra(tools));
         self
+    }
+
+    /// Runs this agent after `previous`: its context is the previous return (and
+    /// `previous_signature`, or else the step's own [`Step::signature`], its context
+    /// signature). A failed previous step gives a `chained_failure` step without asking
+    /// the model.
+    pub async fn run_after(self, previous: &Step, previous_signature: Option<&str>, llm: &dyn Llm) -> Step {
+        let previous_signature = previous_signature.or(previous.signature.as_deref());
+        let context = match previous.chain_context() {
+            Ok(c) => c,
+            Err(fail) => return Step::failed(fail),
+        };
+        let mut builder = self.context(context);
+        if let Some(sig) = previous_signature {
+            builder = builder.context_signature(sig);
+        }
+        match builder.build() {
+            Ok(agent) => agent.run(llm).await,
+            Err(e) => {
+                let reason = if e.option == "prompt" { "template_error" } else { "validation_error" };
+                Step::failed(Fail::new(reason, e.to_string()))
+            }
+        }
     }
 
     /// Checks every option and builds the agent. A bad option is an error naming it:

@@ -23,8 +23,8 @@
 
 use serde_json::Value as Json;
 
-use crate::agent::SubAgent;
 use crate::builder::SubAgentBuilder;
+use crate::config::SubAgent;
 use crate::llm::Llm;
 use crate::step::{Fail, Step};
 
@@ -62,37 +62,9 @@ fn kind(v: &Json) -> &'static str {
     }
 }
 
-impl SubAgentBuilder {
-    /// Runs this agent after `previous`: its context is the previous return (and
-    /// `previous_signature`, or else the step's own [`Step::signature`], its context
-    /// signature). A failed previous step gives a `chained_failure` step without asking
-    /// the model.
-    pub async fn run_after(self, previous: &Step, previous_signature: Option<&str>, llm: &dyn Llm) -> Step {
-        let previous_signature = previous_signature.or(previous.signature.as_deref());
-        let context = match previous.chain_context() {
-            Ok(c) => c,
-            Err(fail) => return Step::failed(fail),
-        };
-        let mut builder = self.context(context);
-        if let Some(sig) = previous_signature {
-            builder = builder.context_signature(sig);
-        }
-        match builder.build() {
-            Ok(agent) => agent.run(llm).await,
-            Err(e) => {
-                let reason = if e.option == "prompt" { "template_error" } else { "validation_error" };
-                Step::failed(Fail::new(reason, e.to_string()))
-            }
-        }
-    }
-}
-
-impl SubAgent {
-    /// A chain starting with this agent: each next stage is built with the previous
-    /// stage's return as its context (see the module documentation).
-    pub fn then(&self, next: SubAgentBuilder) -> Chain {
-        Chain { first: self.clone(), rest: vec![next] }
-    }
+/// What [`SubAgent::then`] does.
+pub(crate) fn then(agent: &SubAgent, next: SubAgentBuilder) -> Chain {
+    Chain { first: agent.clone(), rest: vec![next] }
 }
 
 /// Agents run one after the other, each on the previous one's return.

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use crate::agent::{ConfigError, SubAgent};
+use crate::config::{ConfigError, SubAgent};
 use crate::nesting::{LlmRef, ToolNest, resolve_llm};
 use crate::observe::{Event, Observer};
 use crate::step::{ChildStep, Fail, Step};

@@ -17,7 +17,7 @@ use ptc_lisp_eval::Value;
 use ptc_signature::{KeyStyle, Signature, Template, Type};
 use serde_json::Value as Json;
 
-use crate::agent::{ConfigError, SubAgent};
+use crate::config::{ConfigError, SubAgent};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message};
 use crate::nesting::{LlmRef, resolve_llm};
 use crate::observe::Event;

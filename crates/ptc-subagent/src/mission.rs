@@ -11,9 +11,9 @@ use ptc_lisp_eval::{Cancel, Engine, EvalError, Globals, Outcome, RunResult, Valu
 use serde_json::Value as Json;
 use tracing::Instrument;
 
-use crate::agent::{CompletionMode, MemoryStrategy, SubAgent};
 use crate::compaction::{self, CompactionStats};
 use crate::compress::{self, Summary, TurnRecord};
+use crate::config::{CompletionMode, MemoryStrategy, SubAgent};
 use crate::exec::{self, ExecRequest, Executed, ToolCache};
 use crate::extract::{self, Extracted};
 use crate::feedback::{self, Budget};
@@ -22,98 +22,58 @@ use crate::mode::Mode;
 use crate::observe::{Event, Observer, emit};
 use crate::step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 
-impl SubAgent {
-    /// Runs the mission against `llm` and returns its [`Step`]. Never panics: every
-    /// failure (model errors, limits, `(fail ...)`) is a step with `status: error`.
-    ///
-    /// Needs a Tokio runtime (async tools run as its tasks; retries and the mission
-    /// timeout use its timer). Programs run on the agent's evaluation pool, awaited
-    /// without holding a runtime thread.
-    pub async fn run(&self, llm: &dyn Llm) -> Step {
-        self.run_observed(llm, None).await
-    }
-
-    /// Like [`run`](Self::run), stopped by `cancel`: once it is cancelled no tool call or
-    /// model request starts, the running program stops at its next check (within
-    /// milliseconds), a waiting tool call returns at once, and the step fails with reason
-    /// `cancelled`. Dropping the future of any `run*` method cancels the mission the same
-    /// way (the step is then never seen).
-    ///
-    /// ```
-    /// # async fn demo(agent: ptc_subagent::SubAgent, llm: &dyn ptc_subagent::Llm) {
-    /// let cancel = ptc_lisp_eval::Cancel::new();
-    /// let stop = cancel.clone(); // e.g. moved into a Ctrl-C handler
-    /// # stop.cancel();
-    /// let step = agent.run_with_cancel(llm, &cancel).await;
-    /// # assert_eq!(step.fail.map(|f| f.reason).as_deref(), Some("cancelled"));
-    /// # }
-    /// ```
-    pub async fn run_with_cancel(&self, llm: &dyn Llm, cancel: &Cancel) -> Step {
-        self.run_inner(llm, None, Some(cancel)).await
-    }
-
-    /// Like [`run`](Self::run), reporting every [`Event`] to `observer` as it happens.
-    pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
-        self.run_inner(llm, observer, None).await
-    }
-
-    /// [`run_observed`](Self::run_observed) and [`run_with_cancel`](Self::run_with_cancel)
-    /// at once: a service reporting progress of a mission its caller may cancel.
-    pub async fn run_observed_with_cancel(
-        &self,
-        llm: &dyn Llm,
-        observer: Option<Arc<dyn Observer>>,
-        cancel: &Cancel,
-    ) -> Step {
-        self.run_inner(llm, observer, Some(cancel)).await
-    }
-
-    async fn run_inner(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>, cancel: Option<&Cancel>) -> Step {
-        let cfg = &self.config;
-        let span = tracing::info_span!(
-            "run",
-            agent = cfg.name.as_deref().unwrap_or(""),
-            max_turns = cfg.max_turns,
-            status = tracing::field::Empty,
-            turns = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
-        // the caller's cancel handle, bounded by the mission's own deadline
-        let attach = |mission: &mut Mission<'_>| {
-            if let Some(c) = cancel {
-                mission.cancel = match mission.deadline {
-                    Some(d) => c.with_deadline(d),
-                    None => c.child(),
-                };
-            }
-        };
-        let step = if self.config.checkpoint_store.is_some() || self.config.resume.is_some() {
-            match crate::recording::Session::start(self, llm) {
-                Ok(mut session) => {
-                    let mut mission = Mission::new(&session.agent, &session.llm, observer);
-                    attach(&mut mission);
-                    mission.recording = session.recording.take();
-                    if let Some(c) = &self.config.resume {
-                        mission.resume(c);
-                    }
-                    mission.run().instrument(span.clone()).await
+/// What every `SubAgent::run*` method does: the mission against `llm`, reporting to
+/// `observer`, stopped by `cancel`.
+pub(crate) async fn run(
+    agent: &SubAgent,
+    llm: &dyn Llm,
+    observer: Option<Arc<dyn Observer>>,
+    cancel: Option<&Cancel>,
+) -> Step {
+    let cfg = &agent.config;
+    let span = tracing::info_span!(
+        "run",
+        agent = cfg.name.as_deref().unwrap_or(""),
+        max_turns = cfg.max_turns,
+        status = tracing::field::Empty,
+        turns = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    );
+    // the caller's cancel handle, bounded by the mission's own deadline
+    let attach = |mission: &mut Mission<'_>| {
+        if let Some(c) = cancel {
+            mission.cancel = match mission.deadline {
+                Some(d) => c.with_deadline(d),
+                None => c.child(),
+            };
+        }
+    };
+    let step = if agent.config.checkpoint_store.is_some() || agent.config.resume.is_some() {
+        match crate::recording::Session::start(agent, llm) {
+            Ok(mut session) => {
+                let mut mission = Mission::new(&session.agent, &session.llm, observer);
+                attach(&mut mission);
+                mission.recording = session.recording.take();
+                if let Some(c) = &agent.config.resume {
+                    mission.resume(c);
                 }
-                Err(e) => Step::failed(Fail::new("checkpoint_error", e.0)),
+                mission.run().instrument(span.clone()).await
             }
-        } else {
-            let mut mission = Mission::new(self, llm, observer);
-            attach(&mut mission);
-            mission.run().instrument(span.clone()).await
-        };
-        span.record("status", if step.is_ok() { "ok" } else { "error" });
-        span.record("turns", step.usage.turns);
-        span.record("duration_ms", step.usage.duration_ms);
-        span.in_scope(|| match &step.fail {
-            None => tracing::info!(turns = step.usage.turns, "mission returned"),
-            Some(f) => tracing::info!(turns = step.usage.turns, reason = %f.reason, "mission failed: {}", f.message),
-        });
-        step
-    }
+            Err(e) => Step::failed(Fail::new("checkpoint_error", e.0)),
+        }
+    } else {
+        let mut mission = Mission::new(agent, llm, observer);
+        attach(&mut mission);
+        mission.run().instrument(span.clone()).await
+    };
+    span.record("status", if step.is_ok() { "ok" } else { "error" });
+    span.record("turns", step.usage.turns);
+    span.record("duration_ms", step.usage.duration_ms);
+    span.in_scope(|| match &step.fail {
+        None => tracing::info!(turns = step.usage.turns, "mission returned"),
+        Some(f) => tracing::info!(turns = step.usage.turns, reason = %f.reason, "mission failed: {}", f.message),
+    });
+    step
 }
 
 /// Runs `agent` as a child in a mission tree (see `compose.rs`): it shares the tree's
@@ -232,7 +192,7 @@ impl<'a> Mission<'a> {
             started,
             deadline,
             cancel,
-            engine: crate::agent::engine_for(cfg),
+            engine: crate::config::engine_for(cfg),
             system: agent.system_prompt(),
             messages: vec![Message::user(agent.first_user_message())],
             memory: Globals::default(),

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
 
-use crate::agent::SubAgent;
 use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, ToolRecord};
+use crate::config::SubAgent;
 use crate::llm::{BoxFuture, Llm, LlmError, LlmRequest, LlmResponse};
 use crate::step::ChildStep;
 use crate::tool::{ToolBody, ToolError};
