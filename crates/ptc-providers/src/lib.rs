@@ -48,6 +48,7 @@
 //! [`ProviderConfig::max_answer_bytes`] and no further.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod env;
 mod record;

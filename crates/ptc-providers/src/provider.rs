@@ -8,7 +8,7 @@ use crate::secret::ApiKey;
 
 /// The default whole-request timeout: generous, because a long answer from a slow model is
 /// normal, but finite, so a stuck connection surfaces as a `timeout` the loop can retry.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Configuration of one provider instance (one vendor, one model).
 ///

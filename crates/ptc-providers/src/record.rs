@@ -14,7 +14,7 @@ use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
 use serde::{Deserialize, Serialize};
 
 /// Version of the recording line format.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// One recorded exchange (one line of a recording).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

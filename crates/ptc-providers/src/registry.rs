@@ -22,9 +22,9 @@ use serde::{Deserialize, Serialize};
 use crate::env::Env;
 
 /// The file name looked for in the current directory.
-pub const LOCAL_FILE: &str = "ptc-llms.json";
+pub(crate) const LOCAL_FILE: &str = "ptc-llms.json";
 /// The variable naming a registry file.
-pub const CONFIG_VAR: &str = "PTC_LLM_CONFIG";
+pub(crate) const CONFIG_VAR: &str = "PTC_LLM_CONFIG";
 
 /// One alias of the registry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -142,7 +142,7 @@ impl SubAgentBuilder {
     }
 
     /// Writes the mission's state to `dir` after every turn (`checkpoint-NNNN.json`, see
-    /// [`checkpoint`](crate::checkpoint); default: no checkpoints).
+    /// [`Checkpoint`](crate::Checkpoint); default: no checkpoints).
     pub fn checkpoint_dir(self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.checkpoint_store(Arc::new(crate::checkpoint::DirStore::new(dir)))
     }
