@@ -66,5 +66,6 @@ pub fn run(root: &Path) -> Result<()> {
     let md = render();
     std::fs::write(root.join("docs/functions.md"), &md)?;
     eprintln!("wrote docs/functions.md ({} functions)", builtins::all().count());
+    crate::agent_reasons::run(root)?;
     Ok(())
 }

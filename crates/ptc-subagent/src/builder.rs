@@ -25,6 +25,7 @@ use crate::mode::{Expose, Mode, NativeResult};
 use crate::nesting::{ComposeOptions, LlmRef, LlmRegistry, RegistryMap};
 use crate::program_tools::{Extra, ProgramTools};
 use crate::prompt::{PromptLimit, SystemPrompt};
+use crate::reason::Reason;
 use crate::retry::LlmRetry;
 use crate::step::{Fail, Step};
 use crate::tool::{CatalogEntry, PreparedTool, Tool, Toolbox};
@@ -551,7 +552,7 @@ impl SubAgentBuilder {
         match builder.build() {
             Ok(agent) => agent.run(llm).await,
             Err(e) => {
-                let reason = if e.option == "prompt" { "template_error" } else { "validation_error" };
+                let reason = if e.option == "prompt" { Reason::TemplateError } else { Reason::ValidationError };
                 Step::failed(Fail::new(reason, e.to_string()))
             }
         }

@@ -26,6 +26,7 @@ use serde_json::Value as Json;
 use crate::builder::SubAgentBuilder;
 use crate::config::SubAgent;
 use crate::llm::Llm;
+use crate::reason::Reason;
 use crate::step::{Fail, Step};
 
 impl Step {
@@ -33,14 +34,14 @@ impl Step {
     /// original failure in `details.original_failure`) when the step failed.
     pub fn chain_context(&self) -> Result<serde_json::Map<String, Json>, Fail> {
         if let Some(original) = &self.fail {
-            let mut fail = Fail::new("chained_failure", format!("Upstream agent failed: {}", original.reason));
+            let mut fail = Fail::new(Reason::ChainedFailure, format!("Upstream agent failed: {}", original.reason));
             fail.details = Some(serde_json::json!({ "original_failure": original }));
             return Err(fail);
         }
         match &self.return_value {
             Some(Json::Object(m)) => Ok(m.clone()),
             Some(other) => Err(Fail::new(
-                "validation_error",
+                Reason::ValidationError,
                 format!(
                     "the upstream agent returned {}, but only a map can become the next agent's context",
                     kind(other)
@@ -84,7 +85,7 @@ impl Chain {
     /// Runs every stage and returns the last step (a `chained_failure` when an earlier
     /// stage failed).
     pub async fn run(&self, llm: &dyn Llm) -> Step {
-        self.run_all(llm).await.pop().unwrap_or_else(|| Step::failed(Fail::new("chained_failure", "empty chain")))
+        self.run_all(llm).await.pop().unwrap_or_else(|| Step::failed(Fail::new(Reason::ChainedFailure, "empty chain")))
     }
 
     /// Runs the stages and returns every step, in order; it stops after the first failure

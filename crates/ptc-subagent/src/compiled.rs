@@ -35,6 +35,7 @@ use serde_json::Value as Json;
 use crate::config::SubAgent;
 use crate::exec::{self, ExecRequest};
 use crate::llm::Llm;
+use crate::reason::Reason;
 use crate::step::{Fail, Step};
 
 /// A program derived once by a model, runnable without one.
@@ -67,7 +68,7 @@ pub(crate) async fn compile(agent: &SubAgent, llm: &dyn Llm) -> Result<CompiledA
         }
         (true, None) => {
             let mut failed = step;
-            failed.fail = Some(Fail::new("no_code_found", "the model answered without a program to compile"));
+            failed.fail = Some(Fail::new(Reason::NoCodeFound, "the model answered without a program to compile"));
             failed.status = crate::step::Status::Error;
             Err(failed)
         }
@@ -90,7 +91,7 @@ impl CompiledAgent {
     /// against the agent's signature.
     pub fn execute(&self, context: serde_json::Map<String, Json>) -> Result<Json, Fail> {
         let Value::Map(context) = ptc_lisp_eval::json::from_json(&Json::Object(context)) else {
-            return Err(Fail::new("validation_error", "the context must be a JSON object"));
+            return Err(Fail::new(Reason::ValidationError, "the context must be a JSON object"));
         };
         let req = ExecRequest {
             source: self.source.clone(),
@@ -116,9 +117,9 @@ impl CompiledAgent {
         if let Some(sig) = &self.agent.config.signature {
             let report = ptc_signature::validate(&value, &sig.output, ptc_signature::Mode::Enabled);
             if !report.is_ok() {
-                return Err(Fail::new("validation_error", report.render_errors()));
+                return Err(Fail::new(Reason::ValidationError, report.render_errors()));
             }
         }
-        ptc_lisp_eval::json::to_json(&value).map_err(|e| Fail::new("validation_error", e.to_string()))
+        ptc_lisp_eval::json::to_json(&value).map_err(|e| Fail::new(Reason::ValidationError, e.to_string()))
     }
 }

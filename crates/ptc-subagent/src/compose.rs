@@ -19,6 +19,7 @@ use serde_json::Value as Json;
 use crate::config::{ConfigError, SubAgent};
 use crate::nesting::{LlmRef, ToolNest, resolve_llm};
 use crate::observe::{Event, Observer};
+use crate::reason::Reason;
 use crate::step::{ChildStep, Fail, Step};
 use crate::tool::{Tool, ToolContext, ToolError, tool_nest};
 
@@ -82,7 +83,7 @@ async fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &To
     if depth > max {
         return named(
             Step::failed(Fail::new(
-                "max_depth_exceeded",
+                Reason::MaxDepthExceeded,
                 format!("Nesting depth limit exceeded: agent tool {} would run at depth {depth} > {max}", spec.name),
             )),
             &spec.name,
@@ -93,7 +94,7 @@ async fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &To
         Json::Null => serde_json::Map::new(),
         other => {
             return named(
-                Step::failed(Fail::new("validation_error", format!("arguments must be a map, got {other}"))),
+                Step::failed(Fail::new(Reason::ValidationError, format!("arguments must be a map, got {other}"))),
                 &spec.name,
             );
         }
@@ -101,7 +102,7 @@ async fn run_child(spec: &AgentToolSpec, args: Json, cx: &ToolContext, nest: &To
     let agent = match (spec.build)(arguments) {
         Ok(a) => a,
         Err(e) => {
-            let reason = if e.option == "prompt" { "template_error" } else { "validation_error" };
+            let reason = if e.option == "prompt" { Reason::TemplateError } else { Reason::ValidationError };
             return named(Step::failed(Fail::new(reason, e.to_string())), &spec.name);
         }
     };

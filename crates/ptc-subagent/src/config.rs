@@ -44,7 +44,7 @@ impl ConfigError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum MemoryStrategy {
-    /// The mission fails with `memory_limit_exceeded`.
+    /// The mission fails with `memory_exceeded` (the word the evaluator uses for its heap limit).
     #[default]
     Strict,
     /// The turn's new definitions are dropped and the model is told so.

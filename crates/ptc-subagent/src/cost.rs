@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::llm::{LlmRequest, ModelPrice, TokenUsage};
+use crate::reason::Reason;
 use crate::step::Fail;
 
 /// The built-in list prices (USD per million tokens: input, output, cached input).
@@ -206,7 +207,7 @@ impl CostScope {
         let Some(budget) = self.nearest_budget() else { return Ok(Reservation(0.0)) };
         let Some(price) = price else {
             return Err(Fail::new(
-                "price_unknown",
+                Reason::PriceUnknown,
                 format!(
                     "max_cost_usd is {budget}, but no price is known for the model {model:?}; give one (SubAgentBuilder::prices, or \"price\" in its LLM registry entry) or leave max_cost_usd unset"
                 ),
@@ -227,7 +228,7 @@ impl CostScope {
                     )
                 };
                 let mut fail = Fail::new(
-                    "cost_budget_exceeded",
+                    Reason::CostBudgetExceeded,
                     format!(
                         "The next model request (turn {turn}) would cost about ${next:.4}, and ${spent:.4} is spent of {whose} ${budget} budget (max_cost_usd)"
                     ),

@@ -20,6 +20,7 @@ use crate::feedback::{self, Budget};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message, TokenUsage, ToolSchema};
 use crate::mode::Mode;
 use crate::observe::{Event, Observer, emit};
+use crate::reason::Reason;
 use crate::step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 
 /// What every `SubAgent::run*` method does: the mission against `llm`, reporting to
@@ -59,7 +60,7 @@ pub(crate) async fn run(
                 }
                 mission.run().instrument(span.clone()).await
             }
-            Err(e) => Step::failed(Fail::new("checkpoint_error", e.0)),
+            Err(e) => Step::failed(Fail::new(Reason::CheckpointError, e.0)),
         }
     } else {
         let mut mission = Mission::new(agent, llm, observer);
@@ -392,7 +393,7 @@ impl<'a> Mission<'a> {
                 && self.failure_streak >= max
             {
                 let mut fail = Fail::new(
-                    "consecutive_failures",
+                    Reason::ConsecutiveFailures,
                     format!(
                         "{} turn(s) in a row failed (max_consecutive_failures {max}); the mission is stuck in an error loop. The last: {}",
                         self.failure_streak, self.last_failure
@@ -432,7 +433,7 @@ impl<'a> Mission<'a> {
                 Next::Done(result) => break result,
             }
             if let Err(e) = self.save_checkpoint() {
-                break Err(Fail::new("checkpoint_error", e.0));
+                break Err(Fail::new(Reason::CheckpointError, e.0));
             }
         };
         self.finish(outcome)
@@ -471,21 +472,21 @@ impl<'a> Mission<'a> {
                         self.judge(kind, executed, &mut turn)
                     }
                     Err(feedback) => {
-                        self.last = LastTurn::Error { reason: "parse_error".into(), message: feedback.clone() };
+                        self.last = LastTurn::Error { reason: Reason::ParseError.into(), message: feedback.clone() };
                         self.after_non_return(kind, feedback)
                     }
                 }
             }
             Extracted::Multiple(n) => {
                 self.last = LastTurn::Error {
-                    reason: "multiple_code_blocks".into(),
+                    reason: Reason::MultipleCodeBlocks.into(),
                     message: format!("the answer held {n} code blocks instead of one"),
                 };
                 self.after_non_return(kind, extract::multiple_code_blocks_message(n))
             }
             Extracted::NoCode => {
                 self.last = LastTurn::Error {
-                    reason: "no_code_found".into(),
+                    reason: Reason::NoCodeFound.into(),
                     message: "the answer held no PTC-Lisp program".into(),
                 };
                 self.after_non_return(kind, extract::NO_CODE_FOUND_MESSAGE.to_string())
@@ -505,7 +506,7 @@ impl<'a> Mission<'a> {
         let explicit = self.agent.config.completion_mode == CompletionMode::Explicit;
         if explicit && matches!(kind, TurnKind::MustReturn | TurnKind::Retry) {
             return Next::Done(Err(Fail::new(
-                "must_return_missing",
+                Reason::MustReturnMissing,
                 "Final turn must call (return value) or (fail reason)",
             )));
         }
@@ -607,8 +608,10 @@ impl<'a> Mission<'a> {
                         retry_in_ms: delay.map(|d| d.as_millis() as u64),
                     });
                     let Some(delay) = delay else {
-                        let mut fail =
-                            Fail::new("llm_error", format!("LLM request failed after {attempt} attempt(s): {error}"));
+                        let mut fail = Fail::new(
+                            Reason::LlmError,
+                            format!("LLM request failed after {attempt} attempt(s): {error}"),
+                        );
                         fail.details = Some(serde_json::json!({"kind": error.kind.as_str(), "status": error.status}));
                         return Err(fail);
                     };
@@ -838,7 +841,7 @@ impl<'a> Mission<'a> {
         let text = format!("Memory limit exceeded ({size} bytes > {} bytes).", cfg.memory_limit);
         match cfg.memory_strategy {
             MemoryStrategy::Strict => Err(Next::Done(Err(Fail::new(
-                "memory_limit_exceeded",
+                Reason::MemoryExceeded,
                 format!("{text} The definitions outgrew memory_limit."),
             )))),
             MemoryStrategy::Rollback => {
@@ -896,20 +899,20 @@ impl<'a> Mission<'a> {
         }
         if cfg.retry_turns > 0 {
             Err(Fail::new(
-                "budget_exhausted",
+                Reason::MaxTurnsExceeded,
                 format!(
                     "Exceeded the turn budget of {} work turn(s) and {} retry turn(s) without a valid (return ...)",
                     cfg.max_turns, cfg.retry_turns
                 ),
             ))
         } else {
-            Err(Fail::new("max_turns_exceeded", format!("Exceeded max_turns limit of {}", cfg.max_turns)))
+            Err(Fail::new(Reason::MaxTurnsExceeded, format!("Exceeded max_turns limit of {}", cfg.max_turns)))
         }
     }
 
     pub(crate) fn mission_timeout(&self) -> Fail {
         let ms = self.agent.config.mission_timeout.map(|t| t.as_millis()).unwrap_or_default();
-        Fail::new("mission_timeout", format!("The mission exceeded its time limit of {ms} ms (mission_timeout)"))
+        Fail::new(Reason::MissionTimeout, format!("The mission exceeded its time limit of {ms} ms (mission_timeout)"))
     }
 
     /// Keeps the program's upstream calls (agents with program tools) in its turn.
@@ -1010,7 +1013,7 @@ pub(crate) fn error_text(e: &EvalError) -> String {
 pub(crate) fn user_fail(v: &Value) -> Fail {
     let Value::Map(m) = v else {
         return Fail::new(
-            "failed",
+            Reason::Failed,
             match v {
                 Value::Str(s) => s.to_string(),
                 other => to_clojure(other),
@@ -1024,7 +1027,7 @@ pub(crate) fn user_fail(v: &Value) -> Fail {
         })
     };
     Fail {
-        reason: text("reason").unwrap_or_else(|| "failed".into()),
+        reason: text("reason").unwrap_or_else(|| Reason::Failed.into()),
         message: text("message").unwrap_or_else(|| to_clojure(v)),
         op: text("op"),
         details: ptc_signature::field_value(m, "details")
@@ -1102,7 +1105,7 @@ impl Drop for Mission<'_> {
 
 /// The failure of a cancelled mission.
 pub(crate) fn cancelled() -> Fail {
-    Fail::new("cancelled", "The mission was cancelled by its caller before it finished")
+    Fail::new(Reason::Cancelled, "The mission was cancelled by its caller before it finished")
 }
 
 /// Resolves once `cancel` (or an ancestor) is cancelled.

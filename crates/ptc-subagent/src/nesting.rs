@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::cost::{CostScope, PriceTable};
 use crate::llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
 use crate::observe::Observer;
+use crate::reason::Reason;
 use crate::step::{ChildStep, Fail};
 
 /// Where a mission collects its `warn_only` warnings (`Step.warnings`).
@@ -184,7 +185,7 @@ impl Nesting {
         let before = self.shared.turns_left.fetch_sub(1, Ordering::SeqCst);
         if before <= 0 {
             return Err(Fail::new(
-                "turn_budget_exhausted",
+                Reason::TurnBudgetExhausted,
                 format!(
                     "The mission tree used its whole turn budget of {} turn(s) (parent and nested agents together)",
                     self.shared.turn_budget
@@ -219,7 +220,7 @@ impl Nesting {
         let max = self.shared.max_depth;
         if depth > max {
             return Err(Fail::new(
-                "max_depth_exceeded",
+                Reason::MaxDepthExceeded,
                 format!("Nesting depth limit exceeded: LLM tool {tool} would run at depth {depth} > {max}"),
             ));
         }
@@ -248,7 +249,7 @@ impl Nesting {
         self.shared.registry.0.get(alias).cloned().ok_or_else(|| {
             let known: Vec<&str> = self.shared.registry.0.keys().map(String::as_str).collect();
             Fail::new(
-                "model_not_found",
+                Reason::ModelNotFound,
                 format!(
                     "no model named {alias:?} in the LLM registry (known: {})",
                     if known.is_empty() { "none".to_string() } else { known.join(", ") }

@@ -56,7 +56,7 @@ fn lisp_reasons() {
         SubAgent::builder("x").memory_limit(100, MemoryStrategy::Strict),
         "(def big (apply str (repeat 200 \"x\")))",
     );
-    assert_eq!(reason(&step), "memory_limit_exceeded");
+    assert_eq!(reason(&step), "memory_exceeded");
 }
 
 #[test]
