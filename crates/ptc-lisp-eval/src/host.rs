@@ -36,6 +36,11 @@ impl Exposure {
     pub fn to_programs(self) -> bool {
         matches!(self, Exposure::Program | Exposure::Both)
     }
+
+    /// True when the model may call the tool natively (an agent offers it as a tool).
+    pub fn to_model(self) -> bool {
+        matches!(self, Exposure::Native | Exposure::Both)
+    }
 }
 
 /// What a host says about one of its tools.

@@ -21,7 +21,7 @@ use crate::cost::PriceTable;
 use crate::extract::MultipleCodeBlocks;
 use crate::feedback::FormatOptions;
 use crate::llm::Llm;
-use crate::mode::{Expose, Mode, NativeResult};
+use crate::mode::{Mode, NativeResult};
 use crate::nesting::{ComposeOptions, LlmRef, LlmRegistry, RegistryMap};
 use crate::program_tools::{Extra, ProgramTools};
 use crate::prompt::{PromptLimit, SystemPrompt};
@@ -30,6 +30,7 @@ use crate::retry::LlmRetry;
 use crate::step::{Fail, Step};
 use crate::tool::{CatalogEntry, PreparedTool, Tool, Toolbox};
 use crate::validation::ValidationMode;
+use ptc_lisp_eval::Exposure;
 
 /// Context values given already loaded (`context_values`).
 #[derive(Clone)]
@@ -864,7 +865,7 @@ fn prepare_tools(
         };
         let expose = t.expose.unwrap_or(mode.default_expose());
         match mode {
-            Mode::Lisp | Mode::LispTool if expose == Expose::Native => {
+            Mode::Lisp | Mode::LispTool if expose == Exposure::Native => {
                 return Err(ConfigError::new(
                     "tools",
                     format!(
@@ -872,7 +873,7 @@ fn prepare_tools(
                     ),
                 ));
             }
-            Mode::Text if expose != Expose::Native => {
+            Mode::Text if expose != Exposure::Native => {
                 return Err(ConfigError::new(
                     "tools",
                     format!(
@@ -883,7 +884,7 @@ fn prepare_tools(
             _ => {}
         }
         if t.native_result.is_some() {
-            if expose != Expose::Both || !t.cache {
+            if expose != Exposure::Both || !t.cache {
                 return Err(ConfigError::new(
                     "tools",
                     format!(

@@ -11,13 +11,12 @@ use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Exposure, Globals, Host, Interrupted, Outcome, RunInput, RunResult,
-    ToolCall, ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
+    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Globals, Host, Interrupted, Outcome, RunInput, RunResult, ToolCall,
+    ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
 };
 use serde_json::Value as Json;
 
 use crate::cache_key::{canonical_cache_key, key_hash};
-use crate::mode::Expose;
 use crate::nesting::ToolNest;
 use crate::observe::{Event, Observer, emit};
 use crate::tool::{CatalogEntry, Tool, ToolBody, ToolContext, ToolError, Toolbox};
@@ -102,11 +101,7 @@ pub(crate) fn tool_specs(tools: &Toolbox) -> Vec<ToolSpec> {
             name: p.tool.name.clone(),
             signature: p.tool.signature.clone(),
             description: p.tool.description.clone(),
-            exposure: match p.expose {
-                Expose::Native => Exposure::Native,
-                Expose::PtcLisp => Exposure::Program,
-                Expose::Both => Exposure::Both,
-            },
+            exposure: p.expose,
         })
         .collect()
 }
@@ -437,13 +432,15 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use std::time::Duration;
 
+    use ptc_lisp_eval::Exposure;
+
     use crate::tool::PreparedTool;
     use ptc_lisp_eval::contract::{Probe, check_host};
 
     use super::*;
 
     fn prepared(tool: Tool) -> (String, PreparedTool) {
-        (tool.name.clone(), PreparedTool { tool, inputs: None, expose: Expose::PtcLisp })
+        (tool.name.clone(), PreparedTool { tool, inputs: None, expose: Exposure::Program })
     }
 
     #[test]

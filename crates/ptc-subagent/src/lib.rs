@@ -111,11 +111,12 @@ pub use llm::{
     TokenUsage, ToolSchema,
 };
 pub use llm_tool::{JUDGMENT_SYSTEM_PROMPT, LlmTool};
-pub use mode::{Expose, Mode, NativeResult, PreviewFn};
+pub use mode::{Mode, NativeResult, PreviewFn};
 pub use nesting::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use observe::{Event, Observer};
 pub use program_tools::ProgramTools;
 pub use prompt::{PromptLimit, SystemPrompt};
+pub use ptc_lisp_eval::Exposure;
 pub use reason::Reason;
 pub use retry::{Backoff, DEFAULT_MAX_RETRY_DELAY, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};

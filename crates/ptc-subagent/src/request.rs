@@ -56,7 +56,7 @@ impl SubAgent {
     fn with_view<R>(&self, f: impl FnOnce(&MissionView<'_>) -> R) -> R {
         let cfg = &self.config;
         // tool signatures were checked at build time; parsing them again is cheap
-        let program_tools: Vec<&PreparedTool> = self.tools.values().filter(|p| p.expose.programs()).collect();
+        let program_tools: Vec<&PreparedTool> = self.tools.values().filter(|p| p.expose.to_programs()).collect();
         let parsed: Vec<Option<ptc_signature::Signature>> = program_tools
             .iter()
             .map(|p| p.tool.signature.as_deref().and_then(|s| ptc_signature::parse(s).ok()))
@@ -124,7 +124,7 @@ pub(crate) fn native_tools(agent: &SubAgent) -> Vec<ToolSchema> {
     let mode = agent.config.mode;
     let mut out = Vec::new();
     if mode.is_text() {
-        for p in agent.tools.values().filter(|p| p.expose.native()) {
+        for p in agent.tools.values().filter(|p| p.expose.to_model()) {
             let parameters = p
                 .tool
                 .signature

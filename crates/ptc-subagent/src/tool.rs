@@ -15,7 +15,8 @@ use ptc_signature::Type;
 use serde_json::Value as Json;
 
 use crate::llm::BoxFuture;
-use crate::mode::{Expose, NativeResult};
+use crate::mode::NativeResult;
+use ptc_lisp_eval::Exposure;
 
 /// What a tool function gets besides its arguments.
 #[derive(Debug, Clone)]
@@ -105,7 +106,7 @@ pub struct Tool {
     pub(crate) signature: Option<String>,
     pub(crate) description: String,
     pub(crate) cache: bool,
-    pub(crate) expose: Option<Expose>,
+    pub(crate) expose: Option<Exposure>,
     pub(crate) native_result: Option<NativeResult>,
     /// How strictly arguments and results are checked (`None`: the agent's mode).
     pub(crate) validation: Option<ptc_signature::Mode>,
@@ -291,7 +292,7 @@ impl Tool {
 
     /// Which layer may call the tool: the model natively, programs, or both. Unset, the
     /// mode decides (programs in the PTC-Lisp modes, native in the text modes).
-    pub fn expose(mut self, expose: Expose) -> Self {
+    pub fn expose(mut self, expose: Exposure) -> Self {
         self.expose = Some(expose);
         self
     }
@@ -378,7 +379,7 @@ pub(crate) struct PreparedTool {
     /// The object type of the signature's inputs (for argument coercion).
     pub(crate) inputs: Option<Type>,
     /// Who may call it (the tool's own setting, or the mode's default).
-    pub(crate) expose: Expose,
+    pub(crate) expose: Exposure,
 }
 
 /// The callable tools of an agent, by name.

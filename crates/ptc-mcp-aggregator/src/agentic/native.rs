@@ -5,7 +5,7 @@
 //! the model reads; it never ends the mission.
 
 use ptc_lisp_eval::{CallCx, Cancel, Host, ToolCall, Value};
-use ptc_subagent::{Expose, Tool, ToolError};
+use ptc_subagent::{Exposure, Tool, ToolError};
 use serde_json::Value as Json;
 
 use crate::upstream::UpstreamRuntime;
@@ -44,12 +44,12 @@ impl NativeCalls {
 
 /// The upstream tools in `rt`'s scope (loaded catalogs only) as agent tools exposed as
 /// `expose` says.
-pub fn native_tools(rt: &UpstreamRuntime, expose: Expose) -> Vec<Tool> {
+pub fn native_tools(rt: &UpstreamRuntime, expose: Exposure) -> Vec<Tool> {
     native_tools_recorded(rt, expose, &NativeCalls::new())
 }
 
 /// [`native_tools`], each call also written to `ledger`.
-pub fn native_tools_recorded(rt: &UpstreamRuntime, expose: Expose, ledger: &NativeCalls) -> Vec<Tool> {
+pub fn native_tools_recorded(rt: &UpstreamRuntime, expose: Exposure, ledger: &NativeCalls) -> Vec<Tool> {
     let mut out = Vec::new();
     for u in rt.inner.upstreams.values() {
         let Some(tools) = rt.inner.visible(u) else { continue };

@@ -127,7 +127,7 @@ struct Loader<'a> {
     upstreams: Option<&'a ptc_mcp_aggregator::UpstreamRuntime>,
     /// `--mode` and `--upstream-expose`, for the root agent.
     root_mode: ptc_subagent::Mode,
-    root_native: Option<ptc_subagent::Expose>,
+    root_native: Option<ptc_subagent::Exposure>,
 }
 
 impl Loader<'_> {
