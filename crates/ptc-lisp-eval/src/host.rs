@@ -169,6 +169,20 @@ pub struct ToolError {
     pub message: String,
 }
 
+/// A plain message is a failure the program raises as `tool_error` (so a tool function
+/// can answer `Err("disk on fire".into())`).
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::failed(message)
+    }
+}
+
 impl ToolError {
     /// A failure the program raises as `tool_error`.
     pub fn failed(message: impl Into<String>) -> Self {

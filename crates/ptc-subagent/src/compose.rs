@@ -69,7 +69,9 @@ async fn run_agent_tool(spec: &AgentToolSpec, args: Json, cx: &ToolContext) -> R
     let nest = tool_nest(cx, &spec.name)?;
     let step = run_child(spec, args, cx, nest).await;
     let result = match (&step.return_value, &step.fail) {
-        (_, Some(f)) => Err(ToolError::new(format!("agent tool {} failed ({}): {}", spec.name, f.reason, f.message))),
+        (_, Some(f)) => {
+            Err(ToolError::failed(format!("agent tool {} failed ({}): {}", spec.name, f.reason, f.message)))
+        }
         (Some(v), None) => Ok(v.clone()),
         (None, None) => Ok(Json::Null),
     };

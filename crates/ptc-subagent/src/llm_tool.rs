@@ -151,7 +151,7 @@ impl Judgment {
             (LlmRef::Explicit(l), _) => l.clone(),
             (_, Some(nest)) => resolve_llm(&LlmRef::Caller, &self.llm, nest).map_err(|f| self.error(&f))?,
             (_, None) => {
-                return Err(ToolError::new(format!(
+                return Err(ToolError::failed(format!(
                     "tool/{} uses the caller's model and runs only inside an agent mission",
                     self.name
                 )));
@@ -234,7 +234,7 @@ impl Judgment {
     }
 
     fn error(&self, f: &Fail) -> ToolError {
-        ToolError::new(format!("LLM tool {} failed ({}): {}", self.name, f.reason, f.message))
+        ToolError::failed(format!("LLM tool {} failed ({}): {}", self.name, f.reason, f.message))
     }
 
     /// The judgment as a one-turn step (kept in the caller's step as a child).

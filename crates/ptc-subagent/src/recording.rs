@@ -137,7 +137,7 @@ impl<'a> Session<'a> {
                     None
                 }?;
                 Some(match r.error {
-                    Some(e) => Err(ToolError::new(e)),
+                    Some(e) => Err(ToolError::failed(e)),
                     None => Ok(r.result.unwrap_or(Json::Null)),
                 })
             };

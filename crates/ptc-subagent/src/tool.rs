@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use ptc_lisp_eval::ToolError;
 use ptc_signature::Type;
 use serde_json::Value as Json;
 
@@ -52,34 +53,6 @@ impl ToolContext {
     /// Time left before the deadline (zero when it has passed).
     pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
-    }
-}
-
-/// A failed tool call; the message is shown to the model in the turn's feedback.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-#[non_exhaustive]
-pub struct ToolError {
-    /// What went wrong, for the model.
-    pub message: String,
-}
-
-impl ToolError {
-    /// A tool error with `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        ToolError { message: message.into() }
-    }
-}
-
-impl From<String> for ToolError {
-    fn from(message: String) -> Self {
-        ToolError { message }
-    }
-}
-
-impl From<&str> for ToolError {
-    fn from(message: &str) -> Self {
-        ToolError { message: message.to_string() }
     }
 }
 
@@ -176,7 +149,7 @@ impl Tool {
     /// let stock = Tool::new_async("stock", |args, _cx| async move {
     ///     // a database pool or an HTTP client would be awaited here
     ///     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    ///     let sku = args["sku"].as_str().ok_or(ToolError::new("sku must be a string"))?;
+    ///     let sku = args["sku"].as_str().ok_or(ToolError::failed("sku must be a string"))?;
     ///     Ok(json!({"sku": sku, "count": 3}))
     /// })
     /// .signature("(sku :string) -> {sku :string, count :int}");
@@ -335,9 +308,9 @@ fn typed_args<A: serde::de::DeserializeOwned>(tool: &str, args: Json) -> Result<
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path == "." {
-            ToolError::new(format!("tool '{tool}': the arguments do not fit: {inner}"))
+            ToolError::failed(format!("tool '{tool}': the arguments do not fit: {inner}"))
         } else {
-            ToolError::new(format!("tool '{tool}': argument `{path}`: {inner}"))
+            ToolError::failed(format!("tool '{tool}': argument `{path}`: {inner}"))
         }
     })
 }
@@ -345,7 +318,7 @@ fn typed_args<A: serde::de::DeserializeOwned>(tool: &str, args: Json) -> Result<
 /// The result as JSON, or why it has no JSON form.
 fn typed_result<R: serde::Serialize>(tool: &str, result: R) -> Result<Json, ToolError> {
     serde_json::to_value(result)
-        .map_err(|e| ToolError::new(format!("tool '{tool}': its result cannot be turned into JSON: {e}")))
+        .map_err(|e| ToolError::failed(format!("tool '{tool}': its result cannot be turned into JSON: {e}")))
 }
 
 /// A tool shown to the model for planning only (`tool_catalog`): it cannot be called.
@@ -369,7 +342,7 @@ impl CatalogEntry {
 
 /// The tree link of a tool call, or the error for a tool used outside a mission.
 pub(crate) fn tool_nest<'a>(cx: &'a ToolContext, name: &str) -> Result<&'a crate::nesting::ToolNest, ToolError> {
-    cx.nest.as_ref().ok_or_else(|| ToolError::new(format!("tool/{name} runs only inside an agent mission")))
+    cx.nest.as_ref().ok_or_else(|| ToolError::failed(format!("tool/{name} runs only inside an agent mission")))
 }
 
 /// A tool ready to call: the tool, its parsed input type and the layers that may call it.

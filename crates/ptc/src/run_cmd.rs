@@ -567,7 +567,7 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
             (Some(spec), None) => {
                 let spec = Arc::new(spec);
                 Tool::with_context(name.clone(), move |args, cx| {
-                    command_tool::call(&spec, &args, cx.deadline, tool_timeout, &cx.cancel).map_err(ToolError::new)
+                    command_tool::call(&spec, &args, cx.deadline, tool_timeout, &cx.cancel).map_err(ToolError::failed)
                 })
             }
             (None, Some(value)) => Tool::fixed(name.clone(), value),

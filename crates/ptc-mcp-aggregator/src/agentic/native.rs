@@ -111,7 +111,7 @@ fn call(
     let cx = CallCx::new(deadline, &cancel, None);
     let failed = |reason: String, message: String| {
         let text = format!("upstream {server}/{tool} failed ({reason}): {message}");
-        (reason, ToolError::new(text))
+        (reason, ToolError::failed(text))
     };
     match host.call(&call, &cx) {
         Ok(Value::Map(m)) => {
@@ -130,11 +130,10 @@ fn call(
             }
             let value = m.get(&Value::kw("value")).cloned().unwrap_or(Value::Nil);
             ptc_lisp_eval::json::to_json(&value)
-                .map_err(|e| ("result_not_json".into(), ToolError::new(format!("{server}/{tool}: {e}"))))
+                .map_err(|e| ("result_not_json".into(), ToolError::failed(format!("{server}/{tool}: {e}"))))
         }
-        Ok(other) => {
-            ptc_lisp_eval::json::to_json(&other).map_err(|e| ("result_not_json".into(), ToolError::new(e.to_string())))
-        }
+        Ok(other) => ptc_lisp_eval::json::to_json(&other)
+            .map_err(|e| ("result_not_json".into(), ToolError::failed(e.to_string()))),
         Err(e) => Err(failed(e.kind.to_string(), e.message)),
     }
 }
