@@ -67,6 +67,7 @@ pub fn render() -> String {
 fn generated() -> Vec<(&'static str, String)> {
     let mut files = vec![("docs/functions.md", render())];
     files.extend(crate::reasons::files());
+    files.push((crate::agent_reasons::PATH, crate::agent_reasons::render()));
     files
 }
 

@@ -5,6 +5,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
+mod agent_reasons;
 mod bench;
 mod changelog;
 mod conformance;

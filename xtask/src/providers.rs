@@ -1,6 +1,6 @@
 //! The feature matrix of `cargo xtask ci`: `ptc-providers` with no vendor, each vendor
 //! alone and all features; the `ptc` binary without vendors; `ptc-lisp-eval` without
-//! default features; and the interpreter crates free of the async and HTTP stacks the
+//! default features; and the `Llm` seam and interpreter crates free of the async and HTTP stacks the
 //! providers bring.
 //!
 //! Clippy, not test builds: a type check of every combination (tests included) costs
@@ -56,7 +56,7 @@ pub fn feature_matrix(cargo: &str) -> Result<()> {
         args.extend(["--", "-D", "warnings"]);
         step(combination.title, cargo, &args)?;
     }
-    for krate in ["ptc-lisp-syntax", "ptc-lisp-eval", "ptc-signature", "ptc-files"] {
+    for krate in ["ptc-llm", "ptc-lisp-syntax", "ptc-lisp-eval", "ptc-signature", "ptc-files"] {
         eprintln!("==> {krate} has no tokio, reqwest or hyper");
         let output = Command::new(cargo)
             .args(["tree", "-p", krate, "-e", "normal", "--prefix", "none"])

@@ -36,6 +36,11 @@ impl Exposure {
     pub fn to_programs(self) -> bool {
         matches!(self, Exposure::Program | Exposure::Both)
     }
+
+    /// True when the model may call the tool natively (an agent offers it as a tool).
+    pub fn to_model(self) -> bool {
+        matches!(self, Exposure::Native | Exposure::Both)
+    }
 }
 
 /// What a host says about one of its tools.
@@ -162,6 +167,20 @@ pub struct ToolError {
     pub kind: ToolErrorKind,
     /// What went wrong, for the program's author.
     pub message: String,
+}
+
+/// A plain message is a failure the program raises as `tool_error` (so a tool function
+/// can answer `Err("disk on fire".into())`).
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::failed(message)
+    }
 }
 
 impl ToolError {

@@ -8,9 +8,7 @@
 //! `provider_data` and go back as thinking blocks (Anthropic requires that), never as text.
 //! Usage: `input_tokens` excludes cached tokens, so input = input + cache read + cache write.
 
-use ptc_subagent::{
-    BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
-};
+use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage};
 use serde_json::{Map, Value as Json, json};
 
 use crate::http::{Auth, Http};

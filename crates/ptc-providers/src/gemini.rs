@@ -12,9 +12,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ptc_subagent::{
-    BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
-};
+use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage};
 use serde_json::{Map, Value as Json, json};
 
 use crate::http::{Auth, Http};

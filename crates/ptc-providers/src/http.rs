@@ -5,7 +5,7 @@
 use std::sync::Once;
 use std::time::{Duration, Instant, SystemTime};
 
-use ptc_subagent::{LlmError, LlmErrorKind};
+use ptc_llm::{LlmError, LlmErrorKind};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value as Json;
 

@@ -1,4 +1,4 @@
-//! `ptc-providers`: real language models behind the [`Llm`](ptc_subagent::Llm) trait.
+//! `ptc-providers`: real language models behind the [`Llm`](ptc_llm::Llm) trait.
 //!
 //! Three wire protocols, each behind its own cargo feature so a service compiles only the
 //! vendors it uses:
@@ -23,14 +23,14 @@
 //! assert_eq!(resolved.base_url, "http://localhost:8000/v1");
 //! assert_eq!(resolved.key_var.as_deref(), Some("OPENAI_API_KEY"));
 //! assert!(!resolved.key_set);
-//! # Ok::<(), ptc_subagent::LlmError>(())
+//! # Ok::<(), ptc_llm::LlmError>(())
 //! ```
 //!
 //! [`from_spec`] builds the model from the process environment and talks to the vendor:
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), ptc_subagent::LlmError> {
-//! use ptc_subagent::{LlmRequest, Message};
+//! # async fn demo() -> Result<(), ptc_llm::LlmError> {
+//! use ptc_llm::{LlmRequest, Message};
 //! let llm = ptc_providers::from_spec("openai:gpt-4.1-mini", None)?;
 //! let request = LlmRequest { system: "Be brief.".into(), messages: vec![Message::user("hi")], turn: 1, ..Default::default() };
 //! let answer = llm.complete(&request).await?;
@@ -48,6 +48,7 @@
 //! [`ProviderConfig::max_answer_bytes`] and no further.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod env;
 mod record;

@@ -6,9 +6,7 @@
 //! carrying the `tool_call_id` it answers. Usage comes from `usage.prompt_tokens`,
 //! `completion_tokens` and `prompt_tokens_details.cached_tokens`.
 
-use ptc_subagent::{
-    BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
-};
+use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage};
 use serde_json::{Map, Value as Json, json};
 
 use crate::http::{Auth, Http};

@@ -8,7 +8,7 @@ use crate::secret::ApiKey;
 
 /// The default whole-request timeout: generous, because a long answer from a slow model is
 /// normal, but finite, so a stuck connection surfaces as a `timeout` the loop can retry.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Configuration of one provider instance (one vendor, one model).
 ///
@@ -32,7 +32,7 @@ pub struct ProviderConfig {
     /// The name reported by `Llm::name` (`openai:gpt-4.1-mini`).
     pub label: String,
     /// Most bytes of one answer's body. Reading stops there and the request fails with
-    /// [`LlmErrorKind::AnswerTooLarge`](ptc_subagent::LlmErrorKind::AnswerTooLarge).
+    /// [`LlmErrorKind::AnswerTooLarge`](ptc_llm::LlmErrorKind::AnswerTooLarge).
     pub max_answer_bytes: usize,
     /// Other secrets (keys of other vendors, tokens) to scrub from everything the vendor
     /// returns, besides `api_key` and credentials in `base_url`, which are always scrubbed.

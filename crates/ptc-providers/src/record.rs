@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptc_subagent::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
+use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
 use serde::{Deserialize, Serialize};
 
 /// Version of the recording line format.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// One recorded exchange (one line of a recording).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,15 +16,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ptc_subagent::{LlmError, LlmErrorKind};
+use ptc_llm::{LlmError, LlmErrorKind};
 use serde::{Deserialize, Serialize};
 
 use crate::env::Env;
 
 /// The file name looked for in the current directory.
-pub const LOCAL_FILE: &str = "ptc-llms.json";
+pub(crate) const LOCAL_FILE: &str = "ptc-llms.json";
 /// The variable naming a registry file.
-pub const CONFIG_VAR: &str = "PTC_LLM_CONFIG";
+pub(crate) const CONFIG_VAR: &str = "PTC_LLM_CONFIG";
 
 /// One alias of the registry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,7 +54,7 @@ pub struct RegistryEntry {
     /// `cached_input_per_mtok`): overrides the built-in price of this model for cost
     /// accounting and `max_cost_usd`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub price: Option<ptc_subagent::ModelPrice>,
+    pub price: Option<ptc_llm::ModelPrice>,
 }
 
 /// A set of aliases and the file they came from.

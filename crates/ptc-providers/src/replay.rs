@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use ptc_subagent::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
+use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse};
 use serde_json::Value as Json;
 
 use crate::record::{FORMAT_VERSION, RecordedExchange};
@@ -241,7 +241,7 @@ fn shown(value: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ptc_subagent::Message;
+    use ptc_llm::Message;
 
     #[test]
     fn the_first_differing_field_is_named() {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_subagent::{Llm, LlmError, LlmErrorKind};
+use ptc_llm::{Llm, LlmError, LlmErrorKind};
 use serde::Serialize;
 
 use crate::env::Env;

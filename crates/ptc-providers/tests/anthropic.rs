@@ -6,8 +6,8 @@ mod support;
 
 use std::time::Duration;
 
+use ptc_llm::{LlmErrorKind, Message, NativeToolCall, TokenUsage};
 use ptc_providers::{Env, from_spec_with};
-use ptc_subagent::{LlmErrorKind, Message, NativeToolCall, TokenUsage};
 use serde_json::json;
 use support::conversation::{hello, lisp_eval_schema, tool_round_trip};
 use support::{FakeServer, Reply};

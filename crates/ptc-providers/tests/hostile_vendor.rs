@@ -9,9 +9,9 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use ptc_llm::{Llm, LlmErrorKind};
 use ptc_providers::openai::OpenAi;
 use ptc_providers::{ApiKey, Env, ProviderConfig, Recorder, from_resolved, resolve_with};
-use ptc_subagent::{Llm, LlmErrorKind};
 use serde_json::json;
 use support::conversation::hello;
 use support::{FakeServer, Reply, endless_server, temp_dir};

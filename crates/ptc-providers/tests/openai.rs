@@ -6,9 +6,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use ptc_llm::{LlmErrorKind, NativeToolCall, TokenUsage};
 use ptc_providers::openai::OpenAi;
 use ptc_providers::{ApiKey, Env, ProviderConfig, from_spec_with};
-use ptc_subagent::{LlmErrorKind, NativeToolCall, TokenUsage};
 use serde_json::json;
 use support::conversation::{hello, lisp_eval_schema, tool_round_trip};
 use support::{FakeServer, Reply, silent_server};
@@ -99,7 +99,7 @@ async fn openai_itself_gets_max_completion_tokens_and_structured_output() {
     let mut request = hello();
     request.options.max_output_tokens = Some(64);
     request.options.response_schema = Some(json!({"type": "object"}));
-    let response = ptc_subagent::Llm::complete(&llm, &request).await.unwrap();
+    let response = ptc_llm::Llm::complete(&llm, &request).await.unwrap();
     assert_eq!(response.content, "{\"n\":1}");
     assert_eq!(response.usage, TokenUsage::default());
     let body = server.single().body;
@@ -184,7 +184,7 @@ async fn a_silent_server_is_a_timeout() {
     let config = ProviderConfig::new("openai:m", format!("{url}/v1"), "m").with_timeout(Duration::from_millis(300));
     let llm = OpenAi::compatible(config).unwrap();
     let started = Instant::now();
-    let e = ptc_subagent::Llm::complete(&llm, &hello()).await.unwrap_err();
+    let e = ptc_llm::Llm::complete(&llm, &hello()).await.unwrap_err();
     assert_eq!(e.kind, LlmErrorKind::Timeout, "{e}");
     assert!(e.is_retryable());
     assert!(started.elapsed() < Duration::from_secs(10), "the timeout fired late: {:?}", started.elapsed());

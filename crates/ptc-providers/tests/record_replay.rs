@@ -5,10 +5,8 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
+use ptc_llm::{BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage};
 use ptc_providers::{Env, RecordedExchange, Recorder, Replay, from_spec_with};
-use ptc_subagent::{
-    BoxFuture, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
-};
 use serde_json::json;
 use support::conversation::{hello, tool_round_trip};
 use support::temp_dir;

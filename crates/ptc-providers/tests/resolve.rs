@@ -5,8 +5,8 @@ mod support;
 
 use std::path::Path;
 
+use ptc_llm::LlmErrorKind;
 use ptc_providers::{Env, Registry, Vendor, resolve_with};
-use ptc_subagent::LlmErrorKind;
 use support::temp_dir;
 
 const REGISTRY: &str = r#"{

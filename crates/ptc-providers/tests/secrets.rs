@@ -7,9 +7,9 @@ mod support;
 
 use std::sync::Arc;
 
+use ptc_llm::{Llm, LlmErrorKind};
 use ptc_providers::openai::OpenAi;
 use ptc_providers::{ApiKey, Env, ProviderConfig, Recorder, from_spec_with, resolve_with};
-use ptc_subagent::{Llm, LlmErrorKind};
 use serde_json::json;
 use support::conversation::{hello, tool_round_trip};
 use support::{FakeServer, Reply, silent_server, temp_dir};

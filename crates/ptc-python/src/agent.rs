@@ -184,7 +184,7 @@ fn agent_tool(tool: &Tool, event_loop: Option<Arc<Py<PyAny>>>) -> AgentTool {
     let name = tool.name.clone();
     let mut out = AgentTool::with_context(tool.name.clone(), move |args: Json, cx: &ToolContext| {
         Python::attach(|py| -> Result<Json, ToolError> {
-            let failed = |e: PyErr| ToolError::new(describe_exception(py, &e));
+            let failed = |e: PyErr| ToolError::failed(describe_exception(py, &e));
             let kwargs = PyDict::new(py);
             if let Json::Object(m) = &args {
                 for (k, v) in m {
@@ -198,12 +198,12 @@ fn agent_tool(tool: &Tool, event_loop: Option<Arc<Py<PyAny>>>) -> AgentTool {
                     Ok(v) => v.into_bound(py),
                     Err(AwaitFailure::Raised(e)) => return Err(failed(e)),
                     Err(AwaitFailure::Timeout) => {
-                        return Err(ToolError::new(format!(
+                        return Err(ToolError::failed(format!(
                             "tool '{name}' did not answer before the program's time limit"
                         )));
                     }
                     Err(AwaitFailure::Cancelled) => {
-                        return Err(ToolError::new(format!("tool '{name}' was cancelled with the run")));
+                        return Err(ToolError::failed(format!("tool '{name}' was cancelled with the run")));
                     }
                 }
             } else {

@@ -1,141 +1,25 @@
-//! [`SubAgent`] and its builder: every option checked before the first model request.
+//! [`SubAgent`]'s public front: every public method of an agent is here, and each
+//! delegates to the module that does the work (`mission.rs` runs, `chat.rs`,
+//! `chain.rs`, `compiled.rs`, `dry_run.rs`, `request.rs` for what the model is sent).
+//! The struct and its checked configuration are in `config.rs`; the builder in
+//! `builder.rs`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ptc_lisp_eval::value::PMap;
-use ptc_lisp_eval::{Limits, Value};
-use ptc_signature::{Field, Signature, Template, Type};
+use ptc_lisp_eval::{Cancel, Limits};
 use serde_json::Value as Json;
 
-use crate::compaction::Compaction;
-use crate::compress::HistoryOptions;
-use crate::cost::PriceTable;
-use crate::exec::{PreparedTool, Toolbox};
-use crate::extract::MultipleCodeBlocks;
-use crate::feedback::FormatOptions;
-use crate::mode::{Expose, Mode, NativeResult};
-use crate::prompt::{PromptLimit, SystemPrompt};
-use crate::retry::LlmRetry;
-use crate::tool::{CatalogEntry, Tool};
-use crate::validation::ValidationMode;
-
-/// Tool names the loop keeps for itself.
-pub const RESERVED_TOOL_NAMES: [&str; 3] = ["return", "fail", "lisp_eval"];
-
-/// A bad agent option. The message names the option and says what to write instead.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{option}: {message}")]
-#[non_exhaustive]
-pub struct ConfigError {
-    /// The option at fault (`prompt`, `signature`, `tools`, `max_turns`, ...).
-    pub option: &'static str,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl ConfigError {
-    pub(crate) fn new(option: &'static str, message: impl Into<String>) -> Self {
-        ConfigError { option, message: message.into() }
-    }
-}
-
-/// What happens when the definitions outgrow `memory_limit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum MemoryStrategy {
-    /// The mission fails with `memory_limit_exceeded`.
-    #[default]
-    Strict,
-    /// The turn's new definitions are dropped and the model is told so.
-    Rollback,
-}
-
-/// Whether a mission may end without an explicit `(return v)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum CompletionMode {
-    /// When turns run out, the last turn's value is the answer if it matches the signature.
-    #[default]
-    Implicit,
-    /// The final (and retry) turns must call `(return v)` or `(fail v)`, else the mission
-    /// fails with `must_return_missing`.
-    Explicit,
-}
-
-/// Everything a built agent knows. Fields are checked by [`SubAgentBuilder::build`].
-#[derive(Clone)]
-pub(crate) struct Config {
-    pub(crate) prompt: Template,
-    pub(crate) signature: Option<Signature>,
-    pub(crate) signature_text: Option<String>,
-    pub(crate) catalog: Vec<CatalogEntry>,
-    pub(crate) context: Arc<PMap>,
-    pub(crate) context_types: Option<Vec<Field>>,
-    pub(crate) context_descriptions: BTreeMap<String, String>,
-    pub(crate) field_descriptions: BTreeMap<String, String>,
-    pub(crate) max_turns: u32,
-    pub(crate) retry_turns: u32,
-    pub(crate) mission_timeout: Option<Duration>,
-    pub(crate) llm_retry: LlmRetry,
-    pub(crate) memory_limit: u64,
-    pub(crate) memory_strategy: MemoryStrategy,
-    pub(crate) float_precision: Option<u32>,
-    pub(crate) format: FormatOptions,
-    pub(crate) completion_mode: CompletionMode,
-    pub(crate) max_tool_calls: Option<u32>,
-    pub(crate) name: Option<String>,
-    pub(crate) description: Option<String>,
-    pub(crate) limits: Limits,
-    pub(crate) mode: Mode,
-    pub(crate) compress_history: Option<HistoryOptions>,
-    pub(crate) compaction: Option<Compaction>,
-    pub(crate) max_history_bytes: usize,
-    pub(crate) compose: crate::compose::ComposeOptions,
-    pub(crate) signature_validation: ValidationMode,
-    pub(crate) system_prompt: Option<SystemPrompt>,
-    pub(crate) prompt_limit: PromptLimit,
-    pub(crate) multiple_code_blocks: MultipleCodeBlocks,
-    pub(crate) max_consecutive_failures: Option<u32>,
-    pub(crate) max_cost_usd: Option<f64>,
-    pub(crate) prices: Arc<PriceTable>,
-    pub(crate) checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
-    pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
-    /// The evaluation threads programs run on (`None`: the process-wide pool).
-    pub(crate) pool: Option<ptc_lisp_eval::EvalPool>,
-}
-
-/// The engine an agent's programs run on: its limits, on its pool when it has one.
-pub(crate) fn engine_for(cfg: &Config) -> ptc_lisp_eval::Engine {
-    let engine = ptc_lisp_eval::Engine::new(cfg.limits.clone());
-    match &cfg.pool {
-        Some(pool) => engine.with_pool(pool.clone()),
-        None => engine,
-    }
-}
-
-/// The seed's default time limit of a whole mission: 60 s.
-pub const DEFAULT_MISSION_TIMEOUT: Duration = Duration::from_millis(60_000);
-
-/// An agent: a mission, a contract, tools and limits. Build one with
-/// [`SubAgent::builder`], run it with [`SubAgent::run`]; it can run many times.
-#[derive(Clone)]
-pub struct SubAgent {
-    pub(crate) config: Arc<Config>,
-    pub(crate) tools: Arc<Toolbox>,
-}
-
-impl std::fmt::Debug for SubAgent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SubAgent")
-            .field("name", &self.config.name)
-            .field("signature", &self.config.signature_text)
-            .field("tools", &self.tools.keys().collect::<Vec<_>>())
-            .field("max_turns", &self.config.max_turns)
-            .finish_non_exhaustive()
-    }
-}
+use crate::builder::SubAgentBuilder;
+use crate::chain::Chain;
+use crate::chat::ChatReply;
+use crate::compiled::CompiledAgent;
+use crate::config::SubAgent;
+use crate::dry_run::DryRun;
+use crate::llm::{Llm, LlmRequest, Message, ToolSchema};
+use crate::observe::Observer;
+use crate::step::Step;
 
 impl SubAgent {
     /// Starts a builder for the mission `prompt` (`{{placeholders}}` are filled from the
@@ -168,803 +52,109 @@ impl SubAgent {
     pub fn mission_timeout(&self) -> Option<Duration> {
         self.config.mission_timeout
     }
-}
 
-/// Context values given already loaded (`context_values`).
-#[derive(Clone)]
-struct LoadedContext(Arc<PMap>);
-
-impl std::fmt::Debug for LoadedContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LoadedContext({} entries)", self.0.len())
-    }
-}
-
-/// Where a mission resumes from.
-#[derive(Debug, Clone)]
-enum ResumeFrom {
-    /// A checkpoint file, or a directory's newest.
-    Path(std::path::PathBuf),
-    /// A store's newest checkpoint.
-    Store(Arc<dyn crate::checkpoint::CheckpointStore>),
-}
-
-/// Builds a [`SubAgent`]; [`build`](SubAgentBuilder::build) checks every option.
-///
-/// Defaults: 5 turns, no retry turns, 5 s per program, 60 s per mission, 3 model
-/// attempts with exponential backoff from 1 s, 1 MiB of definitions (strict), floats in
-/// the answer rounded to 2 decimals, implicit completion.
-#[derive(Debug, Clone)]
-pub struct SubAgentBuilder {
-    prompt: String,
-    pub(crate) signature: Option<String>,
-    tools: Vec<Tool>,
-    catalog: Vec<CatalogEntry>,
-    pub(crate) context: serde_json::Map<String, Json>,
-    /// Context already loaded as values (`context_values`); `context` entries go over it.
-    context_values: Option<LoadedContext>,
-    context_signature: Option<String>,
-    context_descriptions: BTreeMap<String, String>,
-    field_descriptions: BTreeMap<String, String>,
-    max_turns: u32,
-    retry_turns: u32,
-    timeout: Duration,
-    mission_timeout: Option<Duration>,
-    llm_retry: LlmRetry,
-    memory_limit: u64,
-    memory_strategy: MemoryStrategy,
-    float_precision: Option<u32>,
-    format: FormatOptions,
-    completion_mode: CompletionMode,
-    max_tool_calls: Option<u32>,
-    name: Option<String>,
-    pub(crate) description: Option<String>,
-    limits: Limits,
-    pub(crate) mode: Mode,
-    compress_history: Option<HistoryOptions>,
-    compaction: Option<Compaction>,
-    max_history_bytes: usize,
-    pub(crate) compose: crate::compose::ComposeOptions,
-    signature_validation: ValidationMode,
-    system_prompt: Option<SystemPrompt>,
-    prompt_limit: PromptLimit,
-    multiple_code_blocks: MultipleCodeBlocks,
-    max_consecutive_failures: Option<u32>,
-    max_cost_usd: Option<f64>,
-    prices: Option<PriceTable>,
-    checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
-    resume_from: Option<ResumeFrom>,
-    pool: Option<ptc_lisp_eval::EvalPool>,
-}
-
-impl SubAgentBuilder {
-    fn new(prompt: impl Into<String>) -> Self {
-        SubAgentBuilder {
-            prompt: prompt.into(),
-            signature: None,
-            tools: Vec::new(),
-            catalog: Vec::new(),
-            context: serde_json::Map::new(),
-            context_values: None,
-            context_signature: None,
-            context_descriptions: BTreeMap::new(),
-            field_descriptions: BTreeMap::new(),
-            max_turns: 5,
-            retry_turns: 0,
-            timeout: Duration::from_millis(5_000),
-            mission_timeout: Some(DEFAULT_MISSION_TIMEOUT),
-            llm_retry: LlmRetry::default(),
-            memory_limit: 1_048_576,
-            memory_strategy: MemoryStrategy::Strict,
-            float_precision: Some(2),
-            format: FormatOptions::default(),
-            completion_mode: CompletionMode::Implicit,
-            max_tool_calls: None,
-            name: None,
-            description: None,
-            limits: Limits::default(),
-            mode: Mode::Lisp,
-            compress_history: None,
-            compaction: None,
-            max_history_bytes: crate::history_cap::DEFAULT_MAX_HISTORY_BYTES,
-            compose: Default::default(),
-            signature_validation: ValidationMode::Enabled,
-            system_prompt: None,
-            prompt_limit: PromptLimit::default(),
-            multiple_code_blocks: MultipleCodeBlocks::Refuse,
-            max_consecutive_failures: None,
-            max_cost_usd: None,
-            prices: None,
-            checkpoint_store: None,
-            resume_from: None,
-            pool: None,
-        }
+    /// The sandbox limits each of the agent's programs runs under (with the builder's
+    /// `timeout`, `max_tool_calls` and `max_print_length` in them).
+    pub fn limits(&self) -> &Limits {
+        &self.config.limits
     }
 
-    /// Writes the mission's state to `dir` after every turn (`checkpoint-NNNN.json`, see
-    /// [`checkpoint`](crate::checkpoint); default: no checkpoints).
-    pub fn checkpoint_dir(self, dir: impl Into<std::path::PathBuf>) -> Self {
-        self.checkpoint_store(Arc::new(crate::checkpoint::DirStore::new(dir)))
+    /// Runs the mission against `llm` and returns its [`Step`]. Never panics: every
+    /// failure (model errors, limits, `(fail ...)`) is a step with `status: error`.
+    ///
+    /// Needs a Tokio runtime (async tools run as its tasks; retries and the mission
+    /// timeout use its timer). Programs run on the agent's evaluation pool, awaited
+    /// without holding a runtime thread.
+    pub async fn run(&self, llm: &dyn Llm) -> Step {
+        crate::mission::run(self, llm, None, None).await
     }
 
-    /// Writes the mission's state to `store` after every turn (a directory, Redis with
-    /// the `redis` feature, or the embedder's own [`CheckpointStore`](crate::CheckpointStore)).
-    pub fn checkpoint_store(mut self, store: Arc<dyn crate::checkpoint::CheckpointStore>) -> Self {
-        self.checkpoint_store = Some(store);
-        self
-    }
-
-    /// Continues the mission from a checkpoint (a `checkpoint-NNNN.json`, or a directory:
-    /// its newest), which [`build`](Self::build) reads and checks against this agent.
-    /// Checkpoints go on being written to the checkpoint's directory unless
-    /// [`checkpoint_dir`](Self::checkpoint_dir) says otherwise.
-    pub fn resume_from(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.resume_from = Some(ResumeFrom::Path(path.into()));
-        self
-    }
-
-    /// Continues the mission from the newest checkpoint in `store`, read and checked by
-    /// [`build`](Self::build); checkpoints go on being written there unless
-    /// [`checkpoint_store`](Self::checkpoint_store) says otherwise.
-    pub fn resume_from_store(mut self, store: Arc<dyn crate::checkpoint::CheckpointStore>) -> Self {
-        self.resume_from = Some(ResumeFrom::Store(store));
-        self
-    }
-
-    /// Ends the mission with `consecutive_failures` once this many turns in a row failed
-    /// (a program error, no program, several refused blocks, a rejected return value):
-    /// an error loop stops early, while occasional errors between successful turns
-    /// reset the count (default: off, `max_turns` is the only bound).
-    pub fn max_consecutive_failures(mut self, n: u32) -> Self {
-        self.max_consecutive_failures = Some(n);
-        self
-    }
-
-    /// The most the mission's model requests may cost, in US dollars (default: no
-    /// budget). Checked before each request with an estimate and kept up to date with
-    /// each answer's actual cost; passing it ends the mission with
-    /// `cost_budget_exceeded`. Needs a price for the model ([`prices`](Self::prices)).
-    pub fn max_cost_usd(mut self, usd: f64) -> Self {
-        self.max_cost_usd = Some(usd);
-        self
-    }
-
-    /// Prices per model (default: [`PriceTable::builtin`]); the cost of each answer goes
-    /// into `Step.usage.cost_usd` and the trace.
-    pub fn prices(mut self, table: PriceTable) -> Self {
-        self.prices = Some(table);
-        self
-    }
-
-    /// Replaces or wraps the generated system prompt (a string replaces it; see
-    /// [`SystemPrompt`]).
-    pub fn system_prompt(mut self, prompt: impl Into<SystemPrompt>) -> Self {
-        self.system_prompt = Some(prompt.into());
-        self
-    }
-
-    /// How much of large data the prompt shows (default `{list: 5, string: 1000}`).
-    pub fn prompt_limit(mut self, limit: PromptLimit) -> Self {
-        self.prompt_limit = limit;
-        self
-    }
-
-    /// What an answer with several code blocks does (default
-    /// [`MultipleCodeBlocks::Refuse`]; the lisp mode only).
-    pub fn multiple_code_blocks(mut self, blocks: MultipleCodeBlocks) -> Self {
-        self.multiple_code_blocks = blocks;
-        self
-    }
-
-    /// The previous agent's step as this agent's input (the seed's auto-chaining): its
-    /// return map becomes the context and its [`Step::signature`] the context signature.
-    /// A failed step is `Err(chained_failure)`, a non-map return `Err(validation_error)`.
-    pub fn context_from(self, step: &crate::Step) -> Result<Self, crate::Fail> {
-        let mut b = self.context(step.chain_context()?);
-        if let Some(sig) = &step.signature {
-            b = b.context_signature(sig.clone());
-        }
-        Ok(b)
-    }
-
-    /// The output mode and transport (default [`Mode::Lisp`], programs in fenced blocks).
-    pub fn mode(mut self, mode: Mode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// Replaces old turns by a summary inside one user message (the `lisp` mode only;
-    /// off by default).
-    pub fn compress_history(mut self, options: HistoryOptions) -> Self {
-        self.compress_history = Some(options);
-        self
-    }
-
-    /// Trims the middle of long conversations (multi-turn PTC-Lisp modes only; off by
-    /// default).
-    pub fn compaction(mut self, compaction: Compaction) -> Self {
-        self.compaction = Some(compaction);
-        self
-    }
-
-    /// The contract, e.g. `(topic :string) -> {count :int, names [:string]}` or just the
-    /// output type `{count :int}`.
-    pub fn signature(mut self, signature: impl Into<String>) -> Self {
-        self.signature = Some(signature.into());
-        self
-    }
-
-    /// Adds a callable tool.
-    pub fn tool(mut self, tool: Tool) -> Self {
-        self.tools.push(tool);
-        self
-    }
-
-    /// Adds a tool shown for planning only.
-    pub fn catalog_tool(mut self, entry: CatalogEntry) -> Self {
-        self.catalog.push(entry);
-        self
-    }
-
-    /// The mission's data: each key becomes `data/<key>`.
-    pub fn context(mut self, context: serde_json::Map<String, Json>) -> Self {
-        self.context = context;
-        self
-    }
-
-    /// The names of the context's entries, loaded and JSON.
-    fn context_keys(&self) -> BTreeSet<String> {
-        let loaded = self.context_values.iter().flat_map(|m| m.0.keys()).filter_map(|k| match k {
-            Value::Str(s) | Value::Keyword(s) => Some(s.to_string()),
-            _ => None,
-        });
-        loaded.chain(self.context.keys().cloned()).collect()
-    }
-
-    /// The context as values already loaded — by
-    /// [`parse_context`](ptc_lisp_eval::json::parse_context), which builds them straight
-    /// from JSON text at a fraction of a JSON tree's size (`ptc run --context` loads a
-    /// large file this way). Entries given with [`context`](Self::context) or
-    /// [`context_value`](Self::context_value) are added over these.
-    pub fn context_values(mut self, values: Arc<PMap>) -> Self {
-        self.context_values = Some(LoadedContext(values));
-        self
-    }
-
-    /// One context entry.
-    pub fn context_value(mut self, key: impl Into<String>, value: Json) -> Self {
-        self.context.insert(key.into(), value);
-        self
-    }
-
-    /// The context's type (a previous agent's signature, or a map type such as
-    /// `{orders [{id :int}]}`); the context is checked against it and the prompt shows it.
-    pub fn context_signature(mut self, signature: impl Into<String>) -> Self {
-        self.context_signature = Some(signature.into());
-        self
-    }
-
-    /// Describes a context key in the prompt's data inventory.
-    pub fn context_description(mut self, key: impl Into<String>, text: impl Into<String>) -> Self {
-        self.context_descriptions.insert(key.into(), text.into());
-        self
-    }
-
-    /// Describes an output field in the prompt's expected output.
-    pub fn field_description(mut self, field: impl Into<String>, text: impl Into<String>) -> Self {
-        self.field_descriptions.insert(field.into(), text.into());
-        self
-    }
-
-    /// How strictly the return value (and, by default, every tool's arguments and result)
-    /// is checked against the signatures (default [`ValidationMode::Enabled`]: mismatches
-    /// fail, extra map fields are allowed). `Strict` also rejects extra fields and refuses
-    /// tools without a signature at build; `WarnOnly` logs mismatches, keeps them in
-    /// `Step.warnings` and accepts the value; `Disabled` checks nothing. A tool's own
-    /// [`Tool::validation`] wins over this default.
-    pub fn signature_validation(mut self, mode: ValidationMode) -> Self {
-        self.signature_validation = mode;
-        self
-    }
-
-    /// Work turns (default 5).
-    pub fn max_turns(mut self, n: u32) -> Self {
-        self.max_turns = n;
-        self
-    }
-
-    /// Extra turns granted after a return value failed validation (default 0).
-    pub fn retry_turns(mut self, n: u32) -> Self {
-        self.retry_turns = n;
-        self
-    }
-
-    /// Time limit of each program (default 5 s).
-    pub fn timeout(mut self, t: Duration) -> Self {
-        self.timeout = t;
-        self
-    }
-
-    /// Time limit of the whole mission (default 60 s, as the seed says).
-    pub fn mission_timeout(mut self, t: Duration) -> Self {
-        self.mission_timeout = Some(t);
-        self
-    }
-
-    /// No time limit for the whole mission (each program keeps its `timeout`; a nested
-    /// agent still ends with its parent).
-    pub fn no_mission_timeout(mut self) -> Self {
-        self.mission_timeout = None;
-        self
-    }
-
-    /// Bytes of conversation the loop keeps after the mission (the model's answers, tool
-    /// calls and results, feedback), and separately of answers and programs recorded in
-    /// the step's turns (default 8 MiB each). Past it the oldest texts are replaced by a
-    /// marker saying how much was dropped; a newest answer over it keeps its head.
-    pub fn max_history_bytes(mut self, bytes: usize) -> Self {
-        self.max_history_bytes = bytes;
-        self
-    }
-
-    /// Retry policy for model requests.
-    pub fn llm_retry(mut self, retry: LlmRetry) -> Self {
-        self.llm_retry = retry;
-        self
-    }
-
-    /// Bytes the definitions may take (printed size, default 1 MiB) and what happens past it.
-    pub fn memory_limit(mut self, bytes: u64, strategy: MemoryStrategy) -> Self {
-        self.memory_limit = bytes;
-        self.memory_strategy = strategy;
-        self
-    }
-
-    /// Decimals kept for floats in the answer (default 2; `None` keeps them all).
-    pub fn float_precision(mut self, digits: Option<u32>) -> Self {
-        self.float_precision = digits;
-        self
-    }
-
-    /// Limits on feedback size.
-    pub fn format_options(mut self, format: FormatOptions) -> Self {
-        self.format = format;
-        self
-    }
-
-    /// Implicit (default) or explicit completion.
-    pub fn completion_mode(mut self, mode: CompletionMode) -> Self {
-        self.completion_mode = mode;
-        self
-    }
-
-    /// Tool calls allowed per program.
-    pub fn max_tool_calls(mut self, n: u32) -> Self {
-        self.max_tool_calls = Some(n);
-        self
-    }
-
-    /// A display name.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// What the agent does (needed when it is offered to another agent as a tool).
-    pub fn description(mut self, text: impl Into<String>) -> Self {
-        self.description = Some(text.into());
-        self
-    }
-
-    /// The evaluation threads this agent's programs run on (default: the process-wide
-    /// [`EvalPool::shared`](ptc_lisp_eval::EvalPool::shared), twice the cores and at least
-    /// 8 run threads). A program holds its run thread while it waits for a tool, so a
-    /// service running many missions whose tools wait on I/O gives its agents a pool with
-    /// more run threads (`PoolOptions::threads`): that number bounds how many tool calls
-    /// wait at once, and it is the only thread cost of async tools.
-    pub fn pool(mut self, pool: ptc_lisp_eval::EvalPool) -> Self {
-        self.pool = Some(pool);
-        self
-    }
-
-    /// Sandbox limits for programs (heap, loop iterations, ...). The program time limit
-    /// comes from [`timeout`](Self::timeout) and `max_tool_calls` from
-    /// [`max_tool_calls`](Self::max_tool_calls).
-    pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// Checks every option and builds the agent. A bad option is an error naming it:
+    /// Like [`run`](Self::run), stopped by `cancel`: once it is cancelled no tool call or
+    /// model request starts, the running program stops at its next check (within
+    /// milliseconds), a waiting tool call returns at once, and the step fails with reason
+    /// `cancelled`. Dropping the future of any `run*` method cancels the mission the same
+    /// way (the step is then never seen).
     ///
     /// ```
-    /// use ptc_subagent::{SubAgent, Tool};
-    /// use serde_json::json;
-    /// let err = SubAgent::builder("Summarise {{topic}}").build().unwrap_err();
-    /// assert_eq!(err.option, "prompt");
-    /// let err = SubAgent::builder("x").tool(Tool::fixed("return", json!(1))).build().unwrap_err();
-    /// assert_eq!(err.to_string(), "tools: tool name \"return\" is reserved by the agent loop — choose a different name");
+    /// # async fn demo(agent: ptc_subagent::SubAgent, llm: &dyn ptc_subagent::Llm) {
+    /// let cancel = ptc_lisp_eval::Cancel::new();
+    /// let stop = cancel.clone(); // e.g. moved into a Ctrl-C handler
+    /// # stop.cancel();
+    /// let step = agent.run_with_cancel(llm, &cancel).await;
+    /// # assert_eq!(step.fail.map(|f| f.reason).as_deref(), Some("cancelled"));
+    /// # }
     /// ```
-    pub fn build(mut self) -> Result<SubAgent, ConfigError> {
-        if self.prompt.trim().is_empty() {
-            return Err(ConfigError::new("prompt", "the mission prompt is empty; say what the agent should do"));
-        }
-        let prompt = Template::parse(&self.prompt).map_err(|e| ConfigError::new("prompt", e.0))?;
-        let signature = match &self.signature {
-            Some(text) => Some(ptc_signature::parse(text).map_err(|e| ConfigError::new("signature", e.to_string()))?),
-            None => None,
-        };
-        let context_keys = self.context_keys();
-        check_placeholders(&prompt, signature.as_ref(), &context_keys)?;
-        check_numbers(&self)?;
-        check_mode(&self)?;
-        let mut tools = prepare_tools(&self.tools, &context_keys, self.mode, self.signature_validation)?;
-        crate::compose::add_self_tool(&self, &mut tools)?;
-        check_catalog(&self.catalog, &tools)?;
-        // the context as values: the loaded ones with the JSON entries over them, converted
-        // once (a large context is never copied as a JSON tree)
-        let Value::Map(json_part) = ptc_lisp_eval::json::from_json(&Json::Object(std::mem::take(&mut self.context)))
-        else {
-            return Err(ConfigError::new("context", "the context must be a JSON object"));
-        };
-        let context = match self.context_values.take().map(|l| l.0) {
-            Some(values) if json_part.is_empty() => values,
-            Some(values) => {
-                let mut merged = (*values).clone();
-                for (k, v) in json_part.iter() {
-                    merged.insert(k.clone(), v.clone());
-                }
-                Arc::new(merged)
-            }
-            None => json_part,
-        };
-        let context_types = match &self.context_signature {
-            Some(text) => Some(context_fields(text, &context, self.signature_validation)?),
-            None => None,
-        };
-        for key in self.context_descriptions.keys() {
-            if !context_keys.contains(key) {
-                return Err(ConfigError::new(
-                    "context_descriptions",
-                    format!("describes {key:?}, which is not a context key"),
-                ));
-            }
-        }
-        if let Some(name) = &self.name
-            && name.trim().is_empty()
-        {
-            return Err(ConfigError::new("name", "the name is empty; leave it unset or give a name"));
-        }
-        let mut limits = self.limits;
-        limits.timeout = self.timeout;
-        limits.max_tool_calls = self.max_tool_calls;
-        limits.max_print_length = self.format.max_print_length;
-        let resume = match &self.resume_from {
-            Some(ResumeFrom::Path(path)) => Some(crate::checkpoint::Checkpoint::load(path)),
-            Some(ResumeFrom::Store(store)) => Some(store.load_latest()),
-            None => None,
-        };
-        let resume = match resume {
-            Some(loaded) => Some(Arc::new(loaded.map_err(|e| ConfigError::new("resume_from", e.0))?)),
-            None => None,
-        };
-        // a resumed mission goes on checkpointing where it came from
-        let checkpoint_store = self.checkpoint_store.clone().or_else(|| match &self.resume_from {
-            Some(ResumeFrom::Path(p)) => {
-                let dir = if p.is_dir() { p.clone() } else { p.parent().map(|d| d.to_path_buf()).unwrap_or_default() };
-                Some(Arc::new(crate::checkpoint::DirStore::new(dir)) as Arc<dyn crate::checkpoint::CheckpointStore>)
-            }
-            Some(ResumeFrom::Store(store)) => Some(store.clone()),
-            None => None,
-        });
-        let config = Config {
-            prompt,
-            signature,
-            signature_text: self.signature,
-            catalog: self.catalog,
-            context,
-            context_types,
-            context_descriptions: self.context_descriptions,
-            field_descriptions: self.field_descriptions,
-            max_turns: self.max_turns,
-            retry_turns: self.retry_turns,
-            mission_timeout: self.mission_timeout,
-            llm_retry: self.llm_retry,
-            memory_limit: self.memory_limit,
-            memory_strategy: self.memory_strategy,
-            float_precision: self.float_precision,
-            format: self.format,
-            completion_mode: self.completion_mode,
-            max_tool_calls: self.max_tool_calls,
-            name: self.name,
-            description: self.description,
-            limits,
-            mode: self.mode,
-            compress_history: self.compress_history,
-            compaction: self.compaction,
-            max_history_bytes: self.max_history_bytes,
-            compose: self.compose,
-            signature_validation: self.signature_validation,
-            system_prompt: self.system_prompt,
-            prompt_limit: self.prompt_limit,
-            multiple_code_blocks: self.multiple_code_blocks,
-            max_consecutive_failures: self.max_consecutive_failures,
-            max_cost_usd: self.max_cost_usd,
-            prices: Arc::new(self.prices.unwrap_or_default()),
-            checkpoint_store,
-            resume: resume.clone(),
-            pool: self.pool,
-        };
-        let agent = SubAgent { config: Arc::new(config), tools: Arc::new(tools) };
-        if let Some(c) = &resume {
-            c.check_agent(&agent).map_err(|e| ConfigError::new("resume_from", e.0))?;
-        }
-        Ok(agent)
+    pub async fn run_with_cancel(&self, llm: &dyn Llm, cancel: &Cancel) -> Step {
+        crate::mission::run(self, llm, None, Some(cancel)).await
     }
-}
 
-fn norm(s: &str) -> String {
-    s.replace('-', "_")
-}
+    /// Like [`run`](Self::run), reporting every [`Event`](crate::Event) to `observer` as it happens.
+    pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
+        crate::mission::run(self, llm, observer, None).await
+    }
 
-fn check_placeholders(
-    prompt: &Template,
-    signature: Option<&Signature>,
-    context: &BTreeSet<String>,
-) -> Result<(), ConfigError> {
-    if let Some(sig) = signature
-        && !sig.inputs.is_empty()
-    {
-        prompt.validate_against(sig).map_err(|e| ConfigError::new("prompt", e.0))?;
-        for input in &sig.inputs {
-            let present = context.iter().any(|k| norm(k) == norm(&input.name));
-            if !present && !input.ty.is_optional() {
-                return Err(ConfigError::new(
-                    "context",
-                    format!("the signature's input `{}` has no value in the context", input.name),
-                ));
-            }
-        }
+    /// [`run_observed`](Self::run_observed) and [`run_with_cancel`](Self::run_with_cancel)
+    /// at once: a service reporting progress of a mission its caller may cancel.
+    pub async fn run_observed_with_cancel(
+        &self,
+        llm: &dyn Llm,
+        observer: Option<Arc<dyn Observer>>,
+        cancel: &Cancel,
+    ) -> Step {
+        crate::mission::run(self, llm, observer, Some(cancel)).await
     }
-    for p in prompt.placeholders() {
-        let root = p.split('.').next().unwrap_or(&p);
-        if root == "." {
-            continue;
-        }
-        if !context.iter().any(|k| norm(k) == norm(root)) {
-            return Err(ConfigError::new(
-                "prompt",
-                format!("placeholder {{{{{p}}}}} has no value in the context; add \"{root}\" to the context"),
-            ));
-        }
-    }
-    Ok(())
-}
 
-fn check_numbers(b: &SubAgentBuilder) -> Result<(), ConfigError> {
-    if b.max_turns == 0 {
-        return Err(ConfigError::new("max_turns", "must be at least 1"));
+    /// Sends `user_message` after `history` and runs until the model answers. In the
+    /// text modes the signature is set aside and the answer is plain text; in the
+    /// PTC-Lisp modes the signature holds and `memory` (from the previous reply) is
+    /// available to programs.
+    pub async fn chat(
+        &self,
+        llm: &dyn Llm,
+        user_message: &str,
+        history: Vec<Message>,
+        memory: BTreeMap<String, Json>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> ChatReply {
+        crate::chat::chat(self, llm, user_message, history, memory, observer).await
     }
-    if b.timeout.is_zero() {
-        return Err(ConfigError::new("timeout", "must be more than 0 ms"));
-    }
-    if b.mission_timeout.is_some_and(|t| t.is_zero()) {
-        return Err(ConfigError::new("mission_timeout", "must be more than 0 ms"));
-    }
-    if b.max_history_bytes < 1024 {
-        return Err(ConfigError::new("max_history_bytes", "must be at least 1024"));
-    }
-    if b.llm_retry.max_attempts == 0 {
-        return Err(ConfigError::new("llm_retry", "max_attempts must be at least 1 (1 means no retry)"));
-    }
-    if b.memory_limit == 0 {
-        return Err(ConfigError::new("memory_limit", "must be more than 0 bytes"));
-    }
-    if b.float_precision.is_some_and(|p| p > 15) {
-        return Err(ConfigError::new("float_precision", "at most 15 decimals"));
-    }
-    let f = &b.format;
-    if f.feedback_max_chars == 0 || f.preview_max_chars == 0 || f.result_limit == 0 || f.max_print_length == 0 {
-        return Err(ConfigError::new("format_options", "every limit must be more than 0"));
-    }
-    if b.max_consecutive_failures == Some(0) {
-        return Err(ConfigError::new("max_consecutive_failures", "must be at least 1; leave it unset for no limit"));
-    }
-    if b.max_cost_usd.is_some_and(|c| !(c.is_finite() && c > 0.0)) {
-        return Err(ConfigError::new(
-            "max_cost_usd",
-            "must be a number of US dollars above 0; leave it unset for no budget",
-        ));
-    }
-    if b.prompt_limit.list == 0 || b.prompt_limit.string == 0 {
-        return Err(ConfigError::new("prompt_limit", "list and string must be at least 1"));
-    }
-    match &b.system_prompt {
-        Some(SystemPrompt::Replace(text)) if text.trim().is_empty() => {
-            return Err(ConfigError::new(
-                "system_prompt",
-                "the replacement is empty; leave system_prompt unset to keep the generated prompt",
-            ));
-        }
-        _ => {}
-    }
-    if b.multiple_code_blocks == MultipleCodeBlocks::Sequential && b.mode != Mode::Lisp {
-        return Err(ConfigError::new(
-            "multiple_code_blocks",
-            format!("sequential applies to the lisp mode (programs in fenced blocks), not to {}", b.mode),
-        ));
-    }
-    if b.max_tool_calls == Some(0) {
-        return Err(ConfigError::new("max_tool_calls", "must be at least 1; leave it unset for no limit"));
-    }
-    Ok(())
-}
 
-fn valid_tool_name(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
+    /// A chain starting with this agent: each next stage is built with the previous
+    /// stage's return as its context (see the module documentation).
+    pub fn then(&self, next: SubAgentBuilder) -> Chain {
+        crate::chain::then(self, next)
+    }
 
-/// The combinations of mode, history compression and compaction that make sense.
-fn check_mode(b: &SubAgentBuilder) -> Result<(), ConfigError> {
-    if let Some(h) = &b.compress_history {
-        if b.mode != Mode::Lisp {
-            return Err(ConfigError::new(
-                "compress_history",
-                format!("works with the lisp mode (programs in fenced blocks), not with {}", b.mode),
-            ));
-        }
-        if h.println_limit == 0 || h.tool_call_limit == 0 {
-            return Err(ConfigError::new("compress_history", "println_limit and tool_call_limit must be at least 1"));
-        }
+    /// Derives the agent's program with one model turn over its own context (the
+    /// sample). The failed step when no valid program came back.
+    pub async fn compile(&self, llm: &dyn Llm) -> Result<CompiledAgent, Step> {
+        crate::compiled::compile(self, llm).await
     }
-    if let Some(c) = &b.compaction {
-        if b.mode.is_text() {
-            return Err(ConfigError::new("compaction", format!("is not available in {} mode", b.mode)));
-        }
-        if b.max_turns <= 1 {
-            return Err(ConfigError::new("compaction", "needs a multi-turn agent (max_turns > 1)"));
-        }
-        c.check().map_err(|m| ConfigError::new("compaction", m))?;
-        if b.compress_history.is_some() {
-            return Err(ConfigError::new("compaction", "choose compress_history or compaction, not both"));
-        }
-    }
-    Ok(())
-}
 
-fn prepare_tools(
-    tools: &[Tool],
-    context: &BTreeSet<String>,
-    mode: Mode,
-    validation: ValidationMode,
-) -> Result<Toolbox, ConfigError> {
-    let mut out = Toolbox::new();
-    for t in tools {
-        let name = t.name.as_str();
-        if RESERVED_TOOL_NAMES.contains(&name) {
-            return Err(ConfigError::new(
-                "tools",
-                format!("tool name {name:?} is reserved by the agent loop — choose a different name"),
-            ));
-        }
-        if !valid_tool_name(name) {
-            return Err(ConfigError::new(
-                "tools",
-                format!("tool name {name:?} is not valid; use letters, digits, - and _, starting with a letter"),
-            ));
-        }
-        if context.iter().any(|k| norm(k) == norm(name)) {
-            return Err(ConfigError::new("tools", format!("{name} is both a tool and data - rename one")));
-        }
-        if out.keys().any(|k| norm(k) == norm(name)) {
-            return Err(ConfigError::new("tools", format!("tool {name:?} is declared twice")));
-        }
-        let mut tool = t.clone();
-        let own = *tool.validation.get_or_insert(validation);
-        let inputs = match &t.signature {
-            Some(text) => {
-                let sig = ptc_signature::parse(text)
-                    .map_err(|e| ConfigError::new("tools", format!("tool {name:?}: bad signature: {e}")))?;
-                tool.output = crate::validation::output_type(&sig);
-                Some(Type::Object { fields: sig.inputs, closed: false })
-            }
-            None if own == ValidationMode::Strict => {
-                return Err(ConfigError::new(
-                    "tools",
-                    format!(
-                        "tool {name:?} has no signature, and strict validation needs one for every tool; give it a signature such as \"(query :string) -> [:map]\", or set its validation to \"enabled\""
-                    ),
-                ));
-            }
-            None => None,
-        };
-        let expose = t.expose.unwrap_or(mode.default_expose());
-        match mode {
-            Mode::Lisp | Mode::LispTool if expose == Expose::Native => {
-                return Err(ConfigError::new(
-                    "tools",
-                    format!(
-                        "tool {name:?} is exposed natively, but in {mode} mode the model only writes programs; expose it to ptc_lisp (or use combined mode)"
-                    ),
-                ));
-            }
-            Mode::Text if expose != Expose::Native => {
-                return Err(ConfigError::new(
-                    "tools",
-                    format!(
-                        "tool {name:?} is exposed to programs, but text mode runs no programs; use combined mode or expose it natively"
-                    ),
-                ));
-            }
-            _ => {}
-        }
-        if t.native_result.is_some() {
-            if expose != Expose::Both || !t.cache {
-                return Err(ConfigError::new(
-                    "tools",
-                    format!(
-                        "tool {name:?}: native_result needs expose both and cache true (the preview stands for a cached result programs can read)"
-                    ),
-                ));
-            }
-            if let Some(NativeResult::Rows { limit: 0 }) = &t.native_result {
-                return Err(ConfigError::new(
-                    "tools",
-                    format!("tool {name:?}: native_result rows limit must be at least 1"),
-                ));
-            }
-        }
-        out.insert(name.to_string(), PreparedTool { tool, inputs, expose });
+    /// Checks the mission against `llm` without calling it, and shows the first request.
+    pub fn dry_run(&self, llm: &dyn Llm) -> DryRun {
+        crate::dry_run::dry_run(self, llm)
     }
-    Ok(out)
-}
 
-fn check_catalog(catalog: &[CatalogEntry], tools: &Toolbox) -> Result<(), ConfigError> {
-    let mut seen = BTreeSet::new();
-    for c in catalog {
-        if tools.contains_key(&c.name) {
-            return Err(ConfigError::new(
-                "tool_catalog",
-                format!("{:?} is both a callable tool and a catalog entry - keep one", c.name),
-            ));
-        }
-        if !seen.insert(c.name.clone()) {
-            return Err(ConfigError::new("tool_catalog", format!("{:?} is listed twice", c.name)));
-        }
-        if let Some(sig) = &c.signature {
-            ptc_signature::parse(sig)
-                .map_err(|e| ConfigError::new("tool_catalog", format!("{:?}: bad signature: {e}", c.name)))?;
-        }
+    /// The system prompt the model gets.
+    pub fn system_prompt(&self) -> String {
+        crate::request::system_prompt(self)
     }
-    Ok(())
-}
 
-/// The fields of a context signature, after checking the context against them.
-fn context_fields(text: &str, context: &Arc<PMap>, mode: ValidationMode) -> Result<Vec<Field>, ConfigError> {
-    let sig = ptc_signature::parse(text).map_err(|e| ConfigError::new("context_signature", e.to_string()))?;
-    let fields = match sig.output.required() {
-        Type::Object { fields, .. } => fields.clone(),
-        _ if !sig.inputs.is_empty() => sig.inputs.clone(),
-        other => {
-            return Err(ConfigError::new(
-                "context_signature",
-                format!("describes a {}, but the context is a map; write {{key :type, ...}}", other.describe()),
-            ));
-        }
-    };
-    let value = Value::Map(context.clone());
-    // extra context keys are fine in every mode: the context signature types what it names
-    let check = if mode == ValidationMode::Strict { ValidationMode::Enabled } else { mode };
-    let report = ptc_signature::validate(&value, &Type::Object { fields: fields.clone(), closed: false }, check);
-    for w in &report.warnings {
-        tracing::warn!("context does not match the context signature (validation warn_only): {w}");
+    /// The first user message: tools and data inventory, expected output, mission (with
+    /// history compression: the mission and `Turns left: N`).
+    pub fn first_user_message(&self) -> String {
+        crate::request::first_user_message(self)
     }
-    if !report.is_ok() {
-        return Err(ConfigError::new(
-            "context",
-            format!("does not match the context signature:\n{}", report.render_errors()),
-        ));
+
+    /// The tools offered natively: none (lisp mode), `lisp_eval` alone (lisp-tool), the
+    /// natively exposed tools (text), both (combined).
+    pub fn native_tools(&self) -> Vec<ToolSchema> {
+        crate::request::native_tools(self)
     }
-    Ok(fields)
+
+    /// The first request the model would receive (for previews and tests).
+    pub fn first_request(&self) -> LlmRequest {
+        crate::request::first_request(self)
+    }
 }

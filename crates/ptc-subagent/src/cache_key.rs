@@ -9,7 +9,7 @@
 use serde_json::{Map, Value as Json};
 
 /// The canonical form of `args` (see the module docs).
-pub fn canonical_args(args: &Json) -> Json {
+pub(crate) fn canonical_args(args: &Json) -> Json {
     match args {
         Json::Object(m) => {
             let mut entries: Vec<(String, Json)> =
@@ -31,7 +31,7 @@ pub fn canonical_args(args: &Json) -> Json {
 }
 
 /// The cache key of a call: the tool name and the canonical arguments, as one string.
-pub fn canonical_cache_key(name: &str, args: &Json) -> String {
+pub(crate) fn canonical_cache_key(name: &str, args: &Json) -> String {
     let canon = match args {
         Json::Object(_) => canonical_args(args),
         other => serde_json::json!({ "non_map": canonical_args(other) }),
@@ -41,7 +41,7 @@ pub fn canonical_cache_key(name: &str, args: &Json) -> String {
 }
 
 /// A short stable hash of a key, for traces (FNV-1a, hex).
-pub fn key_hash(key: &str) -> String {
+pub(crate) fn key_hash(key: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in key.bytes() {
         h ^= u64::from(b);

@@ -23,8 +23,10 @@
 
 use serde_json::Value as Json;
 
-use crate::agent::{SubAgent, SubAgentBuilder};
+use crate::builder::SubAgentBuilder;
+use crate::config::SubAgent;
 use crate::llm::Llm;
+use crate::reason::Reason;
 use crate::step::{Fail, Step};
 
 impl Step {
@@ -32,14 +34,14 @@ impl Step {
     /// original failure in `details.original_failure`) when the step failed.
     pub fn chain_context(&self) -> Result<serde_json::Map<String, Json>, Fail> {
         if let Some(original) = &self.fail {
-            let mut fail = Fail::new("chained_failure", format!("Upstream agent failed: {}", original.reason));
+            let mut fail = Fail::new(Reason::ChainedFailure, format!("Upstream agent failed: {}", original.reason));
             fail.details = Some(serde_json::json!({ "original_failure": original }));
             return Err(fail);
         }
         match &self.return_value {
             Some(Json::Object(m)) => Ok(m.clone()),
             Some(other) => Err(Fail::new(
-                "validation_error",
+                Reason::ValidationError,
                 format!(
                     "the upstream agent returned {}, but only a map can become the next agent's context",
                     kind(other)
@@ -61,37 +63,9 @@ fn kind(v: &Json) -> &'static str {
     }
 }
 
-impl SubAgentBuilder {
-    /// Runs this agent after `previous`: its context is the previous return (and
-    /// `previous_signature`, or else the step's own [`Step::signature`], its context
-    /// signature). A failed previous step gives a `chained_failure` step without asking
-    /// the model.
-    pub async fn run_after(self, previous: &Step, previous_signature: Option<&str>, llm: &dyn Llm) -> Step {
-        let previous_signature = previous_signature.or(previous.signature.as_deref());
-        let context = match previous.chain_context() {
-            Ok(c) => c,
-            Err(fail) => return Step::failed(fail),
-        };
-        let mut builder = self.context(context);
-        if let Some(sig) = previous_signature {
-            builder = builder.context_signature(sig);
-        }
-        match builder.build() {
-            Ok(agent) => agent.run(llm).await,
-            Err(e) => {
-                let reason = if e.option == "prompt" { "template_error" } else { "validation_error" };
-                Step::failed(Fail::new(reason, e.to_string()))
-            }
-        }
-    }
-}
-
-impl SubAgent {
-    /// A chain starting with this agent: each next stage is built with the previous
-    /// stage's return as its context (see the module documentation).
-    pub fn then(&self, next: SubAgentBuilder) -> Chain {
-        Chain { first: self.clone(), rest: vec![next] }
-    }
+/// What [`SubAgent::then`] does.
+pub(crate) fn then(agent: &SubAgent, next: SubAgentBuilder) -> Chain {
+    Chain { first: agent.clone(), rest: vec![next] }
 }
 
 /// Agents run one after the other, each on the previous one's return.
@@ -111,7 +85,7 @@ impl Chain {
     /// Runs every stage and returns the last step (a `chained_failure` when an earlier
     /// stage failed).
     pub async fn run(&self, llm: &dyn Llm) -> Step {
-        self.run_all(llm).await.pop().unwrap_or_else(|| Step::failed(Fail::new("chained_failure", "empty chain")))
+        self.run_all(llm).await.pop().unwrap_or_else(|| Step::failed(Fail::new(Reason::ChainedFailure, "empty chain")))
     }
 
     /// Runs the stages and returns every step, in order; it stops after the first failure

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ptc_lisp_eval::Globals;
 use serde_json::Value as Json;
 
-use crate::agent::SubAgent;
+use crate::config::SubAgent;
 use crate::llm::{Llm, Message};
 use crate::mission::Mission;
 use crate::observe::Observer;
@@ -31,39 +31,34 @@ pub struct ChatReply {
     pub memory: BTreeMap<String, Json>,
 }
 
-impl SubAgent {
-    /// Sends `user_message` after `history` and runs until the model answers. In the
-    /// text modes the signature is set aside and the answer is plain text; in the
-    /// PTC-Lisp modes the signature holds and `memory` (from the previous reply) is
-    /// available to programs.
-    pub async fn chat(
-        &self,
-        llm: &dyn Llm,
-        user_message: &str,
-        history: Vec<Message>,
-        memory: BTreeMap<String, Json>,
-        observer: Option<Arc<dyn Observer>>,
-    ) -> ChatReply {
-        let agent = if self.config.mode.is_text() && self.config.signature.is_some() {
-            let mut cfg = (*self.config).clone();
-            cfg.signature = None;
-            cfg.signature_text = None;
-            SubAgent { config: Arc::new(cfg), tools: self.tools.clone() }
-        } else {
-            self.clone()
-        };
-        let mut messages = history;
-        messages.push(Message::user(user_message));
-        let mut mission = Mission::new(&agent, llm, observer).with_messages(messages);
-        if !agent.config.mode.is_text() {
-            let mut globals = Globals::default();
-            for (k, v) in &memory {
-                globals.values.insert(Arc::from(k.as_str()), ptc_lisp_eval::json::from_json(v));
-            }
-            mission.memory = globals;
+/// What [`SubAgent::chat`] does.
+pub(crate) async fn chat(
+    agent: &SubAgent,
+    llm: &dyn Llm,
+    user_message: &str,
+    history: Vec<Message>,
+    memory: BTreeMap<String, Json>,
+    observer: Option<Arc<dyn Observer>>,
+) -> ChatReply {
+    let agent = if agent.config.mode.is_text() && agent.config.signature.is_some() {
+        let mut cfg = (*agent.config).clone();
+        cfg.signature = None;
+        cfg.signature_text = None;
+        SubAgent { config: Arc::new(cfg), tools: agent.tools.clone() }
+    } else {
+        agent.clone()
+    };
+    let mut messages = history;
+    messages.push(Message::user(user_message));
+    let mut mission = Mission::new(&agent, llm, observer).with_messages(messages);
+    if !agent.config.mode.is_text() {
+        let mut globals = Globals::default();
+        for (k, v) in &memory {
+            globals.values.insert(Arc::from(k.as_str()), ptc_lisp_eval::json::from_json(v));
         }
-        let step = mission.run().await;
-        let memory = if agent.config.mode.is_text() { BTreeMap::new() } else { step.memory.clone() };
-        ChatReply { step, messages: std::mem::take(&mut mission.messages), memory }
+        mission.memory = globals;
     }
+    let step = mission.run().await;
+    let memory = if agent.config.mode.is_text() { BTreeMap::new() } else { step.memory.clone() };
+    ChatReply { step, messages: std::mem::take(&mut mission.messages), memory }
 }

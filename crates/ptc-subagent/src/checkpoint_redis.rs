@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointStore};
 
 /// The tag in every mission hash this layout writes.
-pub const FMT: &str = "ptc-checkpoint-hash-v1";
+pub(crate) const FMT: &str = "ptc-checkpoint-hash-v1";
 /// Every key's prefix.
 const PREFIX: &str = "ptc:checkpoint:";
 /// Connecting, reading and writing each give up after this long.

@@ -80,6 +80,9 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
                     content.chars().count() + tool_calls.iter().map(|c| c.args.to_string().len()).sum::<usize>()
                 }
                 Message::ToolResult { content, .. } => content.chars().count(),
+                // `Message` is non-exhaustive (it lives in `ptc-llm`): a kind added there
+                // counts by its JSON form until it is handled here.
+                other => serde_json::to_string(other).map_or(0, |s| s.chars().count()),
             };
             (chars as u64 / 4).max(1)
         })

@@ -32,9 +32,10 @@ use std::sync::{Arc, Mutex};
 use ptc_lisp_eval::{Cancel, Engine, Globals, RunResult, Value};
 use serde_json::Value as Json;
 
-use crate::agent::SubAgent;
+use crate::config::SubAgent;
 use crate::exec::{self, ExecRequest};
 use crate::llm::Llm;
+use crate::reason::Reason;
 use crate::step::{Fail, Step};
 
 /// A program derived once by a model, runnable without one.
@@ -52,29 +53,26 @@ impl std::fmt::Debug for CompiledAgent {
     }
 }
 
-impl SubAgent {
-    /// Derives the agent's program with one model turn over its own context (the
-    /// sample). The failed step when no valid program came back.
-    pub async fn compile(&self, llm: &dyn Llm) -> Result<CompiledAgent, Step> {
-        let mut config = (*self.config).clone();
-        config.max_turns = 1;
-        config.retry_turns = 0;
-        let single = SubAgent { config: Arc::new(config), tools: self.tools.clone() };
-        let step = single.run(llm).await;
-        let source = step.turns.last().and_then(|t| t.program.clone());
-        match (step.is_ok(), source) {
-            (true, Some(source)) => {
-                let engine = crate::agent::engine_for(&self.config);
-                Ok(CompiledAgent { agent: self.clone(), source, engine, derivation: step })
-            }
-            (true, None) => {
-                let mut failed = step;
-                failed.fail = Some(Fail::new("no_code_found", "the model answered without a program to compile"));
-                failed.status = crate::step::Status::Error;
-                Err(failed)
-            }
-            (false, _) => Err(step),
+/// What [`SubAgent::compile`] does.
+pub(crate) async fn compile(agent: &SubAgent, llm: &dyn Llm) -> Result<CompiledAgent, Step> {
+    let mut config = (*agent.config).clone();
+    config.max_turns = 1;
+    config.retry_turns = 0;
+    let single = SubAgent { config: Arc::new(config), tools: agent.tools.clone() };
+    let step = single.run(llm).await;
+    let source = step.turns.last().and_then(|t| t.program.clone());
+    match (step.is_ok(), source) {
+        (true, Some(source)) => {
+            let engine = crate::config::engine_for(&agent.config);
+            Ok(CompiledAgent { agent: agent.clone(), source, engine, derivation: step })
         }
+        (true, None) => {
+            let mut failed = step;
+            failed.fail = Some(Fail::new(Reason::NoCodeFound, "the model answered without a program to compile"));
+            failed.status = crate::step::Status::Error;
+            Err(failed)
+        }
+        (false, _) => Err(step),
     }
 }
 
@@ -93,7 +91,7 @@ impl CompiledAgent {
     /// against the agent's signature.
     pub fn execute(&self, context: serde_json::Map<String, Json>) -> Result<Json, Fail> {
         let Value::Map(context) = ptc_lisp_eval::json::from_json(&Json::Object(context)) else {
-            return Err(Fail::new("validation_error", "the context must be a JSON object"));
+            return Err(Fail::new(Reason::ValidationError, "the context must be a JSON object"));
         };
         let req = ExecRequest {
             source: self.source.clone(),
@@ -119,9 +117,9 @@ impl CompiledAgent {
         if let Some(sig) = &self.agent.config.signature {
             let report = ptc_signature::validate(&value, &sig.output, ptc_signature::Mode::Enabled);
             if !report.is_ok() {
-                return Err(Fail::new("validation_error", report.render_errors()));
+                return Err(Fail::new(Reason::ValidationError, report.render_errors()));
             }
         }
-        ptc_lisp_eval::json::to_json(&value).map_err(|e| Fail::new("validation_error", e.to_string()))
+        ptc_lisp_eval::json::to_json(&value).map_err(|e| Fail::new(Reason::ValidationError, e.to_string()))
     }
 }

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::agent::SubAgent;
+use crate::config::SubAgent;
 use crate::llm::{Llm, LlmRequest};
 
 /// What a dry run found.
@@ -34,33 +34,31 @@ impl DryRun {
     }
 }
 
-impl SubAgent {
-    /// Checks the mission against `llm` without calling it, and shows the first request.
-    pub fn dry_run(&self, llm: &dyn Llm) -> DryRun {
-        let cfg = &self.config;
-        let first_request = self.first_request();
-        let model = llm.name();
-        let price = cfg.prices.lookup(&model);
-        let estimated_cost_usd = price.map(|p| crate::cost::estimate(&p, &first_request, 0));
-        let mut problems = Vec::new();
-        match (cfg.max_cost_usd, estimated_cost_usd) {
-            (Some(budget), None) => problems.push(format!(
-                "max_cost_usd: {budget} is set, but no price is known for the model {model:?}; give one (a price table, or \"price\" in its LLM registry entry)"
-            )),
-            (Some(budget), Some(est)) if est > budget => problems.push(format!(
-                "max_cost_usd: the first request alone would cost about ${est:.4}, over the ${budget} budget"
-            )),
-            _ => {}
-        }
-        if let Some(mission) = cfg.mission_timeout
-            && mission < cfg.limits.timeout
-        {
-            problems.push(format!(
-                "mission_timeout: {} ms is shorter than one program's timeout ({} ms); a long program would end the mission",
-                mission.as_millis(),
-                cfg.limits.timeout.as_millis()
-            ));
-        }
-        DryRun { model, first_request, estimated_cost_usd, problems }
+/// What [`SubAgent::dry_run`] does.
+pub(crate) fn dry_run(agent: &SubAgent, llm: &dyn Llm) -> DryRun {
+    let cfg = &agent.config;
+    let first_request = agent.first_request();
+    let model = llm.name();
+    let price = cfg.prices.lookup(&model);
+    let estimated_cost_usd = price.map(|p| crate::cost::estimate(&p, &first_request, 0));
+    let mut problems = Vec::new();
+    match (cfg.max_cost_usd, estimated_cost_usd) {
+        (Some(budget), None) => problems.push(format!(
+            "max_cost_usd: {budget} is set, but no price is known for the model {model:?}; give one (a price table, or \"price\" in its LLM registry entry)"
+        )),
+        (Some(budget), Some(est)) if est > budget => problems.push(format!(
+            "max_cost_usd: the first request alone would cost about ${est:.4}, over the ${budget} budget"
+        )),
+        _ => {}
     }
+    if let Some(mission) = cfg.mission_timeout
+        && mission < cfg.limits.timeout
+    {
+        problems.push(format!(
+            "mission_timeout: {} ms is shorter than one program's timeout ({} ms); a long program would end the mission",
+            mission.as_millis(),
+            cfg.limits.timeout.as_millis()
+        ));
+    }
+    DryRun { model, first_request, estimated_cost_usd, problems }
 }

@@ -4,40 +4,44 @@
 //! Everything the loop needs from the interpreter goes through [`execute`], so a change
 //! of the embedding API touches this file only.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Engine, Exposure, Globals, Host, Interrupted, Outcome, RunInput, ToolCall,
-    ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
+    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Globals, Host, Interrupted, Outcome, RunInput, RunResult, ToolCall,
+    ToolErrorKind, ToolSpec, Value,
 };
-use ptc_signature::Type;
 use serde_json::Value as Json;
 
 use crate::cache_key::{canonical_cache_key, key_hash};
-use crate::compose::ToolNest;
-use crate::mode::Expose;
+use crate::nesting::ToolNest;
 use crate::observe::{Event, Observer, emit};
-use crate::tool::{Tool, ToolBody, ToolContext, ToolError};
-
-/// A tool ready to call: the tool, its parsed input type and the layers that may call it.
-#[derive(Clone)]
-pub(crate) struct PreparedTool {
-    pub(crate) tool: Tool,
-    /// The object type of the signature's inputs (for argument coercion).
-    pub(crate) inputs: Option<Type>,
-    /// Who may call it (the tool's own setting, or the mode's default).
-    pub(crate) expose: Expose,
-}
-
-/// The callable tools of an agent, by name.
-pub(crate) type Toolbox = BTreeMap<String, PreparedTool>;
+use crate::tool::{CatalogEntry, Tool, ToolBody, ToolContext, ToolError, Toolbox};
 
 /// The run's tool cache: full results by canonical cache key, shared by both layers.
 pub(crate) type ToolCache = Arc<Mutex<HashMap<String, Json>>>;
+
+/// A program calling a `tool_catalog` entry (planning only) gets an error that says so,
+/// instead of a bare "Unknown tool".
+pub(crate) fn explain_catalog_call(mut outcome: Outcome, catalog: &[CatalogEntry]) -> Outcome {
+    if let RunResult::Error(e) = &mut outcome.result
+        && e.kind == ErrorKind::UnknownTool
+        && let Some(entry) = catalog.iter().find(|c| {
+            let listed = e.message.strip_prefix("Unknown tool: ").and_then(|m| m.split(". ").next()).unwrap_or("");
+            let declared = [c.name.clone()];
+            listed.split(", ").any(|n| ptc_lisp_eval::tool_keys::resolve_tool_name(n, &declared).is_some())
+        })
+    {
+        e.message = format!(
+            "tool/{} is in the tool catalog for planning only and cannot be called; use a callable tool, or return a plan that names it",
+            entry.name
+        );
+    }
+    outcome
+}
 
 /// One program run.
 pub(crate) struct ExecRequest {
@@ -52,7 +56,7 @@ pub(crate) struct ExecRequest {
     pub(crate) cancel: Cancel,
     pub(crate) span: tracing::Span,
     /// The mission tree, for agent tools and LLM tools.
-    pub(crate) nest: Option<crate::compose::ToolNest>,
+    pub(crate) nest: Option<ToolNest>,
     /// Tools of another host (an MCP aggregator's), for this run only.
     pub(crate) extra: Option<Arc<dyn Host>>,
 }
@@ -97,11 +101,7 @@ pub(crate) fn tool_specs(tools: &Toolbox) -> Vec<ToolSpec> {
             name: p.tool.name.clone(),
             signature: p.tool.signature.clone(),
             description: p.tool.description.clone(),
-            exposure: match p.expose {
-                Expose::Native => Exposure::Native,
-                Expose::PtcLisp => Exposure::Program,
-                Expose::Both => Exposure::Both,
-            },
+            exposure: p.expose,
         })
         .collect()
 }
@@ -128,7 +128,7 @@ impl Layer {
 pub(crate) struct Invocation {
     /// The arguments as the tool received them.
     pub(crate) args: Json,
-    pub(crate) result: Result<Json, EvalToolError>,
+    pub(crate) result: Result<Json, ToolError>,
     /// True when the result came from the cache (the tool did not run).
     pub(crate) cached: bool,
     /// The hash of the canonical cache key, for cached tools.
@@ -198,7 +198,7 @@ fn invoke_inner(
     cancel: &Cancel,
     tcx: ToolContext,
 ) -> Invocation {
-    let fail = |args: Json, e: EvalToolError| Invocation {
+    let fail = |args: Json, e: ToolError| Invocation {
         args,
         result: Err(e),
         cached: false,
@@ -209,7 +209,7 @@ fn invoke_inner(
     let Some(prepared) = tools.get(name) else {
         let known: Vec<&str> = tools.keys().map(String::as_str).collect();
         let message = format!("Unknown tool: {name}. Available: {}", known.join(", "));
-        return fail(Json::Null, EvalToolError { kind: ToolErrorKind::UnknownTool, message });
+        return fail(Json::Null, ToolError { kind: ToolErrorKind::UnknownTool, message });
     };
     // warn_only warnings go to the mission's Step.warnings
     let warnings = tcx.nest.as_ref().map(|n| n.warnings.clone());
@@ -221,7 +221,7 @@ fn invoke_inner(
         Ok(j) => j,
         Err(e) => {
             let msg = format!("arguments cannot be sent to a tool: {e}");
-            return fail(Json::Null, EvalToolError::invalid_args(msg));
+            return fail(Json::Null, ToolError::invalid_args(msg));
         }
     };
     let key = prepared.tool.cache.then(|| canonical_cache_key(name, &args_json));
@@ -260,7 +260,7 @@ struct AgentHost {
     observer: Option<Arc<dyn Observer>>,
     turn: u32,
     span: tracing::Span,
-    nest: Option<crate::compose::ToolNest>,
+    nest: Option<ToolNest>,
     extra: Option<Arc<dyn Host>>,
 }
 
@@ -273,11 +273,11 @@ impl Host for AgentHost {
         specs
     }
 
-    fn discover(&self, query: &ptc_lisp_eval::Discovery<'_>, cx: &CallCx<'_>) -> Option<Result<Value, EvalToolError>> {
+    fn discover(&self, query: &ptc_lisp_eval::Discovery<'_>, cx: &CallCx<'_>) -> Option<Result<Value, ToolError>> {
         self.extra.as_ref().and_then(|extra| extra.discover(query, cx))
     }
 
-    fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, EvalToolError> {
+    fn call(&self, call: &ToolCall, cx: &CallCx<'_>) -> Result<Value, ToolError> {
         let name = call.name.as_str();
         if let Some(extra) = self.extra.as_ref().filter(|_| !self.tools.contains_key(name)) {
             return call_extra(extra.as_ref(), call, cx, self.observer.as_deref(), self.turn);
@@ -311,7 +311,7 @@ fn call_extra(
     cx: &CallCx<'_>,
     observer: Option<&dyn Observer>,
     turn: u32,
-) -> Result<Value, EvalToolError> {
+) -> Result<Value, ToolError> {
     let started = Instant::now();
     let result = extra.call(call, cx);
     cx.record("exposure_layer", Json::from(Layer::PtcLisp.as_str()));
@@ -347,11 +347,11 @@ fn call_with_deadline(
     deadline: Instant,
     cancel: &Cancel,
     tcx: ToolContext,
-) -> Result<Json, EvalToolError> {
+) -> Result<Json, ToolError> {
     if cancel.is_cancelled() {
-        return Err(EvalToolError::cancelled(name));
+        return Err(ToolError::cancelled(name));
     }
-    let tools_runtime = || tool_runtime().map_err(|e| EvalToolError::failed(format!("cannot start the tool: {e}")));
+    let tools_runtime = || tool_runtime().map_err(|e| ToolError::failed(format!("cannot start the tool: {e}")));
     let task = match &tool.func {
         ToolBody::Async(func) => {
             let runtime = match tcx.runtime() {
@@ -363,7 +363,7 @@ fn call_with_deadline(
             runtime.spawn(async move {
                 match catch_unwind(AssertUnwindSafe(|| func(args, tcx))) {
                     Ok(future) => future.await,
-                    Err(panic) => Err(ToolError::new(format!("the tool panicked: {}", panic_message(&panic)))),
+                    Err(panic) => Err(ToolError::failed(format!("the tool panicked: {}", panic_message(&panic)))),
                 }
             })
         }
@@ -376,21 +376,21 @@ fn call_with_deadline(
     let answer = cancel.wait_for(task, deadline);
     match answer {
         Ok(Ok(Ok(v))) => Ok(v),
-        Ok(Ok(Err(e))) => Err(EvalToolError::failed(e.message)),
+        Ok(Ok(Err(e))) => Err(e),
         Ok(Err(joined)) if joined.is_panic() => {
-            Err(EvalToolError::failed(format!("the tool panicked: {}", panic_message(&joined.into_panic()))))
+            Err(ToolError::failed(format!("the tool panicked: {}", panic_message(&joined.into_panic()))))
         }
         // the runtime shut down under the task
-        Ok(Err(_)) if cancel.is_cancelled() => Err(EvalToolError::cancelled(name)),
+        Ok(Err(_)) if cancel.is_cancelled() => Err(ToolError::cancelled(name)),
         Ok(Err(_)) => {
-            Err(EvalToolError::failed(format!("tool '{name}' stopped before answering: its runtime was shut down")))
+            Err(ToolError::failed(format!("tool '{name}' stopped before answering: its runtime was shut down")))
         }
         Err(why) => {
             abort.abort();
             match why {
-                Interrupted::Cancelled => Err(EvalToolError::cancelled(name)),
-                _ if cancel.is_cancelled() => Err(EvalToolError::cancelled(name)),
-                _ => Err(EvalToolError::timeout(name)),
+                Interrupted::Cancelled => Err(ToolError::cancelled(name)),
+                _ if cancel.is_cancelled() => Err(ToolError::cancelled(name)),
+                _ => Err(ToolError::timeout(name)),
             }
         }
     }
@@ -432,12 +432,15 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use std::time::Duration;
 
+    use ptc_lisp_eval::Exposure;
+
+    use crate::tool::PreparedTool;
     use ptc_lisp_eval::contract::{Probe, check_host};
 
     use super::*;
 
     fn prepared(tool: Tool) -> (String, PreparedTool) {
-        (tool.name.clone(), PreparedTool { tool, inputs: None, expose: Expose::PtcLisp })
+        (tool.name.clone(), PreparedTool { tool, inputs: None, expose: Exposure::Program })
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub enum MultipleCodeBlocks {
 
 /// The blocks of an answer that held several (see [`Extracted::Multiple`]), joined into
 /// one program in order; `Err` is the feedback naming the block that does not parse.
-pub fn join_blocks(response: &str) -> Result<String, String> {
+pub(crate) fn join_blocks(response: &str) -> Result<String, String> {
     let text = normalize(response);
     let blocks = fenced_blocks(&text);
     let mut bodies: Vec<&str> = blocks.iter().filter(|b| is_lisp_tag(&b.tag)).map(|b| b.body.as_str()).collect();
@@ -61,14 +61,14 @@ pub fn join_blocks(response: &str) -> Result<String, String> {
 }
 
 /// Feedback when the answer holds `n` code blocks.
-pub fn multiple_code_blocks_message(n: usize) -> String {
+pub(crate) fn multiple_code_blocks_message(n: usize) -> String {
     format!(
         "Error: Found {n} code blocks in your response, but exactly ONE is required. Combine all your code into a single ```clojure block. Variables defined in separate blocks are NOT shared."
     )
 }
 
 /// Feedback when the answer holds no program.
-pub const NO_CODE_FOUND_MESSAGE: &str = "Error: No valid PTC-Lisp code found in response. Please provide code in a ```clojure or ```lisp code block, or as a raw s-expression starting with '('.";
+pub(crate) const NO_CODE_FOUND_MESSAGE: &str = "Error: No valid PTC-Lisp code found in response. Please provide code in a ```clojure or ```lisp code block, or as a raw s-expression starting with '('.";
 
 /// Extracts the program from a model's answer.
 pub fn extract_code(response: &str) -> Extracted {

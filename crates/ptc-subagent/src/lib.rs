@@ -8,9 +8,9 @@
 //! Four [`Mode`]s: programs in fenced blocks (the default), programs through one native
 //! `lisp_eval` tool, text answers with native tools, and combined mode (text plus
 //! `lisp_eval`, with tools exposed to the model, to programs or to both, sharing one
-//! cache per run under a [canonical key](cache_key)). Every native tool call gets exactly
-//! one tool result. Long missions can [compress] old turns into one user message
-//! or [trim](compaction) the middle of the conversation; [`SubAgent::chat`] continues a
+//! cache per run under one canonical key). Every native tool call gets exactly
+//! one tool result. Long missions can [compress](HistoryOptions) old turns into one user message
+//! or [trim](Compaction) the middle of the conversation; [`SubAgent::chat`] continues a
 //! conversation the caller keeps.
 //!
 //! An agent with two Rust closures as tools, answered by a scripted model:
@@ -48,73 +48,88 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod agent;
-pub mod cache_key;
+mod builder;
+mod cache_key;
 mod chain;
 mod chat;
-pub mod checkpoint;
+mod checkpoint;
 #[cfg(feature = "redis")]
-pub mod checkpoint_redis;
-pub mod compaction;
+mod checkpoint_redis;
+mod compaction;
 mod compiled;
 mod compose;
-pub mod compress;
-pub mod cost;
+mod compress;
+mod config;
+mod cost;
 mod dry_run;
 mod exec;
-pub mod extract;
-pub mod feedback;
+mod extract;
+mod feedback;
 mod history_cap;
-pub mod llm;
-pub mod llm_tool;
+mod llm;
+mod llm_tool;
 mod mission;
-pub mod mode;
-pub mod observe;
+mod mode;
+mod nesting;
+mod observe;
 mod preview;
 mod program_tools;
-pub mod prompt;
-pub mod protocol;
+mod prompt;
+mod protocol;
+mod reason;
+mod recording;
 mod request;
-pub mod retry;
-pub mod scripted;
-pub mod step;
-pub mod tool;
+mod retry;
+mod scripted;
+mod step;
+mod tool;
 mod tool_turn;
 mod validation;
 
-pub use agent::{
-    CompletionMode, ConfigError, DEFAULT_MISSION_TIMEOUT, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent,
-    SubAgentBuilder,
-};
+pub use builder::SubAgentBuilder;
 pub use chain::Chain;
 pub use chat::ChatReply;
-pub use checkpoint::{Checkpoint, CheckpointError, CheckpointStore, DirStore};
+pub use checkpoint::{
+    CHECKPOINT_FORMAT, CHECKPOINT_VERSION, Checkpoint, CheckpointError, CheckpointStore, DirStore, ToolRecord,
+};
 #[cfg(feature = "redis")]
 pub use checkpoint_redis::RedisCheckpointStore;
-pub use compaction::{Compaction, CompactionStats};
+pub use compaction::{Compaction, CompactionStats, estimate_tokens};
 pub use compiled::CompiledAgent;
-pub use compose::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use compress::HistoryOptions;
-pub use cost::{ModelPrice, PriceTable};
+pub use config::{CompletionMode, ConfigError, DEFAULT_MISSION_TIMEOUT, MemoryStrategy, RESERVED_TOOL_NAMES, SubAgent};
+pub use cost::PriceTable;
 pub use dry_run::DryRun;
 pub use extract::MultipleCodeBlocks;
 pub use feedback::FormatOptions;
 pub use history_cap::DEFAULT_MAX_HISTORY_BYTES;
 pub use llm::{
-    BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, NativeToolCall, TokenUsage,
-    ToolSchema,
+    BoxFuture, Llm, LlmError, LlmErrorKind, LlmOptions, LlmRequest, LlmResponse, Message, ModelPrice, NativeToolCall,
+    TokenUsage, ToolSchema,
 };
-pub use llm_tool::LlmTool;
-pub use mode::{Expose, Mode, NativeResult};
+pub use llm_tool::{JUDGMENT_SYSTEM_PROMPT, LlmTool};
+pub use mode::{Mode, NativeResult, PreviewFn};
+pub use nesting::{DEFAULT_MAX_DEPTH, DEFAULT_TURN_BUDGET, LlmRef, LlmRegistry};
 pub use observe::{Event, Observer};
 pub use program_tools::ProgramTools;
 pub use prompt::{PromptLimit, SystemPrompt};
+pub use ptc_lisp_eval::Exposure;
+pub use reason::Reason;
 pub use retry::{Backoff, DEFAULT_MAX_RETRY_DELAY, LlmRetry};
 pub use scripted::{ScriptEntry, ScriptError, ScriptedLlm};
 pub use step::{ChildStep, Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
-pub use tool::{CatalogEntry, Tool, ToolContext, ToolError};
+pub use tool::{AsyncToolFn, CatalogEntry, Tool, ToolContext, ToolError, ToolFn};
 pub use validation::ValidationMode;
+
+/// How the loop reads a model's answer and wraps what a program printed before the model
+/// sees it: public for the fuzz target and for hosts that parse answers themselves.
+pub mod answer {
+    pub use crate::extract::{Extracted, extract_code, normalize, strip_thinking};
+    pub use crate::feedback::envelope;
+}
 
 /// The examples of this crate's `README.md`, compiled and run as doctests so that the
 /// page crates.io shows cannot drift from the code.

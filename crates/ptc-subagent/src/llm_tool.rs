@@ -17,10 +17,11 @@ use ptc_lisp_eval::Value;
 use ptc_signature::{KeyStyle, Signature, Template, Type};
 use serde_json::Value as Json;
 
-use crate::agent::{ConfigError, SubAgent};
-use crate::compose::{LlmRef, resolve_llm};
+use crate::config::{ConfigError, SubAgent};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message};
+use crate::nesting::{LlmRef, resolve_llm};
 use crate::observe::Event;
+use crate::reason::Reason;
 use crate::retry::LlmRetry;
 use crate::step::{ChildStep, Fail, Status, Step, StepUsage, Turn, TurnKind};
 use crate::tool::{Tool, ToolContext, ToolError};
@@ -150,7 +151,7 @@ impl Judgment {
             (LlmRef::Explicit(l), _) => l.clone(),
             (_, Some(nest)) => resolve_llm(&LlmRef::Caller, &self.llm, nest).map_err(|f| self.error(&f))?,
             (_, None) => {
-                return Err(ToolError::new(format!(
+                return Err(ToolError::failed(format!(
                     "tool/{} uses the caller's model and runs only inside an agent mission",
                     self.name
                 )));
@@ -211,7 +212,7 @@ impl Judgment {
     fn check(&self, content: &str) -> Result<Json, Fail> {
         let Some(json) = find_json(content) else {
             return Err(Fail::new(
-                "validation_error",
+                Reason::ValidationError,
                 format!("the model's answer is not JSON: {}", preview(content, 200)),
             ));
         };
@@ -220,7 +221,7 @@ impl Judgment {
         let (coerced, report) = ptc_signature::coerce(&value, ty);
         if !report.is_ok() {
             return Err(Fail::new(
-                "validation_error",
+                Reason::ValidationError,
                 format!(
                     "the model's answer does not match {}:\n{}",
                     ptc_signature::render_type(ty, KeyStyle::AsWritten),
@@ -229,11 +230,11 @@ impl Judgment {
             ));
         }
         let normalized: Value = crate::mission::normalize_keys(&coerced);
-        ptc_lisp_eval::json::to_json(&normalized).map_err(|e| Fail::new("validation_error", e.to_string()))
+        ptc_lisp_eval::json::to_json(&normalized).map_err(|e| Fail::new(Reason::ValidationError, e.to_string()))
     }
 
     fn error(&self, f: &Fail) -> ToolError {
-        ToolError::new(format!("LLM tool {} failed ({}): {}", self.name, f.reason, f.message))
+        ToolError::failed(format!("LLM tool {} failed ({}): {}", self.name, f.reason, f.message))
     }
 
     /// The judgment as a one-turn step (kept in the caller's step as a child).
@@ -301,7 +302,7 @@ async fn ask(
     retry: &LlmRetry,
     deadline: Instant,
     report: &(dyn Fn(Event) + Sync),
-    charge: Option<(&crate::cost::CostScope, Option<&crate::cost::ModelPrice>)>,
+    charge: Option<(&crate::cost::CostScope, Option<&crate::llm::ModelPrice>)>,
 ) -> (Result<LlmResponse, Fail>, crate::llm::TokenUsage, u32) {
     let mut usage = crate::llm::TokenUsage::default();
     let mut attempt = 0;
@@ -337,7 +338,7 @@ async fn ask(
             Err(_) => {
                 settle(None);
                 return (
-                    Err(Fail::new("timeout", "the model did not answer before the program's deadline")),
+                    Err(Fail::new(Reason::Timeout, "the model did not answer before the program's deadline")),
                     usage,
                     attempt,
                 );
@@ -368,13 +369,14 @@ async fn ask(
                     retry_in_ms: again.then(|| retry.delay(&e, attempt).as_millis() as u64),
                 });
                 if !again {
-                    let fail = Fail::new("llm_error", format!("LLM request failed after {attempt} attempt(s): {e}"));
+                    let fail =
+                        Fail::new(Reason::LlmError, format!("LLM request failed after {attempt} attempt(s): {e}"));
                     return (Err(fail), usage, attempt);
                 }
                 let delay = retry.delay(&e, attempt);
                 if Instant::now() + delay >= deadline {
                     return (
-                        Err(Fail::new("timeout", format!("no time left to retry the model: {e}"))),
+                        Err(Fail::new(Reason::Timeout, format!("no time left to retry the model: {e}"))),
                         usage,
                         attempt,
                     );

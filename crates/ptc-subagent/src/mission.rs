@@ -11,109 +11,70 @@ use ptc_lisp_eval::{Cancel, Engine, EvalError, Globals, Outcome, RunResult, Valu
 use serde_json::Value as Json;
 use tracing::Instrument;
 
-use crate::agent::{CompletionMode, MemoryStrategy, SubAgent};
 use crate::compaction::{self, CompactionStats};
 use crate::compress::{self, Summary, TurnRecord};
+use crate::config::{CompletionMode, MemoryStrategy, SubAgent};
 use crate::exec::{self, ExecRequest, Executed, ToolCache};
 use crate::extract::{self, Extracted};
 use crate::feedback::{self, Budget};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message, TokenUsage, ToolSchema};
 use crate::mode::Mode;
 use crate::observe::{Event, Observer, emit};
+use crate::reason::Reason;
 use crate::step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 
-impl SubAgent {
-    /// Runs the mission against `llm` and returns its [`Step`]. Never panics: every
-    /// failure (model errors, limits, `(fail ...)`) is a step with `status: error`.
-    ///
-    /// Needs a Tokio runtime (async tools run as its tasks; retries and the mission
-    /// timeout use its timer). Programs run on the agent's evaluation pool, awaited
-    /// without holding a runtime thread.
-    pub async fn run(&self, llm: &dyn Llm) -> Step {
-        self.run_observed(llm, None).await
-    }
-
-    /// Like [`run`](Self::run), stopped by `cancel`: once it is cancelled no tool call or
-    /// model request starts, the running program stops at its next check (within
-    /// milliseconds), a waiting tool call returns at once, and the step fails with reason
-    /// `cancelled`. Dropping the future of any `run*` method cancels the mission the same
-    /// way (the step is then never seen).
-    ///
-    /// ```
-    /// # async fn demo(agent: ptc_subagent::SubAgent, llm: &dyn ptc_subagent::Llm) {
-    /// let cancel = ptc_lisp_eval::Cancel::new();
-    /// let stop = cancel.clone(); // e.g. moved into a Ctrl-C handler
-    /// # stop.cancel();
-    /// let step = agent.run_with_cancel(llm, &cancel).await;
-    /// # assert_eq!(step.fail.map(|f| f.reason).as_deref(), Some("cancelled"));
-    /// # }
-    /// ```
-    pub async fn run_with_cancel(&self, llm: &dyn Llm, cancel: &Cancel) -> Step {
-        self.run_inner(llm, None, Some(cancel)).await
-    }
-
-    /// Like [`run`](Self::run), reporting every [`Event`] to `observer` as it happens.
-    pub async fn run_observed(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>) -> Step {
-        self.run_inner(llm, observer, None).await
-    }
-
-    /// [`run_observed`](Self::run_observed) and [`run_with_cancel`](Self::run_with_cancel)
-    /// at once: a service reporting progress of a mission its caller may cancel.
-    pub async fn run_observed_with_cancel(
-        &self,
-        llm: &dyn Llm,
-        observer: Option<Arc<dyn Observer>>,
-        cancel: &Cancel,
-    ) -> Step {
-        self.run_inner(llm, observer, Some(cancel)).await
-    }
-
-    async fn run_inner(&self, llm: &dyn Llm, observer: Option<Arc<dyn Observer>>, cancel: Option<&Cancel>) -> Step {
-        let cfg = &self.config;
-        let span = tracing::info_span!(
-            "run",
-            agent = cfg.name.as_deref().unwrap_or(""),
-            max_turns = cfg.max_turns,
-            status = tracing::field::Empty,
-            turns = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
-        // the caller's cancel handle, bounded by the mission's own deadline
-        let attach = |mission: &mut Mission<'_>| {
-            if let Some(c) = cancel {
-                mission.cancel = match mission.deadline {
-                    Some(d) => c.with_deadline(d),
-                    None => c.child(),
-                };
-            }
-        };
-        let step = if self.config.checkpoint_store.is_some() || self.config.resume.is_some() {
-            match crate::checkpoint::Session::start(self, llm) {
-                Ok(mut session) => {
-                    let mut mission = Mission::new(&session.agent, &session.llm, observer);
-                    attach(&mut mission);
-                    mission.recording = session.recording.take();
-                    if let Some(c) = &self.config.resume {
-                        mission.resume(c);
-                    }
-                    mission.run().instrument(span.clone()).await
+/// What every `SubAgent::run*` method does: the mission against `llm`, reporting to
+/// `observer`, stopped by `cancel`.
+pub(crate) async fn run(
+    agent: &SubAgent,
+    llm: &dyn Llm,
+    observer: Option<Arc<dyn Observer>>,
+    cancel: Option<&Cancel>,
+) -> Step {
+    let cfg = &agent.config;
+    let span = tracing::info_span!(
+        "run",
+        agent = cfg.name.as_deref().unwrap_or(""),
+        max_turns = cfg.max_turns,
+        status = tracing::field::Empty,
+        turns = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    );
+    // the caller's cancel handle, bounded by the mission's own deadline
+    let attach = |mission: &mut Mission<'_>| {
+        if let Some(c) = cancel {
+            mission.cancel = match mission.deadline {
+                Some(d) => c.with_deadline(d),
+                None => c.child(),
+            };
+        }
+    };
+    let step = if agent.config.checkpoint_store.is_some() || agent.config.resume.is_some() {
+        match crate::recording::Session::start(agent, llm) {
+            Ok(mut session) => {
+                let mut mission = Mission::new(&session.agent, &session.llm, observer);
+                attach(&mut mission);
+                mission.recording = session.recording.take();
+                if let Some(c) = &agent.config.resume {
+                    mission.resume(c);
                 }
-                Err(e) => Step::failed(Fail::new("checkpoint_error", e.0)),
+                mission.run().instrument(span.clone()).await
             }
-        } else {
-            let mut mission = Mission::new(self, llm, observer);
-            attach(&mut mission);
-            mission.run().instrument(span.clone()).await
-        };
-        span.record("status", if step.is_ok() { "ok" } else { "error" });
-        span.record("turns", step.usage.turns);
-        span.record("duration_ms", step.usage.duration_ms);
-        span.in_scope(|| match &step.fail {
-            None => tracing::info!(turns = step.usage.turns, "mission returned"),
-            Some(f) => tracing::info!(turns = step.usage.turns, reason = %f.reason, "mission failed: {}", f.message),
-        });
-        step
-    }
+            Err(e) => Step::failed(Fail::new(Reason::CheckpointError, e.0)),
+        }
+    } else {
+        let mut mission = Mission::new(agent, llm, observer);
+        attach(&mut mission);
+        mission.run().instrument(span.clone()).await
+    };
+    span.record("status", if step.is_ok() { "ok" } else { "error" });
+    span.record("turns", step.usage.turns);
+    span.record("duration_ms", step.usage.duration_ms);
+    span.in_scope(|| match &step.fail {
+        None => tracing::info!(turns = step.usage.turns, "mission returned"),
+        Some(f) => tracing::info!(turns = step.usage.turns, reason = %f.reason, "mission failed: {}", f.message),
+    });
+    step
 }
 
 /// Runs `agent` as a child in a mission tree (see `compose.rs`): it shares the tree's
@@ -122,7 +83,7 @@ pub(crate) async fn run_child(
     agent: &SubAgent,
     llm: &dyn Llm,
     observer: Option<Arc<dyn Observer>>,
-    nest: crate::compose::Nesting,
+    nest: crate::nesting::Nesting,
 ) -> Step {
     let mut mission = Mission::new(agent, llm, observer);
     mission.deadline = nest.deadline(mission.deadline);
@@ -183,12 +144,12 @@ pub(crate) struct Mission<'a> {
     /// Tools offered natively.
     pub(crate) offered: Vec<ToolSchema>,
     options: LlmOptions,
-    pub(crate) nest: crate::compose::Nesting,
+    pub(crate) nest: crate::nesting::Nesting,
     /// Validation warnings (`warn_only`: the return value's, and tool calls'), for
     /// `Step.warnings`.
-    warnings: crate::validation::Warnings,
+    warnings: crate::nesting::Warnings,
     /// The model's price, when known (cost accounting and `max_cost_usd`).
-    price: Option<crate::cost::ModelPrice>,
+    price: Option<crate::llm::ModelPrice>,
     /// The largest answer so far in tokens (the output estimate of the next request).
     largest_answer: u64,
     /// Turns in a row that failed, and what the last one said (`max_consecutive_failures`).
@@ -197,7 +158,7 @@ pub(crate) struct Mission<'a> {
     /// Set when the turn's return value was rejected by validation.
     pub(crate) rejected: bool,
     /// Checkpointing: the answers and tool results so far and where to write.
-    recording: Option<crate::checkpoint::Recording>,
+    recording: Option<crate::recording::Recording>,
 }
 
 /// A successful turn, for the history summary.
@@ -232,7 +193,7 @@ impl<'a> Mission<'a> {
             started,
             deadline,
             cancel,
-            engine: crate::agent::engine_for(cfg),
+            engine: crate::config::engine_for(cfg),
             system: agent.system_prompt(),
             messages: vec![Message::user(agent.first_user_message())],
             memory: Globals::default(),
@@ -257,7 +218,13 @@ impl<'a> Mission<'a> {
             native_calls: 0,
             offered: agent.native_tools(),
             options: agent.llm_options(),
-            nest: crate::compose::Nesting::root(agent),
+            nest: crate::nesting::Nesting::root(
+                &agent.config.compose,
+                agent.config.max_turns.saturating_add(agent.config.retry_turns),
+                agent.config.max_cost_usd,
+                agent.config.name.clone(),
+                agent.config.prices.clone(),
+            ),
             warnings: Arc::new(Mutex::new(Vec::new())),
             price,
             largest_answer: 0,
@@ -426,7 +393,7 @@ impl<'a> Mission<'a> {
                 && self.failure_streak >= max
             {
                 let mut fail = Fail::new(
-                    "consecutive_failures",
+                    Reason::ConsecutiveFailures,
                     format!(
                         "{} turn(s) in a row failed (max_consecutive_failures {max}); the mission is stuck in an error loop. The last: {}",
                         self.failure_streak, self.last_failure
@@ -466,7 +433,7 @@ impl<'a> Mission<'a> {
                 Next::Done(result) => break result,
             }
             if let Err(e) = self.save_checkpoint() {
-                break Err(Fail::new("checkpoint_error", e.0));
+                break Err(Fail::new(Reason::CheckpointError, e.0));
             }
         };
         self.finish(outcome)
@@ -505,21 +472,21 @@ impl<'a> Mission<'a> {
                         self.judge(kind, executed, &mut turn)
                     }
                     Err(feedback) => {
-                        self.last = LastTurn::Error { reason: "parse_error".into(), message: feedback.clone() };
+                        self.last = LastTurn::Error { reason: Reason::ParseError.into(), message: feedback.clone() };
                         self.after_non_return(kind, feedback)
                     }
                 }
             }
             Extracted::Multiple(n) => {
                 self.last = LastTurn::Error {
-                    reason: "multiple_code_blocks".into(),
+                    reason: Reason::MultipleCodeBlocks.into(),
                     message: format!("the answer held {n} code blocks instead of one"),
                 };
                 self.after_non_return(kind, extract::multiple_code_blocks_message(n))
             }
             Extracted::NoCode => {
                 self.last = LastTurn::Error {
-                    reason: "no_code_found".into(),
+                    reason: Reason::NoCodeFound.into(),
                     message: "the answer held no PTC-Lisp program".into(),
                 };
                 self.after_non_return(kind, extract::NO_CODE_FOUND_MESSAGE.to_string())
@@ -539,7 +506,7 @@ impl<'a> Mission<'a> {
         let explicit = self.agent.config.completion_mode == CompletionMode::Explicit;
         if explicit && matches!(kind, TurnKind::MustReturn | TurnKind::Retry) {
             return Next::Done(Err(Fail::new(
-                "must_return_missing",
+                Reason::MustReturnMissing,
                 "Final turn must call (return value) or (fail reason)",
             )));
         }
@@ -641,8 +608,10 @@ impl<'a> Mission<'a> {
                         retry_in_ms: delay.map(|d| d.as_millis() as u64),
                     });
                     let Some(delay) = delay else {
-                        let mut fail =
-                            Fail::new("llm_error", format!("LLM request failed after {attempt} attempt(s): {error}"));
+                        let mut fail = Fail::new(
+                            Reason::LlmError,
+                            format!("LLM request failed after {attempt} attempt(s): {error}"),
+                        );
                         fail.details = Some(serde_json::json!({"kind": error.kind.as_str(), "status": error.status}));
                         return Err(fail);
                     };
@@ -674,10 +643,10 @@ impl<'a> Mission<'a> {
         for child in &checkpoint.children {
             self.nest.record(child.clone());
         }
-        for _ in 0..crate::checkpoint::tree_turns(&checkpoint.children) {
+        for _ in 0..crate::recording::tree_turns(&checkpoint.children) {
             let _ = self.nest.take_turn();
         }
-        self.nest.cost().charge(crate::checkpoint::tree_cost(&checkpoint.children));
+        self.nest.cost().charge(crate::recording::tree_cost(&checkpoint.children));
         tracing::info!(turns_done = checkpoint.turns_done, "mission resumed from a checkpoint");
     }
 
@@ -715,7 +684,7 @@ impl<'a> Mission<'a> {
     /// so far plus the estimate would pass one of them (see `cost.rs`).
     fn check_budget(&self, request: &LlmRequest) -> Result<crate::cost::Reservation, Fail> {
         let largest = self.largest_answer;
-        let estimate = |price: &crate::cost::ModelPrice| crate::cost::estimate(price, request, largest);
+        let estimate = |price: &crate::llm::ModelPrice| crate::cost::estimate(price, request, largest);
         self.nest.cost().reserve(self.price.as_ref(), &self.llm.name(), estimate, request.turn)
     }
 
@@ -745,9 +714,9 @@ impl<'a> Mission<'a> {
     pub(crate) fn tool_nest(
         &self,
         cancel: &Cancel,
-    ) -> (crate::compose::ToolNest, tokio::sync::mpsc::UnboundedReceiver<crate::compose::Ask>) {
-        let (caller, asks) = crate::compose::caller_channel(self.llm);
-        let nest = crate::compose::ToolNest {
+    ) -> (crate::nesting::ToolNest, tokio::sync::mpsc::UnboundedReceiver<crate::nesting::Ask>) {
+        let (caller, asks) = crate::nesting::caller_channel(self.llm);
+        let nest = crate::nesting::ToolNest {
             nesting: self.nest.clone(),
             caller,
             cancel: cancel.clone(),
@@ -785,9 +754,9 @@ impl<'a> Mission<'a> {
         let fallback = self.memory.clone();
         // the program runs on the engine's pool; this task awaits it without a thread
         let work = self.engine.spawn(move || exec::execute(&engine, req));
-        match crate::compose::serve_while(self.llm, asks, work).await {
+        match crate::nesting::serve_while(self.llm, asks, work).await {
             Ok(executed) => Executed {
-                outcome: crate::compose::explain_catalog_call(executed.outcome, &self.agent.config.catalog),
+                outcome: crate::exec::explain_catalog_call(executed.outcome, &self.agent.config.catalog),
                 defined: executed.defined,
             },
             Err(e) => Executed { outcome: Outcome::failure(e, fallback), defined: Vec::new() },
@@ -872,7 +841,7 @@ impl<'a> Mission<'a> {
         let text = format!("Memory limit exceeded ({size} bytes > {} bytes).", cfg.memory_limit);
         match cfg.memory_strategy {
             MemoryStrategy::Strict => Err(Next::Done(Err(Fail::new(
-                "memory_limit_exceeded",
+                Reason::MemoryExceeded,
                 format!("{text} The definitions outgrew memory_limit."),
             )))),
             MemoryStrategy::Rollback => {
@@ -930,20 +899,20 @@ impl<'a> Mission<'a> {
         }
         if cfg.retry_turns > 0 {
             Err(Fail::new(
-                "budget_exhausted",
+                Reason::MaxTurnsExceeded,
                 format!(
                     "Exceeded the turn budget of {} work turn(s) and {} retry turn(s) without a valid (return ...)",
                     cfg.max_turns, cfg.retry_turns
                 ),
             ))
         } else {
-            Err(Fail::new("max_turns_exceeded", format!("Exceeded max_turns limit of {}", cfg.max_turns)))
+            Err(Fail::new(Reason::MaxTurnsExceeded, format!("Exceeded max_turns limit of {}", cfg.max_turns)))
         }
     }
 
     pub(crate) fn mission_timeout(&self) -> Fail {
         let ms = self.agent.config.mission_timeout.map(|t| t.as_millis()).unwrap_or_default();
-        Fail::new("mission_timeout", format!("The mission exceeded its time limit of {ms} ms (mission_timeout)"))
+        Fail::new(Reason::MissionTimeout, format!("The mission exceeded its time limit of {ms} ms (mission_timeout)"))
     }
 
     /// Keeps the program's upstream calls (agents with program tools) in its turn.
@@ -1044,7 +1013,7 @@ pub(crate) fn error_text(e: &EvalError) -> String {
 pub(crate) fn user_fail(v: &Value) -> Fail {
     let Value::Map(m) = v else {
         return Fail::new(
-            "failed",
+            Reason::Failed,
             match v {
                 Value::Str(s) => s.to_string(),
                 other => to_clojure(other),
@@ -1058,7 +1027,7 @@ pub(crate) fn user_fail(v: &Value) -> Fail {
         })
     };
     Fail {
-        reason: text("reason").unwrap_or_else(|| "failed".into()),
+        reason: text("reason").unwrap_or_else(|| Reason::Failed.into()),
         message: text("message").unwrap_or_else(|| to_clojure(v)),
         op: text("op"),
         details: ptc_signature::field_value(m, "details")
@@ -1136,7 +1105,7 @@ impl Drop for Mission<'_> {
 
 /// The failure of a cancelled mission.
 pub(crate) fn cancelled() -> Fail {
-    Fail::new("cancelled", "The mission was cancelled by its caller before it finished")
+    Fail::new(Reason::Cancelled, "The mission was cancelled by its caller before it finished")
 }
 
 /// Resolves once `cancel` (or an ancestor) is cancelled.

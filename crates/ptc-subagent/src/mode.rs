@@ -4,11 +4,12 @@
 //! (the content transport), PTC-Lisp programs through one native `lisp_eval` tool, plain
 //! text (with a native tool loop), or text with `lisp_eval` as an escape hatch for
 //! deterministic compute (combined mode). Each tool says which layer may call it
-//! ([`Expose`]); when it does not, the mode decides.
+//! ([`Exposure`]); when it does not, the mode decides.
 
 use std::fmt;
 use std::sync::Arc;
 
+use ptc_lisp_eval::Exposure;
 use serde_json::Value as Json;
 
 /// How the model answers and how programs reach the loop.
@@ -52,48 +53,14 @@ impl Mode {
 
     /// The exposure of a tool that does not say: programs in the PTC-Lisp modes, the
     /// native layer in the text modes.
-    pub fn default_expose(self) -> Expose {
-        if self.is_text() { Expose::Native } else { Expose::PtcLisp }
+    pub fn default_expose(self) -> Exposure {
+        if self.is_text() { Exposure::Native } else { Exposure::Program }
     }
 }
 
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// Which layer may call a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Expose {
-    /// Offered to the model as a native tool; a program calling it is rejected before it
-    /// runs.
-    Native,
-    /// Callable from programs only, as `(tool/name ...)`.
-    PtcLisp,
-    /// Both; with `cache`, the two layers share one result per canonical arguments.
-    Both,
-}
-
-impl Expose {
-    /// `native`, `ptc_lisp` or `both`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Expose::Native => "native",
-            Expose::PtcLisp => "ptc_lisp",
-            Expose::Both => "both",
-        }
-    }
-
-    /// True when the model may call the tool natively.
-    pub fn native(self) -> bool {
-        matches!(self, Expose::Native | Expose::Both)
-    }
-
-    /// True when programs may call the tool.
-    pub fn programs(self) -> bool {
-        matches!(self, Expose::PtcLisp | Expose::Both)
     }
 }
 

@@ -18,8 +18,6 @@ use std::sync::Arc;
 use ptc_lisp_eval::{Host, Outcome};
 use serde_json::Value as Json;
 
-use crate::agent::SubAgentBuilder;
-
 /// A source of program-callable tools beyond the agent's own; see the module docs.
 pub trait ProgramTools: Send + Sync {
     /// A host for one program run. Its tools must not clash with the agent's own (the
@@ -43,15 +41,5 @@ pub(crate) struct Extra(pub(crate) Arc<dyn ProgramTools>);
 impl fmt::Debug for Extra {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ProgramTools")
-    }
-}
-
-impl SubAgentBuilder {
-    /// Program tools beyond the agent's own (an MCP aggregator's `tool/call` and
-    /// discovery); see [`ProgramTools`]. Only this agent gets them: child agents take their
-    /// own.
-    pub fn program_tools(mut self, tools: Arc<dyn ProgramTools>) -> Self {
-        self.compose.program_tools = Some(Extra(tools));
-        self
     }
 }

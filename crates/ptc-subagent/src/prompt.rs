@@ -99,7 +99,7 @@ impl SystemPrompt {
 /// A prompt card: its name, byte budget and text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct PromptCard {
+pub(crate) struct PromptCard {
     /// The card's `name:`.
     pub name: String,
     /// The card's `budget_bytes:` (0 when missing).
@@ -111,7 +111,7 @@ pub struct PromptCard {
 impl PromptCard {
     /// Parses a card: a `---` header of `key: value` lines, a closing `---`, then the text
     /// (its final newline dropped).
-    pub fn parse(raw: &str) -> PromptCard {
+    pub(crate) fn parse(raw: &str) -> PromptCard {
         let mut name = String::new();
         let mut budget_bytes = 0;
         let mut body = raw;
@@ -134,7 +134,8 @@ impl PromptCard {
 }
 
 /// The agent prompt cards compiled into this crate.
-pub fn cards() -> Vec<PromptCard> {
+#[cfg(test)]
+pub(crate) fn cards() -> Vec<PromptCard> {
     [
         REFERENCE,
         SINGLE_SHOT,

@@ -13,20 +13,20 @@ use crate::feedback::{FormatOptions, cut_chars};
 use crate::llm::ToolSchema;
 
 /// The native tool's name.
-pub const LISP_EVAL: &str = "lisp_eval";
+pub(crate) const LISP_EVAL: &str = "lisp_eval";
 
 /// The `program` parameter's description.
-pub const PROGRAM_DESCRIPTION: &str =
+pub(crate) const PROGRAM_DESCRIPTION: &str =
     "PTC-Lisp source code. Must be non-empty. Call app tools as `(tool/name ...)` from inside the program.";
 
 /// `lisp_eval`'s description when it is the only native tool (`lisp-tool` mode).
-pub const DESCRIPTION_WITH_APP_TOOLS: &str = "Execute a PTC-Lisp program in PtcRunner's sandbox. Use this for deterministic computation and tool orchestration. Call app tools as `(tool/name ...)` from inside the program — do not attempt to call app tools as native function calls; only `lisp_eval` is available natively.";
+pub(crate) const DESCRIPTION_WITH_APP_TOOLS: &str = "Execute a PTC-Lisp program in PtcRunner's sandbox. Use this for deterministic computation and tool orchestration. Call app tools as `(tool/name ...)` from inside the program — do not attempt to call app tools as native function calls; only `lisp_eval` is available natively.";
 
 /// `lisp_eval`'s description in combined mode.
-pub const DESCRIPTION_TEXT_MODE: &str = "Execute a PTC-Lisp program in PtcRunner's sandbox. Use this for deterministic computation, filtering, aggregation, or multi-step data transformation. Call `:both`-exposed app tools as `(tool/name ...)` from inside the program. The same tools are also callable natively in this assistant turn, but not in the same turn as `lisp_eval`.";
+pub(crate) const DESCRIPTION_TEXT_MODE: &str = "Execute a PTC-Lisp program in PtcRunner's sandbox. Use this for deterministic computation, filtering, aggregation, or multi-step data transformation. Call `:both`-exposed app tools as `(tool/name ...)` from inside the program. The same tools are also callable natively in this assistant turn, but not in the same turn as `lisp_eval`.";
 
 /// The `lisp_eval` tool schema with `description`.
-pub fn lisp_eval_schema(description: &str) -> ToolSchema {
+pub(crate) fn lisp_eval_schema(description: &str) -> ToolSchema {
     ToolSchema {
         name: LISP_EVAL.into(),
         description: description.into(),
@@ -40,7 +40,7 @@ pub fn lisp_eval_schema(description: &str) -> ToolSchema {
 }
 
 /// The program in a `lisp_eval` call's arguments, or the message explaining what is wrong.
-pub fn program_arg(args: &Json) -> Result<String, String> {
+pub(crate) fn program_arg(args: &Json) -> Result<String, String> {
     match args.get("program") {
         None | Some(Json::Null) => Err("lisp_eval requires a non-empty `program` string argument.".into()),
         Some(Json::String(s)) if s.trim().is_empty() => Err("lisp_eval `program` must be a non-empty string.".into()),
@@ -50,17 +50,17 @@ pub fn program_arg(args: &Json) -> Result<String, String> {
 }
 
 /// A refused or failed call: `{"status": "error", "reason", "message", ...}`.
-pub fn error_json(reason: &str, message: &str) -> Json {
+pub(crate) fn error_json(reason: &str, message: &str) -> Json {
     json!({"status": "error", "reason": reason, "message": message})
 }
 
 /// The protocol error for an answer with more than one `lisp_eval` call.
-pub fn multiple_tool_calls() -> Json {
+pub(crate) fn multiple_tool_calls() -> Json {
     error_json("multiple_tool_calls", "Make exactly one lisp_eval call per assistant turn; this call was not run.")
 }
 
 /// The protocol error for a call to a tool the model was not offered.
-pub fn unknown_tool(name: &str, offered: &[String]) -> Json {
+pub(crate) fn unknown_tool(name: &str, offered: &[String]) -> Json {
     error_json(
         "unknown_tool",
         &format!("Unknown tool {name:?}; the tools offered natively are: {}.", offered.join(", ")),
@@ -68,7 +68,7 @@ pub fn unknown_tool(name: &str, offered: &[String]) -> Json {
 }
 
 /// The protocol error for app tools called in the same answer as `lisp_eval`.
-pub fn mixed_with_lisp_eval() -> Json {
+pub(crate) fn mixed_with_lisp_eval() -> Json {
     error_json(
         "mixed_with_lisp_eval",
         "lisp_eval cannot be combined with other tool calls in one assistant turn; call lisp_eval alone, or the other tools alone. None of these calls was run.",

@@ -3,27 +3,15 @@
 
 use ptc_lisp_eval::Value;
 
-use crate::agent::SubAgent;
 use crate::compress;
-use crate::exec::PreparedTool;
+use crate::config::SubAgent;
 use crate::llm::{LlmOptions, LlmRequest, Message, ToolSchema};
 use crate::mode::Mode;
 use crate::prompt::{self, MissionView, ToolLine};
 use crate::protocol;
+use crate::tool::PreparedTool;
 
 impl SubAgent {
-    /// The system prompt the model gets.
-    pub fn system_prompt(&self) -> String {
-        let cfg = &self.config;
-        let base = self.base_system_prompt();
-        // program tools (an aggregator's upstreams) are presented after the rules, in
-        // the modes that run programs
-        match cfg.compose.program_tools.as_ref().filter(|_| cfg.mode != Mode::Text).and_then(|t| t.0.prompt()) {
-            Some(catalog) => format!("{base}\n\n<upstream_tools>\n{catalog}\n</upstream_tools>"),
-            None => base,
-        }
-    }
-
     fn base_system_prompt(&self) -> String {
         let cfg = &self.config;
         let cards = |generated: String| match &cfg.system_prompt {
@@ -57,21 +45,6 @@ impl SubAgent {
         }
     }
 
-    /// The first user message: tools and data inventory, expected output, mission (with
-    /// history compression: the mission and `Turns left: N`).
-    pub fn first_user_message(&self) -> String {
-        let cfg = &self.config;
-        match (cfg.mode, &cfg.compress_history) {
-            (Mode::Lisp, Some(opts)) => {
-                compress::user_message(&self.mission_text(), &compress::Summary::default(), opts, cfg.max_turns)
-            }
-            (Mode::Lisp | Mode::LispTool, _) => self.with_view(prompt::first_user_message),
-            (Mode::Text | Mode::Combined, _) => {
-                self.with_view(|view| prompt::text_user_message(view, cfg.mode == Mode::Combined))
-            }
-        }
-    }
-
     /// The mission as the user gave it, placeholders filled.
     pub(crate) fn mission_text(&self) -> String {
         let cfg = &self.config;
@@ -83,7 +56,7 @@ impl SubAgent {
     fn with_view<R>(&self, f: impl FnOnce(&MissionView<'_>) -> R) -> R {
         let cfg = &self.config;
         // tool signatures were checked at build time; parsing them again is cheap
-        let program_tools: Vec<&PreparedTool> = self.tools.values().filter(|p| p.expose.programs()).collect();
+        let program_tools: Vec<&PreparedTool> = self.tools.values().filter(|p| p.expose.to_programs()).collect();
         let parsed: Vec<Option<ptc_signature::Signature>> = program_tools
             .iter()
             .map(|p| p.tool.signature.as_deref().and_then(|s| ptc_signature::parse(s).ok()))
@@ -108,31 +81,6 @@ impl SubAgent {
         f(&view)
     }
 
-    /// The tools offered natively: none (lisp mode), `lisp_eval` alone (lisp-tool), the
-    /// natively exposed tools (text), both (combined).
-    pub fn native_tools(&self) -> Vec<ToolSchema> {
-        let mode = self.config.mode;
-        let mut out = Vec::new();
-        if mode.is_text() {
-            for p in self.tools.values().filter(|p| p.expose.native()) {
-                let parameters = p
-                    .tool
-                    .signature
-                    .as_deref()
-                    .and_then(|s| ptc_signature::parse(s).ok())
-                    .map(|sig| ptc_signature::schema::input_schema(&sig))
-                    .unwrap_or_else(|| serde_json::json!({"type": "object"}));
-                out.push(ToolSchema { name: p.tool.name.clone(), description: p.tool.description.clone(), parameters });
-            }
-        }
-        match mode {
-            Mode::LispTool => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_WITH_APP_TOOLS)),
-            Mode::Combined => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_TEXT_MODE)),
-            Mode::Lisp | Mode::Text => {}
-        }
-        out
-    }
-
     /// Request options: in the text modes with a structured signature, the JSON Schema of
     /// the answer.
     pub(crate) fn llm_options(&self) -> LlmOptions {
@@ -143,15 +91,65 @@ impl SubAgent {
         };
         LlmOptions { response_schema, ..LlmOptions::default() }
     }
+}
 
-    /// The first request the model would receive (for previews and tests).
-    pub fn first_request(&self) -> LlmRequest {
-        LlmRequest {
-            system: self.system_prompt(),
-            messages: vec![Message::user(self.first_user_message())],
-            turn: 1,
-            tools: self.native_tools(),
-            options: self.llm_options(),
+/// What [`SubAgent::system_prompt`] does.
+pub(crate) fn system_prompt(agent: &SubAgent) -> String {
+    let cfg = &agent.config;
+    let base = agent.base_system_prompt();
+    // program tools (an aggregator's upstreams) are presented after the rules, in
+    // the modes that run programs
+    match cfg.compose.program_tools.as_ref().filter(|_| cfg.mode != Mode::Text).and_then(|t| t.0.prompt()) {
+        Some(catalog) => format!("{base}\n\n<upstream_tools>\n{catalog}\n</upstream_tools>"),
+        None => base,
+    }
+}
+
+/// What [`SubAgent::first_user_message`] does.
+pub(crate) fn first_user_message(agent: &SubAgent) -> String {
+    let cfg = &agent.config;
+    match (cfg.mode, &cfg.compress_history) {
+        (Mode::Lisp, Some(opts)) => {
+            compress::user_message(&agent.mission_text(), &compress::Summary::default(), opts, cfg.max_turns)
         }
+        (Mode::Lisp | Mode::LispTool, _) => agent.with_view(prompt::first_user_message),
+        (Mode::Text | Mode::Combined, _) => {
+            agent.with_view(|view| prompt::text_user_message(view, cfg.mode == Mode::Combined))
+        }
+    }
+}
+
+/// What [`SubAgent::native_tools`] does.
+pub(crate) fn native_tools(agent: &SubAgent) -> Vec<ToolSchema> {
+    let mode = agent.config.mode;
+    let mut out = Vec::new();
+    if mode.is_text() {
+        for p in agent.tools.values().filter(|p| p.expose.to_model()) {
+            let parameters = p
+                .tool
+                .signature
+                .as_deref()
+                .and_then(|s| ptc_signature::parse(s).ok())
+                .map(|sig| ptc_signature::schema::input_schema(&sig))
+                .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+            out.push(ToolSchema { name: p.tool.name.clone(), description: p.tool.description.clone(), parameters });
+        }
+    }
+    match mode {
+        Mode::LispTool => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_WITH_APP_TOOLS)),
+        Mode::Combined => out.push(protocol::lisp_eval_schema(protocol::DESCRIPTION_TEXT_MODE)),
+        Mode::Lisp | Mode::Text => {}
+    }
+    out
+}
+
+/// What [`SubAgent::first_request`] does.
+pub(crate) fn first_request(agent: &SubAgent) -> LlmRequest {
+    LlmRequest {
+        system: agent.system_prompt(),
+        messages: vec![Message::user(agent.first_user_message())],
+        turn: 1,
+        tools: agent.native_tools(),
+        options: agent.llm_options(),
     }
 }

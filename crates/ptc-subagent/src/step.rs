@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::compaction::CompactionStats;
+use crate::reason::Reason;
 
 /// How a mission ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -305,7 +306,7 @@ impl Step {
             let inner = e.into_inner();
             let at = if path == "." { String::new() } else { format!(" at `{path}`") };
             Fail::new(
-                "validation_error",
+                Reason::ValidationError,
                 format!("the answer does not fit the Rust type {wanted}{at}: {inner}; make the agent's signature match the type"),
             )
         })

@@ -6,14 +6,18 @@
 //! holding the program's deadline and cancel handle; they answer with JSON or a [`ToolError`] the program
 //! sees as a `tool_error`. A panicking function is caught and reported the same way.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use ptc_lisp_eval::ToolError;
+use ptc_signature::Type;
 use serde_json::Value as Json;
 
 use crate::llm::BoxFuture;
-use crate::mode::{Expose, NativeResult};
+use crate::mode::NativeResult;
+use ptc_lisp_eval::Exposure;
 
 /// What a tool function gets besides its arguments.
 #[derive(Debug, Clone)]
@@ -29,7 +33,7 @@ pub struct ToolContext {
     /// ([`Cancel::on_cancel`](ptc_lisp_eval::Cancel::on_cancel) wakes a waiter).
     pub cancel: ptc_lisp_eval::Cancel,
     /// The link to the mission tree (nested agents and LLM tools use it).
-    pub(crate) nest: Option<crate::compose::ToolNest>,
+    pub(crate) nest: Option<crate::nesting::ToolNest>,
 }
 
 impl ToolContext {
@@ -49,34 +53,6 @@ impl ToolContext {
     /// Time left before the deadline (zero when it has passed).
     pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
-    }
-}
-
-/// A failed tool call; the message is shown to the model in the turn's feedback.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-#[non_exhaustive]
-pub struct ToolError {
-    /// What went wrong, for the model.
-    pub message: String,
-}
-
-impl ToolError {
-    /// A tool error with `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        ToolError { message: message.into() }
-    }
-}
-
-impl From<String> for ToolError {
-    fn from(message: String) -> Self {
-        ToolError { message }
-    }
-}
-
-impl From<&str> for ToolError {
-    fn from(message: &str) -> Self {
-        ToolError { message: message.to_string() }
     }
 }
 
@@ -103,7 +79,7 @@ pub struct Tool {
     pub(crate) signature: Option<String>,
     pub(crate) description: String,
     pub(crate) cache: bool,
-    pub(crate) expose: Option<Expose>,
+    pub(crate) expose: Option<Exposure>,
     pub(crate) native_result: Option<NativeResult>,
     /// How strictly arguments and results are checked (`None`: the agent's mode).
     pub(crate) validation: Option<ptc_signature::Mode>,
@@ -173,7 +149,7 @@ impl Tool {
     /// let stock = Tool::new_async("stock", |args, _cx| async move {
     ///     // a database pool or an HTTP client would be awaited here
     ///     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    ///     let sku = args["sku"].as_str().ok_or(ToolError::new("sku must be a string"))?;
+    ///     let sku = args["sku"].as_str().ok_or(ToolError::failed("sku must be a string"))?;
     ///     Ok(json!({"sku": sku, "count": 3}))
     /// })
     /// .signature("(sku :string) -> {sku :string, count :int}");
@@ -289,7 +265,7 @@ impl Tool {
 
     /// Which layer may call the tool: the model natively, programs, or both. Unset, the
     /// mode decides (programs in the PTC-Lisp modes, native in the text modes).
-    pub fn expose(mut self, expose: Expose) -> Self {
+    pub fn expose(mut self, expose: Exposure) -> Self {
         self.expose = Some(expose);
         self
     }
@@ -332,9 +308,9 @@ fn typed_args<A: serde::de::DeserializeOwned>(tool: &str, args: Json) -> Result<
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path == "." {
-            ToolError::new(format!("tool '{tool}': the arguments do not fit: {inner}"))
+            ToolError::failed(format!("tool '{tool}': the arguments do not fit: {inner}"))
         } else {
-            ToolError::new(format!("tool '{tool}': argument `{path}`: {inner}"))
+            ToolError::failed(format!("tool '{tool}': argument `{path}`: {inner}"))
         }
     })
 }
@@ -342,7 +318,7 @@ fn typed_args<A: serde::de::DeserializeOwned>(tool: &str, args: Json) -> Result<
 /// The result as JSON, or why it has no JSON form.
 fn typed_result<R: serde::Serialize>(tool: &str, result: R) -> Result<Json, ToolError> {
     serde_json::to_value(result)
-        .map_err(|e| ToolError::new(format!("tool '{tool}': its result cannot be turned into JSON: {e}")))
+        .map_err(|e| ToolError::failed(format!("tool '{tool}': its result cannot be turned into JSON: {e}")))
 }
 
 /// A tool shown to the model for planning only (`tool_catalog`): it cannot be called.
@@ -363,3 +339,21 @@ impl CatalogEntry {
         CatalogEntry { name: name.into(), signature: signature.map(str::to_string), description: description.into() }
     }
 }
+
+/// The tree link of a tool call, or the error for a tool used outside a mission.
+pub(crate) fn tool_nest<'a>(cx: &'a ToolContext, name: &str) -> Result<&'a crate::nesting::ToolNest, ToolError> {
+    cx.nest.as_ref().ok_or_else(|| ToolError::failed(format!("tool/{name} runs only inside an agent mission")))
+}
+
+/// A tool ready to call: the tool, its parsed input type and the layers that may call it.
+#[derive(Clone)]
+pub(crate) struct PreparedTool {
+    pub(crate) tool: Tool,
+    /// The object type of the signature's inputs (for argument coercion).
+    pub(crate) inputs: Option<Type>,
+    /// Who may call it (the tool's own setting, or the mode's default).
+    pub(crate) expose: Exposure,
+}
+
+/// The callable tools of an agent, by name.
+pub(crate) type Toolbox = BTreeMap<String, PreparedTool>;

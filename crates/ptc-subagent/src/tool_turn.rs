@@ -11,10 +11,11 @@ use serde_json::{Value as Json, json};
 use crate::exec::{self, Layer};
 use crate::llm::{Message, NativeToolCall, TokenUsage};
 use crate::mission::{LastTurn, Mission, Next, error_text, user_fail};
-use crate::mode::{Expose, Mode, NativeResult};
+use crate::mode::{Mode, NativeResult};
 use crate::preview;
 use crate::protocol::{self, LISP_EVAL};
 use crate::step::{ToolCallTrace, Turn, TurnKind};
+use ptc_lisp_eval::Exposure;
 
 /// One paired tool result.
 struct Reply {
@@ -205,7 +206,7 @@ impl Mission<'_> {
                 &cancel,
             )
         });
-        let inv = crate::compose::serve_while(self.llm(), asks, work).await;
+        let inv = crate::nesting::serve_while(self.llm(), asks, work).await;
         let inv = match inv {
             Ok(inv) => inv,
             Err(e) => {
@@ -228,7 +229,7 @@ impl Mission<'_> {
             Ok(result) => {
                 let prepared = self.agent.tools.get(&call.name);
                 let previewed =
-                    cfg.mode == Mode::Combined && prepared.is_some_and(|p| p.expose == Expose::Both && p.tool.cache);
+                    cfg.mode == Mode::Combined && prepared.is_some_and(|p| p.expose == Exposure::Both && p.tool.cache);
                 if previewed {
                     let how = prepared.and_then(|p| p.tool.native_result.clone()).unwrap_or(NativeResult::Metadata);
                     Reply::new(call, preview::render(&call.name, &inv.args, &result, &how))

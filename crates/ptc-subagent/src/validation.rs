@@ -9,15 +9,13 @@
 //! (nothing is checked or coerced). The agent's mode is each tool's default; a tool's own
 //! [`Tool::validation`](crate::Tool::validation) wins.
 
-use ptc_lisp_eval::{ToolError as EvalToolError, Value};
+use ptc_lisp_eval::{ToolError, Value};
 pub use ptc_signature::Mode as ValidationMode;
 use ptc_signature::{KeyStyle, Signature, Type};
 use serde_json::Value as Json;
 
-use crate::exec::PreparedTool;
-
-/// Where a mission collects its `warn_only` warnings (`Step.warnings`).
-pub(crate) type Warnings = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+use crate::nesting::Warnings;
+use crate::tool::PreparedTool;
 
 /// Logs a `warn_only` warning and keeps it for `Step.warnings` when there is a mission.
 fn warn(sink: Option<&Warnings>, name: &str, text: String) {
@@ -41,7 +39,7 @@ pub(crate) fn tool_args(
     name: &str,
     args: &Value,
     sink: Option<&Warnings>,
-) -> Result<Value, EvalToolError> {
+) -> Result<Value, ToolError> {
     let Some(ty) = &prepared.inputs else { return Ok(args.clone()) };
     let mode = mode_of(prepared);
     if mode == ValidationMode::Disabled {
@@ -73,7 +71,7 @@ pub(crate) fn tool_args(
         warn(sink, name, format!("{msg}\n(validation warn_only: the call went ahead)"));
         return Ok(coerced);
     }
-    Err(EvalToolError::invalid_args(msg))
+    Err(ToolError::invalid_args(msg))
 }
 
 /// A tool's result after its output check against the signature's output type (`Err`:
@@ -83,7 +81,7 @@ pub(crate) fn tool_result(
     name: &str,
     result: &Json,
     sink: Option<&Warnings>,
-) -> Result<(), EvalToolError> {
+) -> Result<(), ToolError> {
     let mode = mode_of(prepared);
     if mode == ValidationMode::Disabled {
         return Ok(());
@@ -105,7 +103,7 @@ pub(crate) fn tool_result(
         warn(sink, name, format!("{msg}\n(validation warn_only: the result was used)"));
         return Ok(());
     }
-    Err(EvalToolError::failed(msg))
+    Err(ToolError::failed(msg))
 }
 
 /// The output type a tool's result is checked against: `None` for `:any`.

@@ -147,7 +147,7 @@ fn system_prompt_replaces_or_wraps_the_cards() {
     let combined = SubAgent::builder("Go")
         .mode(Mode::Combined)
         .system_prompt("Custom.")
-        .tool(Tool::fixed("rate", json!(1)).expose(ptc_subagent::Expose::PtcLisp))
+        .tool(Tool::fixed("rate", json!(1)).expose(ptc_subagent::Exposure::Program))
         .build()
         .unwrap();
     let system = combined.first_request().system;

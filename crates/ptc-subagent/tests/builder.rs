@@ -141,3 +141,40 @@ fn loaded_context_values_count_for_every_check_and_json_entries_go_over_them() {
 fn futures_lite_run(agent: &SubAgent, llm: &dyn ptc_subagent::Llm) -> ptc_subagent::Step {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(agent.run(llm))
 }
+
+/// `limits()` keeps every field it is given. The literal names every field of `Limits`
+/// (no `..`), so a field added there fails to compile here until it is carried.
+#[test]
+fn the_builder_keeps_every_limit_it_is_given() {
+    let given = ptc_lisp_eval::Limits {
+        timeout: Duration::from_millis(1_234),
+        max_heap_bytes: 7_000_000,
+        max_loop_iterations: 77_777,
+        max_recursion_depth: 77,
+        max_program_bytes: 7_777,
+        max_symbols: 777,
+        max_print_length: 177,
+        max_print_bytes: 7_717,
+        max_result_bytes: 71_717,
+        max_tool_calls: Some(7),
+        max_parallel_workers: 3,
+        max_nesting_depth: 70,
+        max_fuel: Some(700_000),
+    };
+    assert_ne!(given, ptc_lisp_eval::Limits::default());
+    let agent = SubAgent::builder("x").limits(given.clone()).build().unwrap();
+    assert_eq!(agent.limits(), &given);
+
+    // the dedicated setters and `limits()` set the same three fields: the last call wins
+    let agent = SubAgent::builder("x")
+        .limits(given.clone())
+        .timeout(Duration::from_millis(99))
+        .max_tool_calls(9)
+        .build()
+        .unwrap();
+    assert_eq!(agent.limits().timeout, Duration::from_millis(99));
+    assert_eq!(agent.limits().max_tool_calls, Some(9));
+    assert_eq!(agent.limits().max_heap_bytes, 7_000_000);
+    let agent = SubAgent::builder("x").timeout(Duration::from_millis(99)).limits(given.clone()).build().unwrap();
+    assert_eq!(agent.limits(), &given);
+}

@@ -81,7 +81,7 @@ fn dropping_the_run_future_cancels_the_waiting_tool_call_and_the_program() {
                 let _ = tx.send(());
             });
             entered_tx.lock().unwrap().send(()).unwrap();
-            rx.recv().map_err(|_| ToolError::new("no cancel"))?;
+            rx.recv().map_err(|_| ToolError::failed("no cancel"))?;
             heard_tx.lock().unwrap().send(()).unwrap();
             Ok(serde_json::json!(1))
         }))

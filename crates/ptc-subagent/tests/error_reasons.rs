@@ -56,7 +56,7 @@ fn lisp_reasons() {
         SubAgent::builder("x").memory_limit(100, MemoryStrategy::Strict),
         "(def big (apply str (repeat 200 \"x\")))",
     );
-    assert_eq!(reason(&step), "memory_limit_exceeded");
+    assert_eq!(reason(&step), "memory_exceeded");
 }
 
 #[test]
@@ -143,4 +143,18 @@ fn composition_reasons() {
         &ScriptedLlm::texts([clj("(tool/judge {:a 1})"), "{\"big\": \"perhaps\"}".into(), clj("(return 1)")]),
     );
     assert_eq!(reason(&step.children[0].step), "validation_error");
+}
+
+/// A tool's error is the evaluator's `ToolError`: the kind a tool chooses reaches the
+/// program as it is (before issue 23 every tool error became `tool_error`).
+#[test]
+fn a_tool_error_keeps_its_kind() {
+    let picky = Tool::with_context("picky", |_, _| Err(ptc_subagent::ToolError::invalid_args("n must be positive")));
+    let step = one_turn(SubAgent::builder("x").tool(picky), "(tool/picky {:n -1})");
+    assert_eq!(reason(&step), "invalid_tool_args");
+    let down = Tool::with_context("down", |_, _| {
+        Err(ptc_subagent::ToolError::data("upstream_unavailable", "the shop is down"))
+    });
+    let step = one_turn(SubAgent::builder("x").tool(down), "(let [r (tool/down {})] (return (:reason r)))");
+    assert_eq!(step.return_value, Some(json!("upstream_unavailable")), "{:?}", step.fail);
 }

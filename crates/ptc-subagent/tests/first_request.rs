@@ -2,7 +2,7 @@
 //! change: `cargo insta review`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use ptc_subagent::{Expose, LlmRequest, Mode, NativeResult, SubAgent, Tool};
+use ptc_subagent::{Exposure, LlmRequest, Mode, NativeResult, SubAgent, Tool};
 use serde_json::json;
 
 fn render(req: &LlmRequest) -> String {
@@ -98,7 +98,7 @@ fn combined_mode() {
             Tool::new("search_logs", |_| Ok(json!([])))
                 .signature("(query :string) -> [:any]")
                 .description("Search log events.")
-                .expose(Expose::Both)
+                .expose(Exposure::Both)
                 .cache(true)
                 .native_result(NativeResult::Metadata),
         )

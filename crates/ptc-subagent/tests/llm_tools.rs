@@ -36,7 +36,7 @@ fn a_judgment_uses_the_callers_model_and_returns_the_checked_answer() {
     let step = run(&agent, &llm);
     assert_eq!(step.return_value, Some(json!({"urgent": true, "reason": "Production issue"})), "{:?}", step.fail);
     let req = &llm.requests()[1];
-    assert_eq!(req.system, ptc_subagent::llm_tool::JUDGMENT_SYSTEM_PROMPT);
+    assert_eq!(req.system, ptc_subagent::JUDGMENT_SYSTEM_PROMPT);
     let text = user_text(&req.messages[0]);
     assert!(text.starts_with("Is this email urgent? Subject: Server down!"), "{text}");
     assert!(text.contains("Answer with JSON of type: {urgent :bool, reason :string}"), "{text}");

@@ -195,7 +195,7 @@ fn retry_turns_follow_a_failed_validation_then_the_budget_is_exhausted() {
         clj("(return {:count :y})"),
     ]);
     let step = run(&agent, &llm);
-    assert_eq!(step.fail.as_ref().map(|f| f.reason.as_str()), Some("budget_exhausted"));
+    assert_eq!(step.fail.as_ref().map(|f| f.reason.as_str()), Some("max_turns_exceeded"));
     let kinds: Vec<TurnKind> = step.turns.iter().map(|t| t.kind).collect();
     assert_eq!(kinds, [TurnKind::Normal, TurnKind::MustReturn, TurnKind::Retry, TurnKind::Retry]);
     assert!(feedback_after(&llm, 1).ends_with(
@@ -405,7 +405,7 @@ fn memory_over_the_limit_fails_strictly_or_rolls_back() {
     let agent = SubAgent::builder("Hoard").memory_limit(1000, MemoryStrategy::Strict).build().unwrap();
     let llm = ScriptedLlm::texts([clj(big)]);
     let step = run(&agent, &llm);
-    assert_eq!(step.fail.unwrap().reason, "memory_limit_exceeded");
+    assert_eq!(step.fail.unwrap().reason, "memory_exceeded");
 
     let agent = SubAgent::builder("Hoard").memory_limit(1000, MemoryStrategy::Rollback).build().unwrap();
     let llm = ScriptedLlm::texts([clj(big), clj("(return (count (str big)))")]);

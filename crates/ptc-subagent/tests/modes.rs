@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use common::*;
 use ptc_subagent::{
-    Event, Expose, LlmResponse, Message, Mode, NativeResult, NativeToolCall, ScriptEntry, ScriptedLlm, Status,
+    Event, Exposure, LlmResponse, Message, Mode, NativeResult, NativeToolCall, ScriptEntry, ScriptedLlm, Status,
     SubAgent, Tool,
 };
 use serde_json::{Value, json};
@@ -158,7 +158,7 @@ fn lisp_tool_tools_default_to_programs() {
 fn lisp_tool_calls_app_tools_from_programs_only() {
     let agent = SubAgent::builder("x")
         .mode(Mode::LispTool)
-        .tool(Tool::fixed("native_only", json!(1)).expose(Expose::Native))
+        .tool(Tool::fixed("native_only", json!(1)).expose(Exposure::Native))
         .build()
         .unwrap_err();
     assert_eq!(agent.option, "tools");
@@ -244,7 +244,7 @@ fn text_mode_runs_a_native_tool_loop() {
 
 #[test]
 fn text_mode_rejects_tools_exposed_to_programs() {
-    let e = SubAgent::builder("x").mode(Mode::Text).tool(Tool::fixed("t", json!(1)).expose(Expose::Both)).build();
+    let e = SubAgent::builder("x").mode(Mode::Text).tool(Tool::fixed("t", json!(1)).expose(Exposure::Both)).build();
     assert!(e.unwrap_err().message.contains("text mode runs no programs"));
 }
 
@@ -262,8 +262,8 @@ fn combined(tools: Vec<Tool>) -> SubAgent {
 fn combined_mode_offers_native_tools_and_lisp_eval_with_the_reference_card() {
     let agent = combined(vec![
         Tool::fixed("native_t", json!(1)),
-        Tool::fixed("both_t", json!(2)).expose(Expose::Both).description("Both layers"),
-        Tool::fixed("lisp_t", json!(3)).expose(Expose::PtcLisp).signature("(q :string) -> :int"),
+        Tool::fixed("both_t", json!(2)).expose(Exposure::Both).description("Both layers"),
+        Tool::fixed("lisp_t", json!(3)).expose(Exposure::Program).signature("(q :string) -> :int"),
     ]);
     let req = agent.first_request();
     let names: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
@@ -296,7 +296,7 @@ fn combined_mode_defaults_to_native_and_rejects_programs_calling_native_tools() 
 fn the_cache_bridge_runs_a_both_tool_once_for_native_then_program() {
     let runs = Arc::new(AtomicU32::new(0));
     let agent = combined(vec![
-        search_logs(1842, runs.clone()).expose(Expose::Both).cache(true).native_result(NativeResult::Metadata),
+        search_logs(1842, runs.clone()).expose(Exposure::Both).cache(true).native_result(NativeResult::Metadata),
     ]);
     let llm = ScriptedLlm::new([
         calls(&[("call_1", "search_logs", json!({"query": "error code 42"}))]),
@@ -346,7 +346,7 @@ fn the_cache_bridge_works_program_first_and_over_canonical_arguments() {
         counter.fetch_add(1, Ordering::SeqCst);
         Ok(json!([{"a": 1}]))
     })
-    .expose(Expose::Both)
+    .expose(Exposure::Both)
     .cache(true);
     let agent = combined(vec![tool]);
     let llm = ScriptedLlm::new([
@@ -363,7 +363,10 @@ fn the_cache_bridge_works_program_first_and_over_canonical_arguments() {
 #[test]
 fn native_result_rows_and_custom_previews() {
     let rows = combined(vec![
-        search_logs(30, Arc::default()).expose(Expose::Both).cache(true).native_result(NativeResult::Rows { limit: 5 }),
+        search_logs(30, Arc::default())
+            .expose(Exposure::Both)
+            .cache(true)
+            .native_result(NativeResult::Rows { limit: 5 }),
     ]);
     let llm = ScriptedLlm::new([calls(&[("c", "search_logs", json!({"query": "x"}))]), text("ok")]);
     run(&rows, &llm);
@@ -373,7 +376,7 @@ fn native_result_rows_and_custom_previews() {
 
     let custom = combined(vec![
         search_logs(4, Arc::default())
-            .expose(Expose::Both)
+            .expose(Exposure::Both)
             .cache(true)
             .native_result(NativeResult::custom(|r| Ok(json!({"last_id": r[3]["id"]})))),
     ]);
@@ -386,7 +389,7 @@ fn native_result_rows_and_custom_previews() {
 
     let failing = combined(vec![
         search_logs(4, Arc::default())
-            .expose(Expose::Both)
+            .expose(Exposure::Both)
             .cache(true)
             .native_result(NativeResult::custom(|_| Err("boom".into()))),
     ]);
@@ -398,9 +401,9 @@ fn native_result_rows_and_custom_previews() {
 #[test]
 fn native_result_needs_both_and_cache() {
     for tool in [
-        Tool::fixed("t", json!(1)).expose(Expose::Both).native_result(NativeResult::Metadata),
+        Tool::fixed("t", json!(1)).expose(Exposure::Both).native_result(NativeResult::Metadata),
         Tool::fixed("t", json!(1)).cache(true).native_result(NativeResult::Metadata),
-        Tool::fixed("t", json!(1)).expose(Expose::Both).cache(true).native_result(NativeResult::Rows { limit: 0 }),
+        Tool::fixed("t", json!(1)).expose(Exposure::Both).cache(true).native_result(NativeResult::Rows { limit: 0 }),
     ] {
         let e = SubAgent::builder("x").mode(Mode::Combined).tool(tool).build().unwrap_err();
         assert_eq!(e.option, "tools");
@@ -496,7 +499,7 @@ fn tool_errors_are_paired_error_results() {
 #[test]
 fn chat_does_not_keep_caches_across_calls() {
     let runs = Arc::new(AtomicU32::new(0));
-    let agent = combined(vec![search_logs(2, runs.clone()).expose(Expose::Both).cache(true)]);
+    let agent = combined(vec![search_logs(2, runs.clone()).expose(Exposure::Both).cache(true)]);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let llm = ScriptedLlm::new([calls(&[("a", "search_logs", json!({"query": "q"}))]), text("two rows")]);
     let first = rt.block_on(agent.chat(&llm, "How many?", Vec::new(), Default::default(), None));

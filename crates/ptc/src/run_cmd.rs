@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use ptc_subagent::{
-    Event, Expose, HistoryOptions, Llm, LlmRetry, Mode, MultipleCodeBlocks, NativeResult, Observer, PriceTable,
+    Event, Exposure, HistoryOptions, Llm, LlmRetry, Mode, MultipleCodeBlocks, NativeResult, Observer, PriceTable,
     PromptLimit, ScriptedLlm, Step, SubAgent, SubAgentBuilder, Tool, ToolError, Turn, ValidationMode,
 };
 use serde::Deserialize;
@@ -568,7 +568,7 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
             (Some(spec), None) => {
                 let spec = Arc::new(spec);
                 Tool::with_context(name.clone(), move |args, cx| {
-                    command_tool::call(&spec, &args, cx.deadline, tool_timeout, &cx.cancel).map_err(ToolError::new)
+                    command_tool::call(&spec, &args, cx.deadline, tool_timeout, &cx.cancel).map_err(ToolError::failed)
                 })
             }
             (None, Some(value)) => Tool::fixed(name.clone(), value),
@@ -592,9 +592,9 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
         }
         if let Some(e) = def.expose.as_deref() {
             tool = tool.expose(match e {
-                "native" => Expose::Native,
-                "ptc_lisp" => Expose::PtcLisp,
-                "both" => Expose::Both,
+                "native" => Exposure::Native,
+                "ptc_lisp" => Exposure::Program,
+                "both" => Exposure::Both,
                 other => bail!(
                     "tools file {}: tool {name:?}: \"expose\" is {other:?}; use \"native\", \"ptc_lisp\" or \"both\"",
                     path.display()

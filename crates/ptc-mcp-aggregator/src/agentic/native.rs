@@ -5,7 +5,7 @@
 //! the model reads; it never ends the mission.
 
 use ptc_lisp_eval::{CallCx, Cancel, Host, ToolCall, Value};
-use ptc_subagent::{Expose, Tool, ToolError};
+use ptc_subagent::{Exposure, Tool, ToolError};
 use serde_json::Value as Json;
 
 use crate::upstream::UpstreamRuntime;
@@ -44,12 +44,12 @@ impl NativeCalls {
 
 /// The upstream tools in `rt`'s scope (loaded catalogs only) as agent tools exposed as
 /// `expose` says.
-pub fn native_tools(rt: &UpstreamRuntime, expose: Expose) -> Vec<Tool> {
+pub fn native_tools(rt: &UpstreamRuntime, expose: Exposure) -> Vec<Tool> {
     native_tools_recorded(rt, expose, &NativeCalls::new())
 }
 
 /// [`native_tools`], each call also written to `ledger`.
-pub fn native_tools_recorded(rt: &UpstreamRuntime, expose: Expose, ledger: &NativeCalls) -> Vec<Tool> {
+pub fn native_tools_recorded(rt: &UpstreamRuntime, expose: Exposure, ledger: &NativeCalls) -> Vec<Tool> {
     let mut out = Vec::new();
     for u in rt.inner.upstreams.values() {
         let Some(tools) = rt.inner.visible(u) else { continue };
@@ -111,7 +111,7 @@ fn call(
     let cx = CallCx::new(deadline, &cancel, None);
     let failed = |reason: String, message: String| {
         let text = format!("upstream {server}/{tool} failed ({reason}): {message}");
-        (reason, ToolError::new(text))
+        (reason, ToolError::failed(text))
     };
     match host.call(&call, &cx) {
         Ok(Value::Map(m)) => {
@@ -130,11 +130,10 @@ fn call(
             }
             let value = m.get(&Value::kw("value")).cloned().unwrap_or(Value::Nil);
             ptc_lisp_eval::json::to_json(&value)
-                .map_err(|e| ("result_not_json".into(), ToolError::new(format!("{server}/{tool}: {e}"))))
+                .map_err(|e| ("result_not_json".into(), ToolError::failed(format!("{server}/{tool}: {e}"))))
         }
-        Ok(other) => {
-            ptc_lisp_eval::json::to_json(&other).map_err(|e| ("result_not_json".into(), ToolError::new(e.to_string())))
-        }
+        Ok(other) => ptc_lisp_eval::json::to_json(&other)
+            .map_err(|e| ("result_not_json".into(), ToolError::failed(e.to_string()))),
         Err(e) => Err(failed(e.kind.to_string(), e.message)),
     }
 }

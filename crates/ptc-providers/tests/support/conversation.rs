@@ -1,6 +1,6 @@
 //! The conversation every vendor test sends: a tool round trip, then more user text.
 
-use ptc_subagent::{LlmOptions, LlmRequest, Message, NativeToolCall, ToolSchema};
+use ptc_llm::{LlmOptions, LlmRequest, Message, NativeToolCall, ToolSchema};
 use serde_json::{Value as Json, json};
 
 pub fn lisp_eval_schema() -> Json {

@@ -22,8 +22,7 @@ use std::time::{Duration, Instant};
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use ptc_lisp_eval::Limits;
-use ptc_subagent::extract::{Extracted, extract_code, normalize, strip_thinking};
-use ptc_subagent::feedback::envelope;
+use ptc_subagent::answer::{Extracted, envelope, extract_code, normalize, strip_thinking};
 use ptc_subagent::{LlmResponse, Message, Mode, NativeToolCall, ScriptEntry, ScriptedLlm, SubAgent, Tool};
 use serde_json::json;
 

@@ -127,7 +127,7 @@ struct Loader<'a> {
     upstreams: Option<&'a ptc_mcp_aggregator::UpstreamRuntime>,
     /// `--mode` and `--upstream-expose`, for the root agent.
     root_mode: ptc_subagent::Mode,
-    root_native: Option<ptc_subagent::Expose>,
+    root_native: Option<ptc_subagent::Exposure>,
 }
 
 impl Loader<'_> {
@@ -340,7 +340,7 @@ impl Loader<'_> {
                 let spec = Arc::new(spec);
                 let tool_timeout = self.tool_timeout;
                 Tool::with_context(name, move |args, cx| {
-                    command_tool::call(&spec, &args, cx.deadline, tool_timeout, &cx.cancel).map_err(ToolError::new)
+                    command_tool::call(&spec, &args, cx.deadline, tool_timeout, &cx.cancel).map_err(ToolError::failed)
                 })
             }
             (None, Some(value)) => Tool::fixed(name, value),

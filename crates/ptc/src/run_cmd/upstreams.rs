@@ -13,7 +13,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use ptc_mcp_aggregator::agentic::NativeCalls;
 use ptc_mcp_aggregator::upstream::{SnapshotMode, UpstreamRuntime};
-use ptc_subagent::{Expose, Mode, SubAgentBuilder};
+use ptc_subagent::{Exposure, Mode, SubAgentBuilder};
 
 /// The upstreams of the flags (none configured: `None`), started and listed.
 pub(super) fn start(args: &super::RunArgs) -> Result<Option<UpstreamRuntime>> {
@@ -22,22 +22,22 @@ pub(super) fn start(args: &super::RunArgs) -> Result<Option<UpstreamRuntime>> {
 
 /// `--upstream-expose`, checked against the mode: `None` when the model is offered no
 /// upstream tool natively.
-pub(super) fn native_exposure(flag: Option<&str>, mode: Mode) -> Result<Option<Expose>> {
+pub(super) fn native_exposure(flag: Option<&str>, mode: Mode) -> Result<Option<Exposure>> {
     let expose = match flag {
-        None if mode == Mode::Text => Expose::Native,
-        None | Some("ptc_lisp") => Expose::PtcLisp,
-        Some("native") => Expose::Native,
-        Some("both") => Expose::Both,
+        None if mode == Mode::Text => Exposure::Native,
+        None | Some("ptc_lisp") => Exposure::Program,
+        Some("native") => Exposure::Native,
+        Some("both") => Exposure::Both,
         Some(other) => bail!("--upstream-expose {other:?}: use ptc_lisp, native or both"),
     };
     match (mode, expose) {
-        (Mode::Text, Expose::PtcLisp | Expose::Both) => {
+        (Mode::Text, Exposure::Program | Exposure::Both) => {
             bail!("--upstream-expose: text mode runs no programs; use native, or --mode combined")
         }
-        (Mode::Lisp | Mode::LispTool, Expose::Native | Expose::Both) => {
+        (Mode::Lisp | Mode::LispTool, Exposure::Native | Exposure::Both) => {
             bail!("--upstream-expose: in {mode} mode the model only writes programs; use --mode text or combined")
         }
-        (_, Expose::PtcLisp) => Ok(None),
+        (_, Exposure::Program) => Ok(None),
         (_, e) => Ok(Some(e)),
     }
 }
@@ -48,7 +48,7 @@ pub(super) fn attach(
     mut builder: SubAgentBuilder,
     rt: &UpstreamRuntime,
     mode: Mode,
-    native: Option<Expose>,
+    native: Option<Exposure>,
 ) -> SubAgentBuilder {
     if mode != Mode::Text {
         builder = builder.program_tools(Arc::new(rt.clone()));
