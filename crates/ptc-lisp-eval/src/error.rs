@@ -177,14 +177,14 @@ impl From<EvalError> for Flow {
 }
 
 /// Result type of evaluation steps.
-pub type EvalResult<T = Value> = Result<T, Flow>;
+pub(crate) type EvalResult<T = Value> = Result<T, Flow>;
 
 /// Builds an error flow.
-pub fn err<T>(kind: ErrorKind, message: impl Into<String>) -> EvalResult<T> {
+pub(crate) fn err<T>(kind: ErrorKind, message: impl Into<String>) -> EvalResult<T> {
     Err(Flow::Error(Box::new(EvalError::new(kind, message))))
 }
 
 /// Shorthand for a type error.
-pub fn type_err<T>(message: impl Into<String>) -> EvalResult<T> {
+pub(crate) fn type_err<T>(message: impl Into<String>) -> EvalResult<T> {
     err(ErrorKind::TypeError, message)
 }

@@ -16,7 +16,7 @@ use crate::function::Function;
 use crate::meter;
 use crate::regex_value::RegexValue;
 
-pub use crate::pvector::PVector;
+pub use crate::pvector::{IntoIter as PVectorIntoIter, Iter as PVectorIter, PVector};
 
 /// A PTC-Lisp value.
 #[derive(Clone, Default)]
@@ -386,10 +386,10 @@ enum MapRepr {
 }
 
 /// A key of a large map with the first 8 bytes of a string or keyword key beside it
-/// ([`prefix8`]), so a B-tree search decides most comparisons without reading the string.
+/// (`prefix8`), so a B-tree search decides most comparisons without reading the string.
 /// Ordered exactly as the keys themselves ([`Value::cmp`]).
 #[derive(Clone)]
-pub struct MapKey {
+pub(crate) struct MapKey {
     pre: u64,
     key: Value,
 }
@@ -612,8 +612,8 @@ impl PMap {
     /// Entries in key order.
     pub fn iter(&self) -> MapIter<'_> {
         match &self.repr {
-            MapRepr::Small(v) => MapIter::Small(v.iter()),
-            MapRepr::Large(m) => MapIter::Large(m.iter()),
+            MapRepr::Small(v) => MapIter(MapIterRepr::Small(v.iter())),
+            MapRepr::Large(m) => MapIter(MapIterRepr::Large(m.iter())),
         }
     }
 
@@ -629,19 +629,20 @@ impl PMap {
 }
 
 /// Iterator over map entries in key order.
-pub enum MapIter<'a> {
-    /// Small-map iterator.
+pub struct MapIter<'a>(MapIterRepr<'a>);
+
+/// The iterator of each map representation (kept private: the B-tree is `imbl`'s).
+enum MapIterRepr<'a> {
     Small(std::slice::Iter<'a, (Value, Value)>),
-    /// B-tree iterator.
     Large(imbl::ordmap::Iter<'a, MapKey, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
 impl<'a> Iterator for MapIter<'a> {
     type Item = (&'a Value, &'a Value);
     fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            MapIter::Small(it) => it.next().map(|(k, v)| (k, v)),
-            MapIter::Large(it) => it.next().map(|(k, v)| (&k.key, v)),
+        match &mut self.0 {
+            MapIterRepr::Small(it) => it.next().map(|(k, v)| (k, v)),
+            MapIterRepr::Large(it) => it.next().map(|(k, v)| (&k.key, v)),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Engine, Exposure, Globals, Host, Interrupted, Outcome, RunInput, ToolCall,
+    CallCx, Cancel, CompileEnv, Engine, Exposure, Host, Interrupted, Memory, Outcome, RunInput, ToolCall,
     ToolError as EvalToolError, ToolErrorKind, ToolSpec, Value,
 };
 use ptc_signature::Type;
@@ -43,7 +43,7 @@ pub(crate) type ToolCache = Arc<Mutex<HashMap<String, Json>>>;
 pub(crate) struct ExecRequest {
     pub(crate) source: String,
     pub(crate) context: Arc<PMap>,
-    pub(crate) memory: Globals,
+    pub(crate) memory: Memory,
     pub(crate) turn_history: Vec<Value>,
     pub(crate) turn: u32,
     pub(crate) tools: Arc<Toolbox>,

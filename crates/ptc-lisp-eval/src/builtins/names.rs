@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{Arity, Builtin, Category, expected, int_arg};
 use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::function::{Function, Held};
+use crate::function::{FnRepr, Function, Held};
 use crate::value::Value;
 
 use Arity::*;
@@ -96,7 +96,7 @@ fn trampoline(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut result = cx.apply(f, args)?;
     // each bounce is a loop iteration, bounded like loop/recur
     let mut bounces: u64 = 0;
-    while matches!(&result, Value::Func(f) if !matches!(**f, Function::Lazy(_) | Function::Reduced(_))) {
+    while matches!(&result, Value::Func(f) if !matches!(f.repr(), FnRepr::Lazy(_) | FnRepr::Reduced(_))) {
         bounces += 1;
         if bounces > cx.max_loop_iterations() {
             return err(

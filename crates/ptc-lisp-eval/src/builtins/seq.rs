@@ -362,7 +362,7 @@ fn reduce(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     };
     // (reduce + coll): add directly, no call per item
     if let Value::Func(func) = &f
-        && let crate::function::Function::Builtin(b) = &**func
+        && let crate::function::FnRepr::Builtin(b) = func.repr()
         && b.name == "+"
     {
         for item in it {
@@ -526,7 +526,7 @@ fn apply(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         // a builtin declared to take its arguments lazily gets them so; otherwise the
         // sequence is realised (an infinite one is the error naming it)
         if let Value::Func(func) = &f
-            && let crate::function::Function::Builtin(b) = &**func
+            && let crate::function::FnRepr::Builtin(b) = func.repr()
             && let Some(spread) = b.spread_lazy
         {
             return spread(cx, call, &l.clone());

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::{Arity, Builtin, Category, expected, int_arg, seq_iter};
 use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::function::{Function, Held};
+use crate::function::{FnRepr, Function, Held};
 use crate::lazy::{self, Items};
 use crate::value::{PVector, Value};
 
@@ -66,15 +66,15 @@ pub static BUILTINS: &[Builtin] = &[
 
 /// `(reduced x)`.
 pub fn make_reduced(x: Value) -> Value {
-    Value::Func(std::sync::Arc::new(Function::Reduced(x)))
+    Value::Func(Function::arc(FnRepr::Reduced(x)))
 }
 
 /// The value inside a `reduced`, if `v` is one.
 #[inline]
 pub fn reduced_value(v: &Value) -> Option<&Value> {
     match v {
-        Value::Func(f) => match &**f {
-            Function::Reduced(x) => Some(x),
+        Value::Func(f) => match f.repr() {
+            FnRepr::Reduced(x) => Some(x),
             _ => None,
         },
         _ => None,
