@@ -159,7 +159,7 @@ impl EvalError {
 
 /// Non-local control flow inside the evaluator: errors, `return`, `fail`, `recur`.
 #[derive(Debug, Clone)]
-pub enum Flow {
+pub(crate) enum Flow {
     /// A program error.
     Error(Box<EvalError>),
     /// `(return v)`.

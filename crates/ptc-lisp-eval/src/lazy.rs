@@ -27,7 +27,7 @@ use crate::value::{PVector, Value};
 
 /// A lazy sequence: where its items come from, and how the program wrote it.
 #[derive(Debug)]
-pub struct LazySeq {
+pub(crate) struct LazySeq {
     /// The producer as written (`(range)`, `(iterate f x)`), for error messages.
     pub label: Arc<str>,
     /// How many lazy steps are stacked on the producer (pulling recurses through them).
@@ -165,7 +165,7 @@ impl LazySeq {
     }
 
     /// True when the sequence is known never to end.
-    pub fn is_infinite(&self) -> bool {
+    pub(crate) fn is_infinite(&self) -> bool {
         self.infinite
     }
 }
