@@ -10,7 +10,7 @@ use ptc_lisp_syntax::{Form, FormKind, Span};
 use crate::builtins::{self, Builtin};
 use crate::desugar;
 use crate::error::{ErrorKind, EvalError};
-use crate::node::{CaptureFrom, CaseNode, CmpOp, ForClause, ForNode, Lambda, LoopNode, MapBinding, Node, Pattern};
+use crate::node::{CaptureFrom, CaseNode, ForClause, ForNode, Lambda, LoopNode, MapBinding, Node, Pattern};
 use crate::regex_value::RegexValue;
 use crate::special_form::SpecialForm;
 use crate::special_form::SpecialForm as SF;
@@ -679,9 +679,9 @@ impl Analyzer<'_> {
         };
         let args = self.forms(args)?;
         Ok(match f {
-            Node::Builtin(b) if args.len() == 2 && cmp_op(b.name).is_some() => {
+            Node::Builtin(b) if args.len() == 2 && b.compare.is_some() => {
                 let mut it = args.into_iter();
-                match (cmp_op(b.name), it.next(), it.next()) {
+                match (b.compare, it.next(), it.next()) {
                     (Some(op), Some(x), Some(y)) => Node::Compare(op, Box::new((x, y))),
                     _ => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: comparison arity")),
                 }
@@ -1386,18 +1386,6 @@ impl Analyzer<'_> {
         let _ = span;
         Ok(Pattern::Map { entries, as_slot })
     }
-}
-
-fn cmp_op(name: &str) -> Option<CmpOp> {
-    Some(match name {
-        "=" => CmpOp::Eq,
-        "not=" => CmpOp::NotEq,
-        "<" => CmpOp::Lt,
-        ">" => CmpOp::Gt,
-        "<=" => CmpOp::Le,
-        ">=" => CmpOp::Ge,
-        _ => return None,
-    })
 }
 
 fn param_name(f: &Form) -> String {

@@ -71,18 +71,39 @@ pub(crate) enum Sink {
     First,
 }
 
+/// The consumers a builtin can declare (`.sink(..)` on its registry entry); with the
+/// call's argument count they make a [`Sink`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Consumer {
+    /// `(reduce f coll)` / `(reduce f init coll)`.
+    Reduce,
+    /// `(frequencies coll)`.
+    Frequencies,
+    /// `(count coll)`.
+    Count,
+    /// `(sum coll)`.
+    Sum,
+    /// `(into to coll)`.
+    Into,
+    /// `(vec coll)`.
+    Vec,
+    /// `(first coll)`.
+    First,
+}
+
 impl Sink {
-    /// The consumer a builtin called with `argc` arguments is, if it is one.
-    fn of(name: &str, argc: usize) -> Option<Sink> {
-        Some(match (name, argc) {
-            ("reduce", 2) => Sink::Reduce { init: false },
-            ("reduce", 3) => Sink::Reduce { init: true },
-            ("frequencies", 1) => Sink::Frequencies,
-            ("count", 1) => Sink::Count,
-            ("sum", 1) => Sink::Sum,
-            ("into", 2) => Sink::Into,
-            ("vec", 1) => Sink::Vec,
-            ("first", 1) => Sink::First,
+    /// The consumer a builtin called with `argc` arguments is, if it declares one and
+    /// the count is one the fuser handles.
+    fn of(b: &Builtin, argc: usize) -> Option<Sink> {
+        Some(match (b.sink?, argc) {
+            (Consumer::Reduce, 2) => Sink::Reduce { init: false },
+            (Consumer::Reduce, 3) => Sink::Reduce { init: true },
+            (Consumer::Frequencies, 1) => Sink::Frequencies,
+            (Consumer::Count, 1) => Sink::Count,
+            (Consumer::Sum, 1) => Sink::Sum,
+            (Consumer::Into, 2) => Sink::Into,
+            (Consumer::Vec, 1) => Sink::Vec,
+            (Consumer::First, 1) => Sink::First,
             _ => return None,
         })
     }
@@ -124,28 +145,44 @@ pub(crate) enum Source {
     MapView(&'static Builtin, Span, bool),
 }
 
-/// A call whose items a chain can take one at a time without building them first:
-/// `(range ...)`, `(split s re limit?)`, `(vals m)`, `(keys m)`.
-fn is_source_call(b: &Builtin, argc: usize) -> bool {
-    match b.name {
-        "range" => (1..=3).contains(&argc),
-        "split" => (2..=3).contains(&argc),
-        "vals" | "keys" => argc == 1,
-        _ => false,
-    }
+/// The sources a builtin can declare (`.source(..)` on its registry entry): calls whose
+/// items a chain takes one at a time without building them first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceKind {
+    /// `(range end)`, `(range start end)`, `(range start end step)`.
+    Range,
+    /// `(split s re)`, `(split s re limit)`.
+    Split,
+    /// `(vals m)`.
+    Vals,
+    /// `(keys m)`.
+    Keys,
 }
 
-/// The source of a chain: one of the calls [`is_source_call`] accepts, or any other
-/// expression. Its argument (or value) nodes are appended to `nodes`.
+/// The source kind of a call of `b` with `argc` arguments, when `b` declares one and the
+/// count is one the fuser handles.
+fn source_kind(b: &Builtin, argc: usize) -> Option<SourceKind> {
+    let kind = b.source?;
+    let fits = match kind {
+        SourceKind::Range => (1..=3).contains(&argc),
+        SourceKind::Split => (2..=3).contains(&argc),
+        SourceKind::Vals | SourceKind::Keys => argc == 1,
+    };
+    fits.then_some(kind)
+}
+
+/// The source of a chain: a call [`source_kind`] accepts, or any other expression. Its
+/// argument (or value) nodes are appended to `nodes`.
 fn source_of(node: Node, nodes: &mut Vec<Node>) -> Source {
     match node {
-        Node::CallBuiltin(b, args, span) if is_source_call(b, args.len()) => {
+        Node::CallBuiltin(b, args, span) if source_kind(b, args.len()).is_some() => {
             let n = args.len();
+            let kind = source_kind(b, n);
             nodes.extend(args);
-            match b.name {
-                "range" => Source::Range(b, span, n),
-                "split" => Source::Split(span, n),
-                _ => Source::MapView(b, span, b.name == "keys"),
+            match kind {
+                Some(SourceKind::Range) => Source::Range(b, span, n),
+                Some(SourceKind::Split) => Source::Split(span, n),
+                _ => Source::MapView(b, span, kind == Some(SourceKind::Keys)),
             }
         }
         other => {
@@ -198,7 +235,7 @@ fn peel(coll: Node) -> Result<Chain, Node> {
 /// The node for a call of builtin `b` with analyzed `args`: a [`Pipeline`] when the call
 /// consumes (or is) a chain of steps, else a plain builtin call.
 pub(crate) fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
-    let sink = match (Step::of(b), Sink::of(b.name, args.len())) {
+    let sink = match (Step::of(b), Sink::of(b, args.len())) {
         // a step over another step: fused, collecting what comes out of the outer one
         (Some(_), _) if args.len() == 2 => Sink::Collect,
         (None, Some(sink)) => sink,
@@ -209,7 +246,8 @@ pub(crate) fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) ->
         Ok(chain) => chain,
         // a consumer straight over a range, split, vals or keys takes their items one at a time
         Err(coll)
-            if sink != Sink::Collect && matches!(&coll, Node::CallBuiltin(s, a, _) if is_source_call(s, a.len())) =>
+            if sink != Sink::Collect
+                && matches!(&coll, Node::CallBuiltin(s, a, _) if source_kind(s, a.len()).is_some()) =>
         {
             let mut nodes = Vec::new();
             let source = source_of(coll, &mut nodes);
@@ -463,7 +501,7 @@ impl Acc {
                 let f = args.next().unwrap_or(Value::Nil);
                 let acc = if init { Some(args.next().unwrap_or(Value::Nil)) } else { None };
                 let plus = matches!(&f, Value::Func(func)
-                    if matches!(func.repr(), crate::function::FnRepr::Builtin(b) if b.name == "+"));
+                    if matches!(func.repr(), crate::function::FnRepr::Builtin(b) if b.arith == Some(crate::node::ArithOp::Add)));
                 Acc::Reduce { f, acc, plus }
             }
             Sink::Frequencies => Acc::Frequencies(HashMap::default()),
@@ -548,10 +586,13 @@ mod tests {
 
     #[test]
     fn sink_arities() {
-        assert_eq!(Sink::of("reduce", 2), Some(Sink::Reduce { init: false }));
-        assert_eq!(Sink::of("reduce", 3), Some(Sink::Reduce { init: true }));
-        assert_eq!(Sink::of("into", 3), None);
-        assert_eq!(Sink::of("map", 2), None);
+        let b = |name| crate::builtins::lookup(name).expect("a builtin");
+        assert_eq!(Sink::of(b("reduce"), 2), Some(Sink::Reduce { init: false }));
+        assert_eq!(Sink::of(b("reduce"), 3), Some(Sink::Reduce { init: true }));
+        assert_eq!(Sink::of(b("into"), 3), None);
+        assert_eq!(Sink::of(b("map"), 2), None);
+        assert_eq!(source_kind(b("range"), 0), None);
+        assert_eq!(source_kind(b("keys"), 1), Some(SourceKind::Keys));
         let step = |name| crate::builtins::lookup(name).and_then(Step::of);
         assert_eq!(step("mapcat"), None);
         assert_eq!(step("mapv"), Some(Step::Map));

@@ -2,20 +2,24 @@
 //! `apropos`, `meta`, `ns-publics`, `all-ns`, `ns-name`. The analyzer quotes their first
 //! argument, so `(doc map)` means `(doc "map")`.
 
+use super::{expected, int_arg};
 use std::collections::BTreeMap;
 
-use super::{Arity, Builtin, Category, expected, int_arg};
 use crate::builtins::context::BuiltinContext;
+use crate::builtins::{Arity, Builtin, Category, Library, Table};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::FnRepr;
 use crate::host::Discovery as Ask;
+use crate::printer::{PrintOptions, to_clojure_with};
 use crate::value::Value;
 
 use Arity::*;
 use Category::Discovery;
 
-/// Discovery builtins.
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("doc", Exact(1), Discovery, doc).quotes_name().doc("Prints the documentation of a function or definition; returns nil.").ex(&[("(doc inc)", "nil")]),
     Builtin::new("dir", Range(1, 2), Discovery, dir).quotes_name().doc("Names in a namespace (str, set, walk, core, json, Math, user...); options {:limit 50 :offset 0}.").ex(&[("(take 2 (dir json))", "[\"json/generate-string\" \"json/parse-lines\"]")]),
     Builtin::new("apropos", Range(1, 2), Discovery, apropos).ext().doc("Functions whose name or description matches the query, best first (ties: shorter names), as \"name - description\"; options {:limit 8}.").ex(&[("(first (apropos \"upper case\"))", "\"upper-case - Upper-cased string.\"")]),
@@ -23,7 +27,12 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("ns-publics", Exact(1), Discovery, ns_publics).quotes_name().doc("Map from each public name of a namespace to a short description.").ex(&[("(count (ns-publics \"json\"))", "3")]),
     Builtin::new("all-ns", Exact(0), Discovery, all_ns).doc("Names of the available namespaces.").ex(&[("(first (all-ns))", "\"Boolean\"")]),
     Builtin::new("ns-name", Exact(1), Discovery, ns_name).quotes_name().doc("The canonical name of a namespace or alias.").ex(&[("(ns-name str)", "\"clojure.string\"")]),
-];
+    Builtin::new("describe", Arity::Range(1, 2), Category::Core, describe)
+    .ext()
+    .doc("Bounded summary of a value: type, count, key types of maps (also across a vector of maps), a few short examples. Options {:sample 1..3}.")
+    .ex(&[("(describe [{:id 1 :name \"a\"} {:id 2}])", "{:count 2 :examples [\"{:id 1 :name \\\"a\\\"}\" \"{:id 2}\"] :keys {:id :number :name :string} :type :vector}")]),
+    ],
+};
 
 /// The namespace a registry entry belongs to.
 fn ns_of(b: &Builtin) -> &'static str {
@@ -400,6 +409,108 @@ fn ns_name(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     }
 }
 
+/// Items inspected at the root; keys reported per map; characters per example.
+const MAX_ITEMS: usize = 1_000;
+
+const MAX_KEYS: usize = 100;
+
+const EXAMPLE_CHARS: usize = 120;
+
+fn type_kw(v: &Value) -> Value {
+    Value::kw(match v {
+        Value::Nil => "nil",
+        Value::Bool(_) => "boolean",
+        Value::Int(_) | Value::Float(_) => "number",
+        Value::Str(_) => "string",
+        Value::Keyword(_) => "keyword",
+        Value::Vector(_) => "vector",
+        Value::List(_) => "list",
+        Value::Map(_) => "map",
+        Value::Set(_) => "set",
+        Value::Regex(_) => "regex",
+        Value::Func(_) => "function",
+        Value::Var(_) => "var",
+        Value::Symbol(_) => "symbol",
+    })
+}
+
+fn example(v: &Value) -> Value {
+    let opts = PrintOptions { limit: Some(5), printable_limit: Some(40), max_bytes: EXAMPLE_CHARS };
+    Value::str(to_clojure_with(v, &opts).0)
+}
+
+fn key_types<'a>(maps: impl Iterator<Item = &'a Value>, out: &mut BTreeMap<Value, Value>) -> bool {
+    let mut capped = false;
+    for m in maps {
+        if let Value::Map(m) = m {
+            for (k, v) in m.iter() {
+                if out.len() >= MAX_KEYS && !out.contains_key(k) {
+                    capped = true;
+                    continue;
+                }
+                let slot = out.entry(k.clone()).or_insert(Value::Nil);
+                if slot.is_nil() && !v.is_nil() {
+                    *slot = type_kw(v);
+                } else if slot.is_nil() {
+                    *slot = Value::kw("nil");
+                }
+            }
+        }
+    }
+    capped
+}
+
+fn describe(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let sample = match a.get(1) {
+        Some(Value::Map(o)) => match o.get(&Value::kw("sample")) {
+            Some(Value::Int(n)) => (*n).clamp(1, 3) as usize,
+            _ => 2,
+        },
+        _ => 2,
+    };
+    let v = &a[0];
+    let mut out: Vec<(Value, Value)> = vec![(Value::kw("type"), type_kw(v))];
+    match v {
+        Value::Vector(_) | Value::List(_) | Value::Set(_) => {
+            let items: Vec<Value> = super::seq_iter("describe", v)?.take(MAX_ITEMS).collect();
+            cx.tick(items.len() as u64)?;
+            let total = super::seq_len(v).unwrap_or(0);
+            out.push((Value::kw("count"), Value::Int(total as i64)));
+            let mut types: BTreeMap<Value, i64> = BTreeMap::new();
+            for i in &items {
+                *types.entry(type_kw(i)).or_insert(0) += 1;
+            }
+            if types.len() > 1 {
+                out.push((Value::kw("types"), Value::map(types.into_iter().map(|(k, n)| (k, Value::Int(n))))));
+            }
+            let mut keys = BTreeMap::new();
+            let capped = key_types(items.iter(), &mut keys);
+            if !keys.is_empty() {
+                out.push((Value::kw("keys"), Value::map(keys)));
+            }
+            out.push((Value::kw("examples"), Value::vector(items.iter().take(sample).map(example))));
+            if capped || total > MAX_ITEMS {
+                out.push((Value::kw("truncated"), Value::Bool(true)));
+            }
+        }
+        Value::Map(m) => {
+            out.push((Value::kw("count"), Value::Int(m.len() as i64)));
+            let mut keys = BTreeMap::new();
+            let capped = key_types(std::iter::once(v), &mut keys);
+            out.push((Value::kw("keys"), Value::map(keys)));
+            if capped {
+                out.push((Value::kw("truncated"), Value::Bool(true)));
+            }
+        }
+        Value::Str(s) => {
+            out.push((Value::kw("count"), Value::Int(s.chars().count() as i64)));
+            out.push((Value::kw("example"), example(v)));
+        }
+        Value::Nil => {}
+        other => out.push((Value::kw("value"), example(other))),
+    }
+    Ok(Value::map(out))
+}
 #[cfg(test)]
 mod tests {
     use super::*;

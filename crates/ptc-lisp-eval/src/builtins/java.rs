@@ -9,10 +9,11 @@
 //! so they are accepted wherever Java takes a `char` or a `String` (DIV-40/41).
 
 mod classes;
+pub(super) mod math;
 mod time;
 
-use super::{Arity, Builtin, Category, expected, str_arg};
 use crate::builtins::context::BuiltinContext;
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, int_arg, str_arg};
 use crate::error::{ErrorKind, EvalResult, err, type_err};
 use crate::limits::cost;
 use crate::regex_value::RegexValue;
@@ -21,9 +22,10 @@ use crate::value::Value;
 use Arity::*;
 use Category::Interop;
 
-/// Interop builtins: string methods, number/boolean/character classes, `System`, and the
-/// dates and durations implemented in [`time`].
-pub static BUILTINS: &[Builtin] = &[
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new(".indexOf", Range(2, 3), Interop, index_of)
         .doc("Java String.indexOf (UTF-16 index, or -1 when absent), from an optional start; also a character code, or an item of a vector.")
         .ex(&[("(.indexOf \"hello\" \"l\")", "2"), ("(.indexOf \"hello\" \"z\")", "-1"), ("(.indexOf \"hello\" \"l\" 3)", "3")]),
@@ -337,7 +339,14 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new(".isZero", Exact(1), Interop, time::is_zero)
         .doc("True for a zero duration.")
         .ex(&[("(.isZero (Duration/ofMillis 0))", "true")]),
-];
+    Builtin::new("Character/digit", Exact(2), Interop, char_digit)
+        .doc("The value of a digit character in a radix, or -1.")
+        .ex(&[("(Character/digit \\7 10)", "7"), ("(Character/digit \\f 16)", "15")]),
+    Builtin::new("Character/getNumericValue", Exact(1), Interop, char_numeric_value)
+        .doc("The value of a digit or letter (a..z are 10..35), or -1.")
+        .ex(&[("(Character/getNumericValue \\8)", "8")]),
+    ],
+};
 
 /// A Java `int` argument: integers, or finite floats truncated toward zero (Clojure's
 /// interop coercion); ##NaN is 0.
@@ -428,10 +437,10 @@ fn last_index_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Int(hay.rfind(sub.as_str()).map_or(-1, |b| utf16_at(s, b))))
 }
 fn to_lower(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    super::core::case_mapped(cx, recv(".toLowerCase", a)?, str::to_lowercase)
+    super::core::strings::case_mapped(cx, recv(".toLowerCase", a)?, str::to_lowercase)
 }
 fn to_upper(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    super::core::case_mapped(cx, recv(".toUpperCase", a)?, str::to_uppercase)
+    super::core::strings::case_mapped(cx, recv(".toUpperCase", a)?, str::to_uppercase)
 }
 fn starts_with(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let s = recv(".startsWith", a)?;
@@ -459,22 +468,22 @@ fn length(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn trim(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".trim", a)?.trim_matches(|c: char| c <= ' ');
-    super::core::charge_text(cx, out.len())?;
+    super::core::strings::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
 fn strip(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".strip", a)?.trim_matches(super::java_whitespace);
-    super::core::charge_text(cx, out.len())?;
+    super::core::strings::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
 fn strip_leading(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".stripLeading", a)?.trim_start_matches(super::java_whitespace);
-    super::core::charge_text(cx, out.len())?;
+    super::core::strings::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
 fn strip_trailing(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let out = recv(".stripTrailing", a)?.trim_end_matches(super::java_whitespace);
-    super::core::charge_text(cx, out.len())?;
+    super::core::strings::charge_text(cx, out.len())?;
     Ok(Value::str(out))
 }
 fn is_empty(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -612,7 +621,7 @@ fn compare_to(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 fn concat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (s, t) = (recv(".concat", a)?, str_arg(".concat", &a[1])?);
-    super::core::charge_text(cx, s.len().saturating_add(t.len()))?;
+    super::core::strings::charge_text(cx, s.len().saturating_add(t.len()))?;
     let mut out = String::with_capacity(s.len() + t.len());
     out.push_str(s);
     out.push_str(t);
@@ -633,9 +642,34 @@ fn to_string(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if matches!(a[0], Value::Nil) {
         return type_err(".toString: called on nil; use (str x), which gives \"\" for nil");
     }
-    Ok(Value::str(super::core::str_form(cx, &a[0])?))
+    Ok(Value::str(super::core::strings::str_form(cx, &a[0])?))
 }
 
+fn char_arg(fname: &str, v: &Value) -> EvalResult<char> {
+    match v {
+        Value::Str(s) if s.chars().count() == 1 => {
+            s.chars().next().map_or_else(|| expected(fname, "a character", v), Ok)
+        }
+        Value::Int(i) => {
+            u32::try_from(*i).ok().and_then(char::from_u32).map_or_else(|| expected(fname, "a character", v), Ok)
+        }
+        other => expected(fname, "a character like \\7", other),
+    }
+}
+
+fn char_digit(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let c = char_arg("Character/digit", &a[0])?;
+    let radix = int_arg("Character/digit", &a[1])?;
+    if !(2..=36).contains(&radix) {
+        return Ok(Value::Int(-1));
+    }
+    Ok(Value::Int(c.to_digit(radix as u32).map_or(-1, i64::from)))
+}
+
+fn char_numeric_value(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    let c = char_arg("Character/getNumericValue", &a[0])?;
+    Ok(Value::Int(c.to_digit(36).map_or(-1, i64::from)))
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,24 +13,22 @@ mod args;
 mod constants;
 pub(crate) mod context;
 mod core;
-mod describe;
 pub(crate) mod discovery;
-mod essentials;
+mod format;
 mod java;
-mod names;
-mod numbers;
-mod seq;
-mod shapes;
-mod text;
-mod transducers;
+mod java_regex;
+mod json;
+mod set;
+mod string;
+mod walk;
 
 pub use args::*;
 pub use context::BuiltinContext;
-pub use core::{add2, compare_values};
+pub use core::collections::conj1;
+pub use core::numbers::{add2, compare_values};
+pub use core::transducers::{reduced_value, transducer_over_vectors};
 pub use discovery::{names_in_namespace, namespaces};
-pub use seq::conj1;
-pub use text::split_parts;
-pub use transducers::{reduced_value, transducer_over_vectors};
+pub use string::split_parts;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
 pub type BuiltinFn = fn(&mut BuiltinContext, &mut [Value]) -> EvalResult;
@@ -134,6 +132,40 @@ pub struct Builtin {
     /// Laziness: `(apply f x ... s)` with a lazy `s` calls this with the leading
     /// arguments and `s` instead of spreading it (`(apply concat (repeat [1 2]))`).
     pub(crate) spread_lazy: Option<SpreadLazyFn>,
+    /// Specialisation: a comparison node the interpreter computes on numbers in place.
+    pub(crate) compare: Option<crate::node::CmpOp>,
+    /// Specialisation: a consumer the pipeline fuser ends a chain with (`reduce`, `count`).
+    pub(crate) sink: Option<crate::fusion::Consumer>,
+    /// Specialisation: a source whose items a fused chain takes one at a time without
+    /// building them (`range`, `vals`).
+    pub(crate) source: Option<crate::fusion::SourceKind>,
+    /// Its transducer form (`(map f)`, `(take 3)`, `(distinct)`) or, for `cat`, that it is
+    /// a transducer itself.
+    pub(crate) transducer: Option<Transducer>,
+    /// Its aliases are public names of its library too, listed by `dir` and `ns-publics`
+    /// (`postwalk-replace`); other aliases only resolve (`upcase`, `int?`).
+    pub(crate) lists_aliases: bool,
+}
+
+/// How a builtin takes part in transducers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Transducer {
+    /// A call with this many arguments returns a transducer, made by `make` instead of
+    /// the builtin's own function (`(map f)`, `(take 3)`, `(distinct)`).
+    Form { args: u8, make: BuiltinFn },
+    /// The builtin is a transducer itself (`cat`).
+    Itself,
+}
+
+/// One file's declarations: the library its bare names belong to, and its entries. Names
+/// with a namespace prefix (`json/parse-string`, `Math/pow`, `str/replace`) keep theirs.
+#[derive(Debug)]
+pub(crate) struct Table {
+    /// The Clojure library of the file's names (`Library::Core` for the Java classes and
+    /// `json/`, whose names carry their namespace).
+    pub(crate) library: Library,
+    /// The entries.
+    pub(crate) builtins: &'static [Builtin],
 }
 
 /// How a builtin is applied to a lazy sequence of arguments: the leading arguments, then
@@ -158,7 +190,42 @@ impl Builtin {
             arith: None,
             lazy: false,
             spread_lazy: None,
+            compare: None,
+            sink: None,
+            source: None,
+            transducer: None,
+            lists_aliases: false,
         }
+    }
+    /// A call with two arguments becomes a comparison node.
+    pub(crate) const fn compare(mut self, op: crate::node::CmpOp) -> Self {
+        self.compare = Some(op);
+        self
+    }
+    /// The pipeline fuser may end a chain with this builtin as `consumer`.
+    pub(crate) const fn sink(mut self, consumer: crate::fusion::Consumer) -> Self {
+        self.sink = Some(consumer);
+        self
+    }
+    /// A fused chain may take its items from a call of this builtin one at a time.
+    pub(crate) const fn source(mut self, kind: crate::fusion::SourceKind) -> Self {
+        self.source = Some(kind);
+        self
+    }
+    /// A call with `args` arguments is the transducer `make` returns.
+    pub(crate) const fn transducer(mut self, args: u8, make: BuiltinFn) -> Self {
+        self.transducer = Some(Transducer::Form { args, make });
+        self
+    }
+    /// The builtin is a transducer itself (`cat`).
+    pub(crate) const fn transducer_itself(mut self) -> Self {
+        self.transducer = Some(Transducer::Itself);
+        self
+    }
+    /// Its aliases are listed among its library's public names.
+    pub(crate) const fn lists_aliases(mut self) -> Self {
+        self.lists_aliases = true;
+        self
     }
     /// Takes lazy sequences as they are (see the `lazy` field).
     pub(crate) const fn lazy(mut self) -> Self {
@@ -217,9 +284,13 @@ impl Builtin {
         let mut msg =
             format!("wrong number of arguments to {}: got {got}, expected {}", self.name, self.arity.describe());
         if got == 1 && self.category == Category::Sequence {
+            let mut xfs: Vec<&str> = all().filter(|b| b.transducer.is_some()).map(|b| b.name).collect();
+            xfs.sort_unstable();
+            let last = xfs.pop().unwrap_or_default();
             msg.push_str(&format!(
-                "; ({} f) is not a transducer here — the transducers are map, filter, remove, keep, map-indexed, take, take-while, drop, drop-while, mapcat, partition-all, dedupe, distinct and cat",
-                self.name
+                "; ({} f) is not a transducer here — the transducers are {} and {last}",
+                self.name,
+                xfs.join(", ")
             ));
         }
         err(ErrorKind::ArityError, msg)
@@ -239,40 +310,58 @@ impl Builtin {
                 }
             }
         }
+        if let Some(Transducer::Form { args: n, make }) = self.transducer
+            && args.len() == n as usize
+        {
+            return make(&mut cx, args);
+        }
         (self.f)(&mut cx, args)
     }
 }
 
-fn families() -> [&'static [Builtin]; 12] {
+/// Every file's table, in the order `all()` lists them. A new file of builtins adds its
+/// table here; a new builtin in an existing file touches nothing here.
+fn tables() -> [&'static Table; 20] {
     [
-        core::BUILTINS,
-        describe::BUILTINS,
-        java::BUILTINS,
-        text::BUILTINS,
-        numbers::BUILTINS,
-        shapes::BUILTINS,
-        essentials::BUILTINS,
-        constants::BUILTINS,
-        seq::BUILTINS,
-        discovery::BUILTINS,
-        transducers::BUILTINS,
-        names::BUILTINS,
+        &core::numbers::TABLE,
+        &core::predicates::TABLE,
+        &core::strings::TABLE,
+        &core::io::TABLE,
+        &core::regex::TABLE,
+        &core::collections::TABLE,
+        &core::sequences::TABLE,
+        &core::map_filter::TABLE,
+        &core::consume::TABLE,
+        &core::lazy_seqs::TABLE,
+        &core::transducers::TABLE,
+        &core::functions::TABLE,
+        &string::TABLE,
+        &set::TABLE,
+        &walk::TABLE,
+        &json::TABLE,
+        &java::TABLE,
+        &java::math::TABLE,
+        &constants::TABLE,
+        &discovery::TABLE,
     ]
 }
 
 /// Every registry entry.
 pub fn all() -> impl Iterator<Item = &'static Builtin> {
-    families().into_iter().flat_map(|f| f.iter())
+    tables().into_iter().flat_map(|t| t.builtins.iter())
 }
 
-fn table() -> &'static HashMap<&'static str, &'static Builtin> {
-    static TABLE: OnceLock<HashMap<&'static str, &'static Builtin>> = OnceLock::new();
-    TABLE.get_or_init(|| {
+/// Every name and alias, with its entry and the library of the entry's table.
+fn index() -> &'static HashMap<&'static str, (&'static Builtin, Library)> {
+    static INDEX: OnceLock<HashMap<&'static str, (&'static Builtin, Library)>> = OnceLock::new();
+    INDEX.get_or_init(|| {
         let mut m = HashMap::new();
-        for b in all() {
-            m.insert(b.name, b);
-            for a in b.aliases {
-                m.insert(*a, b);
+        for t in tables() {
+            for b in t.builtins {
+                m.insert(b.name, (b, t.library));
+                for a in b.aliases {
+                    m.insert(*a, (b, t.library));
+                }
             }
         }
         m
@@ -281,7 +370,7 @@ fn table() -> &'static HashMap<&'static str, &'static Builtin> {
 
 /// Finds a builtin by name or alias.
 pub fn lookup(name: &str) -> Option<&'static Builtin> {
-    table().get(name).copied()
+    index().get(name).map(|(b, _)| *b)
 }
 
 /// The Clojure libraries PTC-Lisp offers, each with its own table of names.
@@ -339,86 +428,44 @@ impl Library {
         }
     }
 
-    /// The public names of the library, as Clojure 1.11 has them (core: every other name).
+    /// The public names of the library, sorted: the names its tables declare (without
+    /// their `str/`/`set/` prefix) and the aliases an entry lists (`postwalk-replace`).
+    /// Empty for core, whose names are every other bare name.
     pub fn names(self) -> &'static [&'static str] {
+        static NAMES: OnceLock<[Vec<&'static str>; 3]> = OnceLock::new();
+        let [string, set, walk] = NAMES.get_or_init(|| {
+            [Library::String, Library::Set, Library::Walk].map(|lib| {
+                let mut names: Vec<&'static str> = tables()
+                    .into_iter()
+                    .filter(|t| t.library == lib)
+                    .flat_map(|t| t.builtins.iter())
+                    .flat_map(|b| {
+                        let short = match (lib.prefix(), b.name.split_once('/')) {
+                            (Some(p), Some((q, n))) if p == q => n,
+                            _ => b.name,
+                        };
+                        let listed = if b.lists_aliases { b.aliases } else { &[] };
+                        std::iter::once(short).chain(listed.iter().copied())
+                    })
+                    .collect();
+                names.sort_unstable();
+                names
+            })
+        });
         match self {
             Library::Core => &[],
-            Library::String => STRING_NAMES,
-            Library::Set => SET_NAMES,
-            Library::Walk => WALK_NAMES,
+            Library::String => string,
+            Library::Set => set,
+            Library::Walk => walk,
         }
     }
 }
 
-/// `clojure.string`'s public names.
-const STRING_NAMES: &[&str] = &[
-    "blank?",
-    "capitalize",
-    "ends-with?",
-    "escape",
-    "includes?",
-    "index-of",
-    "join",
-    "last-index-of",
-    "lower-case",
-    "re-quote-replacement",
-    "replace",
-    "replace-first",
-    "reverse",
-    "split",
-    "split-lines",
-    "starts-with?",
-    "trim",
-    "trim-newline",
-    "triml",
-    "trimr",
-    "upper-case",
-];
-/// `clojure.set`'s public names.
-const SET_NAMES: &[&str] = &[
-    "difference",
-    "index",
-    "intersection",
-    "join",
-    "map-invert",
-    "project",
-    "rename",
-    "rename-keys",
-    "select",
-    "subset?",
-    "superset?",
-    "union",
-];
-/// `clojure.walk`'s public names.
-const WALK_NAMES: &[&str] =
-    &["keywordize-keys", "postwalk", "postwalk-replace", "prewalk", "prewalk-replace", "stringify-keys", "walk"];
-
-/// The library a registry entry belongs to (`str/reverse` and `upper-case` to
-/// clojure.string, `union` to clojure.set, `map` and the PTC extensions to core).
+/// The library a registry entry belongs to: the library of the table that declares it
+/// (`str/reverse` and `upper-case` are clojure.string's, `union` clojure.set's, `map` and
+/// the PTC extensions core's).
 pub fn home_library(b: &Builtin) -> Library {
-    let (prefix, short) = match b.name.split_once('/') {
-        Some((p, n)) if !p.is_empty() => (Some(p), n),
-        _ => (None, b.name),
-    };
-    match prefix {
-        Some("str") => return Library::String,
-        Some("set") => return Library::Set,
-        Some(_) => return Library::Core,
-        None => {}
-    }
-    let member = |lib: Library, cats: &[Category]| {
-        cats.contains(&b.category)
-            && (lib.names().contains(&short) || b.aliases.iter().any(|a| lib.names().contains(a)))
-    };
-    if member(Library::String, &[Category::String, Category::Regex]) {
-        Library::String
-    } else if member(Library::Set, &[Category::Set]) {
-        Library::Set
-    } else if member(Library::Walk, &[Category::Walk]) {
-        Library::Walk
-    } else {
-        Library::Core
-    }
+    index().get(b.name).map_or(Library::Core, |(_, lib)| *lib)
 }
 
 /// Resolves `ns/name` to a builtin. Each Clojure library has its own table, so

@@ -185,7 +185,7 @@ pub(super) fn long_to_binary(_: &mut BuiltinContext, a: &mut [Value]) -> EvalRes
     }
 }
 pub(super) fn string_value_of(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(Value::str(crate::builtins::core::str_form(cx, &a[0])?))
+    Ok(Value::str(crate::builtins::core::strings::str_form(cx, &a[0])?))
 }
 pub(super) fn string_join(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     str_arg("String/join", &a[0])?;

@@ -1,15 +1,12 @@
-//! Transducers and infinite producers: the one-argument forms of `map`, `filter`,
-//! `take`... (each a function of a reducing function, as in Clojure), the drivers `into`,
-//! `transduce`, `sequence` and `eduction`, `reduced`, and the producers `iterate`,
-//! `cycle`, `repeatedly` (see `crate::lazy`). Every step charges fuel; what a driver keeps
-//! is charged as memory by `conj`.
+//! clojure.core's transducers and early reduction: `transduce`, `sequence`, `eduction`,
+//! `completing`, `cat`, `reduced`..., and the one-argument transducer forms (`xf_*`).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{Arity, Builtin, Category, expected, int_arg, seq_iter};
 use crate::builtins::context::BuiltinContext;
+use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{FnRepr, Function, Held};
 use crate::lazy::{self, Items};
@@ -18,17 +15,10 @@ use crate::value::{PVector, Value};
 use Arity::*;
 use Category::{Functional, Sequence};
 
-/// Transducer drivers, `reduced` and the infinite producers.
-pub static BUILTINS: &[Builtin] = &[
-    Builtin::new("iterate", Exact(2), Sequence, iterate)
-        .doc("The infinite sequence x, (f x), (f (f x))...; bound it with take, take-while, first, nth or some.")
-        .ex(&[("(take 4 (iterate #(* 2 %) 1))", "[1 2 4 8]")]),
-    Builtin::new("cycle", Exact(1), Sequence, cycle)
-        .doc("The items of a collection repeated forever; bound it with take and friends.")
-        .ex(&[("(take 5 (cycle [:a :b]))", "[:a :b :a :b :a]")]),
-    Builtin::new("repeatedly", Range(1, 2), Sequence, repeatedly)
-        .doc("(repeatedly n f): n results of calling f; (repeatedly f) is infinite.")
-        .ex(&[("(repeatedly 2 (fn [] :x))", "[:x :x]"), ("(take 2 (repeatedly (constantly 1)))", "[1 1]")]),
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
     Builtin::new("reduced", Exact(1), Functional, reduced)
         .doc("Wraps a value so reduce (or a transduction) stops and returns it.")
         .ex(&[("(reduce (fn [a x] (if (> a 5) (reduced a) (+ a x))) (range 10))", "6")]),
@@ -57,12 +47,11 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin::new("completing", Range(1, 2), Functional, completing)
         .doc("(completing f) or (completing f cf): f with a one-argument completion (identity, or cf).")
         .ex(&[("(transduce (map inc) (completing +) 0 [1 2])", "5")]),
-    Builtin::new("cat", Exact(1), Functional, cat)
+    Builtin::new("cat", Exact(1), Functional, cat).transducer_itself()
         .doc("The transducer that concatenates each item's contents.")
         .ex(&[("(into [] cat [[1 2] [3]])", "[1 2 3]")]),
-];
-
-// ---- reduced ----
+    ],
+};
 
 /// `(reduced x)`.
 pub fn make_reduced(x: Value) -> Value {
@@ -95,48 +84,18 @@ fn ensure_reduced(v: Value) -> Value {
 fn reduced(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(make_reduced(std::mem::take(&mut a[0])))
 }
+
 fn is_reduced(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(reduced_value(&a[0]).is_some()))
 }
+
 fn unreduced_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(unreduced(std::mem::take(&mut a[0])))
 }
+
 fn ensure_reduced_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(ensure_reduced(std::mem::take(&mut a[0])))
 }
-
-// ---- producers ----
-
-fn iterate(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(lazy::iterate(std::mem::take(&mut a[0]), std::mem::take(&mut a[1])))
-}
-fn cycle(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    cx.charge(super::materialized_cost(&a[0]))?;
-    let items: PVector = seq_iter("cycle", &a[0])?.collect();
-    if items.is_empty() {
-        return Ok(Value::vector([]));
-    }
-    Ok(lazy::cycle(items))
-}
-fn repeatedly(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    match a {
-        [f] => Ok(lazy::repeatedly(std::mem::take(f))),
-        [n, f] => {
-            let n = int_arg("repeatedly", n)?.max(0);
-            let f = std::mem::take(f);
-            let mut out = PVector::new();
-            for _ in 0..n {
-                cx.tick(1)?;
-                cx.charge(crate::limits::cost::ELEM)?;
-                out.push_back(cx.apply(&f, &mut [])?);
-            }
-            Ok(Value::from_pvec(out))
-        }
-        _ => err(ErrorKind::ArityError, "repeatedly takes (repeatedly f) or (repeatedly n f)"),
-    }
-}
-
-// ---- reducing ----
 
 /// Reduces `coll` (finite or infinite) with `f` from `acc`, stopping at a `reduced`.
 pub fn reduce_items(cx: &mut BuiltinContext, f: &Value, mut acc: Value, coll: &Value, fname: &str) -> EvalResult {
@@ -156,7 +115,7 @@ fn conj_rf() -> Value {
     Function::native("conj", Held::none(), |cx, _, args| match args {
         [] => Ok(Value::vector([])),
         [acc] => Ok(std::mem::take(acc)),
-        [acc, x] => super::seq::conj1(cx, std::mem::take(acc), std::mem::take(x)),
+        [acc, x] => crate::builtins::core::collections::conj1(cx, std::mem::take(acc), std::mem::take(x)),
         _ => err(ErrorKind::ArityError, "conj takes a collection and an item"),
     })
 }
@@ -202,7 +161,7 @@ fn transduce(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     cx.apply(&xrf, &mut [acc])
 }
 
-fn sequence(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+pub(crate) fn sequence(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match a {
         // a lazy sequence stays lazy: its items as they are asked for
         [coll] if lazy::as_lazy(coll).is_some() => Ok(std::mem::take(coll)),
@@ -211,7 +170,7 @@ fn sequence(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             None => Ok(Value::Nil),
         },
         [coll] => {
-            cx.charge(super::materialized_cost(coll))?;
+            cx.charge(crate::builtins::materialized_cost(coll))?;
             let items: PVector = seq_iter("sequence", coll)?.collect();
             cx.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * items.len() as u64)?;
             Ok(Value::from_pvec(items))
@@ -251,8 +210,6 @@ fn completing(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         }
     }))
 }
-
-// ---- transducers ----
 
 /// A reducing function wrapping `rf`: `step` for two arguments, `finish` for one, and
 /// `rf`'s init for none.

@@ -8,7 +8,7 @@
 //! and `%c` accepts a one-character string (characters are strings).
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::core::push_str_form;
+use crate::builtins::core::strings::push_str_form;
 use crate::builtins::expected;
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::value::Value;

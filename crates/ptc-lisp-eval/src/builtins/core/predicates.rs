@@ -1,0 +1,187 @@
+//! clojure.core's type tests and logic: `nil?`, `fn?`, `map?`, `type`, `not`, `boolean`...
+
+use crate::builtins::context::BuiltinContext;
+use crate::builtins::{Arity, Builtin, Category, Library, Table};
+use crate::error::EvalResult;
+use crate::value::Value;
+
+use Arity::*;
+use Category::{Core, Set};
+
+/// The builtins of this file, and the library their bare names belong to.
+pub(crate) static TABLE: Table = Table {
+    library: Library::Core,
+    builtins: &[
+    Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
+    Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
+    Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
+    Builtin::new("fn?", Exact(1), Core, is_fn)
+        .doc("True for functions.")
+        .ex(&[("(fn? inc)", "true"), ("(fn? :a)", "false")]),
+    Builtin::new("map?", Exact(1), Core, is_map).doc("True for maps.").ex(&[("(map? {})", "true")]),
+    Builtin::new("vector?", Exact(1), Core, is_vector).doc("True for vectors.").ex(&[("(vector? [1])", "true")]),
+    Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]),
+    Builtin::new("string?", Exact(1), Core, is_string).doc("True for strings.").ex(&[("(string? \"a\")", "true")]),
+    Builtin::new("keyword?", Exact(1), Core, is_keyword).doc("True for keywords.").ex(&[("(keyword? :a)", "true")]),
+    Builtin::new("boolean?", Exact(1), Core, is_boolean)
+        .doc("True for true and false.")
+        .ex(&[("(boolean? false)", "true")]),
+    Builtin::new("coll?", Exact(1), Core, is_coll)
+        .doc("True for vectors, maps and sets.")
+        .ex(&[("(coll? [1])", "true")]),
+    Builtin::new("true?", Exact(1), Core, is_true).doc("True only for true.").ex(&[("(true? 1)", "false")]),
+    Builtin::new("false?", Exact(1), Core, is_false).doc("True only for false.").ex(&[("(false? false)", "true")]),
+    Builtin::new("type", Exact(1), Core, type_of)
+        .doc(
+            "Type keyword: :boolean :number :string :keyword :vector :list :map :set :regex :function (nil for nil; DIV-28).",
+        )
+        .ex(&[("(type 1)", ":number"), ("(type {})", ":map")]),
+    Builtin::new("boolean", Exact(1), Core, boolean)
+        .doc("false for nil and false, true for anything else.")
+        .ex(&[("(boolean 0)", "true")]),
+    Builtin::new("seq?", Exact(1), Core, is_sequential)
+        .alias(&["sequential?", "indexed?", "reversible?", "counted?", "associative?"])
+        .doc("True for lists and vectors (sequence functions return vectors); associative?/counted? also hold for maps.")
+        .ex(&[("(seq? [1])", "true"), ("(seq? '(1))", "true")]),
+    Builtin::new("list?", Exact(1), Core, is_list).doc("True for lists.").ex(&[("(list? '(1 2))", "true"), ("(list? [1 2])", "false")]),
+    Builtin::new("seqable?", Exact(1), Core, is_seqable)
+        .doc("True for nil, collections and strings.")
+        .ex(&[("(seqable? \"ab\")", "true")]),
+    Builtin::new("ifn?", Exact(1), Core, is_ifn)
+        .doc("True for anything callable: functions, keywords, maps, sets, vectors.")
+        .ex(&[("(ifn? :a)", "true")]),
+    Builtin::new("char?", Exact(1), Core, is_char)
+        .doc("True for 1-character strings (characters are strings in PTC-Lisp).")
+        .ex(&[("(char? \\a)", "true")]),
+    Builtin::new("symbol?", Exact(1), Core, is_symbol)
+        .doc("True for symbols: quoted names such as 'a, and (symbol \"a\").")
+        .ex(&[("(symbol? 'a)", "true"), ("(symbol? :a)", "false")]),
+    Builtin::new("sorted?", Exact(1), Core, is_sorted)
+        .doc("True for maps and sets (they are always sorted).")
+        .ex(&[("(sorted? {})", "true")]),
+    Builtin::new("distinct?", AtLeast(1), Core, is_distinct)
+        .doc("True when no two arguments are equal.")
+        .ex(&[("(distinct? 1 2 3)", "true")]),
+    ],
+};
+
+pub(crate) fn not(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(!args[0].truthy()))
+}
+
+fn is_nil(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(args[0].is_nil()))
+}
+
+fn is_some(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    Ok(Value::Bool(!args[0].is_nil()))
+}
+
+pub(crate) fn pred(args: &[Value], f: impl Fn(&Value) -> bool) -> EvalResult {
+    Ok(Value::Bool(f(&args[0])))
+}
+
+fn is_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Func(_)))
+}
+
+fn is_map(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Map(_)))
+}
+
+fn is_vector(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Vector(_)))
+}
+
+fn is_set(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Set(_)))
+}
+
+fn is_string(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Str(_)))
+}
+
+fn is_keyword(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Keyword(_)))
+}
+
+fn is_boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Bool(_)))
+}
+
+fn is_coll(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)))
+}
+
+fn is_true(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Bool(true)))
+}
+
+fn is_false(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    pred(a, |v| matches!(v, Value::Bool(false)))
+}
+
+pub(crate) fn b(v: bool) -> EvalResult {
+    Ok(Value::Bool(v))
+}
+
+fn type_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(match &a[0] {
+        Value::Nil => Value::Nil,
+        Value::Bool(_) => Value::kw("boolean"),
+        Value::Int(_) | Value::Float(_) => Value::kw("number"),
+        Value::Str(_) => Value::kw("string"),
+        Value::Keyword(_) => Value::kw("keyword"),
+        Value::Vector(_) => Value::kw("vector"),
+        Value::List(_) => Value::kw("list"),
+        Value::Map(_) => Value::kw("map"),
+        Value::Set(_) => Value::kw("set"),
+        Value::Regex(_) => Value::kw("regex"),
+        Value::Func(_) => Value::kw("function"),
+        Value::Var(_) => Value::kw("var"),
+        Value::Symbol(_) => Value::kw("symbol"),
+    })
+}
+
+pub(crate) fn boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(a[0].truthy())
+}
+
+fn is_sequential(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Vector(_) | Value::List(_)))
+}
+
+fn is_list(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::List(_)))
+}
+
+fn is_seqable(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(crate::builtins::is_seqable(&a[0]))
+}
+
+fn is_ifn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Func(_) | Value::Keyword(_) | Value::Map(_) | Value::Set(_) | Value::Vector(_)))
+}
+
+fn is_char(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(&a[0], Value::Str(s) if s.chars().count() == 1))
+}
+
+fn is_symbol(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Symbol(_)))
+}
+
+fn is_sorted(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Map(_) | Value::Set(_)))
+}
+
+fn is_distinct(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    for i in 0..a.len() {
+        for j in i + 1..a.len() {
+            if a[i].equiv(&a[j]) {
+                return b(false);
+            }
+        }
+    }
+    b(true)
+}
