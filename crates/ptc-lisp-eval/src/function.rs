@@ -39,10 +39,6 @@ pub enum FunctionKind<'a> {
     Native(&'static str),
     /// A host tool used as a value, by its name.
     Tool(&'a str),
-    /// A lazy sequence (`(range)`, `iterate`...).
-    Lazy,
-    /// `(reduced x)`.
-    Reduced,
 }
 
 impl Function {
@@ -63,8 +59,6 @@ impl Function {
             FnRepr::Closure(c) => FunctionKind::Closure { name: c.lambda.name.as_deref(), captures: c.captures.len() },
             FnRepr::Native { name, .. } => FunctionKind::Native(name),
             FnRepr::Tool(name) => FunctionKind::Tool(name),
-            FnRepr::Lazy(_) => FunctionKind::Lazy,
-            FnRepr::Reduced(_) => FunctionKind::Reduced,
         }
     }
 
@@ -96,10 +90,6 @@ pub(crate) enum FnRepr {
     },
     /// A host tool used as a value.
     Tool(Arc<str>),
-    /// An infinite sequence (`(range)`, `iterate`...), consumed lazily by bounding consumers.
-    Lazy(Arc<crate::lazy::LazySeq>),
-    /// `(reduced x)`: ends a `reduce` or a transduction early with `x`.
-    Reduced(Value),
 }
 
 /// A user closure: compiled lambda plus captured values.
@@ -131,8 +121,6 @@ impl Function {
             FnRepr::Builtin(_) | FnRepr::Tool(_) => {}
             FnRepr::Closure(c) => c.captures.iter().cloned().for_each(visit),
             FnRepr::Native { held, .. } => held.each(visit),
-            FnRepr::Lazy(l) => l.each_held(visit),
-            FnRepr::Reduced(v) => visit(v.clone()),
         }
     }
 }
@@ -142,7 +130,7 @@ impl Drop for FnRepr {
     /// functions (or deep data) drops on any thread.
     fn drop(&mut self) {
         match self {
-            FnRepr::Builtin(_) | FnRepr::Tool(_) | FnRepr::Lazy(_) => {}
+            FnRepr::Builtin(_) | FnRepr::Tool(_) => {}
             FnRepr::Closure(c) => crate::release::release(std::mem::take(&mut c.captures)),
             FnRepr::Native { held, body, .. } => crate::release::release((
                 std::mem::take(held),
@@ -151,7 +139,6 @@ impl Drop for FnRepr {
                     Box::new(|_: &mut BuiltinContext, _: &[Value], _: &mut [Value]| Ok(Value::Nil)),
                 ),
             )),
-            FnRepr::Reduced(v) => crate::release::release(std::mem::take(v)),
         }
     }
 }
@@ -236,8 +223,6 @@ impl fmt::Debug for Function {
             FnRepr::Closure(c) => write!(f, "#fn[{}]", c.lambda.param_names.join(" ")),
             FnRepr::Native { name, .. } => write!(f, "#<fn {name}>"),
             FnRepr::Tool(n) => write!(f, "#<tool {n}>"),
-            FnRepr::Lazy(l) => write!(f, "#<infinite {}>", l.label),
-            FnRepr::Reduced(v) => write!(f, "#<reduced {v:?}>"),
         }
     }
 }

@@ -348,7 +348,10 @@ impl<'h> Interp<'h> {
             Node::Compare(op, operands) => {
                 let (a, b) = &**operands;
                 let result = match (self.peek(a), self.peek(b)) {
-                    (Some(x), Some(y)) if !matches!(x, Value::Func(_)) && !matches!(y, Value::Func(_)) => {
+                    (Some(x), Some(y))
+                        if !matches!(x, Value::Func(_) | Value::Lazy(_))
+                            && !matches!(y, Value::Func(_) | Value::Lazy(_)) =>
+                    {
                         compare(*op, x, y)?
                     }
                     _ => {
@@ -833,8 +836,6 @@ impl<'h> Interp<'h> {
                 let name = name.clone();
                 self.call_tool(&name, args)
             }
-            FnRepr::Lazy(l) => crate::lazy::unbounded("a call", l),
-            FnRepr::Reduced(_) => err(ErrorKind::NotCallable, "a (reduced x) value cannot be called"),
         }
     }
 
@@ -1591,7 +1592,7 @@ impl ForOut {
     /// The items as a vector, or followed by the lazy tail as one lazy sequence.
     fn into_value(self) -> EvalResult {
         match self.tail.as_ref().and_then(crate::lazy::as_lazy) {
-            Some(tail) if self.items.is_empty() => Ok(Value::Func(Function::arc(FnRepr::Lazy(tail.clone())))),
+            Some(tail) if self.items.is_empty() => Ok(Value::Lazy(tail.clone())),
             Some(tail) => crate::lazy::concat(self.items, tail),
             None => Ok(Value::from_pvec(self.items)),
         }

@@ -21,15 +21,16 @@ use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, Flow, err};
-use crate::function::{FnRepr, Function};
 use crate::limits::cost;
 use crate::value::{PVector, Value};
 
-/// A lazy sequence: where its items come from, and how the program wrote it.
+/// A lazy sequence (`(range)`, `(iterate f x)`, a `map` over one...): where its items
+/// come from, and how the program wrote it. Opaque: a program pulls its items; what
+/// leaves a run (a result, a tool call's arguments) is realised first.
 #[derive(Debug)]
-pub(crate) struct LazySeq {
+pub struct LazySeq {
     /// The producer as written (`(range)`, `(iterate f x)`), for error messages.
-    pub label: Arc<str>,
+    pub(crate) label: Arc<str>,
     /// How many lazy steps are stacked on the producer (pulling recurses through them).
     depth: usize,
     /// Known never to end: realising it is refused at once instead of running into a limit.
@@ -100,7 +101,7 @@ impl Drop for LazySeq {
 }
 
 fn seq_value(s: &Arc<LazySeq>) -> Value {
-    Value::Func(Function::arc(FnRepr::Lazy(s.clone())))
+    Value::Lazy(s.clone())
 }
 
 impl LazySeq {
@@ -165,18 +166,18 @@ impl LazySeq {
     }
 
     /// True when the sequence is known never to end.
-    pub(crate) fn is_infinite(&self) -> bool {
+    pub fn is_infinite(&self) -> bool {
         self.infinite
+    }
+
+    /// The producer as the program wrote it (`(range)`, `(iterate f x)`).
+    pub fn label(&self) -> &str {
+        &self.label
     }
 }
 
 fn value(label: impl Into<Arc<str>>, source: Source) -> Value {
-    Value::Func(Function::arc(FnRepr::Lazy(Arc::new(LazySeq {
-        label: label.into(),
-        depth: 0,
-        infinite: true,
-        source,
-    }))))
+    Value::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, infinite: true, source }))
 }
 
 /// A lazy step over `srcs`, refused when the chain gets too deep.
@@ -190,7 +191,7 @@ fn step(label: Arc<str>, srcs: &[&Arc<LazySeq>], infinite: bool, source: Source)
             ),
         );
     }
-    Ok(Value::Func(Function::arc(FnRepr::Lazy(Arc::new(LazySeq { label, depth, infinite, source })))))
+    Ok(Value::Lazy(Arc::new(LazySeq { label, depth, infinite, source })))
 }
 
 /// A step over one source that ends when (and only when) the source does.
@@ -207,10 +208,7 @@ fn ending(src: &Arc<LazySeq>, source: Source) -> EvalResult {
 #[inline]
 pub(crate) fn as_lazy(v: &Value) -> Option<&Arc<LazySeq>> {
     match v {
-        Value::Func(f) => match f.repr() {
-            FnRepr::Lazy(l) => Some(l),
-            _ => None,
-        },
+        Value::Lazy(l) => Some(l),
         _ => None,
     }
 }
@@ -251,12 +249,12 @@ pub(crate) fn range(start: Value, step: Value) -> Value {
 /// `(range start end step)` of integers, too long to hold at once: made one at a time.
 pub(crate) fn range_to(start: i64, end: i64, step: i64) -> Value {
     let label = format!("(range {start} {end} {step})");
-    Value::Func(Function::arc(FnRepr::Lazy(Arc::new(LazySeq {
+    Value::Lazy(Arc::new(LazySeq {
         label: label.into(),
         depth: 0,
         infinite: false,
         source: Source::RangeTo { start, end, step },
-    }))))
+    }))
 }
 /// `(iterate f x)`: x, (f x), (f (f x)), ...
 pub(crate) fn iterate(f: Value, seed: Value) -> Value {
@@ -277,12 +275,12 @@ pub(crate) fn repeatedly(f: Value) -> Value {
 /// `(tree-seq branch? children root)` of a tree too big to walk at once: depth first,
 /// one node at a time.
 pub(crate) fn tree_seq(branch: Value, children: Value, root: Value) -> Value {
-    Value::Func(Function::arc(FnRepr::Lazy(Arc::new(LazySeq {
+    Value::Lazy(Arc::new(LazySeq {
         label: "(tree-seq branch? children root)".into(),
         depth: 0,
         infinite: false,
         source: Source::TreeSeq { branch, children, root },
-    }))))
+    }))
 }
 /// `(map f s1 s2 ...)` over lazy sequences only: ends with the shortest.
 pub(crate) fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> EvalResult {
@@ -864,7 +862,7 @@ fn realized_copy(
         return Ok(None);
     }
     Ok(match v {
-        Value::Func(_) if as_lazy(v).is_some() => {
+        Value::Lazy(_) => {
             let all = realized(cx, fname, v.clone())?;
             if let Some(l) = as_lazy(&all) {
                 return unbounded(fname, l);

@@ -88,6 +88,7 @@ pub use host::{
     AsyncToolFn, CallCx, Discovery, Exposure, FnHost, Host, NoTools, ToolCall, ToolCallRecord, ToolError,
     ToolErrorKind, ToolFn, ToolFuture, ToolSpec,
 };
+pub use lazy::LazySeq;
 pub use limits::{LimitError, LimitSpec, LimitUnit, Limits};
 pub use memory::Memory;
 pub use nesting::MAX_VALUE_NESTING;
@@ -96,7 +97,7 @@ pub use pool::{EvalPool, PoolError, PoolOptions};
 pub use printer::{repl_preview, repl_preview_with, to_clojure};
 pub use regex_value::RegexValue;
 pub use run::{RunOptions, run};
-pub use value::Value;
+pub use value::{Reduced, Value};
 
 /// The examples of this crate's `README.md`, compiled and run as doctests so that the
 /// page crates.io shows cannot drift from the code.

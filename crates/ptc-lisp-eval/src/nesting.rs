@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::function::FnRepr;
 use crate::meter;
 use crate::value::Value;
 
@@ -85,17 +84,15 @@ pub(crate) fn nesting(v: &Value, max: usize) -> Nesting {
     }
 }
 
-/// The identity of a value that can hold others (`None` for plain values). A lazy step is
-/// handed out as a fresh function value each time, so its identity is the sequence's.
+/// The identity of a value that can hold others (`None` for plain values).
 fn identity(v: &Value) -> Option<usize> {
     Some(match v {
         Value::Vector(a) | Value::List(a) => Arc::as_ptr(a) as *const u8 as usize,
         Value::Set(a) => Arc::as_ptr(a) as *const u8 as usize,
         Value::Map(a) => Arc::as_ptr(a) as *const u8 as usize,
-        Value::Func(f) => match f.repr() {
-            FnRepr::Lazy(l) => Arc::as_ptr(l) as *const u8 as usize,
-            _ => Arc::as_ptr(f) as *const u8 as usize,
-        },
+        Value::Func(f) => Arc::as_ptr(f) as *const u8 as usize,
+        Value::Lazy(l) => Arc::as_ptr(l) as *const u8 as usize,
+        Value::Reduced(r) => Arc::as_ptr(r) as *const u8 as usize,
         _ => return None,
     })
 }
@@ -105,7 +102,16 @@ fn identity(v: &Value) -> Option<usize> {
 fn add_held(v: &Value, pending: &mut Vec<Value>) -> bool {
     let mut leaves = false;
     let mut add = |x: &Value| {
-        if matches!(x, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Func(_)) {
+        if matches!(
+            x,
+            Value::Vector(_)
+                | Value::List(_)
+                | Value::Map(_)
+                | Value::Set(_)
+                | Value::Func(_)
+                | Value::Lazy(_)
+                | Value::Reduced(_)
+        ) {
             pending.push(x.clone());
         } else {
             leaves = true;
@@ -121,6 +127,8 @@ fn add_held(v: &Value, pending: &mut Vec<Value>) -> bool {
             }
         }
         Value::Func(f) => f.each_held(&mut |x| add(&x)),
+        Value::Lazy(l) => l.each_held(&mut |x| add(&x)),
+        Value::Reduced(r) => add(r.value()),
         _ => {}
     }
     leaves

@@ -177,13 +177,13 @@ impl Printer<'_> {
                 FnRepr::Builtin(_) => self.out.push_str("#<builtin>"),
                 FnRepr::Native { .. } => self.out.push_str("#fn[...]"),
                 FnRepr::Tool(_) => self.out.push_str("#<fn>"),
-                FnRepr::Lazy(l) => {
-                    self.out.push_str(if l.is_infinite() { "#<infinite " } else { "#<lazy " });
-                    self.out.push_str(&l.label);
-                    self.out.push('>');
-                }
-                FnRepr::Reduced(_) => self.out.push_str("#<reduced>"),
             },
+            Value::Lazy(l) => {
+                self.out.push_str(if l.is_infinite() { "#<infinite " } else { "#<lazy " });
+                self.out.push_str(&l.label);
+                self.out.push('>');
+            }
+            Value::Reduced(_) => self.out.push_str("#<reduced>"),
             // one arm for both: each nesting level of a deep value costs this frame
             Value::Vector(items) | Value::List(items) => {
                 let (open, close) = if matches!(v, Value::List(_)) { ("(", ")") } else { ("[", "]") };

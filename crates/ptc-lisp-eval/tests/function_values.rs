@@ -38,3 +38,45 @@ fn builtin_and_tool_values_made_outside_behave_like_the_programs_own() {
     // the host sees tool keys (strings), as from a program's own `(tool/lookup {:id 2})`
     assert_eq!(out.printed, r#"[2 [{"id" 2}]]"#, "{:?}", out.error());
 }
+
+fn printed(src: &str) -> String {
+    let out = Engine::new(Limits::default()).eval_with(src, &FnHost::new());
+    match out.error() {
+        None => out.printed,
+        Some(e) => format!("error {}: {}", e.kind.as_str(), e.message),
+    }
+}
+
+#[test]
+fn lazy_sequences_and_reduced_are_values_of_their_own_not_functions() {
+    assert_eq!(printed("(fn? (range))"), "false");
+    assert_eq!(printed("(fn? (iterate inc 0))"), "false");
+    assert_eq!(printed("(fn? (reduced 1))"), "false");
+    assert_eq!(printed("(fn? inc)"), "true");
+    assert_eq!(printed("(type (range))"), ":lazy-seq");
+    assert_eq!(printed("(type (map inc (range)))"), ":lazy-seq");
+    assert_eq!(printed("(type (reduced 1))"), ":reduced");
+    assert_eq!(printed("(reduced? (reduced 1))"), "true");
+    assert_eq!(printed("(reduced? (range))"), "false");
+    assert_eq!(printed("(str (reduced 1))"), "\"#<reduced>\"");
+    assert_eq!(printed("(= (reduced 1) (reduced 1))"), "true");
+    assert_eq!(printed("(= (reduced 1) (reduced 2))"), "false");
+    assert_eq!(printed("(seq? (take 3 (range)))"), "true");
+    assert_eq!(printed("(reduce (fn [a x] (if (> x 2) (reduced a) (+ a x))) 0 (range))"), "3");
+    assert!(printed("((range) 1)").starts_with("error "), "{}", printed("((range) 1)"));
+}
+
+#[test]
+fn a_lazy_sequence_kept_in_memory_is_a_lazy_value() {
+    let out = Engine::new(Limits::default()).eval_with("(def r (range)) (take 2 r)", &FnHost::new());
+    assert_eq!(out.printed, "[0 1]", "{:?}", out.error());
+    match out.memory.get("r") {
+        Some(v @ Value::Lazy(l)) => {
+            assert!(l.is_infinite());
+            assert_eq!(l.label(), "(range)");
+            assert_eq!(ptc_lisp_eval::to_clojure(v), "#<infinite (range)>");
+            assert!(v.equiv(&v.clone()), "a lazy sequence equals itself");
+        }
+        other => panic!("expected a lazy sequence, got {other:?}"),
+    }
+}

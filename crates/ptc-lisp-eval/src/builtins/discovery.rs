@@ -429,6 +429,8 @@ fn type_kw(v: &Value) -> Value {
         Value::Set(_) => "set",
         Value::Regex(_) => "regex",
         Value::Func(_) => "function",
+        Value::Lazy(_) => "lazy-seq",
+        Value::Reduced(_) => "reduced",
         Value::Var(_) => "var",
         Value::Symbol(_) => "symbol",
     })

@@ -102,9 +102,10 @@ pub(crate) fn encode(value: &Value) -> Result<Vec<Json>, NotData> {
             Value::Func(f) => match f.kind() {
                 FunctionKind::Builtin(name) => out.push(json!(["fn", name])),
                 FunctionKind::Tool(name) => out.push(json!(["tool", name])),
-                FunctionKind::Lazy => return Err(NotData::Lazy),
                 _ => return Err(NotData::Function),
             },
+            Value::Lazy(_) => return Err(NotData::Lazy),
+            Value::Reduced(_) => return Err(NotData::Function),
         }
     }
     Ok(out)

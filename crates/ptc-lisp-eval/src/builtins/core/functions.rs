@@ -232,7 +232,7 @@ fn trampoline(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut result = cx.apply(f, args)?;
     // each bounce is a loop iteration, bounded like loop/recur
     let mut bounces: u64 = 0;
-    while matches!(&result, Value::Func(f) if !matches!(f.repr(), crate::function::FnRepr::Lazy(_) | crate::function::FnRepr::Reduced(_))) {
+    while matches!(&result, Value::Func(_)) {
         bounces += 1;
         if bounces > cx.max_loop_iterations() {
             return err(

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::function::{FnRepr, Function, Held};
+use crate::function::{Function, Held};
 use crate::lazy::{self, Items};
 use crate::value::{PVector, Value};
 
@@ -55,17 +55,14 @@ pub(crate) static TABLE: Table = Table {
 
 /// `(reduced x)`.
 pub fn make_reduced(x: Value) -> Value {
-    Value::Func(Function::arc(FnRepr::Reduced(x)))
+    Value::Reduced(Arc::new(crate::value::Reduced::new(x)))
 }
 
 /// The value inside a `reduced`, if `v` is one.
 #[inline]
 pub fn reduced_value(v: &Value) -> Option<&Value> {
     match v {
-        Value::Func(f) => match f.repr() {
-            FnRepr::Reduced(x) => Some(x),
-            _ => None,
-        },
+        Value::Reduced(r) => Some(r.value()),
         _ => None,
     }
 }
