@@ -233,7 +233,7 @@ fn keywordized(j: &serde_json::Value) -> Value {
 fn run_case(case: &Case) -> ptc_lisp_eval::Outcome {
     let mut opts = RunOptions::default();
     if let Some(ctx) = &case.ctx {
-        opts.memory.values.insert(Arc::from("ctx"), keywordized(ctx));
+        opts.memory.insert(Arc::from("ctx"), keywordized(ctx));
     }
     ptc_lisp_eval::run(&case.src, opts)
 }

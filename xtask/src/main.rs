@@ -6,6 +6,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 
 mod agent_reasons;
+mod api;
 mod bench;
 mod changelog;
 mod conformance;
@@ -27,8 +28,10 @@ mod version;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  ci            fmt --check, clippy -D warnings, tests (failing on a pending snapshot), the
-                feature matrix, rust-version, generated docs, prompt budgets, conformance
+  api           each library crate's public API (rustdoc JSON, stable toolchain) against
+                api/<crate>.txt; fails with a diff when a surface changed (--bless: rewrite)
+  ci            fmt --check, clippy -D warnings, public APIs (api), tests (failing on a
+                pending snapshot), the feature matrix, rust-version, generated docs, prompt budgets, conformance
                 against real Clojure, the Python package's pytest suite, MCP interop when
                 python3 and npm are there, every fuzz target for 25 s
   conformance   run fixtures/conformance/*.txt against real Clojure; writes docs/conformance.md
@@ -64,9 +67,13 @@ commands:
 ";
 
 fn main() -> ExitCode {
+    if let Some(code) = api::rustdoc_wrapper() {
+        return code;
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("api") => api::run(&args[1..]),
         Some("conformance") if args.get(1).map(String::as_str) == Some("--record") => conformance::record(&root()),
         Some("conformance") => conformance::run(&root()),
         Some("bench") => bench::run(),
@@ -148,6 +155,8 @@ fn ci() -> Result<()> {
     let cargo = cargo();
     step("cargo fmt --check", &cargo, &["fmt", "--all", "--check"])?;
     step("cargo clippy -D warnings", &cargo, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    // Right after clippy: rustdoc reads the dependencies clippy just type-checked.
+    api::run(&[])?;
     // A changed snapshot fails its test here instead of being written as .snap.new for
     // later; the check after it catches one left over from an earlier run.
     let snapshots_strict = [("INSTA_UPDATE", "no"), ("CI", "true")];

@@ -40,6 +40,8 @@
 //! ```
 
 #![deny(missing_docs)]
+// A `pub` item no path from the root reaches is `pub(crate)`: what is public is the API.
+#![warn(unreachable_pub)]
 
 use std::fs::{File, FileType};
 use std::io::{self, Read};

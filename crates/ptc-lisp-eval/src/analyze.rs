@@ -24,7 +24,7 @@ pub(crate) const MAX_NODE_DEPTH: u32 = 1_000;
 
 /// What the analyzer needs to know about the world.
 #[derive(Debug, Default, Clone)]
-pub struct AnalyzeEnv {
+pub(crate) struct AnalyzeEnv {
     /// Names defined by earlier runs (memory).
     pub user_names: HashSet<String>,
     /// Tools programs may call.
@@ -39,7 +39,7 @@ pub struct AnalyzeEnv {
 
 /// An analyzed program.
 #[derive(Debug)]
-pub struct Program {
+pub(crate) struct Program {
     /// Top-level nodes.
     pub nodes: Vec<Node>,
     /// Slots of the top-level frame.
@@ -81,7 +81,7 @@ struct Analyzer<'e> {
 }
 
 /// Analyzes a whole program.
-pub fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, EvalError> {
+pub(crate) fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Program, EvalError> {
     let mut defined = HashSet::new();
     for f in forms {
         collect_defs(f, &mut defined);
@@ -602,7 +602,7 @@ impl Analyzer<'_> {
         }
         let call = desugar::list(body.to_vec(), span);
         self.in_short_fn = true;
-        let r = self.lambda(None, &params, std::slice::from_ref(&call), None);
+        let r = self.lambda(None, &params, std::slice::from_ref(&call));
         self.in_short_fn = false;
         r
     }
@@ -779,7 +779,7 @@ impl Analyzer<'_> {
                     )
                     .at(span));
                 }
-                Node::Recur(self.forms(args)?, span)
+                Node::Recur(self.forms(args)?)
             }
             SF::Fn => self.fn_form(args, span)?,
             SF::Def | SF::Defonce => self.def_form(name, args, span)?,
@@ -942,10 +942,10 @@ impl Analyzer<'_> {
             _ => (None, args),
         };
         match rest.split_first() {
-            Some((Form { kind: FormKind::Vector(params), .. }, body)) => self.lambda(name, params, body, None),
+            Some((Form { kind: FormKind::Vector(params), .. }, body)) => self.lambda(name, params, body),
             Some((Form { kind: FormKind::List(_), .. }, _)) => {
                 let (params, body) = self.with_gensym(|g| desugar::multi_arity(name.unwrap_or("fn"), rest, span, g))?;
-                self.lambda(name, &params, std::slice::from_ref(&body), None)
+                self.lambda(name, &params, std::slice::from_ref(&body))
             }
             _ => {
                 Err(EvalError::new(ErrorKind::InvalidForm, "fn needs a parameter vector: (fn [x y] body...)").at(span))
@@ -953,9 +953,9 @@ impl Analyzer<'_> {
         }
     }
 
-    fn lambda(&mut self, name: Option<&str>, params: &[Form], body: &[Form], doc: Option<Arc<str>>) -> R<Node> {
+    fn lambda(&mut self, name: Option<&str>, params: &[Form], body: &[Form]) -> R<Node> {
         self.scopes.push(FnScope { self_name: name.map(Arc::from), ..FnScope::default() });
-        let result = self.lambda_inner(name, params, body, doc);
+        let result = self.lambda_inner(name, params, body);
         let scope = self.scopes.pop().unwrap_or_default();
         let mut lambda = result?;
         crate::moves::mark_moves(&mut lambda.params, lambda.rest.as_mut(), std::slice::from_mut(&mut lambda.body));
@@ -964,7 +964,7 @@ impl Analyzer<'_> {
         Ok(Node::Fn(Arc::new(lambda), captures))
     }
 
-    fn lambda_inner(&mut self, name: Option<&str>, params: &[Form], body: &[Form], doc: Option<Arc<str>>) -> R<Lambda> {
+    fn lambda_inner(&mut self, name: Option<&str>, params: &[Form], body: &[Form]) -> R<Lambda> {
         let mut fixed = Vec::new();
         let mut rest = None;
         let mut names = Vec::new();
@@ -1007,7 +1007,6 @@ impl Analyzer<'_> {
             frame_size: 0,
             uses_self: false,
             body,
-            doc,
         })
     }
 
@@ -1073,7 +1072,7 @@ impl Analyzer<'_> {
         let node = match rest.split_first() {
             Some((Form { kind: FormKind::Vector(params), .. }, body)) => {
                 // self-recursion goes through the user definition, so no self name here
-                let n = self.lambda(None, params, body, doc.clone())?;
+                let n = self.lambda(None, params, body)?;
                 match n {
                     Node::Fn(l, caps) => {
                         let l = Arc::try_unwrap(l).map(|mut l| {

@@ -8,17 +8,17 @@ use crate::error::{ErrorKind, EvalError};
 type R<T> = Result<T, EvalError>;
 
 /// A symbol form.
-pub fn sym(name: &str, span: Span) -> Form {
+pub(crate) fn sym(name: &str, span: Span) -> Form {
     Form::new(FormKind::Symbol { ns: None, name: name.to_string() }, span)
 }
 
 /// A list form.
-pub fn list(items: Vec<Form>, span: Span) -> Form {
+pub(crate) fn list(items: Vec<Form>, span: Span) -> Form {
     Form::new(FormKind::List(items), span)
 }
 
 /// A vector form.
-pub fn vector(items: Vec<Form>, span: Span) -> Form {
+pub(crate) fn vector(items: Vec<Form>, span: Span) -> Form {
     Form::new(FormKind::Vector(items), span)
 }
 
@@ -67,7 +67,7 @@ fn check_steps(name: &str, steps: usize, span: Span) -> R<()> {
     Ok(())
 }
 
-pub fn thread(args: &[Form], last: bool, span: Span) -> R<Form> {
+pub(crate) fn thread(args: &[Form], last: bool, span: Span) -> R<Form> {
     check_steps(if last { "->>" } else { "->" }, args.len(), span)?;
     let Some((first, steps)) = args.split_first() else {
         return Err(invalid(
@@ -87,7 +87,7 @@ pub fn thread(args: &[Form], last: bool, span: Span) -> R<Form> {
 }
 
 /// `(as-> x name f1 f2)` -> `(let [name x name f1 name f2] name)`.
-pub fn as_thread(args: &[Form], span: Span) -> R<Form> {
+pub(crate) fn as_thread(args: &[Form], span: Span) -> R<Form> {
     check_steps("as->", args.len(), span)?;
     if args.len() < 2 {
         return Err(invalid("as-> needs a value and a name: (as-> x v (f v) (g v))", span));
@@ -105,7 +105,7 @@ pub fn as_thread(args: &[Form], span: Span) -> R<Form> {
 }
 
 /// `(cond-> x test step ...)` / `cond->>`: steps applied when their test is truthy.
-pub fn cond_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+pub(crate) fn cond_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
     check_steps(if last { "cond->>" } else { "cond->" }, args.len() / 2, span)?;
     let name = if last { "cond->>" } else { "cond->" };
     let Some((first, pairs)) = args.split_first() else {
@@ -129,7 +129,7 @@ pub fn cond_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut
 }
 
 /// `(some-> x f g)`: stops at the first nil.
-pub fn some_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+pub(crate) fn some_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
     check_steps(if last { "some->>" } else { "some->" }, args.len(), span)?;
     let name = if last { "some->>" } else { "some->" };
     let Some((first, steps)) = args.split_first() else {
@@ -164,7 +164,7 @@ pub fn some_thread(args: &[Form], last: bool, span: Span, gensym: &mut dyn FnMut
 }
 
 /// `(cond t1 e1 t2 e2 ...)` -> nested ifs.
-pub fn cond(args: &[Form], span: Span) -> R<Form> {
+pub(crate) fn cond(args: &[Form], span: Span) -> R<Form> {
     check_steps("cond", args.len() / 2, span)?;
     if !args.len().is_multiple_of(2) {
         return Err(EvalError::new(
@@ -182,7 +182,7 @@ pub fn cond(args: &[Form], span: Span) -> R<Form> {
 
 /// `(condp pred expr t1 r1 ... default?)`; a clause `t :>> f` calls f with the test's
 /// result. Without a default, no matching clause is a runtime error, as in Clojure.
-pub fn condp(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+pub(crate) fn condp(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
     check_steps("condp", args.len() / 2, span)?;
     if args.len() < 2 {
         return Err(invalid("condp needs a predicate and an expression: (condp = x 1 :one 2 :two :default)", span));
@@ -230,7 +230,7 @@ pub fn condp(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R
 }
 
 /// `(assert expr message?)`: nil, or a runtime error naming the message (or the expression).
-pub fn assert(args: &[Form], span: Span) -> R<Form> {
+pub(crate) fn assert(args: &[Form], span: Span) -> R<Form> {
     let (expr, message) = match args {
         [expr] => (expr, None),
         [expr, message] => (expr, Some(message)),
@@ -251,7 +251,7 @@ pub fn assert(args: &[Form], span: Span) -> R<Form> {
 
 /// The hidden form that raises a runtime error with a fixed message (it contains a space,
 /// so no program can write it).
-pub const RAISE_FORM: &str = " raise";
+pub(crate) const RAISE_FORM: &str = " raise";
 
 fn raise(message: &str, span: Span) -> Form {
     list(vec![sym(RAISE_FORM, span), Form::new(FormKind::Str(message.to_string()), span)], span)
@@ -259,7 +259,7 @@ fn raise(message: &str, span: Span) -> Form {
 
 /// The name of the hidden form that raises an arity error (it contains a space, so no
 /// program can write it).
-pub const ARITY_ERROR_FORM: &str = " arity-error";
+pub(crate) const ARITY_ERROR_FORM: &str = " arity-error";
 
 fn int(i: usize, span: Span) -> Form {
     Form::new(FormKind::Int(i as i64), span)
@@ -268,7 +268,7 @@ fn int(i: usize, span: Span) -> Form {
 /// Multi-arity `(fn name? ([x] a) ([x y] b) ([x & more] c))`, as the parameter vector and
 /// body of one variadic function that dispatches on its argument count. Each body runs in
 /// a `loop` over its own parameters, so `recur` keeps the arity of its clause.
-pub fn multi_arity(
+pub(crate) fn multi_arity(
     label: &str,
     clauses: &[Form],
     span: Span,
@@ -368,7 +368,7 @@ pub fn multi_arity(
 /// `(letfn [(f [x] ...) (g [y] ...)] body...)`: the functions live in one bundle function
 /// that hands out each of them by index; every function body first binds the others, so
 /// they can call each other (mutual recursion) with closures that capture by value.
-pub fn letfn(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+pub(crate) fn letfn(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
     let Some((Form { kind: FormKind::Vector(specs), .. }, body)) = args.split_first() else {
         return Err(invalid(
             "letfn needs a vector of function specs: (letfn [(f [x] body) (g [y] body)] body...)",

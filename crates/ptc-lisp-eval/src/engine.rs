@@ -28,21 +28,19 @@ use crate::analyze::{self, AnalyzeEnv};
 use crate::cancel::Cancel;
 use crate::error::{ErrorKind, EvalError, Flow};
 use crate::host::{Host, ToolSpec};
-use crate::interp::{Globals, Interp};
+use crate::interp::Interp;
 use crate::limits::{Limits, SharedBudget};
+use crate::memory::Memory;
 use crate::meter;
+use crate::nesting::{MAX_VALUE_NESTING, Nesting, nesting};
+use crate::outcome::{Outcome, RunResult, Usage};
 use crate::pool::EvalPool;
 use crate::printer::{PrintOptions, to_clojure_with};
-use crate::run::{Nesting, Outcome, RunResult, Usage, nesting};
 use crate::stack;
 use crate::value::{PMap, Value};
 
 /// Longest error message a run returns (longer ones are clipped).
-pub const MAX_MESSAGE_BYTES: usize = 4096;
-
-/// Deepest nesting a result, a definition or a tool call's arguments may have, counting
-/// collection items and the values functions hold.
-pub const MAX_VALUE_NESTING: usize = 1_000;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 4096;
 
 /// Runs PTC-Lisp programs under one set of [`Limits`] on the threads of an [`EvalPool`].
 /// Cheap to clone; `Send + Sync`.
@@ -98,8 +96,8 @@ impl CompileEnv {
     }
 
     /// Adds the names defined in `memory`.
-    pub fn with_memory(mut self, memory: &Globals) -> Self {
-        self.user_names.extend(memory.values.keys().map(|k| k.to_string()));
+    pub fn with_memory(mut self, memory: &Memory) -> Self {
+        self.user_names.extend(memory.names().map(str::to_string));
         self
     }
 }
@@ -123,7 +121,7 @@ pub struct RunInput {
     /// Context data, readable as `data/<key>`.
     pub context: Arc<PMap>,
     /// User definitions from earlier runs.
-    pub memory: Globals,
+    pub memory: Memory,
     /// Results of earlier turns, oldest first (`*1` is the last one).
     pub turn_history: Vec<Value>,
     /// A missing `data/` key is an error (MCP) instead of nil (default).
@@ -143,7 +141,7 @@ impl RunInput {
     }
 
     /// Sets the memory (definitions of earlier runs).
-    pub fn with_memory(mut self, memory: Globals) -> Self {
+    pub fn with_memory(mut self, memory: Memory) -> Self {
         self.memory = memory;
         self
     }
@@ -444,8 +442,8 @@ fn execute(
     let nesting = match value_nesting {
         Nesting::Within => interp
             .definitions()
-            .values
-            .values()
+            .iter()
+            .map(|(_, v)| v)
             .map(|v| nesting(v, MAX_VALUE_NESTING))
             .find(|n| *n != Nesting::Within)
             .unwrap_or(Nesting::Within),

@@ -234,7 +234,7 @@ impl EvalError {
 
 /// Non-local control flow inside the evaluator: errors, `return`, `fail`, `recur`.
 #[derive(Debug, Clone)]
-pub enum Flow {
+pub(crate) enum Flow {
     /// A program error.
     Error(Box<EvalError>),
     /// `(return v)`.
@@ -252,15 +252,15 @@ impl From<EvalError> for Flow {
 }
 
 /// Result type of evaluation steps.
-pub type EvalResult<T = Value> = Result<T, Flow>;
+pub(crate) type EvalResult<T = Value> = Result<T, Flow>;
 
 /// Builds an error flow.
-pub fn err<T>(kind: ErrorKind, message: impl Into<String>) -> EvalResult<T> {
+pub(crate) fn err<T>(kind: ErrorKind, message: impl Into<String>) -> EvalResult<T> {
     Err(Flow::Error(Box::new(EvalError::new(kind, message))))
 }
 
 /// Shorthand for a type error.
-pub fn type_err<T>(message: impl Into<String>) -> EvalResult<T> {
+pub(crate) fn type_err<T>(message: impl Into<String>) -> EvalResult<T> {
     err(ErrorKind::TypeError, message)
 }
 

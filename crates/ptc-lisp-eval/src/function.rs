@@ -12,10 +12,69 @@ use crate::value::Value;
 /// The body of a native composed function (`partial`, `comp`, `juxt`...): it gets the
 /// interpreter, the values the function holds ([`Held`]'s fixed values, in order) and the
 /// call's arguments.
-pub type NativeBody = dyn Fn(&mut BuiltinContext, &[Value], &mut [Value]) -> EvalResult + Send + Sync;
+pub(crate) type NativeBody = dyn Fn(&mut BuiltinContext, &[Value], &mut [Value]) -> EvalResult + Send + Sync;
 
-/// A callable value.
-pub enum Function {
+/// A function value: a builtin, a user function, a function a builtin made (`partial`,
+/// `comp`...) or a host tool. Opaque: an embedder can ask what kind it is
+/// ([`Function::kind`]) and make builtin and tool values, but never reaches the analysed
+/// body of a user function or the interpreter a builtin runs on.
+pub struct Function(FnRepr);
+
+/// What a function value is, as an embedder sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FunctionKind<'a> {
+    /// A registry builtin, by its canonical name (`map`, `join`).
+    Builtin(&'static str),
+    /// A user function (`fn`, `defn`, `#(...)`) and how many values it captured.
+    Closure {
+        /// Name of a named `fn`/`defn`, if any.
+        name: Option<&'a str>,
+        /// How many values it captured from its surroundings (`0`: it can be rebuilt from
+        /// its source alone).
+        captures: usize,
+    },
+    /// A function a builtin built (`partial`, `comp`, `complement`...), by that builtin's
+    /// name.
+    Native(&'static str),
+    /// A host tool used as a value, by its name.
+    Tool(&'a str),
+}
+
+impl Function {
+    /// The builtin `b` (an entry of [`crate::registry`]) as a function.
+    pub fn builtin(b: &'static Builtin) -> Function {
+        Function(FnRepr::Builtin(b))
+    }
+
+    /// The host tool `name` as a function (a call goes to the [`crate::Host`]).
+    pub fn tool(name: impl Into<Arc<str>>) -> Function {
+        Function(FnRepr::Tool(name.into()))
+    }
+
+    /// What kind of function this is.
+    pub fn kind(&self) -> FunctionKind<'_> {
+        match &self.0 {
+            FnRepr::Builtin(b) => FunctionKind::Builtin(b.name),
+            FnRepr::Closure(c) => FunctionKind::Closure { name: c.lambda.name.as_deref(), captures: c.captures.len() },
+            FnRepr::Native { name, .. } => FunctionKind::Native(name),
+            FnRepr::Tool(name) => FunctionKind::Tool(name),
+        }
+    }
+
+    /// A shared function value of `repr`.
+    pub(crate) fn arc(repr: FnRepr) -> Arc<Function> {
+        Arc::new(Function(repr))
+    }
+
+    /// What the function is inside the crate.
+    pub(crate) fn repr(&self) -> &FnRepr {
+        &self.0
+    }
+}
+
+/// The kinds of function values, inside the crate.
+pub(crate) enum FnRepr {
     /// A registry builtin.
     Builtin(&'static Builtin),
     /// A user closure.
@@ -31,18 +90,14 @@ pub enum Function {
     },
     /// A host tool used as a value.
     Tool(Arc<str>),
-    /// An infinite sequence (`(range)`, `iterate`...), consumed lazily by bounding consumers.
-    Lazy(Arc<crate::lazy::LazySeq>),
-    /// `(reduced x)`: ends a `reduce` or a transduction early with `x`.
-    Reduced(Value),
 }
 
 /// A user closure: compiled lambda plus captured values.
-pub struct Closure {
+pub(crate) struct Closure {
     /// The compiled body.
-    pub lambda: Arc<Lambda>,
+    pub(crate) lambda: Arc<Lambda>,
     /// Captured values, indexed by `Node::Capture`.
-    pub captures: Vec<Value>,
+    pub(crate) captures: Vec<Value>,
 }
 
 impl Function {
@@ -55,38 +110,35 @@ impl Function {
         held: Held,
         body: impl Fn(&mut BuiltinContext, &[Value], &mut [Value]) -> EvalResult + Send + Sync + 'static,
     ) -> Value {
-        Value::Func(Arc::new(Function::Native { name, held, body: Box::new(body) }))
+        Value::Func(Function::arc(FnRepr::Native { name, held, body: Box::new(body) }))
     }
 
     /// Calls `visit` with every value this function holds: a closure's captures, a native
     /// function's held values (and its state now), the value inside `reduced`, the values
     /// a lazy sequence was built from (its inner steps as function values).
     pub(crate) fn each_held(&self, visit: &mut dyn FnMut(Value)) {
-        match self {
-            Function::Builtin(_) | Function::Tool(_) => {}
-            Function::Closure(c) => c.captures.iter().cloned().for_each(visit),
-            Function::Native { held, .. } => held.each(visit),
-            Function::Lazy(l) => l.each_held(visit),
-            Function::Reduced(v) => visit(v.clone()),
+        match &self.0 {
+            FnRepr::Builtin(_) | FnRepr::Tool(_) => {}
+            FnRepr::Closure(c) => c.captures.iter().cloned().for_each(visit),
+            FnRepr::Native { held, .. } => held.each(visit),
         }
     }
 }
 
-impl Drop for Function {
+impl Drop for FnRepr {
     /// What a function holds is dropped by `release`, so a chain of functions capturing
     /// functions (or deep data) drops on any thread.
     fn drop(&mut self) {
         match self {
-            Function::Builtin(_) | Function::Tool(_) | Function::Lazy(_) => {}
-            Function::Closure(c) => crate::release::release(std::mem::take(&mut c.captures)),
-            Function::Native { held, body, .. } => crate::release::release((
+            FnRepr::Builtin(_) | FnRepr::Tool(_) => {}
+            FnRepr::Closure(c) => crate::release::release(std::mem::take(&mut c.captures)),
+            FnRepr::Native { held, body, .. } => crate::release::release((
                 std::mem::take(held),
                 std::mem::replace(
                     body,
                     Box::new(|_: &mut BuiltinContext, _: &[Value], _: &mut [Value]| Ok(Value::Nil)),
                 ),
             )),
-            Function::Reduced(v) => crate::release::release(std::mem::take(v)),
         }
     }
 }
@@ -95,7 +147,7 @@ impl Drop for Function {
 /// stateful transducer step (`dedupe`, `distinct`, `partition-all`), which changes as it
 /// runs.
 #[derive(Default)]
-pub struct Held {
+pub(crate) struct Held {
     fixed: Vec<Value>,
     state: Option<Arc<dyn StepState>>,
 }
@@ -166,13 +218,11 @@ impl StepState for std::sync::Mutex<std::collections::HashSet<Value>> {
 
 impl fmt::Debug for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Function::Builtin(b) => write!(f, "#<builtin {}>", b.name),
-            Function::Closure(c) => write!(f, "#fn[{}]", c.lambda.param_names.join(" ")),
-            Function::Native { name, .. } => write!(f, "#<fn {name}>"),
-            Function::Tool(n) => write!(f, "#<tool {n}>"),
-            Function::Lazy(l) => write!(f, "#<infinite {}>", l.label),
-            Function::Reduced(v) => write!(f, "#<reduced {v:?}>"),
+        match &self.0 {
+            FnRepr::Builtin(b) => write!(f, "#<builtin {}>", b.name),
+            FnRepr::Closure(c) => write!(f, "#fn[{}]", c.lambda.param_names.join(" ")),
+            FnRepr::Native { name, .. } => write!(f, "#<fn {name}>"),
+            FnRepr::Tool(n) => write!(f, "#<tool {n}>"),
         }
     }
 }

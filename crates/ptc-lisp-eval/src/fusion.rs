@@ -29,7 +29,7 @@ type FastHash = foldhash::fast::RandomState;
 
 /// One step of a fused chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// `(map f coll)` / `(mapv f coll)`.
     Map,
     /// `(filter pred coll)` / `(filterv pred coll)`.
@@ -48,11 +48,11 @@ impl Step {
 }
 
 /// A step with the builtin that names it and the span of its call.
-pub type StepCall = (Step, &'static Builtin, Span);
+pub(crate) type StepCall = (Step, &'static Builtin, Span);
 
 /// What consumes the items that come out of the last step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sink {
+pub(crate) enum Sink {
     /// The outermost step itself: its items are collected into a vector.
     Collect,
     /// `(reduce f coll)` (`init` false) / `(reduce f init coll)`.
@@ -74,7 +74,7 @@ pub enum Sink {
 /// The consumers a builtin can declare (`.sink(..)` on its registry entry); with the
 /// call's argument count they make a [`Sink`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Consumer {
+pub(crate) enum Consumer {
     /// `(reduce f coll)` / `(reduce f init coll)`.
     Reduce,
     /// `(frequencies coll)`.
@@ -113,7 +113,7 @@ impl Sink {
 /// would evaluate them: the consumer's leading arguments, then each step's function from
 /// the outermost step inwards, then the source collection.
 #[derive(Debug, Clone)]
-pub struct Pipeline {
+pub(crate) struct Pipeline {
     /// The consumer's builtin (the outermost step's own builtin for [`Sink::Collect`]).
     pub sink_builtin: &'static Builtin,
     /// What the consumer does.
@@ -130,7 +130,7 @@ pub struct Pipeline {
 
 /// Where a chain's items come from.
 #[derive(Debug, Clone, Copy)]
-pub enum Source {
+pub(crate) enum Source {
     /// The value of the last node.
     Value,
     /// `(range ...)` whose arguments are the last `usize` nodes: integers are counted out one
@@ -148,7 +148,7 @@ pub enum Source {
 /// The sources a builtin can declare (`.source(..)` on its registry entry): calls whose
 /// items a chain takes one at a time without building them first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
+pub(crate) enum SourceKind {
     /// `(range end)`, `(range start end)`, `(range start end step)`.
     Range,
     /// `(split s re)`, `(split s re limit)`.
@@ -234,7 +234,7 @@ fn peel(coll: Node) -> Result<Chain, Node> {
 
 /// The node for a call of builtin `b` with analyzed `args`: a [`Pipeline`] when the call
 /// consumes (or is) a chain of steps, else a plain builtin call.
-pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
+pub(crate) fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
     let sink = match (Step::of(b), Sink::of(b, args.len())) {
         // a step over another step: fused, collecting what comes out of the outer one
         (Some(_), _) if args.len() == 2 => Sink::Collect,
@@ -271,7 +271,7 @@ pub fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
 }
 
 /// Evaluates a fused chain.
-pub fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
+pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     let mut vals: Vec<Value> = Vec::with_capacity(p.nodes.len());
     for n in &p.nodes {
         vals.push(interp.eval(n)?);
@@ -392,7 +392,7 @@ fn drive(
 
 /// `(start, count, step)` of an all-integer `range` call with a non-zero step (what the
 /// builtin builds eagerly and a fused chain counts out); `None` for anything else.
-pub fn int_range(args: &[Value]) -> Option<(i64, u64, i64)> {
+pub(crate) fn int_range(args: &[Value]) -> Option<(i64, u64, i64)> {
     let (start, end, step) = match args {
         [Value::Int(e)] => (0, *e, 1),
         [Value::Int(s), Value::Int(e)] => (*s, *e, 1),
@@ -501,7 +501,7 @@ impl Acc {
                 let f = args.next().unwrap_or(Value::Nil);
                 let acc = if init { Some(args.next().unwrap_or(Value::Nil)) } else { None };
                 let plus = matches!(&f, Value::Func(func)
-                    if matches!(&**func, crate::function::Function::Builtin(b) if b.arith == Some(crate::node::ArithOp::Add)));
+                    if matches!(func.repr(), crate::function::FnRepr::Builtin(b) if b.arith == Some(crate::node::ArithOp::Add)));
                 Acc::Reduce { f, acc, plus }
             }
             Sink::Frequencies => Acc::Frequencies(HashMap::default()),

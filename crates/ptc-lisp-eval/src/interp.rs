@@ -1,6 +1,5 @@
 //! The interpreter: walks analyzed nodes with a slot stack, meters fuel and memory.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,9 +8,10 @@ use smallvec::SmallVec;
 use crate::builtins::brief;
 use crate::builtins::compare_values;
 use crate::error::{ErrorKind, EvalError, EvalResult, Flow, err};
-use crate::function::{Closure, Function};
+use crate::function::{Closure, FnRepr, Function};
 use crate::host::{CallCx, Discovery, Host, ToolCall, ToolCallRecord, ToolErrorKind};
 use crate::limits::{Limits, SharedBudget, cost};
+use crate::memory::Memory;
 use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Num, Pattern};
 use crate::prints::{Chunk, Mark, Prints};
 use crate::stack;
@@ -21,15 +21,6 @@ use crate::value::{PMap, PSet, PVector, Value};
 /// How many fuel units pass between deadline checks.
 const CHECK_EVERY: u64 = 1024;
 
-/// User definitions: values plus docstrings.
-#[derive(Clone, Default, Debug)]
-pub struct Globals {
-    /// Name -> value.
-    pub values: HashMap<Arc<str>, Value>,
-    /// Name -> docstring.
-    pub docs: HashMap<Arc<str>, Arc<str>>,
-}
-
 /// A `data/` value found in the context map `owner` under the key node `key`.
 struct DataHit {
     owner: Arc<PMap>,
@@ -38,7 +29,7 @@ struct DataHit {
 }
 
 /// Evaluation state of one run (or one parallel branch).
-pub struct Interp<'h> {
+pub(crate) struct Interp<'h> {
     stack: Vec<Value>,
     base: usize,
     /// Absolute stack index of the current closure's first captured value.
@@ -55,7 +46,7 @@ pub struct Interp<'h> {
     /// The fuel count at which `tick` next checks the deadline and `max_fuel`.
     next_check: u64,
     /// User definitions (`def`), persisted by the host between runs.
-    globals: Globals,
+    globals: Memory,
     /// Context data (`data/`).
     data: Arc<PMap>,
     /// `data/` values read in place by arithmetic and comparisons, by key.
@@ -91,7 +82,7 @@ impl<'h> Interp<'h> {
         limits: Arc<Limits>,
         budget: Arc<SharedBudget>,
         data: Arc<PMap>,
-        globals: Globals,
+        globals: Memory,
         turn_history: Arc<Vec<Value>>,
     ) -> Self {
         let (stack_base, stack_budget) = stack::budget_here();
@@ -357,7 +348,10 @@ impl<'h> Interp<'h> {
             Node::Compare(op, operands) => {
                 let (a, b) = &**operands;
                 let result = match (self.peek(a), self.peek(b)) {
-                    (Some(x), Some(y)) if !matches!(x, Value::Func(_)) && !matches!(y, Value::Func(_)) => {
+                    (Some(x), Some(y))
+                        if !matches!(x, Value::Func(_) | Value::Lazy(_))
+                            && !matches!(y, Value::Func(_) | Value::Lazy(_)) =>
+                    {
                         compare(*op, x, y)?
                     }
                     _ => {
@@ -542,11 +536,10 @@ impl<'h> Interp<'h> {
                 }
                 self.loop_pass(body)
             }
-            Node::Recur(args, _) => {
+            Node::Recur(args) => {
                 self.stash_recur_args(args)?;
                 Ok(None)
             }
-            Node::Spanned(n, span) => self.loop_pass(n).map_err(|e| with_span(e, *span)),
             other => self.eval(other).map(Some),
         }
     }
@@ -556,10 +549,10 @@ impl<'h> Interp<'h> {
     fn eval_cold(&mut self, node: &Node) -> EvalResult {
         match node {
             Node::SelfFn => self.current_fn(),
-            Node::Global(name, fallback, span) => match self.globals.values.get(name) {
+            Node::Global(name, fallback, span) => match self.globals.get(name) {
                 Some(v) => Ok(v.clone()),
                 None => match fallback {
-                    Some(b) => Ok(Value::Func(Arc::new(Function::Builtin(b)))),
+                    Some(b) => Ok(Value::Func(Function::arc(FnRepr::Builtin(b)))),
                     None => Err(EvalError::new(
                         ErrorKind::UnboundVar,
                         format!("{name} is not defined yet: its def has not run at this point"),
@@ -568,9 +561,9 @@ impl<'h> Interp<'h> {
                     .into()),
                 },
             },
-            Node::Builtin(b) => Ok(Value::Func(Arc::new(Function::Builtin(b)))),
+            Node::Builtin(b) => Ok(Value::Func(Function::arc(FnRepr::Builtin(b)))),
             Node::Data(key, span) => self.data_ref(key).map_err(|e| with_span(e, *span)),
-            Node::ToolRef(name) => Ok(Value::Func(Arc::new(Function::Tool(name.clone())))),
+            Node::ToolRef(name) => Ok(Value::Func(Function::arc(FnRepr::Tool(name.clone())))),
             Node::TurnHistory(n) => {
                 let h = &self.turn_history;
                 let n = *n as usize;
@@ -633,7 +626,7 @@ impl<'h> Interp<'h> {
                     }
                 }
             }
-            Node::Recur(args, _) => {
+            Node::Recur(args) => {
                 self.stash_recur_args(args)?;
                 Err(Flow::Recur)
             }
@@ -647,7 +640,7 @@ impl<'h> Interp<'h> {
                     });
                 }
                 self.charge(cost::items(caps.len() as u64))?;
-                Ok(Value::Func(Arc::new(Function::Closure(Closure { lambda: lambda.clone(), captures: caps }))))
+                Ok(Value::Func(Function::arc(FnRepr::Closure(Closure { lambda: lambda.clone(), captures: caps }))))
             }
             Node::ToolCall(name, args, span) => {
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
@@ -657,13 +650,13 @@ impl<'h> Interp<'h> {
                 self.call_tool(name, &mut vals).map_err(|e| with_span(e, *span))
             }
             Node::Def { name, doc, value, once } => {
-                if *once && self.globals.values.contains_key(name) {
+                if *once && self.globals.contains(name) {
                     return Ok(Value::Var(name.clone()));
                 }
                 let v = self.eval(value)?;
-                self.globals.values.insert(name.clone(), v);
+                self.globals.insert(name.clone(), v);
                 if let Some(d) = doc {
-                    self.globals.docs.insert(name.clone(), d.clone());
+                    self.globals.set_doc(name.clone(), d.clone());
                 }
                 Ok(Value::Var(name.clone()))
             }
@@ -695,7 +688,6 @@ impl<'h> Interp<'h> {
                 let v = self.eval(v)?;
                 Err(Flow::Fail(v))
             }
-            Node::Spanned(n, span) => self.eval(n).map_err(|e| with_span(e, *span)),
             Node::Raise(kind, msg) => err(*kind, msg.to_string()),
             _ => internal("hot node reached the cold path"),
         }
@@ -830,22 +822,20 @@ impl<'h> Interp<'h> {
     /// Calls a function value.
     pub(crate) fn call_function(&mut self, func: &Arc<Function>, args: &mut [Value]) -> EvalResult {
         self.check_stack()?;
-        match &**func {
-            Function::Builtin(b) => {
+        match func.repr() {
+            FnRepr::Builtin(b) => {
                 self.tick(1)?;
                 b.call(self, args)
             }
-            Function::Closure(c) => self.call_closure(func, c, args),
-            Function::Native { name, body, held } => {
+            FnRepr::Closure(c) => self.call_closure(func, c, args),
+            FnRepr::Native { name, body, held } => {
                 self.tick(1)?;
                 body(&mut crate::builtins::BuiltinContext::new(self, name), held.fixed(), args)
             }
-            Function::Tool(name) => {
+            FnRepr::Tool(name) => {
                 let name = name.clone();
                 self.call_tool(&name, args)
             }
-            Function::Lazy(l) => crate::lazy::unbounded("a call", l),
-            Function::Reduced(_) => err(ErrorKind::NotCallable, "a (reduced x) value cannot be called"),
         }
     }
 
@@ -1316,12 +1306,12 @@ impl<'h> Interp<'h> {
     }
 
     /// The user definitions.
-    pub(crate) fn definitions(&self) -> &Globals {
+    pub(crate) fn definitions(&self) -> &Memory {
         &self.globals
     }
 
     /// The user definitions, taken out (the run keeps none).
-    pub(crate) fn take_definitions(&mut self) -> Globals {
+    pub(crate) fn take_definitions(&mut self) -> Memory {
         std::mem::take(&mut self.globals)
     }
 
@@ -1390,21 +1380,21 @@ impl<'h> Interp<'h> {
             &mut crate::builtins::BuiltinContext::new(self, "a tool call"),
             "a tool call",
             arg_map,
-            crate::engine::MAX_VALUE_NESTING,
+            crate::nesting::MAX_VALUE_NESTING,
         )?;
         // the host may convert, compare or keep the arguments on any thread
-        match crate::run::nesting(&arg_map, crate::engine::MAX_VALUE_NESTING) {
-            crate::run::Nesting::Within => {}
-            crate::run::Nesting::TooDeep => {
+        match crate::nesting::nesting(&arg_map, crate::nesting::MAX_VALUE_NESTING) {
+            crate::nesting::Nesting::Within => {}
+            crate::nesting::Nesting::TooDeep => {
                 return err(
                     ErrorKind::InvalidToolArgs,
                     format!(
                         "the arguments of tool '{name}' are nested more than {} levels deep; pass flatter data",
-                        crate::engine::MAX_VALUE_NESTING
+                        crate::nesting::MAX_VALUE_NESTING
                     ),
                 );
             }
-            crate::run::Nesting::Stopped => return Err(crate::meter::stopped().into()),
+            crate::nesting::Nesting::Stopped => return Err(crate::meter::stopped().into()),
         }
         let used = self.budget.tool_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let remaining = match self.limits.max_tool_calls {
@@ -1488,7 +1478,7 @@ fn map_of_entries(mut kv: Vec<(Value, Value)>) -> PMap {
 
 /// Flexible key lookup (DIV-47): exact key, then keyword<->string, then the name with
 /// `-` replaced by `_` in both forms.
-pub fn flex_get<'a>(m: &'a PMap, key: &Value) -> Option<&'a Value> {
+pub(crate) fn flex_get<'a>(m: &'a PMap, key: &Value) -> Option<&'a Value> {
     if let Some(v) = m.get(key) {
         return Some(v);
     }
@@ -1508,7 +1498,7 @@ fn flex_normalized<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
 }
 
 /// The key actually stored in `m` that a flexible lookup of `key` finds.
-pub fn flex_get_key(m: &PMap, key: &Value) -> Option<Value> {
+pub(crate) fn flex_get_key(m: &PMap, key: &Value) -> Option<Value> {
     if m.contains_key(key) {
         return Some(key.clone());
     }
@@ -1523,13 +1513,13 @@ pub fn flex_get_key(m: &PMap, key: &Value) -> Option<Value> {
 }
 
 /// Flexible lookup by a bare name (for `data/name`): keyword, string, normalized.
-pub fn flex_get_named<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
+pub(crate) fn flex_get_named<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
     m.get_named(name, true).or_else(|| m.get_named(name, false)).or_else(|| flex_normalized(m, name))
 }
 
 /// `get` semantics for one level: maps (flexible), vectors by index, sets by member,
 /// strings by index; anything else nil.
-pub fn get_in_value(coll: &Value, key: &Value) -> Option<Value> {
+pub(crate) fn get_in_value(coll: &Value, key: &Value) -> Option<Value> {
     match coll {
         Value::Map(m) => flex_get(m, key).cloned(),
         Value::Vector(v) => match key {
@@ -1602,7 +1592,7 @@ impl ForOut {
     /// The items as a vector, or followed by the lazy tail as one lazy sequence.
     fn into_value(self) -> EvalResult {
         match self.tail.as_ref().and_then(crate::lazy::as_lazy) {
-            Some(tail) if self.items.is_empty() => Ok(Value::Func(Arc::new(Function::Lazy(tail.clone())))),
+            Some(tail) if self.items.is_empty() => Ok(Value::Lazy(tail.clone())),
             Some(tail) => crate::lazy::concat(self.items, tail),
             None => Ok(Value::from_pvec(self.items)),
         }

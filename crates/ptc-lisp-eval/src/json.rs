@@ -182,7 +182,7 @@ fn walk<'a>(v: &'a Value, mut emit: impl FnMut(Event<'a>) -> Result<(), NotJson>
                 Value::Float(f) if !f.is_finite() => {
                     return Err(NotJson(format!("{} has no JSON form", crate::printer::format_float(*f))));
                 }
-                Value::Regex(_) | Value::Func(_) | Value::Var(_) => {
+                Value::Regex(_) | Value::Func(_) | Value::Lazy(_) | Value::Reduced(_) | Value::Var(_) => {
                     return Err(NotJson(format!("{} has no JSON form", x.type_name())));
                 }
                 _ => emit(Event::Scalar(x))?,

@@ -21,15 +21,16 @@ use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, Flow, err};
-use crate::function::Function;
 use crate::limits::cost;
 use crate::value::{PVector, Value};
 
-/// A lazy sequence: where its items come from, and how the program wrote it.
+/// A lazy sequence (`(range)`, `(iterate f x)`, a `map` over one...): where its items
+/// come from, and how the program wrote it. Opaque: a program pulls its items; what
+/// leaves a run (a result, a tool call's arguments) is realised first.
 #[derive(Debug)]
 pub struct LazySeq {
     /// The producer as written (`(range)`, `(iterate f x)`), for error messages.
-    pub label: Arc<str>,
+    pub(crate) label: Arc<str>,
     /// How many lazy steps are stacked on the producer (pulling recurses through them).
     depth: usize,
     /// Known never to end: realising it is refused at once instead of running into a limit.
@@ -39,7 +40,7 @@ pub struct LazySeq {
 
 /// The most lazy steps that may be stacked on one producer: pulling an item recurses
 /// through every step, so the chain is bounded like the call depth.
-pub const MAX_LAZY_DEPTH: usize = 1_000;
+pub(crate) const MAX_LAZY_DEPTH: usize = 1_000;
 
 /// A `for` whose first binding is a lazy sequence: the comprehension and the frame of
 /// locals it was evaluated in, so each item of the binding can run the rest of it later.
@@ -100,7 +101,7 @@ impl Drop for LazySeq {
 }
 
 fn seq_value(s: &Arc<LazySeq>) -> Value {
-    Value::Func(Arc::new(Function::Lazy(s.clone())))
+    Value::Lazy(s.clone())
 }
 
 impl LazySeq {
@@ -168,10 +169,15 @@ impl LazySeq {
     pub fn is_infinite(&self) -> bool {
         self.infinite
     }
+
+    /// The producer as the program wrote it (`(range)`, `(iterate f x)`).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
 }
 
 fn value(label: impl Into<Arc<str>>, source: Source) -> Value {
-    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, infinite: true, source }))))
+    Value::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, infinite: true, source }))
 }
 
 /// A lazy step over `srcs`, refused when the chain gets too deep.
@@ -185,7 +191,7 @@ fn step(label: Arc<str>, srcs: &[&Arc<LazySeq>], infinite: bool, source: Source)
             ),
         );
     }
-    Ok(Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq { label, depth, infinite, source })))))
+    Ok(Value::Lazy(Arc::new(LazySeq { label, depth, infinite, source })))
 }
 
 /// A step over one source that ends when (and only when) the source does.
@@ -200,26 +206,23 @@ fn ending(src: &Arc<LazySeq>, source: Source) -> EvalResult {
 
 /// The lazy sequence a value is, if it is one.
 #[inline]
-pub fn as_lazy(v: &Value) -> Option<&Arc<LazySeq>> {
+pub(crate) fn as_lazy(v: &Value) -> Option<&Arc<LazySeq>> {
     match v {
-        Value::Func(f) => match &**f {
-            Function::Lazy(l) => Some(l),
-            _ => None,
-        },
+        Value::Lazy(l) => Some(l),
         _ => None,
     }
 }
 
 /// True for a lazy sequence not known to be infinite (one a consumer may realise).
 #[inline]
-pub fn is_finite_lazy(v: &Value) -> bool {
+pub(crate) fn is_finite_lazy(v: &Value) -> bool {
     as_lazy(v).is_some_and(|l| !l.infinite)
 }
 
 /// The error for realising a whole lazy sequence where that cannot be done: an infinite
 /// one, or a finite one that reached a function with no way to realise it.
 #[cold]
-pub fn unbounded<T>(fname: &str, seq: &LazySeq) -> EvalResult<T> {
+pub(crate) fn unbounded<T>(fname: &str, seq: &LazySeq) -> EvalResult<T> {
     if !seq.infinite {
         return err(
             ErrorKind::TypeError,
@@ -239,101 +242,101 @@ pub fn unbounded<T>(fname: &str, seq: &LazySeq) -> EvalResult<T> {
 }
 
 /// `(range)`, or `(range start end 0)`: numbers from `start` by `step`, forever.
-pub fn range(start: Value, step: Value) -> Value {
+pub(crate) fn range(start: Value, step: Value) -> Value {
     let label = if matches!(step, Value::Int(0)) { "(range start end 0)" } else { "(range)" };
     value(label, Source::Range { start, step })
 }
 /// `(range start end step)` of integers, too long to hold at once: made one at a time.
-pub fn range_to(start: i64, end: i64, step: i64) -> Value {
+pub(crate) fn range_to(start: i64, end: i64, step: i64) -> Value {
     let label = format!("(range {start} {end} {step})");
-    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq {
+    Value::Lazy(Arc::new(LazySeq {
         label: label.into(),
         depth: 0,
         infinite: false,
         source: Source::RangeTo { start, end, step },
-    }))))
+    }))
 }
 /// `(iterate f x)`: x, (f x), (f (f x)), ...
-pub fn iterate(f: Value, seed: Value) -> Value {
+pub(crate) fn iterate(f: Value, seed: Value) -> Value {
     value("(iterate f x)", Source::Iterate { f, seed })
 }
 /// `(repeat x)`.
-pub fn repeat(x: Value) -> Value {
+pub(crate) fn repeat(x: Value) -> Value {
     value("(repeat x)", Source::Repeat(x))
 }
 /// `(cycle coll)` of a non-empty collection.
-pub fn cycle(items: PVector) -> Value {
+pub(crate) fn cycle(items: PVector) -> Value {
     value("(cycle coll)", Source::Cycle(items))
 }
 /// `(repeatedly f)`.
-pub fn repeatedly(f: Value) -> Value {
+pub(crate) fn repeatedly(f: Value) -> Value {
     value("(repeatedly f)", Source::Repeatedly(f))
 }
 /// `(tree-seq branch? children root)` of a tree too big to walk at once: depth first,
 /// one node at a time.
-pub fn tree_seq(branch: Value, children: Value, root: Value) -> Value {
-    Value::Func(Arc::new(Function::Lazy(Arc::new(LazySeq {
+pub(crate) fn tree_seq(branch: Value, children: Value, root: Value) -> Value {
+    Value::Lazy(Arc::new(LazySeq {
         label: "(tree-seq branch? children root)".into(),
         depth: 0,
         infinite: false,
         source: Source::TreeSeq { branch, children, root },
-    }))))
+    }))
 }
 /// `(map f s1 s2 ...)` over lazy sequences only: ends with the shortest.
-pub fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> EvalResult {
+pub(crate) fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> EvalResult {
     let label = inputs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(map ...)"));
     let srcs: Vec<&Arc<LazySeq>> = inputs.iter().collect();
     let infinite = inputs.iter().all(|s| s.infinite);
     step(label, &srcs, infinite, Source::Map { f, inputs: inputs.clone() })
 }
 /// `(filter pred s)` (`keep_truthy`) or `(remove pred s)`.
-pub fn filter(pred: Value, keep_truthy: bool, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn filter(pred: Value, keep_truthy: bool, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Filter { pred, keep_truthy, src: src.clone() })
 }
 /// `(keep f s)`.
-pub fn keep(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn keep(f: Value, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Keep { f, src: src.clone() })
 }
 /// `(map-indexed f s)`.
-pub fn map_indexed(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn map_indexed(f: Value, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::MapIndexed { f, src: src.clone() })
 }
 /// `(drop n s)`.
-pub fn drop(n: usize, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn drop(n: usize, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Drop { n, src: src.clone() })
 }
 /// `(drop-while pred s)`.
-pub fn drop_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn drop_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::DropWhile { pred, src: src.clone() })
 }
 /// `(take-while pred s)`: may end anywhere, so it is never known to be infinite.
-pub fn take_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn take_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
     ending(src, Source::TakeWhile { pred, src: src.clone() })
 }
 /// `(distinct s)`: the seen items are kept, and charged as memory.
-pub fn distinct(src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn distinct(src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Distinct(src.clone()))
 }
 /// `(dedupe s)`.
-pub fn dedupe(src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn dedupe(src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Dedupe(src.clone()))
 }
 /// `(reductions f s)` or `(reductions f init s)`.
-pub fn reductions(f: Value, init: Option<Value>, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn reductions(f: Value, init: Option<Value>, src: &Arc<LazySeq>) -> EvalResult {
     let infinite = src.infinite;
     step(src.label.clone(), &[src], infinite, Source::Reductions { f, init, src: src.clone() })
 }
 /// `(partition-by f s)`: runs of items with the same `(f x)`, as vectors.
-pub fn partition_by(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn partition_by(f: Value, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::PartitionBy { f, src: src.clone() })
 }
 /// `(drop-last n s)`: holds the last n items back.
-pub fn drop_last(n: usize, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn drop_last(n: usize, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::DropLast { n, src: src.clone() })
 }
 /// `(sequence xform s)`: the items a transducer makes of s, as they are asked for. A
 /// transducer can end early (`(take n)`), so the result is never known to be infinite.
-pub fn xform(xform: Value, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn xform(xform: Value, src: &Arc<LazySeq>) -> EvalResult {
     ending(src, Source::Xform { xform, src: src.clone() })
 }
 /// A `for` whose first binding is the lazy sequence `src`.
@@ -342,32 +345,32 @@ pub(crate) fn comprehension(comp: ForSeq, src: &Arc<LazySeq>) -> EvalResult {
 }
 
 /// `(concat c1 ... s)`: the finite items before the first lazy sequence, then it.
-pub fn concat(prefix: PVector, tail: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn concat(prefix: PVector, tail: &Arc<LazySeq>) -> EvalResult {
     over(tail, Source::Concat { prefix, tail: tail.clone() })
 }
 /// `(mapcat f s)`.
-pub fn mapcat(f: Value, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn mapcat(f: Value, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Mapcat { f: Some(f), src: src.clone() })
 }
 /// `(apply concat s)`: the items of each collection s yields, in turn.
-pub fn cat(src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn cat(src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Mapcat { f: None, src: src.clone() })
 }
 /// `(interleave s1 s2 ...)` of lazy sequences: ends with the shortest.
-pub fn interleave(srcs: Vec<Arc<LazySeq>>) -> EvalResult {
+pub(crate) fn interleave(srcs: Vec<Arc<LazySeq>>) -> EvalResult {
     let label = srcs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(interleave ...)"));
     let refs: Vec<&Arc<LazySeq>> = srcs.iter().collect();
     let infinite = srcs.iter().all(|s| s.infinite);
     step(label, &refs, infinite, Source::Interleave(srcs.clone()))
 }
 /// `(partition n step s)` (and `partition-all`, which keeps a short last group): vectors of n.
-pub fn partition(n: usize, every: usize, keep_partial: bool, src: &Arc<LazySeq>) -> EvalResult {
+pub(crate) fn partition(n: usize, every: usize, keep_partial: bool, src: &Arc<LazySeq>) -> EvalResult {
     over(src, Source::Partition { n, step: every, keep_partial, src: src.clone() })
 }
 
 /// A position in a lazy sequence: each [`Cursor::next`] yields the next item, or `None`
 /// at the end of a finite one. This is the one way items leave a lazy sequence.
-pub struct Cursor {
+pub(crate) struct Cursor {
     state: State,
 }
 
@@ -405,7 +408,7 @@ fn boxed(s: &LazySeq) -> Box<Cursor> {
 
 impl Cursor {
     /// A cursor at the start of `seq`.
-    pub fn new(seq: &LazySeq) -> Cursor {
+    pub(crate) fn new(seq: &LazySeq) -> Cursor {
         let state = match &seq.source {
             Source::Range { start, step } => State::Range { next: start.clone(), step: step.clone() },
             Source::RangeTo { start, end, step } => {
@@ -464,7 +467,7 @@ impl Cursor {
     }
 
     /// The next item, or `None` at the end, charging one unit of fuel per item pulled.
-    pub fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
+    pub(crate) fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
         cx.tick(1)?;
         match &mut self.state {
             State::Range { next, step } => {
@@ -782,7 +785,7 @@ fn finite_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<V
 /// Every item of a lazy sequence, as a vector charged item by item; an infinite one is
 /// the [`unbounded`] error naming `fname`, and a finite one that is too long runs into
 /// the fuel or memory limit.
-pub fn realize(cx: &mut BuiltinContext, fname: &str, seq: &LazySeq) -> EvalResult {
+pub(crate) fn realize(cx: &mut BuiltinContext, fname: &str, seq: &LazySeq) -> EvalResult {
     if seq.infinite {
         return unbounded(fname, seq);
     }
@@ -797,7 +800,7 @@ pub fn realize(cx: &mut BuiltinContext, fname: &str, seq: &LazySeq) -> EvalResul
 }
 
 /// `v` with a finite lazy sequence realised as a vector (anything else as it is).
-pub fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
+pub(crate) fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
     match as_lazy(&v) {
         Some(l) if !l.infinite => {
             let l = l.clone();
@@ -812,7 +815,7 @@ pub fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
 /// arguments) holds no lazy sequence. An infinite one is the [`unbounded`] error naming
 /// `fname`; levels past `max_depth` are left as they are (the caller refuses values that
 /// deep).
-pub fn realize_within(cx: &mut BuiltinContext, fname: &str, v: Value, max_depth: usize) -> EvalResult {
+pub(crate) fn realize_within(cx: &mut BuiltinContext, fname: &str, v: Value, max_depth: usize) -> EvalResult {
     let mut walk = Walk::default();
     Ok(realized_copy(cx, &mut walk, fname, &v, max_depth)?.unwrap_or(v))
 }
@@ -859,7 +862,7 @@ fn realized_copy(
         return Ok(None);
     }
     Ok(match v {
-        Value::Func(_) if as_lazy(v).is_some() => {
+        Value::Lazy(_) => {
             let all = realized(cx, fname, v.clone())?;
             if let Some(l) = as_lazy(&all) {
                 return unbounded(fname, l);
@@ -906,7 +909,7 @@ fn realized_copy(
 }
 
 /// The first `n` items (fewer when it ends) as a vector, charging memory per item kept.
-pub fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
+pub(crate) fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
     let mut out = PVector::new();
     cx.charge(cost::HEADER)?;
@@ -919,7 +922,7 @@ pub fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
 }
 
 /// True when the sequence has no item.
-pub fn is_empty(cx: &mut BuiltinContext, seq: &LazySeq) -> EvalResult<bool> {
+pub(crate) fn is_empty(cx: &mut BuiltinContext, seq: &LazySeq) -> EvalResult<bool> {
     if seq.infinite {
         return Ok(false);
     }
@@ -928,7 +931,7 @@ pub fn is_empty(cx: &mut BuiltinContext, seq: &LazySeq) -> EvalResult<bool> {
 
 /// `seq` (a lazy sequence or anything else), or nil when it is an empty lazy sequence:
 /// `next` and friends say "nothing left" with nil.
-pub fn nil_if_empty(cx: &mut BuiltinContext, seq: Value) -> EvalResult {
+pub(crate) fn nil_if_empty(cx: &mut BuiltinContext, seq: Value) -> EvalResult {
     match as_lazy(&seq) {
         Some(l) if is_empty(cx, &l.clone())? => Ok(Value::Nil),
         _ => Ok(seq),
@@ -936,7 +939,7 @@ pub fn nil_if_empty(cx: &mut BuiltinContext, seq: Value) -> EvalResult {
 }
 
 /// The item at index `i`, or `None` past the end.
-pub fn nth_or(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult<Option<Value>> {
+pub(crate) fn nth_or(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult<Option<Value>> {
     let mut c = Cursor::new(seq);
     for _ in 0..i {
         if c.next(cx)?.is_none() {
@@ -947,13 +950,13 @@ pub fn nth_or(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult<Op
 }
 
 /// The item at index `i` (nil past the end).
-pub fn nth(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult {
+pub(crate) fn nth(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult {
     Ok(nth_or(cx, i, seq)?.unwrap_or(Value::Nil))
 }
 
 /// The first truthy `(pred x)`, or nil at the end; over an infinite sequence with none it
 /// never ends by itself (fuel and time bound it).
-pub fn some(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult {
+pub(crate) fn some(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult {
     let mut c = Cursor::new(seq);
     while let Some(x) = c.next(cx)? {
         let r = cx.apply(pred, &mut [x])?;
@@ -966,7 +969,7 @@ pub fn some(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult 
 
 /// Items of a finite collection or a lazy sequence, for consumers that stop on their own
 /// (a finite partner of `map`/`zipmap`, or `reduce` with `reduced`).
-pub enum Items<'a> {
+pub(crate) enum Items<'a> {
     /// A finite collection.
     Finite(crate::builtins::SeqIter<'a>),
     /// A lazy sequence.
@@ -975,7 +978,7 @@ pub enum Items<'a> {
 
 impl<'a> Items<'a> {
     /// Items of `v`.
-    pub fn of(fname: &str, v: &'a Value) -> EvalResult<Items<'a>> {
+    pub(crate) fn of(fname: &str, v: &'a Value) -> EvalResult<Items<'a>> {
         Ok(match as_lazy(v) {
             Some(l) => Items::Lazy(Cursor::new(l)),
             None => Items::Finite(crate::builtins::seq_iter(fname, v)?),
@@ -983,7 +986,7 @@ impl<'a> Items<'a> {
     }
 
     /// The next item, or `None` at the end.
-    pub fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
+    pub(crate) fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
         match self {
             Items::Finite(it) => Ok(it.next()),
             Items::Lazy(c) => c.next(cx),
@@ -993,7 +996,7 @@ impl<'a> Items<'a> {
 
 /// `(map f c1 c2 ...)` where some collection is lazy: lazy when all are, else a vector
 /// as long as the shortest.
-pub fn map_mixed(cx: &mut BuiltinContext, f: Value, colls: &[Value]) -> EvalResult {
+pub(crate) fn map_mixed(cx: &mut BuiltinContext, f: Value, colls: &[Value]) -> EvalResult {
     let lazies: Vec<Arc<LazySeq>> = colls.iter().filter_map(|c| as_lazy(c).cloned()).collect();
     if lazies.len() == colls.len() {
         return map(f, lazies);

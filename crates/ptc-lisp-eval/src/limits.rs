@@ -407,7 +407,7 @@ impl Limits {
 
 /// Shared run state that parallel branches also see: deadline, memory, cancellation.
 #[derive(Debug)]
-pub struct SharedBudget {
+pub(crate) struct SharedBudget {
     /// When evaluation must stop.
     pub deadline: Instant,
     /// The configured timeout (for messages).
@@ -428,7 +428,7 @@ pub struct SharedBudget {
 
 impl SharedBudget {
     /// A budget starting now.
-    pub fn new(limits: &Limits, cancel: Cancel) -> Self {
+    pub(crate) fn new(limits: &Limits, cancel: Cancel) -> Self {
         let now = Instant::now();
         // a timeout too far out for the clock (an unchecked `Limits`) is as good as none
         let own = now.checked_add(limits.timeout).unwrap_or_else(|| now + Duration::from_millis(DAY_MS));
@@ -450,7 +450,7 @@ impl SharedBudget {
 
     /// Charges `bytes` of memory; fails with `memory_exceeded` past the limit.
     #[inline]
-    pub fn charge(&self, bytes: u64) -> Result<(), Flow> {
+    pub(crate) fn charge(&self, bytes: u64) -> Result<(), Flow> {
         // saturating: a charge computed from a program's count can be near u64::MAX
         let before = self.heap_used.fetch_add(bytes.min(self.heap_limit.saturating_add(1)), Ordering::Relaxed);
         let used = before.saturating_add(bytes);
@@ -468,7 +468,7 @@ impl SharedBudget {
     }
 
     /// Checks the deadline and cancellation.
-    pub fn check_time(&self) -> Result<(), Flow> {
+    pub(crate) fn check_time(&self) -> Result<(), Flow> {
         if let Some(kind) = crate::meter::take_abort() {
             return Err(self.walk_error(kind).into());
         }
@@ -482,7 +482,7 @@ impl SharedBudget {
     }
 
     /// The error of a run whose value walk (`=`, hashing, printing, JSON) stopped early.
-    pub fn walk_error(&self, kind: ErrorKind) -> EvalError {
+    pub(crate) fn walk_error(&self, kind: ErrorKind) -> EvalError {
         match kind {
             ErrorKind::Timeout => self.timeout_error(),
             ErrorKind::Cancelled => EvalError::new(ErrorKind::Cancelled, "the run was cancelled by the host"),
@@ -494,7 +494,7 @@ impl SharedBudget {
     }
 
     /// The error of a run that reached its deadline.
-    pub fn timeout_error(&self) -> EvalError {
+    pub(crate) fn timeout_error(&self) -> EvalError {
         let message = if self.inherited_deadline {
             "execution stopped at the mission's deadline (mission_timeout); do less work per program or return what you have".to_string()
         } else {
@@ -508,23 +508,23 @@ impl SharedBudget {
 }
 
 /// Approximate bytes a value of each shape occupies, for memory charging.
-pub mod cost {
+pub(crate) mod cost {
     /// Per collection element (a value slot plus tree overhead).
-    pub const ELEM: u64 = 32;
+    pub(crate) const ELEM: u64 = 32;
     /// Per map entry.
-    pub const ENTRY: u64 = 64;
+    pub(crate) const ENTRY: u64 = 64;
     /// Fixed collection header.
-    pub const HEADER: u64 = 48;
+    pub(crate) const HEADER: u64 = 48;
 
     /// A collection of `n` elements (saturating: a count from a program cannot wrap).
     #[inline]
-    pub fn items(n: u64) -> u64 {
+    pub(crate) fn items(n: u64) -> u64 {
         HEADER.saturating_add(ELEM.saturating_mul(n))
     }
 
     /// A map of `n` entries (saturating).
     #[inline]
-    pub fn entries(n: u64) -> u64 {
+    pub(crate) fn entries(n: u64) -> u64 {
         HEADER.saturating_add(ENTRY.saturating_mul(n))
     }
 }

@@ -295,7 +295,7 @@ impl Pass {
                 self.visit(&mut l.body);
                 self.region = outer;
             }
-            Node::Recur(args, _) => self.visit_all(args),
+            Node::Recur(args) => self.visit_all(args),
             Node::Fn(_, captures) => {
                 for c in captures.iter() {
                     if let CaptureFrom::Local(s) = c {
@@ -365,7 +365,7 @@ impl Pass {
                 self.visit(&mut f.body);
                 self.region = outer;
             }
-            Node::Return(v) | Node::Fail(v) | Node::Spanned(v, _) => self.visit(v),
+            Node::Return(v) | Node::Fail(v) => self.visit(v),
         }
     }
 

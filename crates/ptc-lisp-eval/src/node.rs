@@ -10,7 +10,7 @@ use crate::value::Value;
 
 /// An analyzed expression.
 #[derive(Debug, Clone)]
-pub enum Node {
+pub(crate) enum Node {
     /// A literal.
     Const(Value),
     /// A local in the current frame.
@@ -50,7 +50,7 @@ pub enum Node {
     /// `loop`: initial bindings, then the body re-run on `recur`.
     Loop(Box<LoopNode>),
     /// `recur` with its arguments.
-    Recur(Vec<Node>, Span),
+    Recur(Vec<Node>),
     /// `(fn ...)`: lambda plus where each captured value comes from.
     Fn(Arc<Lambda>, Vec<CaptureFrom>),
     /// Call of a builtin known at analysis time.
@@ -91,13 +91,11 @@ pub enum Node {
     Fail(Box<Node>),
     /// Raises an error (a call of a multi-arity function that has no matching arity).
     Raise(crate::error::ErrorKind, Arc<str>),
-    /// A node whose evaluation errors are tagged with a span.
-    Spanned(Box<Node>, Span),
 }
 
 /// Where a captured value comes from in the enclosing frame.
 #[derive(Debug, Clone, Copy)]
-pub enum CaptureFrom {
+pub(crate) enum CaptureFrom {
     /// Enclosing frame's local slot.
     Local(u32),
     /// Enclosing closure's capture.
@@ -108,7 +106,7 @@ pub enum CaptureFrom {
 
 /// A compiled function body.
 #[derive(Debug)]
-pub struct Lambda {
+pub(crate) struct Lambda {
     /// Name for self-reference and printing (named fn / defn).
     pub name: Option<Arc<str>>,
     /// Fixed parameter patterns.
@@ -124,13 +122,11 @@ pub struct Lambda {
     pub uses_self: bool,
     /// Body.
     pub body: Node,
-    /// Docstring (defn).
-    pub doc: Option<Arc<str>>,
 }
 
 /// A `loop` form.
 #[derive(Debug, Clone)]
-pub struct LoopNode {
+pub(crate) struct LoopNode {
     /// Binding patterns and initial values.
     pub bindings: Vec<(Pattern, Node)>,
     /// Body.
@@ -139,7 +135,7 @@ pub struct LoopNode {
 
 /// A `case` form.
 #[derive(Debug, Clone)]
-pub struct CaseNode {
+pub(crate) struct CaseNode {
     /// The dispatch expression.
     pub expr: Node,
     /// Constant tests (a grouped test lists several constants) and their results.
@@ -150,7 +146,7 @@ pub struct CaseNode {
 
 /// A `for` or `doseq` comprehension.
 #[derive(Debug, Clone)]
-pub struct ForNode {
+pub(crate) struct ForNode {
     /// Binding clauses in order.
     pub clauses: Vec<ForClause>,
     /// Body.
@@ -161,7 +157,7 @@ pub struct ForNode {
 
 /// One clause of a `for`.
 #[derive(Debug, Clone)]
-pub enum ForClause {
+pub(crate) enum ForClause {
     /// `pattern coll`.
     Bind(Pattern, Node),
     /// `:let [...]`.
@@ -174,7 +170,7 @@ pub enum ForClause {
 
 /// A binding pattern (destructuring).
 #[derive(Debug, Clone)]
-pub enum Pattern {
+pub(crate) enum Pattern {
     /// Bind to a slot.
     Bind(u32),
     /// `_`.
@@ -199,7 +195,7 @@ pub enum Pattern {
 
 /// One key binding of a map pattern.
 #[derive(Debug, Clone)]
-pub struct MapBinding {
+pub(crate) struct MapBinding {
     /// The key to look up (flexible access applies).
     pub key: Value,
     /// What to bind the found value to.
@@ -210,7 +206,7 @@ pub struct MapBinding {
 
 /// Comparison operators that get a dedicated node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
+pub(crate) enum CmpOp {
     /// `=`
     Eq,
     /// `not=`
@@ -227,7 +223,7 @@ pub enum CmpOp {
 
 /// Arithmetic builtins that get a dedicated node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArithOp {
+pub(crate) enum ArithOp {
     /// `(+ a b)`
     Add,
     /// `(- a b)`
@@ -249,12 +245,12 @@ pub enum ArithOp {
 impl ArithOp {
     /// The operator a builtin declares (`.arith(..)` on its registry entry), when the
     /// call has that operator's operand count.
-    pub fn of(b: &crate::builtins::Builtin, args: usize) -> Option<ArithOp> {
+    pub(crate) fn of(b: &crate::builtins::Builtin, args: usize) -> Option<ArithOp> {
         b.arith.filter(|op| op.operands() == args)
     }
 
     /// How many operands the operator takes.
-    pub const fn operands(self) -> usize {
+    pub(crate) const fn operands(self) -> usize {
         match self {
             ArithOp::Inc | ArithOp::Dec => 1,
             _ => 2,
@@ -264,7 +260,7 @@ impl ArithOp {
     /// The result when both operands are plain numbers and nothing can go wrong; `None`
     /// sends the call to the builtin (types, overflow, division by zero, mixed numbers).
     #[inline(always)]
-    pub fn fast(self, a: &Value, b: Option<&Value>) -> Option<Value> {
+    pub(crate) fn fast(self, a: &Value, b: Option<&Value>) -> Option<Value> {
         match (self, a, b) {
             (ArithOp::Add, Value::Int(x), Some(Value::Int(y))) => x.checked_add(*y).map(Value::Int),
             (ArithOp::Sub, Value::Int(x), Some(Value::Int(y))) => x.checked_sub(*y).map(Value::Int),
@@ -285,7 +281,7 @@ impl ArithOp {
     /// [`ArithOp::fast`] on plain numbers: the same answers (and the same refusals), for
     /// nested arithmetic evaluated without building intermediate values.
     #[inline(always)]
-    pub fn fast_num(self, a: Num, b: Option<Num>) -> Option<Num> {
+    pub(crate) fn fast_num(self, a: Num, b: Option<Num>) -> Option<Num> {
         match (self, a, b) {
             (ArithOp::Add, Num::Int(x), Some(Num::Int(y))) => x.checked_add(y).map(Num::Int),
             (ArithOp::Sub, Num::Int(x), Some(Num::Int(y))) => x.checked_sub(y).map(Num::Int),
@@ -307,7 +303,7 @@ impl ArithOp {
 
 /// A plain number: what nested arithmetic passes between its operations.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Num {
+pub(crate) enum Num {
     /// An integer.
     Int(i64),
     /// A double.
@@ -317,7 +313,7 @@ pub enum Num {
 impl Num {
     /// The number in `v`, if it is one.
     #[inline(always)]
-    pub fn of(v: &Value) -> Option<Num> {
+    pub(crate) fn of(v: &Value) -> Option<Num> {
         match v {
             Value::Int(i) => Some(Num::Int(*i)),
             Value::Float(f) => Some(Num::Float(*f)),
@@ -327,7 +323,7 @@ impl Num {
 
     /// As a value.
     #[inline(always)]
-    pub fn value(self) -> Value {
+    pub(crate) fn value(self) -> Value {
         match self {
             Num::Int(i) => Value::Int(i),
             Num::Float(f) => Value::Float(f),

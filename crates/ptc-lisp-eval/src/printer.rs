@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use crate::function::Function;
+use crate::function::FnRepr;
 use crate::value::Value;
 
 /// Printing options.
@@ -168,22 +168,22 @@ impl Printer<'_> {
                 self.out.push_str(r.source());
                 self.out.push('"');
             }
-            Value::Func(f) => match &**f {
-                Function::Closure(c) => {
+            Value::Func(f) => match f.repr() {
+                FnRepr::Closure(c) => {
                     self.out.push_str("#fn[");
                     self.out.push_str(&c.lambda.param_names.join(" "));
                     self.out.push(']');
                 }
-                Function::Builtin(_) => self.out.push_str("#<builtin>"),
-                Function::Native { .. } => self.out.push_str("#fn[...]"),
-                Function::Tool(_) => self.out.push_str("#<fn>"),
-                Function::Lazy(l) => {
-                    self.out.push_str(if l.is_infinite() { "#<infinite " } else { "#<lazy " });
-                    self.out.push_str(&l.label);
-                    self.out.push('>');
-                }
-                Function::Reduced(_) => self.out.push_str("#<reduced>"),
+                FnRepr::Builtin(_) => self.out.push_str("#<builtin>"),
+                FnRepr::Native { .. } => self.out.push_str("#fn[...]"),
+                FnRepr::Tool(_) => self.out.push_str("#<fn>"),
             },
+            Value::Lazy(l) => {
+                self.out.push_str(if l.is_infinite() { "#<infinite " } else { "#<lazy " });
+                self.out.push_str(&l.label);
+                self.out.push('>');
+            }
+            Value::Reduced(_) => self.out.push_str("#<reduced>"),
             // one arm for both: each nesting level of a deep value costs this frame
             Value::Vector(items) | Value::List(items) => {
                 let (open, close) = if matches!(v, Value::List(_)) { ("(", ")") } else { ("[", "]") };

@@ -12,7 +12,7 @@ use std::ops::Index;
 use crate::value::Value;
 
 /// Largest vector kept as a flat `Vec`.
-pub const SMALL_VEC: usize = 32;
+pub(crate) const SMALL_VEC: usize = 32;
 
 /// A persistent vector of values.
 #[derive(Clone, Default)]
@@ -110,8 +110,8 @@ impl PVector {
     #[inline]
     pub fn iter(&self) -> Iter<'_> {
         match &self.repr {
-            Repr::Small(v) => Iter::Small(v.iter()),
-            Repr::Large(v) => Iter::Large(v.iter()),
+            Repr::Small(v) => Iter(IterRepr::Small(v.iter())),
+            Repr::Large(v) => Iter(IterRepr::Large(v.iter())),
         }
     }
 
@@ -291,10 +291,12 @@ impl Extend<Value> for PVector {
 
 /// Borrowing iterator.
 #[derive(Clone)]
-pub enum Iter<'a> {
-    /// Over a flat vector.
+pub struct Iter<'a>(IterRepr<'a>);
+
+/// The iterator of each representation (kept private: the tree is `imbl`'s).
+#[derive(Clone)]
+enum IterRepr<'a> {
     Small(std::slice::Iter<'a, Value>),
-    /// Over a tree.
     Large(imbl::vector::Iter<'a, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
@@ -302,24 +304,24 @@ impl<'a> Iterator for Iter<'a> {
     type Item = &'a Value;
     #[inline]
     fn next(&mut self) -> Option<&'a Value> {
-        match self {
-            Iter::Small(it) => it.next(),
-            Iter::Large(it) => it.next(),
+        match &mut self.0 {
+            IterRepr::Small(it) => it.next(),
+            IterRepr::Large(it) => it.next(),
         }
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match self {
-            Iter::Small(it) => it.size_hint(),
-            Iter::Large(it) => it.size_hint(),
+        match &self.0 {
+            IterRepr::Small(it) => it.size_hint(),
+            IterRepr::Large(it) => it.size_hint(),
         }
     }
 }
 
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        match self {
-            Iter::Small(it) => it.next_back(),
-            Iter::Large(it) => it.next_back(),
+        match &mut self.0 {
+            IterRepr::Small(it) => it.next_back(),
+            IterRepr::Large(it) => it.next_back(),
         }
     }
 }
@@ -335,10 +337,11 @@ impl<'a> IntoIterator for &'a PVector {
 }
 
 /// Owning iterator.
-pub enum IntoIter {
-    /// Over a flat vector.
+pub struct IntoIter(IntoIterRepr);
+
+/// The owning iterator of each representation (kept private: the tree is `imbl`'s).
+enum IntoIterRepr {
     Small(std::vec::IntoIter<Value>),
-    /// Over a tree.
     Large(imbl::vector::ConsumingIter<Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
@@ -346,24 +349,24 @@ impl Iterator for IntoIter {
     type Item = Value;
     #[inline]
     fn next(&mut self) -> Option<Value> {
-        match self {
-            IntoIter::Small(it) => it.next(),
-            IntoIter::Large(it) => it.next(),
+        match &mut self.0 {
+            IntoIterRepr::Small(it) => it.next(),
+            IntoIterRepr::Large(it) => it.next(),
         }
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match self {
-            IntoIter::Small(it) => it.size_hint(),
-            IntoIter::Large(it) => it.size_hint(),
+        match &self.0 {
+            IntoIterRepr::Small(it) => it.size_hint(),
+            IntoIterRepr::Large(it) => it.size_hint(),
         }
     }
 }
 
 impl DoubleEndedIterator for IntoIter {
     fn next_back(&mut self) -> Option<Value> {
-        match self {
-            IntoIter::Small(it) => it.next_back(),
-            IntoIter::Large(it) => it.next_back(),
+        match &mut self.0 {
+            IntoIterRepr::Small(it) => it.next_back(),
+            IntoIterRepr::Large(it) => it.next_back(),
         }
     }
 }
@@ -375,8 +378,8 @@ impl IntoIterator for PVector {
     type IntoIter = IntoIter;
     fn into_iter(mut self) -> IntoIter {
         match std::mem::take(&mut self.repr) {
-            Repr::Small(v) => IntoIter::Small(v.into_iter()),
-            Repr::Large(v) => IntoIter::Large((*v).into_iter()),
+            Repr::Small(v) => IntoIter(IntoIterRepr::Small(v.into_iter())),
+            Repr::Large(v) => IntoIter(IntoIterRepr::Large((*v).into_iter())),
         }
     }
 }

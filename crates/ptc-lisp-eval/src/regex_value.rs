@@ -13,7 +13,7 @@ pub struct RegexValue {
 
 /// Longest pattern a program may compile (parsing a pattern costs memory before the
 /// compiled-size limits can apply).
-pub const MAX_PATTERN_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_PATTERN_BYTES: usize = 16 * 1024;
 
 impl RegexValue {
     /// Compiles a pattern written in Java/Clojure style.
@@ -38,7 +38,7 @@ impl RegexValue {
 
     /// The pattern anchored at both ends of the input, for whole-string matching (Java's
     /// `Matcher.matches`); `None` only if the anchored form exceeds the size limits.
-    pub fn anchored(&self) -> Option<&regex::Regex> {
+    pub(crate) fn anchored(&self) -> Option<&regex::Regex> {
         self.anchored
             .get_or_init(|| {
                 let translated = translate(&self.source).ok()?;
@@ -57,7 +57,7 @@ impl RegexValue {
     }
 
     /// The compiled regex.
-    pub fn regex(&self) -> &regex::Regex {
+    pub(crate) fn regex(&self) -> &regex::Regex {
         &self.regex
     }
 }

@@ -1,7 +1,7 @@
 //! "Did you mean ...?": the closest known names to a misspelled one.
 
 /// Edit distance with adjacent transpositions (optimal string alignment), over chars.
-pub fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
@@ -27,7 +27,7 @@ pub fn distance(a: &str, b: &str) -> usize {
 /// Up to `max` of the candidates closest to `name` (all equally close, in the order given),
 /// each as it should be written. Close means at most a third of the name's length in edits
 /// (at least one), or the same name with `-` and `_` swapped or different case.
-pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>, max: usize) -> Vec<String> {
+pub(crate) fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>, max: usize) -> Vec<String> {
     let len = name.chars().count();
     // short names match only by case and - / _; longer ones within a third of their length
     let limit = if len < 3 { 0 } else { (len / 3).max(1) };

@@ -13,10 +13,11 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::function::Function;
+use crate::lazy::LazySeq;
 use crate::meter;
 use crate::regex_value::RegexValue;
 
-pub use crate::pvector::PVector;
+pub use crate::pvector::{IntoIter as PVectorIntoIter, Iter as PVectorIter, PVector};
 
 /// A PTC-Lisp value.
 #[derive(Clone, Default)]
@@ -46,8 +47,13 @@ pub enum Value {
     Set(Arc<PSet>),
     /// Compiled regular expression.
     Regex(Arc<RegexValue>),
-    /// Function: builtin, closure or composed native function.
+    /// Function: builtin, closure, composed native function or host tool.
     Func(Arc<Function>),
+    /// A lazy sequence (`(range)`, `(iterate f x)`, a `map` over one...): pulled item by
+    /// item inside a program, realised before it leaves one.
+    Lazy(Arc<LazySeq>),
+    /// `(reduced x)`: ends a `reduce` or a transduction early with `x`.
+    Reduced(Arc<Reduced>),
     /// Var reference `#'name`, the result of `def`.
     Var(Arc<str>),
     /// Quoted symbol `'name`.
@@ -127,6 +133,8 @@ impl Value {
             Value::Set(_) => "set",
             Value::Regex(_) => "regex",
             Value::Func(_) => "function",
+            Value::Lazy(_) => "lazy sequence",
+            Value::Reduced(_) => "reduced",
             Value::Var(_) => "var",
             Value::Symbol(_) => "symbol",
         }
@@ -181,6 +189,8 @@ impl Value {
                 Arc::ptr_eq(a, b) || (a.len() == b.len() && meter::within(|| false, || a.iter().all(|x| b.contains(x))))
             }
             (Value::Func(a), Value::Func(b)) => Arc::ptr_eq(a, b),
+            (Value::Lazy(a), Value::Lazy(b)) => Arc::ptr_eq(a, b),
+            (Value::Reduced(a), Value::Reduced(b)) => Arc::ptr_eq(a, b) || a.value().equiv(b.value()),
             _ => self == other,
         }
     }
@@ -199,6 +209,8 @@ impl Value {
             Value::Regex(_) => 9,
             Value::Var(_) => 10,
             Value::Func(_) => 11,
+            Value::Lazy(_) => 12,
+            Value::Reduced(_) => 13,
         }
     }
 }
@@ -276,6 +288,10 @@ impl Ord for Value {
             (Value::Func(a), Value::Func(b)) => {
                 (Arc::as_ptr(a) as *const u8 as usize).cmp(&(Arc::as_ptr(b) as *const u8 as usize))
             }
+            (Value::Lazy(a), Value::Lazy(b)) => {
+                (Arc::as_ptr(a) as *const u8 as usize).cmp(&(Arc::as_ptr(b) as *const u8 as usize))
+            }
+            (Value::Reduced(a), Value::Reduced(b)) => a.value().cmp(b.value()),
             _ => self.rank().cmp(&other.rank()),
         }
     }
@@ -351,6 +367,8 @@ impl Hash for Value {
             }
             Value::Regex(r) => r.source().hash(state),
             Value::Func(f) => (Arc::as_ptr(f) as *const u8 as usize).hash(state),
+            Value::Lazy(l) => (Arc::as_ptr(l) as *const u8 as usize).hash(state),
+            Value::Reduced(r) => r.value().hash(state),
         }
     }
 }
@@ -386,10 +404,10 @@ enum MapRepr {
 }
 
 /// A key of a large map with the first 8 bytes of a string or keyword key beside it
-/// ([`prefix8`]), so a B-tree search decides most comparisons without reading the string.
+/// (`prefix8`), so a B-tree search decides most comparisons without reading the string.
 /// Ordered exactly as the keys themselves ([`Value::cmp`]).
 #[derive(Clone)]
-pub struct MapKey {
+pub(crate) struct MapKey {
     pre: u64,
     key: Value,
 }
@@ -612,8 +630,8 @@ impl PMap {
     /// Entries in key order.
     pub fn iter(&self) -> MapIter<'_> {
         match &self.repr {
-            MapRepr::Small(v) => MapIter::Small(v.iter()),
-            MapRepr::Large(m) => MapIter::Large(m.iter()),
+            MapRepr::Small(v) => MapIter(MapIterRepr::Small(v.iter())),
+            MapRepr::Large(m) => MapIter(MapIterRepr::Large(m.iter())),
         }
     }
 
@@ -629,20 +647,44 @@ impl PMap {
 }
 
 /// Iterator over map entries in key order.
-pub enum MapIter<'a> {
-    /// Small-map iterator.
+pub struct MapIter<'a>(MapIterRepr<'a>);
+
+/// The iterator of each map representation (kept private: the B-tree is `imbl`'s).
+enum MapIterRepr<'a> {
     Small(std::slice::Iter<'a, (Value, Value)>),
-    /// B-tree iterator.
     Large(imbl::ordmap::Iter<'a, MapKey, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
 impl<'a> Iterator for MapIter<'a> {
     type Item = (&'a Value, &'a Value);
     fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            MapIter::Small(it) => it.next().map(|(k, v)| (k, v)),
-            MapIter::Large(it) => it.next().map(|(k, v)| (&k.key, v)),
+        match &mut self.0 {
+            MapIterRepr::Small(it) => it.next().map(|(k, v)| (k, v)),
+            MapIterRepr::Large(it) => it.next().map(|(k, v)| (&k.key, v)),
         }
+    }
+}
+
+/// The value inside `(reduced x)`: what ends a `reduce` or a transduction early.
+pub struct Reduced(Value);
+
+impl Reduced {
+    /// Wraps `x`.
+    pub fn new(x: Value) -> Reduced {
+        Reduced(x)
+    }
+
+    /// The value it carries.
+    pub fn value(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl Drop for Reduced {
+    /// The value is dropped by `release`, so `(reduced (reduced ...))` any depth deep drops
+    /// on any thread.
+    fn drop(&mut self) {
+        crate::release::release(std::mem::take(&mut self.0));
     }
 }
 

@@ -70,7 +70,7 @@ fn keywordized(j: &serde_json::Value) -> Value {
 fn result_of(case: &Case) -> String {
     let mut opts = RunOptions::default();
     if let Some(ctx) = &case.ctx {
-        opts.memory.values.insert(Arc::from("ctx"), keywordized(ctx));
+        opts.memory.insert(Arc::from("ctx"), keywordized(ctx));
     }
     let out = ptc_lisp_eval::run(&case.src, opts);
     match &out.result {

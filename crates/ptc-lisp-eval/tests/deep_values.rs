@@ -87,7 +87,7 @@ fn definitions_holding_deep_values_are_refused_and_not_kept() {
     for (name, src) in holders() {
         let o = engine.eval(&format!("(def keep 1) (def f {src}) 1"), RunInput::new(), &host, &Cancel::new());
         assert_eq!(o.error().map(|e| e.kind.to_string()).as_deref(), Some("output_too_large"), "{name}");
-        assert!(o.memory.values.is_empty(), "{name}: a refused run keeps no definition");
+        assert!(o.memory.is_empty(), "{name}: a refused run keeps no definition");
     }
     // a definition from an earlier run that a later run makes deep is refused too
     let o = engine.eval("(def f (fn [] 1))", RunInput::new(), &host, &Cancel::new());
@@ -95,7 +95,7 @@ fn definitions_holding_deep_values_are_refused_and_not_kept() {
     let later = RunInput::new().with_memory(o.memory.clone());
     let o2 = engine.eval(&format!("(def f (constantly {DEEP})) 1"), later, &host, &Cancel::new());
     assert_eq!(o2.error().map(|e| e.kind.to_string()).as_deref(), Some("output_too_large"));
-    assert_eq!(o2.memory.values.len(), 1, "the earlier definition stays");
+    assert_eq!(o2.memory.len(), 1, "the earlier definition stays");
 }
 
 #[test]

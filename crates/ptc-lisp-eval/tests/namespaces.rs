@@ -137,10 +137,10 @@ fn memory_persists_and_rolls_back() {
     assert!(!failed.is_ok());
     let failed = run("(def x 100) (/ 1 0)", RunOptions { memory: first.memory.clone(), ..RunOptions::default() });
     assert!(matches!(failed.result, RunResult::Error(_)));
-    assert_eq!(failed.memory.values.get("x").map(|v| v.to_string()), Some("41".into()));
+    assert_eq!(failed.memory.get("x").map(|v| v.to_string()), Some("41".into()));
     // docstrings are kept
     let d = run("(defn f \"adds one\" [n] (inc n))", RunOptions::default());
-    assert_eq!(d.memory.docs.get("f").map(|s| s.to_string()), Some("adds one".into()));
+    assert_eq!(d.memory.doc("f").map(|s| s.to_string()), Some("adds one".into()));
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! The one error type of the reader, and how it is shown to a person (or a model).
 
+use std::ops::Range;
+
 use crate::ast::Span;
 
 /// A located reader error.
@@ -72,6 +74,31 @@ impl ParseError {
         let pad = " ".repeat(number.len());
         out.push_str(&format!("\n  {number} | {shown}\n  {pad} | {under}^"));
         out
+    }
+}
+
+/// A lexing failure: a message in two halves around the location, so the final text can
+/// say "… at line L, column C …" wherever it reads best.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct LexError {
+    /// Byte range of the offending text; `None` means the token being lexed.
+    pub range: Option<Range<usize>>,
+    /// Message text before `line L, column C`.
+    pub head: String,
+    /// Message text after `line L, column C`.
+    pub tail: String,
+}
+
+impl LexError {
+    /// An error located at the current token.
+    pub(crate) fn new(head: impl Into<String>, tail: impl Into<String>) -> Self {
+        LexError { range: None, head: head.into(), tail: tail.into() }
+    }
+
+    /// The same error located at `range` (absolute byte offsets).
+    pub(crate) fn at(mut self, range: Range<usize>) -> Self {
+        self.range = Some(range);
+        self
     }
 }
 

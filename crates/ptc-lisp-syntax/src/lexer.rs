@@ -16,13 +16,13 @@ use std::ops::Range;
 use logos::Logos;
 
 use crate::ast::Span;
-use crate::error::ParseError;
+use crate::error::{LexError, ParseError};
 use crate::literals;
 
 /// One token. Variants whose pattern only exists to reject syntax never come out of the
 /// lexer: their callbacks always fail with an explanation.
 #[derive(Logos, Debug, Clone, PartialEq)]
-#[logos(error(LexError, LexError::unexpected_char))]
+#[logos(error(LexError, unexpected_char))]
 #[logos(skip r"[\s,\u{FEFF}]+")]
 #[logos(skip(r";[^\n]*", allow_greedy = true))]
 #[logos(subpattern constituent = r#"[^\s,\u{FEFF}()\[\]{}";@^`~\\]"#)]
@@ -119,36 +119,11 @@ pub(crate) enum Token {
     Rejected,
 }
 
-/// A lexing failure: a message in two halves around the location, so the final text can
-/// say "… at line L, column C …" wherever it reads best.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) struct LexError {
-    /// Byte range of the offending text; `None` means the token being lexed.
-    pub range: Option<Range<usize>>,
-    /// Message text before `line L, column C`.
-    pub head: String,
-    /// Message text after `line L, column C`.
-    pub tail: String,
-}
-
-impl LexError {
-    /// An error located at the current token.
-    pub(crate) fn new(head: impl Into<String>, tail: impl Into<String>) -> Self {
-        LexError { range: None, head: head.into(), tail: tail.into() }
-    }
-
-    /// The same error located at `range` (absolute byte offsets).
-    pub(crate) fn at(mut self, range: Range<usize>) -> Self {
-        self.range = Some(range);
-        self
-    }
-
-    /// Logos' fallback for input no pattern matches. Every character starts some pattern,
-    /// so this is a safety net rather than a path real input takes.
-    fn unexpected_char(lex: &mut logos::Lexer<'_, Token>) -> Self {
-        let what = lex.slice().chars().next().map(|c| format!("'{c}'")).unwrap_or_else(|| "input".into());
-        LexError::new(format!("unexpected character {what} at "), "")
-    }
+/// Logos' fallback for input no pattern matches. Every character starts some pattern,
+/// so this is a safety net rather than a path real input takes.
+fn unexpected_char(lex: &mut logos::Lexer<'_, Token>) -> LexError {
+    let what = lex.slice().chars().next().map(|c| format!("'{c}'")).unwrap_or_else(|| "input".into());
+    LexError::new(format!("unexpected character {what} at "), "")
 }
 
 /// A token with its location.

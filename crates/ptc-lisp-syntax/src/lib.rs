@@ -25,6 +25,8 @@
 //! ```
 
 #![deny(missing_docs)]
+// A `pub` item no path from the root reaches is `pub(crate)`: what is public is the API.
+#![warn(unreachable_pub)]
 
 pub mod ast;
 mod error;

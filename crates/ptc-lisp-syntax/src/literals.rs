@@ -4,11 +4,40 @@
 //! Every error says what is wrong and what to write instead; the location text
 //! ("line L, column C") is inserted between [`LexError::head`] and [`LexError::tail`].
 
-use logos::Lexer;
+use std::ops::Range;
 
-use crate::lexer::{LexError, Token};
+use logos::{Lexer, Logos};
 
-type Lex<'s> = Lexer<'s, Token>;
+use crate::error::LexError;
+
+/// What a literal's callback reads and moves: the lexer of any token type over `str`.
+/// This module names no token type, so the lexer's `Token` (whose patterns name these
+/// callbacks) and the callbacks do not depend on each other.
+pub(crate) trait Lex {
+    /// The text of the token being lexed.
+    fn slice(&self) -> &str;
+    /// The text after the token.
+    fn remainder(&self) -> &str;
+    /// The token's byte range.
+    fn span(&self) -> Range<usize>;
+    /// Extends the token by `n` bytes.
+    fn bump(&mut self, n: usize);
+}
+
+impl<'s, T: Logos<'s, Source = str>> Lex for Lexer<'s, T> {
+    fn slice(&self) -> &str {
+        Lexer::slice(self)
+    }
+    fn remainder(&self) -> &str {
+        Lexer::remainder(self)
+    }
+    fn span(&self) -> Range<usize> {
+        Lexer::span(self)
+    }
+    fn bump(&mut self, n: usize) {
+        Lexer::bump(self, n)
+    }
+}
 
 const INT_RANGE: &str = "-9223372036854775808..9223372036854775807";
 const STRING_ESCAPES: &str = r#"\\ \" \n \t \r \b \f and \uXXXX (4 hex digits)"#;
@@ -18,7 +47,7 @@ const KEYWORD_CHARS: &str =
     "letters, digits and - _ ? ! + * < > = . ' & % $ (and one / between a namespace and a name)";
 
 /// `[+-]?[0-9]+`: a 64-bit integer; leading zeros (octal in Clojure) are refused.
-pub(crate) fn int(lex: &mut Lex<'_>) -> Result<i64, LexError> {
+pub(crate) fn int(lex: &mut impl Lex) -> Result<i64, LexError> {
     let text = lex.slice();
     let digits = text.trim_start_matches(['+', '-']);
     if digits.len() > 1 && digits.starts_with('0') {
@@ -35,7 +64,7 @@ pub(crate) fn int(lex: &mut Lex<'_>) -> Result<i64, LexError> {
 }
 
 /// A decimal float with a `.` and/or an exponent.
-pub(crate) fn float(lex: &mut Lex<'_>) -> Result<f64, LexError> {
+pub(crate) fn float(lex: &mut impl Lex) -> Result<f64, LexError> {
     let text = lex.slice();
     match text.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(x),
@@ -47,7 +76,7 @@ pub(crate) fn float(lex: &mut Lex<'_>) -> Result<f64, LexError> {
 }
 
 /// `##Inf`, `##-Inf`, `##NaN`.
-pub(crate) fn symbolic_value(lex: &mut Lex<'_>) -> Result<f64, LexError> {
+pub(crate) fn symbolic_value(lex: &mut impl Lex) -> Result<f64, LexError> {
     match lex.slice() {
         "##Inf" => Ok(f64::INFINITY),
         "##-Inf" => Ok(f64::NEG_INFINITY),
@@ -60,7 +89,7 @@ pub(crate) fn symbolic_value(lex: &mut Lex<'_>) -> Result<f64, LexError> {
 }
 
 /// After `"`: reads up to the closing quote, decoding escapes.
-pub(crate) fn string(lex: &mut Lex<'_>) -> Result<String, LexError> {
+pub(crate) fn string(lex: &mut impl Lex) -> Result<String, LexError> {
     let open = lex.span().start;
     let body_start = lex.span().end;
     let rest = lex.remainder();
@@ -152,7 +181,7 @@ fn surrogate_error(code: u32, at: usize) -> LexError {
 
 /// After `#"`: reads up to the closing quote. The pattern is kept as written except that
 /// `\"` becomes `"`; any other backslash pair (`\d`, `\\`) is kept verbatim.
-pub(crate) fn regex(lex: &mut Lex<'_>) -> Result<String, LexError> {
+pub(crate) fn regex(lex: &mut impl Lex) -> Result<String, LexError> {
     let open = lex.span().start;
     let rest = lex.remainder();
     let mut out = String::new();
@@ -178,7 +207,7 @@ pub(crate) fn regex(lex: &mut Lex<'_>) -> Result<String, LexError> {
 }
 
 /// `\x`, `\newline`, `\uXXXX`...: a backslash, one character, and any constituents after it.
-pub(crate) fn char_literal(lex: &mut Lex<'_>) -> Result<char, LexError> {
+pub(crate) fn char_literal(lex: &mut impl Lex) -> Result<char, LexError> {
     let body = lex.slice().get(1..).unwrap_or("");
     let mut chars = body.chars();
     let (Some(first), rest) = (chars.next(), chars.as_str()) else {
@@ -217,7 +246,7 @@ pub(crate) fn char_literal(lex: &mut Lex<'_>) -> Result<char, LexError> {
 }
 
 /// A backslash followed by whitespace or the end of input.
-pub(crate) fn lone_backslash(_: &mut Lex<'_>) -> Result<char, LexError> {
+pub(crate) fn lone_backslash(_: &mut impl Lex) -> Result<char, LexError> {
     Err(lone_backslash_error())
 }
 
@@ -229,17 +258,17 @@ fn lone_backslash_error() -> LexError {
 }
 
 /// `:name`: the keyword without its colon.
-pub(crate) fn keyword(lex: &mut Lex<'_>) -> String {
+pub(crate) fn keyword(lex: &mut impl Lex) -> String {
     lex.slice().get(1..).unwrap_or("").to_string()
 }
 
 /// `::name` is `:user/name`: every program runs in the namespace `user`.
-pub(crate) fn auto_keyword(lex: &mut Lex<'_>) -> String {
+pub(crate) fn auto_keyword(lex: &mut impl Lex) -> String {
     format!("user/{}", lex.slice().get(2..).unwrap_or(""))
 }
 
 /// `n/d`: numerator and denominator; a zero denominator is refused here.
-pub(crate) fn ratio(lex: &mut Lex<'_>) -> Result<(i64, i64), LexError> {
+pub(crate) fn ratio(lex: &mut impl Lex) -> Result<(i64, i64), LexError> {
     let text = lex.slice();
     let (n, d) = text.split_once('/').unwrap_or((text, "1"));
     let (Ok(n), Ok(d)) = (n.parse::<i64>(), d.parse::<i64>()) else {
@@ -258,7 +287,7 @@ pub(crate) fn ratio(lex: &mut Lex<'_>) -> Result<(i64, i64), LexError> {
 }
 
 /// A symbol, split into namespace and name on the first `/` (when something precedes it).
-pub(crate) fn symbol(lex: &mut Lex<'_>) -> Result<(Option<String>, String), LexError> {
+pub(crate) fn symbol(lex: &mut impl Lex) -> Result<(Option<String>, String), LexError> {
     let text = lex.slice();
     let (sign, unsigned) = split_sign(text);
     if unsigned.strip_prefix('.').is_some_and(|after| after.starts_with(|c: char| c.is_ascii_digit())) {
@@ -293,7 +322,7 @@ fn split_sign(text: &str) -> (&str, &str) {
 }
 
 /// A run of constituent characters no well-formed pattern matched: say why.
-pub(crate) fn malformed(lex: &mut Lex<'_>) -> Result<(), LexError> {
+pub(crate) fn malformed(lex: &mut impl Lex) -> Result<(), LexError> {
     let text = lex.slice();
     let (sign, unsigned) = split_sign(text);
     Err(if let Some(name) = text.strip_prefix(':') {
@@ -427,7 +456,7 @@ fn is_symbol_char(c: char) -> bool {
 }
 
 /// `@`
-pub(crate) fn deref(_: &mut Lex<'_>) -> Result<(), LexError> {
+pub(crate) fn deref(_: &mut impl Lex) -> Result<(), LexError> {
     Err(LexError::new(
         "deref syntax (@x) is not supported: PTC-Lisp has no atoms or refs; use the value directly (",
         ")",
@@ -435,7 +464,7 @@ pub(crate) fn deref(_: &mut Lex<'_>) -> Result<(), LexError> {
 }
 
 /// `` ` ``
-pub(crate) fn syntax_quote(_: &mut Lex<'_>) -> Result<(), LexError> {
+pub(crate) fn syntax_quote(_: &mut impl Lex) -> Result<(), LexError> {
     Err(LexError::new(
         "syntax quote (`) is not supported at ",
         ": PTC-Lisp has no macros; write the form itself, or 'sym to quote a symbol",
@@ -443,7 +472,7 @@ pub(crate) fn syntax_quote(_: &mut Lex<'_>) -> Result<(), LexError> {
 }
 
 /// `~` and `~@`
-pub(crate) fn unquote(lex: &mut Lex<'_>) -> Result<(), LexError> {
+pub(crate) fn unquote(lex: &mut impl Lex) -> Result<(), LexError> {
     Err(LexError::new(
         format!("unquote ({}) is not supported at ", lex.slice()),
         ": PTC-Lisp has no macros; write the value itself",
@@ -451,7 +480,7 @@ pub(crate) fn unquote(lex: &mut Lex<'_>) -> Result<(), LexError> {
 }
 
 /// `#` followed by anything that is not a supported dispatch.
-pub(crate) fn unknown_dispatch(lex: &mut Lex<'_>) -> Result<(), LexError> {
+pub(crate) fn unknown_dispatch(lex: &mut impl Lex) -> Result<(), LexError> {
     let next: String =
         lex.remainder().chars().take_while(|c| !c.is_whitespace() && !"()[]{}\";,".contains(*c)).take(20).collect();
     const SUPPORTED: &str = "after '#' PTC-Lisp accepts only #{...} (set), #(...) (function), #\"...\" (regex), #'name (var) and ##Inf ##-Inf ##NaN";

@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use ptc_lisp_eval::{Cancel, CompileEnv, Engine, Globals, Host, Limits, NoTools, RunInput, RunResult, ToolSpec, Value};
+use ptc_lisp_eval::{Cancel, CompileEnv, Engine, Host, Limits, Memory, NoTools, RunInput, RunResult, ToolSpec, Value};
 use ptc_lisp_syntax::{Form, FormKind};
 use serde_json::{Value as Json, json};
 
@@ -161,8 +161,8 @@ impl Preludes {
     }
 
     /// The definitions of every prelude, as the memory a run starts with.
-    pub(crate) fn globals(&self) -> Globals {
-        let mut g = Globals::default();
+    pub(crate) fn globals(&self) -> Memory {
+        let mut g = Memory::default();
         for p in &self.list {
             add(&mut g, p);
         }
@@ -172,8 +172,8 @@ impl Preludes {
     /// The definitions of the preludes `refs` name (a session's frozen refs). A ref this
     /// server cannot honour (no such id, or a different checksum: another instance runs
     /// another file) is an error naming it.
-    pub(crate) fn globals_for(&self, refs: &[Json]) -> Result<Globals, NoSuchPrelude> {
-        let mut g = Globals::default();
+    pub(crate) fn globals_for(&self, refs: &[Json]) -> Result<Memory, NoSuchPrelude> {
+        let mut g = Memory::default();
         for r in refs {
             let id = r.get("id").and_then(Json::as_str).unwrap_or_default();
             let checksum = r.get("checksum").and_then(Json::as_str);
@@ -273,13 +273,13 @@ impl Preludes {
     }
 }
 
-fn add(g: &mut Globals, p: &Prelude) {
+fn add(g: &mut Memory, p: &Prelude) {
     for (name, v) in &p.values {
-        g.values.insert(name.clone(), v.clone());
+        g.insert(name.clone(), v.clone());
     }
     for e in &p.exports {
         if let Some(d) = &e.doc {
-            g.docs.insert(Arc::from(e.name.as_str()), Arc::from(d.as_str()));
+            g.set_doc(Arc::from(e.name.as_str()), Arc::from(d.as_str()));
         }
     }
 }
@@ -349,7 +349,7 @@ fn compile(
     // the memory every form compiles against: earlier preludes, then this one's names
     let mut memory = earlier.globals();
     for (n, _, _) in &names {
-        memory.values.insert(Arc::from(format!("{id}/{n}")), Value::Nil);
+        memory.insert(Arc::from(format!("{id}/{n}")), Value::Nil);
     }
     let engine = Engine::new(limits.clone());
     let mut exports = Vec::new();
@@ -376,12 +376,12 @@ fn compile(
         if let RunResult::Error(e) = &outcome.result {
             return Err(located(e));
         }
-        let value = outcome.memory.values.get(name.as_str()).cloned().unwrap_or(Value::Nil);
-        let doc = outcome.memory.docs.get(name.as_str()).map(|d| d.to_string());
+        let value = outcome.memory.get(name.as_str()).cloned().unwrap_or(Value::Nil);
+        let doc = outcome.memory.doc(name.as_str()).map(|d| d.to_string());
         let qualified: Arc<str> = Arc::from(format!("{id}/{name}"));
-        memory.values.insert(qualified.clone(), value.clone());
+        memory.insert(qualified.clone(), value.clone());
         if let Some(d) = &doc {
-            memory.docs.insert(qualified.clone(), Arc::from(d.as_str()));
+            memory.set_doc(qualified.clone(), Arc::from(d.as_str()));
         }
         values.push((qualified.clone(), value));
         exports.push(Export { name: qualified.to_string(), doc, private: *private });
@@ -596,7 +596,7 @@ mod tests {
             ["crm/score"]
         );
         assert!(crm.checksum.starts_with("sha256:") && crm.checksum.len() == 7 + 64);
-        assert_eq!(p.globals().docs.get("crm/vip?").map(|d| d.to_string()), Some("True for big spenders.".into()));
+        assert_eq!(p.globals().doc("crm/vip?").map(|d| d.to_string()), Some("True for big spenders.".into()));
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub struct PtcServer {
     diagnostics: Arc<crate::diagnostics::Diagnostics>,
     /// `--prelude` definitions, and the memory every run starts with.
     preludes: Arc<crate::prelude::Preludes>,
-    prelude_memory: Arc<ptc_lisp_eval::Globals>,
+    prelude_memory: Arc<ptc_lisp_eval::Memory>,
 }
 
 /// What `lisp_debug` takes, for its `args_error` feedback.
@@ -144,7 +144,7 @@ impl PtcServer {
             agentic: None,
             session_store: Arc::new(crate::session::InProcessStore::new()),
             preludes: Arc::new(crate::prelude::Preludes::none()),
-            prelude_memory: Arc::new(ptc_lisp_eval::Globals::default()),
+            prelude_memory: Arc::new(ptc_lisp_eval::Memory::default()),
         }
     }
 

@@ -146,7 +146,7 @@ fn to_py_at<'py>(py: Python<'py>, v: &Value, depth: usize, hashable: bool) -> Py
             }
             out.into_any()
         }
-        Value::Regex(_) | Value::Func(_) | Value::Var(_) | Value::Symbol(_) => {
+        Value::Regex(_) | Value::Func(_) | Value::Lazy(_) | Value::Reduced(_) | Value::Var(_) | Value::Symbol(_) => {
             PyString::new(py, &to_clojure(v)).into_any()
         }
     })

@@ -16,6 +16,8 @@
 //! ```
 
 #![deny(missing_docs)]
+// A `pub` item no path from the root reaches is `pub(crate)`: what is public is the API.
+#![warn(unreachable_pub)]
 
 mod enforce;
 pub mod keys;

@@ -66,7 +66,7 @@ struct Parser {
 }
 
 /// Deepest type nesting a signature may have (real signatures use three or four levels).
-pub const MAX_TYPE_DEPTH: usize = 64;
+pub(crate) const MAX_TYPE_DEPTH: usize = 64;
 
 impl Parser {
     fn peek(&self) -> Option<char> {

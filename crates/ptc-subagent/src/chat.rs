@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ptc_lisp_eval::Globals;
+use ptc_lisp_eval::Memory;
 use serde_json::Value as Json;
 
 use crate::config::SubAgent;
@@ -52,9 +52,9 @@ pub(crate) async fn chat(
     messages.push(Message::user(user_message));
     let mut mission = Mission::new(&agent, llm, observer).with_messages(messages);
     if !agent.config.mode.is_text() {
-        let mut globals = Globals::default();
+        let mut globals = Memory::default();
         for (k, v) in &memory {
-            globals.values.insert(Arc::from(k.as_str()), ptc_lisp_eval::json::from_json(v));
+            globals.insert(Arc::from(k.as_str()), ptc_lisp_eval::json::from_json(v));
         }
         mission.memory = globals;
     }

@@ -21,11 +21,8 @@
 //! tool.) A value defined in a turn that printed nothing gets a sample; a turn that
 //! printed shows its output instead, so nothing is shown twice.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use ptc_lisp_eval::printer::{PrintOptions, to_clojure_with};
-use ptc_lisp_eval::{Globals, ToolCallRecord, Value};
+use ptc_lisp_eval::{Memory, ToolCallRecord, Value};
 
 /// How much history the summary keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +61,7 @@ pub(crate) struct TurnRecord<'a> {
     /// Names defined at top level, in source order (repeats allowed).
     pub(crate) defined: &'a [String],
     /// Memory after the turn.
-    pub(crate) memory: &'a Globals,
+    pub(crate) memory: &'a Memory,
 }
 
 /// The summary accumulated over the successful turns of a mission.
@@ -82,14 +79,13 @@ impl Summary {
             self.tool_calls.push(tool_call_line(call));
         }
         let printed = !turn.prints.is_empty();
-        let docs: &HashMap<Arc<str>, Arc<str>> = &turn.memory.docs;
         for name in turn.defined {
-            let Some(value) = turn.memory.values.get(name.as_str()) else { continue };
+            let Some(value) = turn.memory.get(name.as_str()) else { continue };
             // a redefinition replaces the earlier entry; the latest definition's place wins
             self.definitions.retain(|d| &d.name != name);
             self.definitions.push(Definition {
                 name: name.clone(),
-                doc: docs.get(name.as_str()).map(|d| sanitize(d)).filter(|d| !d.is_empty()),
+                doc: turn.memory.doc(name.as_str()).map(sanitize).filter(|d| !d.is_empty()),
                 value: value.clone(),
                 sample: !printed,
             });
@@ -222,13 +218,13 @@ fn sample(v: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn globals(entries: &[(&str, Value)], docs: &[(&str, &str)]) -> Globals {
-        let mut g = Globals::default();
+    fn globals(entries: &[(&str, Value)], docs: &[(&str, &str)]) -> Memory {
+        let mut g = Memory::default();
         for (k, v) in entries {
-            g.values.insert(Arc::from(*k), v.clone());
+            g.insert(*k, v.clone());
         }
         for (k, d) in docs {
-            g.docs.insert(Arc::from(*k), Arc::from(*d));
+            g.set_doc(*k, *d);
         }
         g
     }
@@ -273,7 +269,7 @@ mod tests {
     fn println_limit_counts_calls_not_lines() {
         let mut s = Summary::default();
         let prints: Vec<String> = vec!["a\nb".into(), "c".into(), "d".into()];
-        s.add(&TurnRecord { tool_calls: &[], prints: &prints, defined: &[], memory: &Globals::default() });
+        s.add(&TurnRecord { tool_calls: &[], prints: &prints, defined: &[], memory: &Memory::default() });
         let out = s.render(&HistoryOptions { println_limit: 2, tool_call_limit: 20 });
         assert_eq!(out, "; No tool calls made\n; Output:\nc\nd");
     }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Globals, Host, Interrupted, Outcome, RunInput, RunResult, ToolCall,
+    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Memory, Host, Interrupted, Outcome, RunInput, RunResult, ToolCall,
     ToolErrorKind, ToolSpec, Value,
 };
 use serde_json::Value as Json;
@@ -47,7 +47,7 @@ pub(crate) fn explain_catalog_call(mut outcome: Outcome, catalog: &[CatalogEntry
 pub(crate) struct ExecRequest {
     pub(crate) source: String,
     pub(crate) context: Arc<PMap>,
-    pub(crate) memory: Globals,
+    pub(crate) memory: Memory,
     pub(crate) turn_history: Vec<Value>,
     pub(crate) turn: u32,
     pub(crate) tools: Arc<Toolbox>,

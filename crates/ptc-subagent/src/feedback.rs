@@ -8,7 +8,7 @@
 //! in its turn budget.
 
 use ptc_lisp_eval::printer::{PrintOptions, to_clojure_with};
-use ptc_lisp_eval::{Globals, Value, repl_preview, to_clojure};
+use ptc_lisp_eval::{Memory, Value, repl_preview, to_clojure};
 
 /// Limits on what feedback shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,17 +81,14 @@ fn prints_block(prints: &[String], fmt: &FormatOptions) -> String {
 
 /// The memory block: new or changed definitions with previews, or `Stored: a, b` when
 /// nothing changed. `None` when there are no definitions.
-fn memory_block(old: &Globals, new: &Globals, fmt: &FormatOptions) -> Option<String> {
-    if new.values.is_empty() {
+fn memory_block(old: &Memory, new: &Memory, fmt: &FormatOptions) -> Option<String> {
+    if new.is_empty() {
         return None;
     }
-    let mut names: Vec<&std::sync::Arc<str>> = new.values.keys().collect();
-    names.sort();
     let mut lines = Vec::new();
     let mut truncated = false;
-    for name in &names {
-        let v = &new.values[*name];
-        let changed = match old.values.get(*name) {
+    for (name, v) in new.iter() {
+        let changed = match old.get(name) {
             None => true,
             Some(before) => !before.equiv(v) || to_clojure(before) != to_clojure(v),
         };
@@ -112,7 +109,7 @@ fn memory_block(old: &Globals, new: &Globals, fmt: &FormatOptions) -> Option<Str
         lines.push(format!(";; {name} = {shown}"));
     }
     let body = if lines.is_empty() {
-        format!("Stored: {}", names.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "))
+        format!("Stored: {}", new.names().collect::<Vec<_>>().join(", "))
     } else {
         let mut b = lines.join("\n");
         if truncated {
@@ -127,8 +124,8 @@ fn memory_block(old: &Globals, new: &Globals, fmt: &FormatOptions) -> Option<Str
 pub(crate) fn execution_feedback(
     value: Option<&Value>,
     prints: &[String],
-    old_memory: &Globals,
-    new_memory: &Globals,
+    old_memory: &Memory,
+    new_memory: &Memory,
     multi_turn: bool,
     fmt: &FormatOptions,
 ) -> String {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use ptc_lisp_eval::printer::{PrintOptions, to_clojure_with};
 use ptc_lisp_eval::value::PMap;
-use ptc_lisp_eval::{Cancel, Engine, EvalError, Globals, Outcome, RunResult, Value, to_clojure};
+use ptc_lisp_eval::{Cancel, Engine, EvalError, Memory, Outcome, RunResult, Value, to_clojure};
 use serde_json::Value as Json;
 use tracing::Instrument;
 
@@ -124,7 +124,7 @@ pub(crate) struct Mission<'a> {
     pub(crate) system: String,
     /// The whole conversation after the system prompt, oldest first.
     pub(crate) messages: Vec<Message>,
-    pub(crate) memory: Globals,
+    pub(crate) memory: Memory,
     pub(crate) history: Vec<Value>,
     pub(crate) turns: Vec<Turn>,
     pub(crate) usage: StepUsage,
@@ -196,7 +196,7 @@ impl<'a> Mission<'a> {
             engine: crate::config::engine_for(cfg),
             system: agent.system_prompt(),
             messages: vec![Message::user(agent.first_user_message())],
-            memory: Globals::default(),
+            memory: Memory::default(),
             history: Vec::new(),
             turns: Vec::new(),
             usage: StepUsage {
@@ -832,7 +832,7 @@ impl<'a> Mission<'a> {
 
     /// The memory limit after a successful program: `Err(Done)` when the mission ends
     /// (strict), `Err(Continue(message))` when the changes are rolled back.
-    pub(crate) fn check_memory(&mut self, memory: &Globals) -> Result<(), Next> {
+    pub(crate) fn check_memory(&mut self, memory: &Memory) -> Result<(), Next> {
         let cfg = self.agent.config.clone();
         let size = memory_size(memory);
         if size <= cfg.memory_limit {
@@ -1075,17 +1075,12 @@ fn round_floats(v: &Value, digits: u32) -> Value {
 }
 
 /// Printed bytes of all definitions (names included).
-fn memory_size(memory: &Globals) -> u64 {
-    memory
-        .values
-        .iter()
-        .map(|(name, v)| (name.len() + to_clojure_with(v, &PrintOptions::default()).0.len()) as u64)
-        .sum()
+fn memory_size(memory: &Memory) -> u64 {
+    memory.iter().map(|(name, v)| (name.len() + to_clojure_with(v, &PrintOptions::default()).0.len()) as u64).sum()
 }
 
-fn memory_json(memory: &Globals) -> BTreeMap<String, Json> {
+fn memory_json(memory: &Memory) -> BTreeMap<String, Json> {
     memory
-        .values
         .iter()
         .map(|(k, v)| {
             let j = ptc_lisp_eval::json::to_json(v).unwrap_or_else(|_| Json::String(to_clojure(v)));

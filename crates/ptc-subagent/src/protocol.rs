@@ -6,7 +6,7 @@
 //! (also when the call is refused), so the conversation stays well-formed for every
 //! provider.
 
-use ptc_lisp_eval::{Globals, Outcome, RunResult, Value, repl_preview, to_clojure};
+use ptc_lisp_eval::{Memory, Outcome, RunResult, Value, repl_preview, to_clojure};
 use serde_json::{Map, Value as Json, json};
 
 use crate::feedback::{FormatOptions, cut_chars};
@@ -76,7 +76,7 @@ pub(crate) fn mixed_with_lisp_eval() -> Json {
 }
 
 /// The tool result of a program run.
-pub(crate) fn outcome_json(outcome: &Outcome, old_memory: &Globals, fmt: &FormatOptions, feedback: &str) -> Json {
+pub(crate) fn outcome_json(outcome: &Outcome, old_memory: &Memory, fmt: &FormatOptions, feedback: &str) -> Json {
     let mut obj = Map::new();
     match &outcome.result {
         RunResult::Value(v) | RunResult::Returned(v) => {
@@ -171,14 +171,11 @@ fn fail_message(v: &Value) -> String {
 }
 
 /// `{"changed": {name: preview}, "stored_keys": [...], "truncated": bool}`.
-fn memory_json(old: &Globals, new: &Globals, fmt: &FormatOptions) -> Json {
-    let mut names: Vec<&std::sync::Arc<str>> = new.values.keys().collect();
-    names.sort();
+fn memory_json(old: &Memory, new: &Memory, fmt: &FormatOptions) -> Json {
     let mut changed = Map::new();
     let mut truncated = false;
-    for name in &names {
-        let v = &new.values[*name];
-        let same = old.values.get(*name).is_some_and(|before| to_clojure(before) == to_clojure(v));
+    for (name, v) in new.iter() {
+        let same = old.get(name).is_some_and(|before| to_clojure(before) == to_clojure(v));
         if same {
             continue;
         }
@@ -191,7 +188,7 @@ fn memory_json(old: &Globals, new: &Globals, fmt: &FormatOptions) -> Json {
             changed.insert(name.to_string(), json!(shown));
         }
     }
-    json!({"changed": changed, "stored_keys": names.iter().map(|n| n.to_string()).collect::<Vec<_>>(), "truncated": truncated})
+    json!({"changed": changed, "stored_keys": new.names().collect::<Vec<_>>(), "truncated": truncated})
 }
 
 #[cfg(test)]

@@ -402,10 +402,10 @@ fn script_cmd(argv: Vec<OsString>) -> Result<ExitCode, UsageError> {
     }
     let limits = Limits::default();
     let source = program_file(&path, limits.max_program_bytes).map_err(UsageError)?;
-    let mut memory = ptc_lisp_eval::Globals::default();
+    let mut memory = ptc_lisp_eval::Memory::default();
     let command_line_args =
         if args.is_empty() { ptc_lisp_eval::Value::Nil } else { ptc_lisp_eval::Value::vector(args) };
-    memory.values.insert(Arc::from("*command-line-args*"), command_line_args);
+    memory.insert(Arc::from("*command-line-args*"), command_line_args);
     let opts = RunOptions { limits, memory, ..RunOptions::default() };
     let outcome = ptc_lisp_eval::run(&source, opts);
     print_text(&outcome, &source, false);

@@ -388,7 +388,7 @@ fn check(source: &str, out: &Outcome, limits: &Limits) {
     if let Some(v) = out.value() {
         inspect(v);
     }
-    for v in out.memory.values.values() {
+    for v in out.memory.iter().map(|(_, v)| v) {
         inspect(v);
     }
 }
@@ -406,7 +406,7 @@ fn session(source: &str) {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(5), "{source:?} ran {took:?} with a 1 s limit");
     check(source, &first, &limits);
-    let mut names: Vec<String> = first.memory.values.keys().map(|k| k.to_string()).collect();
+    let mut names: Vec<String> = first.memory.names().map(|k| k.to_string()).collect();
     names.sort();
     let next = format!("[{}]", names.join(" "));
     let input = RunInput::new().with_json_context(ctx).with_memory(first.memory.clone());

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::{Arity, Builtin, Category, Library, Table};
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::function::Function;
+use crate::function::FnRepr;
 use crate::host::Discovery as Ask;
 use crate::printer::{PrintOptions, to_clojure_with};
 use crate::value::Value;
@@ -67,9 +67,9 @@ fn ref_name(fname: &str, v: &Value) -> EvalResult<String> {
     match v {
         Value::Str(s) | Value::Symbol(s) | Value::Var(s) => Ok(s.to_string()),
         Value::Keyword(k) => Ok(k.to_string()),
-        Value::Func(f) => match &**f {
-            Function::Builtin(b) => Ok(b.name.to_string()),
-            Function::Closure(c) => Ok(c.lambda.name.as_deref().unwrap_or("fn").to_string()),
+        Value::Func(f) => match f.repr() {
+            FnRepr::Builtin(b) => Ok(b.name.to_string()),
+            FnRepr::Closure(c) => Ok(c.lambda.name.as_deref().unwrap_or("fn").to_string()),
             _ => expected(fname, "a name", v),
         },
         other => expected(fname, "a name, e.g. (doc map) or (doc \"str/join\")", other),
@@ -361,7 +361,7 @@ fn meta(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if let Some(v) = cx.definition(name.as_str()) {
         let mut entries = vec![(Value::kw("name"), Value::str(name.as_str())), (Value::kw("ns"), Value::str("user"))];
         if let Some(d) = cx.definition_doc(name.as_str()) {
-            entries.push((Value::kw("doc"), Value::Str(d.clone())));
+            entries.push((Value::kw("doc"), Value::str(d)));
         }
         entries.push((Value::kw("type"), Value::kw(v.type_name())));
         return Ok(Value::map(entries));
@@ -428,6 +428,8 @@ fn type_kw(v: &Value) -> Value {
         Value::Set(_) => "set",
         Value::Regex(_) => "regex",
         Value::Func(_) => "function",
+        Value::Lazy(_) => "lazy-seq",
+        Value::Reduced(_) => "reduced",
         Value::Var(_) => "var",
         Value::Symbol(_) => "symbol",
     })

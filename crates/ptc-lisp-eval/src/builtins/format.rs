@@ -495,7 +495,7 @@ mod tests {
             limits,
             budget,
             Arc::new(crate::value::PMap::new()),
-            crate::Globals::default(),
+            crate::Memory::default(),
             Arc::new(Vec::new()),
         );
         format(&mut BuiltinContext::new(&mut interp, "format"), t, args)

@@ -121,7 +121,7 @@ pub struct Builtin {
     /// A named constant (`Double/NaN`, `Math/PI`): referring to it yields its value.
     pub constant: bool,
     /// Implementation.
-    pub f: BuiltinFn,
+    pub(crate) f: BuiltinFn,
     /// Specialisation: the analyzer passes the first argument as a name, unevaluated
     /// (`(doc map)` is `(doc "map")`).
     pub(crate) quotes_name: bool,
@@ -178,7 +178,7 @@ pub(crate) type SpreadLazyFn = fn(&mut BuiltinContext, Vec<Value>, &std::sync::A
 
 impl Builtin {
     /// Declares a builtin; chain `.doc()`, `.ex()`, `.alias()`, `.ext()`.
-    pub const fn new(name: &'static str, arity: Arity, category: Category, f: BuiltinFn) -> Self {
+    pub(crate) const fn new(name: &'static str, arity: Arity, category: Category, f: BuiltinFn) -> Self {
         Builtin {
             name,
             aliases: &[],

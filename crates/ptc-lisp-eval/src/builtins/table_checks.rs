@@ -8,16 +8,12 @@ use crate::fusion::{Consumer, Sink, Source, SourceKind};
 use crate::node::Node;
 use crate::{RunOptions, RunResult, run};
 
-/// The one node `src` analyzes to, without its location wrappers.
+/// The one node `src` analyzes to.
 fn node(src: &str) -> Node {
     let forms = ptc_lisp_syntax::parse_program(src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
     let env = AnalyzeEnv { max_symbols: 10_000, ..AnalyzeEnv::default() };
     let mut program = analyze_program(&forms, &env).unwrap_or_else(|e| panic!("{src}: {e:?}"));
-    let mut n = program.nodes.pop().unwrap_or(Node::Const(crate::value::Value::Nil));
-    while let Node::Spanned(inner, _) = n {
-        n = *inner;
-    }
-    n
+    program.nodes.pop().unwrap_or(Node::Const(crate::value::Value::Nil))
 }
 
 /// The printed result of `src`, or `!kind` for an error.

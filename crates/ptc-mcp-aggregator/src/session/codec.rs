@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use ptc_lisp_eval::value::{PMap, PSet};
-use ptc_lisp_eval::{Function, RegexValue, Value};
+use ptc_lisp_eval::{Function, FunctionKind, RegexValue, Value};
 use serde_json::{Value as Json, json};
 
 /// Why a value cannot be written as data.
@@ -99,12 +99,13 @@ pub(crate) fn encode(value: &Value) -> Result<Vec<Json>, NotData> {
                     work.push(Walk::Visit(k));
                 }
             }
-            Value::Func(f) => match &**f {
-                Function::Builtin(b) => out.push(json!(["fn", b.name])),
-                Function::Tool(name) => out.push(json!(["tool", &**name])),
-                Function::Lazy(_) => return Err(NotData::Lazy),
+            Value::Func(f) => match f.kind() {
+                FunctionKind::Builtin(name) => out.push(json!(["fn", name])),
+                FunctionKind::Tool(name) => out.push(json!(["tool", name])),
                 _ => return Err(NotData::Function),
             },
+            Value::Lazy(_) => return Err(NotData::Lazy),
+            Value::Reduced(_) => return Err(NotData::Function),
         }
     }
     Ok(out)
@@ -151,9 +152,9 @@ pub(crate) fn decode(ops: &[Json]) -> Result<Value, Corrupt> {
                 let name = text()?;
                 let b = ptc_lisp_eval::registry::lookup(name)
                     .ok_or_else(|| bad(format!("builtin `{name}` does not exist in this version")))?;
-                Value::Func(Arc::new(Function::Builtin(b)))
+                Value::Func(Arc::new(Function::builtin(b)))
             }
-            "tool" => Value::Func(Arc::new(Function::Tool(Arc::from(text()?)))),
+            "tool" => Value::Func(Arc::new(Function::tool(text()?))),
             "vec" | "list" | "set" | "map" => {
                 let n = count()?;
                 let items = if tag == "map" { n.checked_mul(2) } else { Some(n) };
@@ -237,7 +238,7 @@ mod tests {
         assert_eq!(encode(&eval("(partial + 1)")), Err(NotData::Function));
         // a result cannot hold an endless sequence any more (it is an error), a binding can
         let out = Engine::new(Limits::default()).eval_with("(def f {:f (range)}) 1", &NoTools);
-        let held = out.memory.values.get("f").cloned().unwrap_or_else(|| panic!("{:?}", out.result));
+        let held = out.memory.get("f").cloned().unwrap_or_else(|| panic!("{:?}", out.result));
         assert_eq!(encode(&held), Err(NotData::Lazy));
     }
 

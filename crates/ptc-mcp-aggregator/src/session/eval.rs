@@ -271,7 +271,7 @@ fn refused(reason: McpReason, message: impl Into<String>) -> Step {
 #[allow(clippy::too_many_arguments)]
 fn run_in_session(
     previous: &Record,
-    base: ptc_lisp_eval::Globals,
+    base: ptc_lisp_eval::Memory,
     program: &str,
     context: Option<&str>,
     output_type: Option<&ptc_signature::Type>,

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ptc_lisp_eval::{Cancel, CompileEnv, Engine, Function, Globals, NoTools, RunInput, RunResult, Value};
+use ptc_lisp_eval::{Cancel, CompileEnv, Engine, FunctionKind, Memory, NoTools, RunInput, RunResult, Value};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -157,7 +157,7 @@ impl Record {
 
     /// Rebuilds the definitions, over `base` (the session's preludes), and `*1 *2 *3` as
     /// values. Forms run with no tools, under `engine`'s limits.
-    pub(super) fn restore(&self, engine: &Engine, base: Globals) -> Result<(Globals, Vec<Value>), BadRecord> {
+    pub(super) fn restore(&self, engine: &Engine, base: Memory) -> Result<(Memory, Vec<Value>), BadRecord> {
         let mut globals = base;
         let mut ordered: Vec<&Binding> = self.bindings.iter().collect();
         ordered.sort_by_key(|b| b.seq);
@@ -168,17 +168,17 @@ impl Record {
                 Stored::Data { ops } => {
                     let v = codec::decode(ops)
                         .map_err(|e| BadRecord(format!("binding `{}` is damaged: {}", b.name, e.0)))?;
-                    globals.values.insert(name.clone(), v);
+                    globals.insert(name.clone(), v);
                 }
                 Stored::Form { source } => {
                     // declared first so that forms may name each other in any order
-                    globals.values.insert(name.clone(), Value::Nil);
+                    globals.insert(name.clone(), Value::Nil);
                     forms.push_str(source);
                     forms.push('\n');
                 }
             }
             if let Some(d) = &b.doc {
-                globals.docs.insert(name, Arc::from(d.as_str()));
+                globals.set_doc(name, Arc::from(d.as_str()));
             }
         }
         if !forms.is_empty() {
@@ -217,27 +217,24 @@ pub(crate) struct Unkeepable {
 /// are encoded again. Returns them with the names that changed (sorted).
 pub(crate) fn commit_bindings(
     previous: &Record,
-    before: &Globals,
-    after: &Globals,
+    before: &Memory,
+    after: &Memory,
     source: &str,
     next_seq: &mut u64,
 ) -> Result<(Vec<Binding>, Vec<String>), Unkeepable> {
     let old: HashMap<&str, &Binding> = previous.bindings.iter().map(|b| (b.name.as_str(), b)).collect();
     let mut forms: Option<HashMap<String, String>> = None;
-    let mut out = Vec::with_capacity(after.values.len());
+    let mut out = Vec::with_capacity(after.len());
     let mut changed = Vec::new();
-    let mut names: Vec<&Arc<str>> = after.values.keys().collect();
-    names.sort();
-    for name in names {
+    for name in after.names() {
         // prelude definitions (`crm/get-user`) come from the server, not the session
         if crate::prelude::is_prelude_name(name) {
             continue;
         }
-        let Some(value) = after.values.get(name) else { continue };
-        let doc = after.docs.get(name).map(|d| d.to_string());
-        let same =
-            before.values.get(name).is_some_and(|b| b == value) && before.docs.get(name).map(|d| d.to_string()) == doc;
-        if same && let Some(b) = old.get(&**name) {
+        let Some(value) = after.get(name) else { continue };
+        let doc = after.doc(name).map(|d| d.to_string());
+        let same = before.get(name).is_some_and(|b| b == value) && before.doc(name).map(|d| d.to_string()) == doc;
+        if same && let Some(b) = old.get(name) {
             out.push((*b).clone());
             continue;
         }
@@ -246,8 +243,8 @@ pub(crate) fn commit_bindings(
             Err(why) => {
                 let forms = forms.get_or_insert_with(|| defining_forms(source));
                 let rebuildable =
-                    matches!(value, Value::Func(f) if matches!(&**f, Function::Closure(c) if c.captures.is_empty()));
-                match forms.get(&**name) {
+                    matches!(value, Value::Func(f) if matches!(f.kind(), FunctionKind::Closure { captures: 0, .. }));
+                match forms.get(name) {
                     Some(text) if rebuildable => Stored::Form { source: text.clone() },
                     _ => return Err(unkeepable(name, &why, value)),
                 }
@@ -309,7 +306,7 @@ mod tests {
     use super::*;
     use ptc_lisp_eval::Limits;
 
-    fn run(engine: &Engine, memory: Globals, src: &str) -> Globals {
+    fn run(engine: &Engine, memory: Memory, src: &str) -> Memory {
         let out = engine.eval(src, RunInput { memory, ..RunInput::new() }, &NoTools, &Cancel::new());
         assert!(out.is_ok(), "{src}: {:?}", out.result);
         out.memory
@@ -320,14 +317,14 @@ mod tests {
         let engine = Engine::new(Limits::default());
         let mut rec = Record::new("ptcs_x".into(), None, 0);
         let src = "(def base 10)\n(defn add-base \"adds base\" [x] (+ x base))\n(def xs [1 2 {:a #{:b}}])\n(def twice (fn [x] (* 2 (helper x))))\n(defn helper [x] x)";
-        let after = run(&engine, Globals::default(), src);
+        let after = run(&engine, Memory::default(), src);
         let mut seq = rec.next_seq;
-        let (bindings, changed) = commit_bindings(&rec, &Globals::default(), &after, src, &mut seq).unwrap();
+        let (bindings, changed) = commit_bindings(&rec, &Memory::default(), &after, src, &mut seq).unwrap();
         assert_eq!(changed, ["add-base", "base", "helper", "twice", "xs"]);
         rec.bindings = bindings;
         rec.next_seq = seq;
         let back = Record::from_bytes(&rec.to_bytes()).unwrap();
-        let (globals, _) = back.restore(&engine, Globals::default()).unwrap();
+        let (globals, _) = back.restore(&engine, Memory::default()).unwrap();
         let out = engine.eval(
             "[(add-base 1) (twice 4) xs]",
             RunInput { memory: globals.clone(), ..RunInput::new() },
@@ -335,7 +332,7 @@ mod tests {
             &Cancel::new(),
         );
         assert_eq!(out.printed, "[11 8 [1 2 {:a #{:b}}]]");
-        assert_eq!(globals.docs.get("add-base").map(|d| d.to_string()), Some("adds base".into()));
+        assert_eq!(globals.doc("add-base").map(|d| d.to_string()), Some("adds base".into()));
         // unchanged bindings keep their stored form and sequence number
         let after2 = run(&engine, globals.clone(), "(def base 20)");
         let (b2, changed) = commit_bindings(&back, &globals, &after2, "(def base 20)", &mut seq).unwrap();
@@ -354,9 +351,9 @@ mod tests {
             ("(def f {:g (fn [] 1)})", "contains a user function"),
             ("(def f (range))", "infinite"),
         ] {
-            let after = run(&engine, Globals::default(), src);
+            let after = run(&engine, Memory::default(), src);
             let mut seq = 1;
-            let e = commit_bindings(&rec, &Globals::default(), &after, src, &mut seq).unwrap_err();
+            let e = commit_bindings(&rec, &Memory::default(), &after, src, &mut seq).unwrap_err();
             assert_eq!(e.name, "f");
             assert!(e.message.contains(needle), "{src}: {}", e.message);
         }

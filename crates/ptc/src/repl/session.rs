@@ -4,9 +4,7 @@
 use std::sync::Arc;
 
 use ptc_lisp_eval::value::PMap;
-use ptc_lisp_eval::{
-    Cancel, CompileEnv, Engine, EvalError, Globals, Host, Limits, NoTools, RunInput, RunResult, Value,
-};
+use ptc_lisp_eval::{Cancel, CompileEnv, Engine, EvalError, Host, Limits, Memory, NoTools, RunInput, RunResult, Value};
 
 use super::origin::{Definitions, Origin};
 use crate::envelope::render_error;
@@ -29,7 +27,7 @@ pub struct Session {
     engine: Engine,
     context: Arc<PMap>,
     upstreams: Option<ptc_mcp_aggregator::UpstreamRuntime>,
-    memory: Globals,
+    memory: Memory,
     /// The last three results, oldest first (`*1` is the last).
     recent: Vec<Value>,
     /// `*e`: nil until an input fails.
@@ -44,7 +42,7 @@ impl Session {
             engine: Engine::new(limits),
             context,
             upstreams,
-            memory: Globals::default(),
+            memory: Memory::default(),
             recent: Vec::new(),
             last_error: Value::Nil,
             definitions: Definitions::default(),
@@ -71,7 +69,7 @@ impl Session {
 
     /// The user's definitions.
     pub fn user_names(&self) -> Vec<String> {
-        self.memory.values.keys().map(|k| k.to_string()).filter(|k| k != LAST_ERROR).collect()
+        self.memory.names().map(|k| k.to_string()).filter(|k| k != LAST_ERROR).collect()
     }
 
     /// Evaluates one input.
@@ -88,7 +86,7 @@ impl Session {
         let mut memory = self.memory.clone();
         // *e is offered only to inputs that mention it, so it never shows up in (dir user)
         if source.contains(LAST_ERROR) {
-            memory.values.insert(LAST_ERROR.into(), self.last_error.clone());
+            memory.insert(LAST_ERROR, self.last_error.clone());
         }
         let input =
             RunInput { context: self.context.clone(), memory, turn_history: self.recent.clone(), strict_data: false };
@@ -116,7 +114,7 @@ impl Session {
                     self.recent.remove(0);
                 }
                 if !program.defined_names().iter().any(|n| n == LAST_ERROR) {
-                    outcome.memory.values.remove(LAST_ERROR);
+                    outcome.memory.remove(LAST_ERROR);
                 }
                 self.memory = outcome.memory;
                 self.definitions.record(source, program.defined_names());

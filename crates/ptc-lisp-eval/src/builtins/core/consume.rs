@@ -531,7 +531,7 @@ pub(crate) fn reduce(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult 
     };
     // (reduce + coll): add directly, no call per item
     if let Value::Func(func) = &f
-        && let crate::function::Function::Builtin(b) = &**func
+        && let crate::function::FnRepr::Builtin(b) = func.repr()
         && b.arith == Some(crate::node::ArithOp::Add)
     {
         for item in it {

@@ -139,7 +139,7 @@ fn apply(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         // a builtin declared to take its arguments lazily gets them so; otherwise the
         // sequence is realised (an infinite one is the error naming it)
         if let Value::Func(func) = &f
-            && let crate::function::Function::Builtin(b) = &**func
+            && let crate::function::FnRepr::Builtin(b) = func.repr()
             && let Some(spread) = b.spread_lazy
         {
             return spread(cx, call, &l.clone());
@@ -232,7 +232,7 @@ fn trampoline(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut result = cx.apply(f, args)?;
     // each bounce is a loop iteration, bounded like loop/recur
     let mut bounces: u64 = 0;
-    while matches!(&result, Value::Func(f) if !matches!(**f, Function::Lazy(_) | Function::Reduced(_))) {
+    while matches!(&result, Value::Func(_)) {
         bounces += 1;
         if bounces > cx.max_loop_iterations() {
             return err(

@@ -16,8 +16,9 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
         Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
         Builtin::new("fn?", Exact(1), Core, is_fn)
-            .doc("True for functions.")
-            .ex(&[("(fn? inc)", "true"), ("(fn? :a)", "false")]),
+            .doc("True for functions (not for lazy sequences or reduced values).")
+            .ex(&[("(fn? inc)", "true"), ("(fn? :a)", "false"), ("(fn? (range))", "false")])
+            .lazy(),
         Builtin::new("map?", Exact(1), Core, is_map).doc("True for maps.").ex(&[("(map? {})", "true")]),
         Builtin::new("vector?", Exact(1), Core, is_vector).doc("True for vectors.").ex(&[("(vector? [1])", "true")]),
         Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]),
@@ -36,9 +37,10 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("false?", Exact(1), Core, is_false).doc("True only for false.").ex(&[("(false? false)", "true")]),
         Builtin::new("type", Exact(1), Core, type_of)
             .doc(
-                "Type keyword: :boolean :number :string :keyword :vector :list :map :set :regex :function (nil for nil; DIV-28).",
+                "Type keyword: :boolean :number :string :keyword :vector :list :map :set :regex :function :lazy-seq :reduced (nil for nil; DIV-28).",
             )
-            .ex(&[("(type 1)", ":number"), ("(type {})", ":map")]),
+            .ex(&[("(type 1)", ":number"), ("(type {})", ":map"), ("(type (range))", ":lazy-seq"), ("(type (reduced 1))", ":reduced")])
+            .lazy(),
         Builtin::new("boolean", Exact(1), Core, boolean)
             .doc("false for nil and false, true for anything else.")
             .ex(&[("(boolean 0)", "true")]),
@@ -145,6 +147,8 @@ fn type_of(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         Value::Set(_) => Value::kw("set"),
         Value::Regex(_) => Value::kw("regex"),
         Value::Func(_) => Value::kw("function"),
+        Value::Lazy(_) => Value::kw("lazy-seq"),
+        Value::Reduced(_) => Value::kw("reduced"),
         Value::Var(_) => Value::kw("var"),
         Value::Symbol(_) => Value::kw("symbol"),
     })

@@ -405,20 +405,16 @@ fn b_goes_first(res: &Value) -> bool {
 /// A comparator that is exactly `(fn [x y] (compare x y))` or `(fn [x y] (compare y x))`
 /// (`#(compare %1 %2)`, `#(compare %2 %1)`): whether the arguments are swapped.
 fn known_comparator(f: &Value) -> Option<bool> {
-    use crate::function::Function;
+    use crate::function::FnRepr;
     use crate::node::{Node, Pattern};
     let Value::Func(func) = f else { return None };
-    let Function::Closure(c) = &**func else { return None };
+    let FnRepr::Closure(c) = func.repr() else { return None };
     let l = &c.lambda;
     if !c.captures.is_empty() || l.rest.is_some() || l.uses_self {
         return None;
     }
     let [Pattern::Bind(p0), Pattern::Bind(p1)] = l.params.as_slice() else { return None };
-    let mut body = &l.body;
-    while let Node::Spanned(inner, _) = body {
-        body = inner;
-    }
-    let Node::CallBuiltin(b, args, _) = body else { return None };
+    let Node::CallBuiltin(b, args, _) = &l.body else { return None };
     if b.name != "compare" {
         return None;
     }

@@ -108,7 +108,7 @@ pub fn str_len_bound(v: &Value) -> u64 {
         Value::Float(_) => 32,
         Value::Regex(r) => r.source().len(),
         Value::Keyword(k) | Value::Symbol(k) | Value::Var(k) => k.len() + 8,
-        Value::Func(_) => 128,
+        Value::Func(_) | Value::Lazy(_) | Value::Reduced(_) => 128,
         Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => 0,
     };
     n as u64

@@ -9,8 +9,7 @@ use crate::builtins::context::BuiltinContext;
 use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
-use crate::lazy;
-use crate::lazy::Items;
+use crate::lazy::{self, Items};
 use crate::value::{PVector, Value};
 
 use Arity::*;
@@ -56,17 +55,14 @@ pub(crate) static TABLE: Table = Table {
 
 /// `(reduced x)`.
 pub fn make_reduced(x: Value) -> Value {
-    Value::Func(std::sync::Arc::new(Function::Reduced(x)))
+    Value::Reduced(Arc::new(crate::value::Reduced::new(x)))
 }
 
 /// The value inside a `reduced`, if `v` is one.
 #[inline]
 pub fn reduced_value(v: &Value) -> Option<&Value> {
     match v {
-        Value::Func(f) => match &**f {
-            Function::Reduced(x) => Some(x),
-            _ => None,
-        },
+        Value::Reduced(r) => Some(r.value()),
         _ => None,
     }
 }
