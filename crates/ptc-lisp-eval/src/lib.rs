@@ -28,9 +28,6 @@
 #![warn(unreachable_pub)]
 
 mod analyze;
-// The builtins are being regrouped into one declared table per library (issue 23,
-// deliverable 2); their files narrow `pub` to `pub(crate)` as part of that move.
-#[allow(unreachable_pub)]
 mod builtins;
 mod cancel;
 pub mod contract;

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use ptc_lisp_eval::value::PMap;
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Memory, Host, Interrupted, Outcome, RunInput, RunResult, ToolCall,
+    CallCx, Cancel, CompileEnv, Engine, ErrorKind, Host, Interrupted, Memory, Outcome, RunInput, RunResult, ToolCall,
     ToolErrorKind, ToolSpec, Value,
 };
 use serde_json::Value as Json;

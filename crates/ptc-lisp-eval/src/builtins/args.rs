@@ -8,14 +8,14 @@ use crate::printer::to_clojure;
 use crate::value::{MapIter, Value};
 
 /// Short printed form of a value for error messages (at most ~60 chars).
-pub fn brief(v: &Value) -> String {
+pub(crate) fn brief(v: &Value) -> String {
     let opts = crate::printer::PrintOptions { limit: Some(5), printable_limit: Some(40), max_bytes: 80 };
     let (s, _) = crate::printer::to_clojure_with(v, &opts);
     s
 }
 
 /// "expected X, got <type> <value>".
-pub fn expected<T>(fname: &str, what: &str, got: &Value) -> EvalResult<T> {
+pub(crate) fn expected<T>(fname: &str, what: &str, got: &Value) -> EvalResult<T> {
     if let Some(l) = crate::lazy::as_lazy(got) {
         return crate::lazy::unbounded(fname, l);
     }
@@ -23,7 +23,7 @@ pub fn expected<T>(fname: &str, what: &str, got: &Value) -> EvalResult<T> {
 }
 
 /// An integer argument.
-pub fn int_arg(fname: &str, v: &Value) -> EvalResult<i64> {
+pub(crate) fn int_arg(fname: &str, v: &Value) -> EvalResult<i64> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Float(f) if f.fract() == 0.0 && f.is_finite() => Ok(*f as i64),
@@ -32,7 +32,7 @@ pub fn int_arg(fname: &str, v: &Value) -> EvalResult<i64> {
 }
 
 /// A numeric argument as f64.
-pub fn num_arg(fname: &str, v: &Value) -> EvalResult<f64> {
+pub(crate) fn num_arg(fname: &str, v: &Value) -> EvalResult<f64> {
     match v {
         Value::Int(i) => Ok(*i as f64),
         Value::Float(f) => Ok(*f),
@@ -41,7 +41,7 @@ pub fn num_arg(fname: &str, v: &Value) -> EvalResult<f64> {
 }
 
 /// A string argument.
-pub fn str_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<&'a str> {
+pub(crate) fn str_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<&'a str> {
     match v {
         Value::Str(s) => Ok(s),
         _ => expected(fname, "a string", v),
@@ -50,7 +50,7 @@ pub fn str_arg<'a>(fname: &str, v: &'a Value) -> EvalResult<&'a str> {
 
 /// Iterates any seqable value: nil (empty), vectors, sets, maps (as `[k v]` entries),
 /// strings (as 1-char strings).
-pub enum SeqIter<'a> {
+pub(crate) enum SeqIter<'a> {
     /// Nothing.
     Empty,
     /// Vector items.
@@ -78,12 +78,12 @@ impl Iterator for SeqIter<'_> {
 }
 
 /// True when the value can be iterated with [`seq_iter`].
-pub fn is_seqable(v: &Value) -> bool {
+pub(crate) fn is_seqable(v: &Value) -> bool {
     matches!(v, Value::Nil | Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) | Value::Str(_))
 }
 
 /// Iterates a seqable argument or fails with a type error naming the function.
-pub fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
+pub(crate) fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
     Ok(match v {
         Value::Nil => SeqIter::Empty,
         Value::Vector(items) | Value::List(items) => SeqIter::Vec(items.iter()),
@@ -100,7 +100,7 @@ pub fn seq_iter<'a>(fname: &str, v: &'a Value) -> EvalResult<SeqIter<'a>> {
 }
 
 /// Number of items a seqable value yields.
-pub fn seq_len(v: &Value) -> Option<usize> {
+pub(crate) fn seq_len(v: &Value) -> Option<usize> {
     match v {
         Value::Nil => Some(0),
         Value::Vector(items) | Value::List(items) => Some(items.len()),
@@ -117,7 +117,7 @@ pub fn seq_len(v: &Value) -> Option<usize> {
 /// instead of after building gigabytes of one-character strings. (The slots themselves
 /// are charged by the builder's output; they never outnumber the items of a collection
 /// that already exists, or the characters charged here.)
-pub fn materialized_cost(v: &Value) -> u64 {
+pub(crate) fn materialized_cost(v: &Value) -> u64 {
     match v {
         Value::Str(s) => cost::ELEM.saturating_mul(s.chars().count() as u64),
         Value::Map(m) => cost::items(2).saturating_mul(m.len() as u64),
@@ -129,7 +129,7 @@ pub fn materialized_cost(v: &Value) -> u64 {
 /// or a map, the item was built by the reading (a character's string, an entry's vector)
 /// and takes a slot; items of vectors and sets already exist, and their slots are charged
 /// with the builder's output.
-pub fn kept_item_cost(source: &Value) -> u64 {
+pub(crate) fn kept_item_cost(source: &Value) -> u64 {
     match source {
         Value::Str(_) => 2 * cost::ELEM,
         Value::Map(_) => cost::items(2) + cost::ELEM,
@@ -139,20 +139,20 @@ pub fn kept_item_cost(source: &Value) -> u64 {
 
 /// Every item of a seqable argument, collected after what [`materialized_cost`] counts
 /// was charged.
-pub fn collect_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+pub(crate) fn collect_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
     let it = seq_iter(fname, v)?;
     cx.charge(materialized_cost(v))?;
     Ok(it.collect())
 }
 
 /// The printed form of a value, for `str` and messages.
-pub fn printed(v: &Value) -> String {
+pub(crate) fn printed(v: &Value) -> String {
     to_clojure(v)
 }
 
 /// The key function of the `*-by` family: a string names a key, looked up flexibly like a
 /// keyword (`(sum-by "amount" rows)` is `(sum-by :amount rows)`, which also finds `"amount"`).
-pub fn by_key(f: &Value) -> Value {
+pub(crate) fn by_key(f: &Value) -> Value {
     match f {
         Value::Str(s) => Value::Keyword(s.clone()),
         other => other.clone(),

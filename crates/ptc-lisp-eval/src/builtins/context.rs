@@ -18,7 +18,7 @@ use crate::interp::Interp;
 use crate::value::Value;
 
 /// The context a builtin runs in; see the module doc.
-pub struct BuiltinContext<'a, 'h> {
+pub(crate) struct BuiltinContext<'a, 'h> {
     interp: &'a mut Interp<'h>,
     name: &'static str,
 }
@@ -33,58 +33,58 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
     /// The name this function is registered under (`map`, `str/join`, `partial`), for
     /// its error messages.
     #[allow(dead_code)] // in the recipe of ARCHITECTURE.md; no builtin needs it yet
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         self.name
     }
 
     /// Calls any callable value (function, keyword, map, set, vector) with `args`.
     #[inline]
-    pub fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
+    pub(crate) fn apply(&mut self, f: &Value, args: &mut [Value]) -> EvalResult {
         self.interp.apply(f, args)
     }
 
     /// Calls another builtin (checking its argument count), in a context of its own name.
     #[inline]
-    pub fn call(&mut self, b: &'static Builtin, args: &mut [Value]) -> EvalResult {
+    pub(crate) fn call(&mut self, b: &'static Builtin, args: &mut [Value]) -> EvalResult {
         b.call(&mut *self.interp, args)
     }
 
     /// Burns `n` fuel units (one per step of work); checks the deadline now and then.
     #[inline]
-    pub fn tick(&mut self, n: u64) -> Result<(), Flow> {
+    pub(crate) fn tick(&mut self, n: u64) -> Result<(), Flow> {
         self.interp.tick(n)
     }
 
     /// Charges memory for `bytes` the program built; fails past `max_heap_bytes`.
     #[inline]
-    pub fn charge(&mut self, bytes: u64) -> Result<(), Flow> {
+    pub(crate) fn charge(&mut self, bytes: u64) -> Result<(), Flow> {
         self.interp.charge(bytes)
     }
 
     /// The most iterations one loop may run (`max_loop_iterations`); `trampoline` bounds
     /// its bounces by it.
-    pub fn max_loop_iterations(&self) -> u64 {
+    pub(crate) fn max_loop_iterations(&self) -> u64 {
         self.interp.limits().max_loop_iterations
     }
 
     /// Bytes of the memory budget not charged yet.
-    pub fn heap_left(&self) -> u64 {
+    pub(crate) fn heap_left(&self) -> u64 {
         self.interp.heap_left()
     }
 
     /// The memory budget (`max_heap_bytes`).
-    pub fn heap_limit(&self) -> u64 {
+    pub(crate) fn heap_limit(&self) -> u64 {
         self.interp.heap_limit()
     }
 
     /// Checks the deadline and cancellation (and a walk that stopped early).
-    pub fn check_time(&self) -> Result<(), Flow> {
+    pub(crate) fn check_time(&self) -> Result<(), Flow> {
         self.interp.check_time()
     }
 
     /// Fails cleanly when the evaluation stack is nearly used up (deep recursion).
     #[inline]
-    pub fn check_stack(&self) -> Result<(), Flow> {
+    pub(crate) fn check_stack(&self) -> Result<(), Flow> {
         self.interp.check_stack()
     }
 
@@ -95,7 +95,7 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
 
     /// The printed form of `v` (at most `max_bytes`, `usize::MAX` for all of it), built
     /// within the memory budget and charged to it.
-    pub fn print_value(&mut self, v: &Value, max_bytes: usize) -> EvalResult<String> {
+    pub(crate) fn print_value(&mut self, v: &Value, max_bytes: usize) -> EvalResult<String> {
         self.interp.print_value(v, max_bytes)
     }
 
@@ -103,43 +103,43 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
     /// `max_print_length` characters is cut (saying how long it was), the line is charged
     /// to the memory budget, and past `max_print_bytes` in total lines are dropped (one
     /// marker says so).
-    pub fn print(&mut self, line: String) -> Result<(), Flow> {
+    pub(crate) fn print(&mut self, line: String) -> Result<(), Flow> {
         self.interp.print(line)
     }
 
     /// The `max_print_length` cap: the characters one printed line keeps.
-    pub fn max_print_length(&self) -> usize {
+    pub(crate) fn max_print_length(&self) -> usize {
         self.interp.max_print_length()
     }
 
     /// The user's definition of `name` (`def`), if there is one.
-    pub fn definition(&self, name: &str) -> Option<&Value> {
+    pub(crate) fn definition(&self, name: &str) -> Option<&Value> {
         self.interp.definitions().get(name)
     }
 
     /// The docstring of the user's definition `name`, if it has one.
-    pub fn definition_doc(&self, name: &str) -> Option<&str> {
+    pub(crate) fn definition_doc(&self, name: &str) -> Option<&str> {
         self.interp.definitions().doc(name)
     }
 
     /// Every user definition, in name order.
-    pub fn definitions(&self) -> impl Iterator<Item = (&str, &Value)> {
+    pub(crate) fn definitions(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.interp.definitions().iter()
     }
 
     /// Asks the host a discovery question. `None`: the host does not know the name.
-    pub fn discover(&mut self, query: &Discovery<'_>) -> Option<EvalResult> {
+    pub(crate) fn discover(&mut self, query: &Discovery<'_>) -> Option<EvalResult> {
         self.interp.discover(query)
     }
 
     /// The host's clock in milliseconds since the epoch; `None` when the host keeps runs
     /// deterministic (the default).
-    pub fn clock_millis(&self) -> Option<i64> {
+    pub(crate) fn clock_millis(&self) -> Option<i64> {
         self.interp.clock_millis()
     }
 
     /// Counts a keyword made at run time against `max_symbols`.
-    pub fn note_made_keyword(&mut self, name: &Arc<str>) -> Result<(), Flow> {
+    pub(crate) fn note_made_keyword(&mut self, name: &Arc<str>) -> Result<(), Flow> {
         self.interp.note_made_keyword(name)
     }
 
@@ -152,7 +152,7 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
     /// (`pmap`, `pcalls`): results in order, the first failing call by position decides
     /// the error, and what the branches print and call is merged in call order under
     /// this run's caps.
-    pub fn parallel(&mut self, calls: Vec<(Value, Vec<Value>)>) -> EvalResult {
+    pub(crate) fn parallel(&mut self, calls: Vec<(Value, Vec<Value>)>) -> EvalResult {
         crate::parallel::run(self.interp, calls, self.name)
     }
 }

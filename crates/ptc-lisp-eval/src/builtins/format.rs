@@ -37,7 +37,7 @@ fn fail<T>(msg: String) -> EvalResult<T> {
 
 /// Formats `args` by the Java-style template `fmt`, charging the interpreter's memory
 /// budget for each piece before it is built (a width of 10^9 fails cleanly).
-pub fn format(cx: &mut BuiltinContext, fmt: &str, args: &[Value]) -> EvalResult<String> {
+pub(super) fn format(cx: &mut BuiltinContext, fmt: &str, args: &[Value]) -> EvalResult<String> {
     let cs: Vec<char> = fmt.chars().collect();
     let mut out = String::new();
     let mut i = 0;

@@ -9,14 +9,14 @@ use crate::error::{ErrorKind, EvalResult, err};
 
 /// Every match in order, the way Java's `Matcher.find()` walks a string: after an empty
 /// match the search resumes one character later, after a non-empty one at its end.
-pub struct FindIter<'r, 'h> {
+pub(super) struct FindIter<'r, 'h> {
     re: &'r Regex,
     hay: &'h str,
     pos: usize,
 }
 
 /// Starts a Java-style match loop over `hay`.
-pub fn find_iter<'r, 'h>(re: &'r Regex, hay: &'h str) -> FindIter<'r, 'h> {
+pub(super) fn find_iter<'r, 'h>(re: &'r Regex, hay: &'h str) -> FindIter<'r, 'h> {
     FindIter { re, hay, pos: 0 }
 }
 
@@ -41,14 +41,14 @@ impl<'h> Iterator for FindIter<'_, 'h> {
 
 /// The same walk as [`find_iter`], yielding only each whole match's byte range: no capture
 /// groups are resolved, so the regex engine can stay on its fastest path.
-pub struct MatchIter<'r, 'h> {
+pub(super) struct MatchIter<'r, 'h> {
     re: &'r Regex,
     hay: &'h str,
     pos: usize,
 }
 
 /// Starts a Java-style match loop over `hay` that reports whole matches only.
-pub fn match_iter<'r, 'h>(re: &'r Regex, hay: &'h str) -> MatchIter<'r, 'h> {
+pub(super) fn match_iter<'r, 'h>(re: &'r Regex, hay: &'h str) -> MatchIter<'r, 'h> {
     MatchIter { re, hay, pos: 0 }
 }
 
@@ -71,13 +71,13 @@ impl Iterator for MatchIter<'_, '_> {
 ///
 /// `None` when there would be more than `max_pieces` pieces (the caller's memory budget
 /// cannot hold them): the pieces are counted as they are found, never all collected first.
-pub fn split<'h>(re: &Regex, hay: &'h str, limit: i64, max_pieces: usize) -> Option<Vec<&'h str>> {
+pub(super) fn split<'h>(re: &Regex, hay: &'h str, limit: i64, max_pieces: usize) -> Option<Vec<&'h str>> {
     split_at_matches(match_iter(re, hay), hay, limit, max_pieces)
 }
 
 /// [`split`] for the pattern `\s+` (Java's ASCII whitespace: space, tab, newline, vertical
 /// tab, form feed, carriage return), the commonest separator, without the regex engine.
-pub fn split_whitespace(hay: &str, limit: i64, max_pieces: usize) -> Option<Vec<&str>> {
+pub(super) fn split_whitespace(hay: &str, limit: i64, max_pieces: usize) -> Option<Vec<&str>> {
     split_at_matches(WhitespaceRuns { hay: hay.as_bytes(), pos: 0 }, hay, limit, max_pieces)
 }
 
@@ -135,7 +135,7 @@ fn split_at_matches<'h>(
 
 /// One piece of a parsed Java replacement string.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Piece {
+pub(super) enum Piece {
     /// Literal text.
     Text(String),
     /// A numbered group (`$1`).
@@ -147,7 +147,7 @@ pub enum Piece {
 /// Parses a Java replacement string (`$1`, `${name}`, `\$` for a literal dollar) against
 /// a pattern, with Java's rules: `$12` means group 12 only when the pattern has 12 groups
 /// (else group 1 followed by "2"), and a reference to a missing group is an error.
-pub fn parse_replacement(fname: &str, re: &Regex, r: &str) -> EvalResult<Vec<Piece>> {
+pub(super) fn parse_replacement(fname: &str, re: &Regex, r: &str) -> EvalResult<Vec<Piece>> {
     let groups = re.captures_len() - 1;
     let mut out = Vec::new();
     let mut text = String::new();
@@ -230,7 +230,7 @@ pub fn parse_replacement(fname: &str, re: &Regex, r: &str) -> EvalResult<Vec<Pie
 
 /// Appends the replacement for one match.
 /// Bytes [`expand`] appends for one match, computed without building it.
-pub fn expanded_len(pieces: &[Piece], caps: &Captures<'_>) -> u64 {
+pub(super) fn expanded_len(pieces: &[Piece], caps: &Captures<'_>) -> u64 {
     pieces
         .iter()
         .map(|p| match p {
@@ -241,7 +241,7 @@ pub fn expanded_len(pieces: &[Piece], caps: &Captures<'_>) -> u64 {
         .fold(0u64, u64::saturating_add)
 }
 
-pub fn expand(pieces: &[Piece], caps: &Captures<'_>, out: &mut String) {
+pub(super) fn expand(pieces: &[Piece], caps: &Captures<'_>, out: &mut String) {
     for p in pieces {
         match p {
             Piece::Text(t) => out.push_str(t),

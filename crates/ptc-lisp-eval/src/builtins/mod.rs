@@ -26,16 +26,16 @@ mod set;
 mod string;
 mod walk;
 
-pub use args::*;
-pub use context::BuiltinContext;
-pub use core::collections::conj1;
-pub use core::numbers::{add2, compare_values};
-pub use core::transducers::{reduced_value, transducer_over_vectors};
+pub(crate) use args::*;
+pub(crate) use context::BuiltinContext;
+pub(crate) use core::collections::conj1;
+pub(crate) use core::numbers::{add2, compare_values};
+pub(crate) use core::transducers::{reduced_value, transducer_over_vectors};
 pub use discovery::{names_in_namespace, namespaces};
-pub use string::split_parts;
+pub(crate) use string::split_parts;
 
 /// Signature of a builtin's implementation. Arguments may be taken (`std::mem::take`).
-pub type BuiltinFn = fn(&mut BuiltinContext, &mut [Value]) -> EvalResult;
+pub(crate) type BuiltinFn = fn(&mut BuiltinContext, &mut [Value]) -> EvalResult;
 
 /// How many arguments a builtin accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -502,7 +502,7 @@ pub fn lookup_ns(ns: &str, name: &str) -> Option<&'static Builtin> {
 }
 
 /// The libraries that do have `name`, for "did you mean" hints (`str/union` → `set/union`).
-pub fn libraries_with(name: &str) -> Vec<Library> {
+pub(crate) fn libraries_with(name: &str) -> Vec<Library> {
     [Library::String, Library::Set, Library::Walk, Library::Core]
         .into_iter()
         .filter(|lib| lookup_ns(lib.alias(), name).is_some())
@@ -511,7 +511,7 @@ pub fn libraries_with(name: &str) -> Vec<Library> {
 
 /// Java's `Character.isWhitespace`: Unicode whitespace except the no-break spaces, which
 /// is what Clojure's `trim` and `blank?` strip.
-pub fn java_whitespace(c: char) -> bool {
+pub(crate) fn java_whitespace(c: char) -> bool {
     c.is_whitespace() && !matches!(c, '\u{a0}' | '\u{2007}' | '\u{202f}')
 }
 

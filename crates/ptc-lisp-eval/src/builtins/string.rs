@@ -264,14 +264,14 @@ fn re_quote_replacement(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult 
 /// `clojure.string/split`: Java's `Pattern.split` on a regex; a 1-character string splits
 /// on that character and "" into characters (PTC extensions; longer strings are refused,
 /// DIV-50). An optional limit caps the number of pieces (negative keeps trailing empties).
-pub fn split(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+pub(super) fn split(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let parts = split_parts(cx, a)?;
     Ok(Value::vector(parts.into_iter().map(Value::str)))
 }
 
 /// The pieces `(split s re limit?)` returns, as slices of `s`, with the call's fuel and
 /// memory charged (a fused chain turns them into values one at a time).
-pub fn split_parts<'a>(cx: &mut BuiltinContext, a: &'a [Value]) -> EvalResult<Vec<&'a str>> {
+pub(crate) fn split_parts<'a>(cx: &mut BuiltinContext, a: &'a [Value]) -> EvalResult<Vec<&'a str>> {
     let s = str_arg("split", &a[0])?;
     let limit = match a.get(2) {
         Some(l) => int_arg("split", l)?,

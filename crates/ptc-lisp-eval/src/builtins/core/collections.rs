@@ -459,7 +459,7 @@ fn get_in(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 }
 
 /// `assoc` of one key on a map or vector.
-pub fn assoc1(cx: &mut BuiltinContext, coll: Value, k: Value, v: Value) -> EvalResult {
+pub(crate) fn assoc1(cx: &mut BuiltinContext, coll: Value, k: Value, v: Value) -> EvalResult {
     match coll {
         Value::Nil => {
             cx.charge(cost::HEADER + cost::ENTRY)?;
@@ -513,7 +513,7 @@ fn assoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 }
 
 /// `conj` of one item.
-pub fn conj1(cx: &mut BuiltinContext, coll: Value, x: Value) -> EvalResult {
+pub(crate) fn conj1(cx: &mut BuiltinContext, coll: Value, x: Value) -> EvalResult {
     cx.charge(cost::ELEM)?;
     match coll {
         // nil conjs like the empty list: (conj nil 1 2) is (2 1), (update m k conj x) collects newest first

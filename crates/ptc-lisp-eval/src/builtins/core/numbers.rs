@@ -209,7 +209,7 @@ fn num(fname: &str, v: &Value) -> EvalResult<Value> {
 
 /// Adds two numbers.
 #[inline]
-pub fn add2(a: &Value, b: &Value) -> EvalResult {
+pub(crate) fn add2(a: &Value, b: &Value) -> EvalResult {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => match x.checked_add(*y) {
             Some(r) => Ok(Value::Int(r)),
@@ -340,7 +340,7 @@ fn not_eq(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 /// false before true; vectors shorter first, then item by item. Values of different kinds,
 /// maps, sets and functions have no order: a type error naming both.
 #[inline]
-pub fn compare_values(a: &Value, b: &Value) -> EvalResult<Option<Ordering>> {
+pub(crate) fn compare_values(a: &Value, b: &Value) -> EvalResult<Option<Ordering>> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Ok(Some(x.cmp(y))),
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {

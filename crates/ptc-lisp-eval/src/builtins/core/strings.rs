@@ -69,7 +69,7 @@ pub(crate) static TABLE: Table = Table {
 };
 
 /// Java's `Double.toString` style used by `str`: `1.0`, `0.1`, `1.0E20`, `1.0E-4`.
-pub fn float_str(f: f64) -> String {
+pub(crate) fn float_str(f: f64) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
@@ -99,7 +99,7 @@ fn atom_str(v: &Value, out: &mut String) {
 /// strings, a bound for other atoms, 0 for collections (they are charged as they print).
 /// Builders sum this over their parts and charge it before allocating, so
 /// `(apply str (repeat 3000 s))` fails at the charge instead of after building gigabytes.
-pub fn str_len_bound(v: &Value) -> u64 {
+pub(crate) fn str_len_bound(v: &Value) -> u64 {
     let n = match v {
         Value::Nil => 0,
         Value::Str(s) => s.len(),
@@ -118,7 +118,7 @@ pub fn str_len_bound(v: &Value) -> u64 {
 /// charged [`str_len_bound`] for them); collections are printed within what is left of
 /// the memory budget and charged, so a huge shared value fails with `memory_exceeded`
 /// instead of being built whole or silently cut.
-pub fn push_str_form(cx: &mut BuiltinContext, v: &Value, out: &mut String) -> EvalResult<()> {
+pub(crate) fn push_str_form(cx: &mut BuiltinContext, v: &Value, out: &mut String) -> EvalResult<()> {
     match v {
         Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {
             out.push_str(&cx.print_value(v, usize::MAX)?)
@@ -130,7 +130,7 @@ pub fn push_str_form(cx: &mut BuiltinContext, v: &Value, out: &mut String) -> Ev
 
 /// The `str` form of one value as a new string, charged to the memory budget before it is
 /// built (`.toString`, `String/valueOf`, `format`'s `%s`, replacement values).
-pub fn str_form(cx: &mut BuiltinContext, v: &Value) -> EvalResult<String> {
+pub(crate) fn str_form(cx: &mut BuiltinContext, v: &Value) -> EvalResult<String> {
     let bound = str_len_bound(v);
     cx.charge(bound)?;
     let mut out = String::with_capacity(bound as usize);
@@ -142,7 +142,7 @@ pub fn str_form(cx: &mut BuiltinContext, v: &Value) -> EvalResult<String> {
 /// every part whose size is known are charged before the string is allocated, and each
 /// collection is charged as it prints (`str`, `str/join`, `String/join`).
 /// `parts` is called twice: once to size the result, once to build it.
-pub fn concat_str_forms<I>(cx: &mut BuiltinContext, parts: impl Fn() -> I, sep: &str) -> EvalResult<String>
+pub(crate) fn concat_str_forms<I>(cx: &mut BuiltinContext, parts: impl Fn() -> I, sep: &str) -> EvalResult<String>
 where
     I: Iterator,
     I::Item: std::borrow::Borrow<Value>,
@@ -168,7 +168,7 @@ where
 
 /// A case mapping of `s` (`upper-case`, `capitalize`...): the input's size is charged
 /// before the copy is made, and the rare growth (`ß` upper-cases to `SS`) after it.
-pub fn case_mapped(cx: &mut BuiltinContext, s: &str, map: impl FnOnce(&str) -> String) -> EvalResult {
+pub(crate) fn case_mapped(cx: &mut BuiltinContext, s: &str, map: impl FnOnce(&str) -> String) -> EvalResult {
     charge_text(cx, s.len())?;
     let out = map(s);
     cx.charge(out.len().saturating_sub(s.len()) as u64)?;
@@ -177,7 +177,7 @@ pub fn case_mapped(cx: &mut BuiltinContext, s: &str, map: impl FnOnce(&str) -> S
 
 /// Charges a string result of `bytes` before it is built (for functions whose output size
 /// is known from their input: trims, case changes, substrings).
-pub fn charge_text(cx: &mut BuiltinContext, bytes: usize) -> EvalResult<()> {
+pub(crate) fn charge_text(cx: &mut BuiltinContext, bytes: usize) -> EvalResult<()> {
     cx.charge((bytes as u64).saturating_add(crate::limits::cost::HEADER))?;
     Ok(())
 }
@@ -356,7 +356,7 @@ fn extract_int(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 /// The namespace and name of a keyword or symbol's text (`order/paid`).
-pub fn split_name(s: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_name(s: &str) -> (Option<&str>, &str) {
     match s.split_once('/') {
         Some((ns, name)) if !ns.is_empty() && !name.is_empty() => (Some(ns), name),
         _ => (None, s),

@@ -54,13 +54,13 @@ pub(crate) static TABLE: Table = Table {
 };
 
 /// `(reduced x)`.
-pub fn make_reduced(x: Value) -> Value {
+pub(crate) fn make_reduced(x: Value) -> Value {
     Value::Reduced(Arc::new(crate::value::Reduced::new(x)))
 }
 
 /// The value inside a `reduced`, if `v` is one.
 #[inline]
-pub fn reduced_value(v: &Value) -> Option<&Value> {
+pub(crate) fn reduced_value(v: &Value) -> Option<&Value> {
     match v {
         Value::Reduced(r) => Some(r.value()),
         _ => None,
@@ -95,7 +95,13 @@ fn ensure_reduced_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 /// Reduces `coll` (finite or infinite) with `f` from `acc`, stopping at a `reduced`.
-pub fn reduce_items(cx: &mut BuiltinContext, f: &Value, mut acc: Value, coll: &Value, fname: &str) -> EvalResult {
+pub(crate) fn reduce_items(
+    cx: &mut BuiltinContext,
+    f: &Value,
+    mut acc: Value,
+    coll: &Value,
+    fname: &str,
+) -> EvalResult {
     let mut items = Items::of(fname, coll)?;
     while let Some(x) = items.next(cx)? {
         cx.tick(1)?;
@@ -118,7 +124,7 @@ fn conj_rf() -> Value {
 }
 
 /// `(into to xform from)`.
-pub fn into_with(cx: &mut BuiltinContext, to: Value, xform: &Value, from: &Value) -> EvalResult {
+pub(crate) fn into_with(cx: &mut BuiltinContext, to: Value, xform: &Value, from: &Value) -> EvalResult {
     // (into nil ...) conjs onto nil, which builds a list (items end up reversed)
     let to = if to.is_nil() { Value::empty_list() } else { to };
     let xrf = apply_xform(cx, xform, conj_rf())?;
@@ -128,7 +134,7 @@ pub fn into_with(cx: &mut BuiltinContext, to: Value, xform: &Value, from: &Value
 
 /// The reducing function a transducer makes of `conj`: what `sequence` pulls a lazy
 /// source through, one item onto an empty vector at a time.
-pub fn transducer_over_vectors(cx: &mut BuiltinContext, xform: &Value) -> EvalResult {
+pub(crate) fn transducer_over_vectors(cx: &mut BuiltinContext, xform: &Value) -> EvalResult {
     apply_xform(cx, xform, conj_rf())
 }
 
@@ -244,7 +250,7 @@ fn transducer(name: &'static str, held: Held, make: impl Fn(Value) -> Value + Se
 }
 
 /// `(map f)`.
-pub fn xf_map(f: Value) -> Value {
+pub(crate) fn xf_map(f: Value) -> Value {
     transducer("map", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         reducer(
@@ -260,7 +266,7 @@ pub fn xf_map(f: Value) -> Value {
 }
 
 /// `(filter pred)` (`keep_truthy`) or `(remove pred)`.
-pub fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
+pub(crate) fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
     transducer(if keep_truthy { "filter" } else { "remove" }, Held::values(vec![pred.clone()]), move |rf| {
         let pred = pred.clone();
         reducer(
@@ -279,7 +285,7 @@ pub fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
 }
 
 /// `(keep f)`.
-pub fn xf_keep(f: Value) -> Value {
+pub(crate) fn xf_keep(f: Value) -> Value {
     transducer("keep", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         reducer(
@@ -295,7 +301,7 @@ pub fn xf_keep(f: Value) -> Value {
 }
 
 /// `(map-indexed f)`.
-pub fn xf_map_indexed(f: Value) -> Value {
+pub(crate) fn xf_map_indexed(f: Value) -> Value {
     transducer("map-indexed", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         let i = AtomicI64::new(0);
@@ -313,7 +319,7 @@ pub fn xf_map_indexed(f: Value) -> Value {
 }
 
 /// `(take n)`.
-pub fn xf_take(n: i64) -> Value {
+pub(crate) fn xf_take(n: i64) -> Value {
     transducer("take", Held::none(), move |rf| {
         let left = AtomicI64::new(n);
         reducer(
@@ -330,7 +336,7 @@ pub fn xf_take(n: i64) -> Value {
 }
 
 /// `(take-while pred)`.
-pub fn xf_take_while(pred: Value) -> Value {
+pub(crate) fn xf_take_while(pred: Value) -> Value {
     transducer("take-while", Held::values(vec![pred.clone()]), move |rf| {
         let pred = pred.clone();
         reducer(
@@ -349,7 +355,7 @@ pub fn xf_take_while(pred: Value) -> Value {
 }
 
 /// `(drop n)`.
-pub fn xf_drop(n: i64) -> Value {
+pub(crate) fn xf_drop(n: i64) -> Value {
     transducer("drop", Held::none(), move |rf| {
         let left = AtomicI64::new(n);
         reducer(
@@ -364,7 +370,7 @@ pub fn xf_drop(n: i64) -> Value {
 }
 
 /// `(drop-while pred)`.
-pub fn xf_drop_while(pred: Value) -> Value {
+pub(crate) fn xf_drop_while(pred: Value) -> Value {
     transducer("drop-while", Held::values(vec![pred.clone()]), move |rf| {
         let pred = pred.clone();
         let dropping = AtomicBool::new(true);
@@ -398,7 +404,7 @@ fn cat(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 /// `(mapcat f)`.
-pub fn xf_mapcat(f: Value) -> Value {
+pub(crate) fn xf_mapcat(f: Value) -> Value {
     transducer("mapcat", Held::values(vec![f.clone()]), move |rf| {
         let f = f.clone();
         reducer(
@@ -414,7 +420,7 @@ pub fn xf_mapcat(f: Value) -> Value {
 }
 
 /// `(partition-all n)`.
-pub fn xf_partition_all(n: usize) -> Value {
+pub(crate) fn xf_partition_all(n: usize) -> Value {
     transducer("partition-all", Held::none(), move |rf| {
         let buf = Arc::new(Mutex::new(Vec::<Value>::new()));
         let flush = buf.clone();
@@ -445,7 +451,7 @@ pub fn xf_partition_all(n: usize) -> Value {
 }
 
 /// `(dedupe)`.
-pub fn xf_dedupe() -> Value {
+pub(crate) fn xf_dedupe() -> Value {
     transducer("dedupe", Held::none(), |rf| {
         let prev = Arc::new(Mutex::new(None::<Value>));
         reducer(
@@ -466,7 +472,7 @@ pub fn xf_dedupe() -> Value {
 }
 
 /// `(distinct)`.
-pub fn xf_distinct() -> Value {
+pub(crate) fn xf_distinct() -> Value {
     transducer("distinct", Held::none(), |rf| {
         let seen = Arc::new(Mutex::new(HashSet::<Value>::new()));
         reducer(
