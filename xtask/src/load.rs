@@ -917,6 +917,10 @@ mod hostile {
                 }
             }
         }
+        // a client that is done ends its session, as the MCP transport asks
+        if let Some(c) = conn.as_mut() {
+            let _ = c.request("DELETE", "/mcp", "");
+        }
         tallies
     }
 

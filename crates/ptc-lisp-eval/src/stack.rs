@@ -21,7 +21,7 @@ const SAFETY_MARGIN: usize = 24 * 1024 * 1024;
 const NESTED_MIN_BYTES: usize = 64 * 1024 * 1024;
 
 /// A run that used more stack than this has its thread retired (see [`take_went_deep`]).
-pub(crate) const DEEP_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const DEEP_BYTES: usize = 2 * 1024 * 1024;
 
 thread_local! {
     /// On an evaluation thread: (address near the stack's top, usable bytes from there).
