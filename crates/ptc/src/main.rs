@@ -217,6 +217,7 @@ fn wants_json(args: &[String]) -> bool {
 }
 
 fn main() -> ExitCode {
+    heap::limit_arenas();
     let raw: Vec<String> = std::env::args().collect();
     let json_errors = wants_json(&raw);
     let cli = match Cli::try_parse_from(&raw) {
