@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use ptc_lisp_eval::{
-    Cancel as EvalCancel, CompileEnv, Engine as EvalEngine, EvalPool, Limits, Outcome as EvalOutcome, PoolOptions,
-    RunInput, RunResult, Value,
+    Cancel as EvalCancel, CompileEnv, Engine as EvalEngine, EvalError, EvalPool, Limits, Outcome as EvalOutcome,
+    PoolOptions, RunInput, RunResult, Value,
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -271,6 +271,15 @@ fn error_for(outcome: &Bound<'_, Outcome>) -> PyErr {
     }
 }
 
+/// The `ptc_runner` exception for an engine error raised before any program ran
+/// (compilation, a refused batch or a saturated pool).
+fn error_before_run(py: Python<'_>, e: EvalError) -> PyErr {
+    match outcome_to_py(py, EvalOutcome::failure(e, Default::default())) {
+        Ok(out) => error_for(&out),
+        Err(e) => e,
+    }
+}
+
 /// Converts an engine outcome into the Python `Outcome`.
 pub(crate) fn outcome_to_py<'py>(py: Python<'py>, out: EvalOutcome) -> PyResult<Bound<'py, Outcome>> {
     let (ok, returned, value) = match &out.result {
@@ -404,10 +413,7 @@ impl Engine {
         let compiled = py.detach(|| engine.compile(&source, &env));
         match compiled {
             Ok(program) => Ok(Program { program, tools, source }),
-            Err(e) => {
-                let out = outcome_to_py(py, EvalOutcome::failure(e, Default::default()))?;
-                Err(error_for(&out))
-            }
+            Err(e) => Err(error_before_run(py, e)),
         }
     }
 
@@ -466,10 +472,7 @@ impl Engine {
         let result = py.detach(|| engine.batch(|| Python::attach(|py| func.bind(py).call0().map(Bound::unbind))));
         match result {
             Ok(returned) => returned,
-            Err(e) => {
-                let out = outcome_to_py(py, EvalOutcome::failure(e, Default::default()))?;
-                Err(error_for(&out))
-            }
+            Err(e) => Err(error_before_run(py, e)),
         }
     }
 
@@ -585,8 +588,7 @@ impl Engine {
         // a pool that refused the run says so at once (saturated, no thread)
         let mut spawned = std::pin::pin!(spawned);
         if let Poll::Ready(Err(e)) = spawned.as_mut().poll(&mut TaskContext::from_waker(std::task::Waker::noop())) {
-            let out = outcome_to_py(py, EvalOutcome::failure(e, Default::default()))?;
-            return Err(error_for(&out));
+            return Err(error_before_run(py, e));
         }
         Ok(future)
     }

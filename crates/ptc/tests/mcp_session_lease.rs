@@ -5,8 +5,8 @@
 //! and loses no committed state.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 mod common;
 
 use common::cli::PTC;
+use common::mcp::{message, request};
 use common::redis::Redis;
 
 // ---- ptc mcp --http ----
@@ -56,41 +57,6 @@ fn start_http(store: &str, extra: &[&str]) -> Http {
     Http { child, port }
 }
 
-fn request(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(String, String)],
-    body: &str,
-) -> (u16, Vec<(String, String)>, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let raw = String::from_utf8_lossy(&raw).to_string();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let mut lines = head.lines();
-    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let headers =
-        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string())).collect();
-    (status, headers, body.to_string())
-}
-
-/// The JSON-RPC message in a JSON or SSE body.
-fn message(body: &str) -> Value {
-    let data = body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| d.starts_with('{'));
-    serde_json::from_str(data.unwrap_or(body.trim())).unwrap_or(Value::Null)
-}
-
 /// One MCP client of one instance.
 #[derive(Clone)]
 struct Client {
@@ -101,9 +67,9 @@ struct Client {
 impl Client {
     fn connect(port: u16) -> Client {
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        let (status, h, body) = request(port, "POST", "/mcp", &[], &init.to_string());
-        assert_eq!(status, 200, "{body}");
-        let mcp_session = h.iter().find(|(k, _)| k == "mcp-session-id").map(|(_, v)| v.clone()).unwrap();
+        let reply = request(port, "POST", "/mcp", &[], &init.to_string());
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let mcp_session = reply.header("mcp-session-id").unwrap().to_string();
         let c = Client { port, mcp_session };
         request(
             port,
@@ -124,9 +90,9 @@ impl Client {
 
     fn rpc(&self, id: u64, method: &str, params: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let (status, _, body) = request(self.port, "POST", "/mcp", &self.headers(), &body.to_string());
-        assert_eq!(status, 200, "{body}");
-        message(&body)
+        let reply = request(self.port, "POST", "/mcp", &self.headers(), &body.to_string());
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        message(&reply.body)
     }
 
     fn call(&self, id: u64, tool: &str, args: Value) -> Value {

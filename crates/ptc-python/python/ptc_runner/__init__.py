@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence, Union
 
-from . import _native
+from . import _errors, _native
 from ._agent import AgentError, Fail, Llm, LlmError, Step, SubAgent
 from ._errors import (
     ERRORS,
@@ -152,38 +152,7 @@ __all__ = [
     "Llm",
     "LlmError",
     "AgentError",
-    "ERRORS",
-    "PtcError",
-    "AnalysisError",
-    "LimitError",
-    "ConfigError",
-    "ParseError",
-    "InvalidFormError",
-    "InvalidPlaceholderError",
-    "UnboundVarError",
-    "UnknownToolError",
-    "ArityError",
-    "TypeError",
-    "ArithmeticError",
-    "NotCallableError",
-    "DestructureError",
-    "UnsupportedMethodError",
-    "RuntimeError",
-    "ToolError",
-    "InvalidToolArgsError",
-    "ToolCallLimitError",
-    "LoopLimitError",
-    "RecursionLimitError",
-    "TimeoutError",
-    "FuelExhaustedError",
-    "MemoryLimitError",
-    "ProgramTooLargeError",
-    "SymbolLimitError",
-    "OutputTooLargeError",
-    "PmapError",
-    "ParallelCapacityError",
-    "CancelledError",
-    "ProgramFailed",
-    "ValidationError",
     "__version__",
 ]
+# every exception class and ERRORS, as _errors lists them (error_for is internal)
+__all__ += [name for name in _errors.__all__ if name != "error_for"]
