@@ -668,8 +668,8 @@ pub(crate) mod sessions {
 
 /// `cargo xtask load --hostile`: what a hostile crowd of clients does to one server.
 ///
-/// Every client runs its own MCP session and, call after call, picks a case from
-/// [`CASES`] (small programs more often than the rest): shared-structure comparisons,
+/// Every client runs its own MCP session (ending it when done) and, call after call,
+/// picks a case from [`CASES`] (small programs more often than the rest): shared-structure comparisons,
 /// string and collection builders far past the heap limit, 1 MB contexts, deep recursion,
 /// data nested 100k deep, and closures capturing it. Meanwhile a separate client polls
 /// `/health`, and the server's RSS is sampled. The run fails on
