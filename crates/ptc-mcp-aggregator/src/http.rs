@@ -596,6 +596,12 @@ pub async fn serve_http(
             },
             _ = shutdown.cancelled() => break,
         };
+        // an answer goes out in several small writes (head, then the event stream's
+        // chunks): with Nagle's algorithm each waited on the client's delayed ACK, about
+        // 40 ms a call on a keep-alive connection
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(%peer, error = %e, "cannot set TCP_NODELAY");
+        }
         let app = app.clone();
         let builder = builder.clone();
         let stop = stop_conns.clone();

@@ -320,7 +320,9 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
         .map(|_| {
             let init = init.clone();
             std::thread::spawn(move || -> Result<Vec<f64>> {
-                let mut conn = BufReader::new(TcpStream::connect(("127.0.0.1", port))?);
+                let stream = TcpStream::connect(("127.0.0.1", port))?;
+                stream.set_nodelay(true)?;
+                let mut conn = BufReader::new(stream);
                 let (sid, _) = post(&mut conn, None, &init)?;
                 post(
                     &mut conn,
