@@ -170,10 +170,15 @@ fn lazy_sequences_make_each_item_once() {
         ),
         // rest/next find out whether anything is left; the item made to tell is kept
         ("(let [s (map #(do (println %) %) (range))] (next s) (vec (take 2 s)))", &["0", "1"], "[0 1]"),
-        // a for over a shared lazy binding
+        // for and doseq over a shared lazy binding
         (
-            "(let [s (map #(do (println %) %) (range))] (vec (for [x (take 2 s)] x)) (vec (for [x (take 3 s)] x)))",
+            "(let [s (map #(do (println %) %) (take-while #(< % 3) (range)))] (doseq [x s] x) (vec (for [x s] (inc x))))",
             &["0", "1", "2"],
+            "[1 2 3]",
+        ),
+        (
+            "(let [s (map #(do (println %) %) (range))] (vec (for [x s :while (< x 2)] x)) (vec (for [x s :while (< x 3)] x)))",
+            &["0", "1", "2", "3"],
             "[0 1 2]",
         ),
     ];
