@@ -72,6 +72,8 @@ pub struct LazySeq {
 struct Cache {
     items: PVector,
     producer: Producer,
+    /// Readers waiting for the producer (only then is it worth waking anyone).
+    waiting: usize,
 }
 
 impl std::fmt::Debug for Cache {
@@ -465,8 +467,10 @@ enum Pos {
     /// The only reader the sequence can ever have: items straight from its producer,
     /// nothing cached.
     Sole(Box<State>),
-    /// One of the sequence's readers: items through its cache, `at` the next index.
-    Shared { seq: Arc<LazySeq>, at: usize },
+    /// One of the sequence's readers: items through its cache, `at` the next index;
+    /// `seen` is a copy of the cache as this reader last saw it (sharing its structure),
+    /// read without taking the lock.
+    Shared { seq: Arc<LazySeq>, at: usize, seen: PVector },
 }
 
 /// The producer of a lazy sequence: how far it has got and what it keeps.
@@ -508,7 +512,7 @@ impl Cursor {
     /// A cursor at the start of `seq`, reading through its cache: whoever else holds the
     /// sequence sees the same items, made once.
     pub(crate) fn new(seq: &Arc<LazySeq>) -> Cursor {
-        Cursor { pos: Pos::Shared { seq: seq.clone(), at: 0 } }
+        Cursor { pos: Pos::Shared { seq: seq.clone(), at: 0, seen: PVector::new() } }
     }
 
     /// A cursor at the start of `seq`, which the caller hands over: when nobody else holds
@@ -518,7 +522,7 @@ impl Cursor {
         if Arc::strong_count(&seq) == 1 && seq.unstarted() {
             return Cursor { pos: Pos::Sole(Box::new(State::of(&seq.source))) };
         }
-        Cursor { pos: Pos::Shared { seq, at: 0 } }
+        Cursor { pos: Pos::Shared { seq, at: 0, seen: PVector::new() } }
     }
 
     /// A cursor over the source of a step that is being started. Held only by the step
@@ -536,7 +540,13 @@ impl Cursor {
         cx.tick(1)?;
         match &mut self.pos {
             Pos::Sole(state) => state.step(cx),
-            Pos::Shared { seq, at } => next_shared(seq, at, cx),
+            Pos::Shared { seq, at, seen } => {
+                if let Some(x) = seen.get(*at) {
+                    *at += 1;
+                    return Ok(Some(x.clone()));
+                }
+                next_shared(seq, at, seen, cx)
+            }
         }
     }
 
@@ -559,13 +569,22 @@ impl LazySeq {
 
 /// The item at `at` of a shared sequence: from the cache, or made by its producer and
 /// cached (and charged as memory) on the way.
-fn next_shared(seq: &Arc<LazySeq>, at: &mut usize, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
-    let me = std::thread::current().id();
+fn next_shared(
+    seq: &Arc<LazySeq>,
+    at: &mut usize,
+    seen: &mut PVector,
+    cx: &mut BuiltinContext,
+) -> EvalResult<Option<Value>> {
+    let me = this_thread();
     let mut cache = seq.cache();
     let mut state = loop {
         if let Some(x) = cache.items.get(*at) {
             let x = x.clone();
             *at += 1;
+            // more was cached than this reader has seen: read the rest without the lock
+            if cache.items.len() > *at {
+                *seen = cache.items.clone();
+            }
             return Ok(Some(x));
         }
         match std::mem::replace(&mut cache.producer, Producer::Busy(me)) {
@@ -579,8 +598,7 @@ fn next_shared(seq: &Arc<LazySeq>, at: &mut usize, cx: &mut BuiltinContext) -> E
                 cache = seq.cache();
                 if let Err(e) = skipped {
                     cache.producer = Producer::Unstarted;
-                    std::mem::drop(cache);
-                    seq.ready.notify_all();
+                    hand_back(seq, cache);
                     return Err(e);
                 }
                 break state;
@@ -602,7 +620,9 @@ fn next_shared(seq: &Arc<LazySeq>, at: &mut usize, cx: &mut BuiltinContext) -> E
                     );
                 }
                 // another thread (pmap) is making this item: wait for it, within the deadline
+                cache.waiting += 1;
                 cache = seq.ready.wait_timeout(cache, WAIT_SLICE).unwrap_or_else(PoisonError::into_inner).0;
+                cache.waiting -= 1;
                 cx.check_time()?;
             }
         }
@@ -618,8 +638,7 @@ fn next_shared(seq: &Arc<LazySeq>, at: &mut usize, cx: &mut BuiltinContext) -> E
         Ok(None) => cache.producer = Producer::Ended,
         Err(_) => cache.producer = Producer::Unstarted,
     }
-    std::mem::drop(cache);
-    seq.ready.notify_all();
+    hand_back(seq, cache);
     let made = made?;
     if made.is_some() {
         *at += 1;
@@ -627,6 +646,24 @@ fn next_shared(seq: &Arc<LazySeq>, at: &mut usize, cx: &mut BuiltinContext) -> E
         cx.charge(cost::ELEM)?;
     }
     Ok(made)
+}
+
+/// Releases the cache after the producer was put back, waking the readers waiting for it
+/// (a wake is a system call: none is made when nobody waits).
+fn hand_back(seq: &LazySeq, cache: MutexGuard<'_, Cache>) {
+    let wake = cache.waiting > 0;
+    std::mem::drop(cache);
+    if wake {
+        seq.ready.notify_all();
+    }
+}
+
+/// This thread's id, without the cost of `thread::current()` on every item.
+fn this_thread() -> ThreadId {
+    thread_local! {
+        static ME: ThreadId = std::thread::current().id();
+    }
+    ME.with(|id| *id)
 }
 
 /// Advances a restarted producer past `n` items (the ones already cached).
