@@ -15,6 +15,9 @@
 //! reads the same program with `ctx` bound through `(def ctx ...)` of the same data with
 //! keyword keys. `@div ID | expected | reason` marks an intentional divergence: PTC-Lisp must print
 //! exactly `expected` (or fail when `expected` is `!error`), whatever Clojure says.
+//! `@prints` makes the next case compare what the program printed too (its `println` lines,
+//! in order), for the cases whose point is a side effect: how often a lazy sequence runs
+//! its steps.
 //!
 //! Results are compared structurally: Clojure's printed result is read back with our
 //! reader (a list equals the vector of the same items, as `=` has it in Clojure;
@@ -44,6 +47,8 @@ pub struct Case {
     src: String,
     ctx: Option<serde_json::Value>,
     div: Option<Divergence>,
+    /// Compare the printed lines with Clojure's output as well (`@prints`).
+    prints: bool,
 }
 
 /// An intentional divergence from Clojure, pinned by a case.
@@ -67,6 +72,7 @@ fn load_cases(dir: &Path) -> Result<Vec<Case>> {
         let text = std::fs::read_to_string(&f)?;
         let mut ctx = None;
         let mut div = None;
+        let mut prints = false;
         for (i, line) in text.lines().enumerate() {
             let t = line.trim();
             if t.is_empty() || t.starts_with('#') {
@@ -76,6 +82,10 @@ fn load_cases(dir: &Path) -> Result<Vec<Case>> {
                 ctx = Some(
                     serde_json::from_str(rest).with_context(|| format!("{}:{}: bad @ctx JSON", f.display(), i + 1))?,
                 );
+                continue;
+            }
+            if t == "@prints" {
+                prints = true;
                 continue;
             }
             if let Some(rest) = t.strip_prefix("@div ") {
@@ -93,6 +103,7 @@ fn load_cases(dir: &Path) -> Result<Vec<Case>> {
                 src: t.to_string(),
                 ctx: ctx.take(),
                 div: div.take(),
+                prints: std::mem::take(&mut prints),
             });
         }
     }
@@ -310,7 +321,12 @@ fn judge(case: &Case, oracle: &serde_json::Value) -> Verdict {
     let Some(theirs) = theirs else {
         return Verdict::Disagree(format!("cannot read Clojure's result {edn}"));
     };
+    let printed: String = out.prints.iter().map(|l| format!("{l}\n")).collect();
+    let clj_out = oracle.get("out").and_then(|v| v.as_str()).unwrap_or("");
     match ours {
+        Ok(v) if same(&v, &theirs) && case.prints && printed != clj_out => {
+            Verdict::Disagree(format!("Clojure printed {clj_out:?}, we printed {printed:?}"))
+        }
         Ok(v) if same(&v, &theirs) => Verdict::Agree,
         Ok(_) => Verdict::Disagree(format!("Clojure {edn}, we {}", out.printed)),
         Err(m) => Verdict::Disagree(format!("Clojure {edn}, we failed: {m}")),

@@ -256,7 +256,10 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "lazy-seq is not supported: build infinite sequences with (range), (iterate f x), repeat, cycle or (repeatedly f), e.g. (take 3 (iterate inc 0)) instead of a recursive lazy-seq, or collect with loop/recur"
         }
         "sorted-map-by" => {
-            "sorted-map-by is not supported: a map keeps its keys in natural order (like sorted-map); for another order sort the entries, e.g. (sort-by key > m) or (sort-by key #(compare %2 %1) m), or sort the keys when reading: (map m (sort > (keys m)))"
+            "sorted-map-by is not supported: a map keeps its keys in the order of compare (like sorted-map), and no function can change it; for another order sort the entries, e.g. (sort-by key > m) or (sort-by key #(compare %2 %1) m), or sort the keys when reading: (map m (sort > (keys m)))"
+        }
+        "sorted-set-by" => {
+            "sorted-set-by is not supported: a set keeps its items in the order of compare (like sorted-set), and no function can change it; for another order sort the items into a vector, e.g. (sort > (set xs)) or (sort (comparator >) (distinct xs))"
         }
         "defmulti" | "defmethod" => {
             "defmulti is not supported: dispatch with case or cond on the dispatch value, e.g. (defn area [s] (case (:shape s) :circle (* 3.14 (:r s) (:r s)) :square (* (:side s) (:side s))))"

@@ -948,8 +948,11 @@ impl<'h> Interp<'h> {
                     // an infinite sequence: the positional items are pulled, the rest stays lazy
                     let l = l.clone();
                     for (i, p) in items.iter().enumerate() {
-                        let item =
-                            crate::lazy::nth(&mut crate::builtins::BuiltinContext::new(self, "destructuring"), i, &l)?;
+                        let item = crate::lazy::nth(
+                            &mut crate::builtins::BuiltinContext::new(self, "destructuring"),
+                            i,
+                            l.clone(),
+                        )?;
                         self.bind(p, item)?;
                     }
                     if let Some(r) = rest {
@@ -1106,7 +1109,7 @@ impl<'h> Interp<'h> {
             out.tail = Some(self.lazy_for(f, i, &seq)?);
             return Ok(false);
         }
-        let mut cursor = crate::lazy::Cursor::new(&seq);
+        let mut cursor = crate::lazy::Cursor::owned(seq);
         loop {
             let Some(item) = cursor
                 .next(&mut crate::builtins::BuiltinContext::new(self, if f.discard { "doseq" } else { "for" }))?
@@ -1122,9 +1125,16 @@ impl<'h> Interp<'h> {
     }
 
     /// The binding at clause `i` over `coll`, then the levels after it for each item.
-    fn for_bind(&mut self, f: &ForNode, i: usize, p: &Pattern, coll: Value, out: &mut ForOut) -> Result<bool, Flow> {
-        if let Some(seq) = crate::lazy::as_lazy(&coll) {
-            return self.for_lazy(f, i, p, seq.clone(), out);
+    fn for_bind(
+        &mut self,
+        f: &ForNode,
+        i: usize,
+        p: &Pattern,
+        mut coll: Value,
+        out: &mut ForOut,
+    ) -> Result<bool, Flow> {
+        if let Some(seq) = crate::lazy::take_lazy(&mut coll) {
+            return self.for_lazy(f, i, p, seq, out);
         }
         // one item at a time: the characters of a long string are not all built first
         for item in crate::builtins::seq_iter("for", &coll)? {

@@ -15,9 +15,33 @@
 //! realised first ([`realize`], charged like any collection it builds), and an infinite
 //! one fails with an error naming the producer ([`unbounded`]). The result of a run is
 //! realised the same way before it is printed, so a lazy sequence never reaches the host.
+//!
+//! # Items are made once
+//!
+//! As in Clojure, a lazy sequence caches what it has made: the function of
+//! `(map f xs)` runs once per item however often the sequence is read, so a `println` or a
+//! tool call inside it happens once. The cache lives in the [`LazySeq`] and is shared by
+//! every copy of the value; the producer (a [`State`]) sits beside it and is advanced only
+//! when a reader asks for an item past the cached ones. Each cached item is charged as
+//! memory to the run that made it.
+//!
+//! Caching costs memory where nobody reads again, so a cursor that is the *only* reader a
+//! sequence can ever have skips it: [`Cursor::owned`] on an `Arc` nobody else holds, and a
+//! step's source held only by that step (its one producer reads it once). So
+//! `(nth (range) 1000000)` and `(first (drop n (map f (range))))` keep nothing, while
+//! `(let [r (map f xs)] (count r) (vec r))` runs `f` once per item.
+//!
+//! A producer is advanced by one thread at a time, without the cache's lock held (it
+//! calls back into the program): another thread (`pmap`) asking for the next item waits
+//! for it, checking the run's deadline; the same thread asking again from inside the
+//! producer (a sequence defined in terms of itself) is an error, as it is unbounded
+//! recursion in Clojure. If the producer fails, the next reader starts it again from the
+//! description and skips the items already cached.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
+use std::time::Duration;
 
 use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, Flow, err};
@@ -25,8 +49,9 @@ use crate::limits::cost;
 use crate::value::{PVector, Value};
 
 /// A lazy sequence (`(range)`, `(iterate f x)`, a `map` over one...): where its items
-/// come from, and how the program wrote it. Opaque: a program pulls its items; what
-/// leaves a run (a result, a tool call's arguments) is realised first.
+/// come from, how the program wrote it, and the items made so far. Opaque: a program
+/// pulls its items; what leaves a run (a result, a tool call's arguments) is realised
+/// first.
 #[derive(Debug)]
 pub struct LazySeq {
     /// The producer as written (`(range)`, `(iterate f x)`), for error messages.
@@ -36,7 +61,44 @@ pub struct LazySeq {
     /// Known never to end: realising it is refused at once instead of running into a limit.
     infinite: bool,
     source: Source,
+    /// The items made so far and the producer that makes the next one.
+    cache: Mutex<Cache>,
+    /// Signalled when the producer is handed back (an item made, the end, a failure).
+    ready: Condvar,
 }
+
+/// What a shared lazy sequence has made so far.
+#[derive(Default)]
+struct Cache {
+    items: PVector,
+    producer: Producer,
+    /// Readers waiting for the producer (only then is it worth waking anyone).
+    waiting: usize,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Cache({} items)", self.items.len())
+    }
+}
+
+/// Where the producer of a cached sequence is.
+#[derive(Default)]
+enum Producer {
+    /// Not started, or lost to a failure: started (again) from the description, skipping
+    /// the items already cached.
+    #[default]
+    Unstarted,
+    /// Ready to make the next item.
+    Idle(Box<State>),
+    /// A thread is making the next item.
+    Busy(ThreadId),
+    /// The sequence has ended: every item is cached.
+    Ended,
+}
+
+/// How long a reader waits for another thread's item before checking the deadline again.
+const WAIT_SLICE: Duration = Duration::from_millis(5);
 
 /// The most lazy steps that may be stacked on one producer: pulling an item recurses
 /// through every step, so the chain is bounded like the call depth.
@@ -94,9 +156,12 @@ enum Source {
 }
 
 impl Drop for LazySeq {
-    /// What the sequence was built from is dropped by `release` (see `release.rs`).
+    /// What the sequence was built from, and what it cached, is dropped by `release` (see
+    /// `release.rs`).
     fn drop(&mut self) {
         crate::release::release(std::mem::replace(&mut self.source, Source::Repeat(Value::Nil)));
+        let cache = self.cache.get_mut().unwrap_or_else(PoisonError::into_inner);
+        crate::release::release(std::mem::take(cache));
     }
 }
 
@@ -105,9 +170,24 @@ fn seq_value(s: &Arc<LazySeq>) -> Value {
 }
 
 impl LazySeq {
-    /// Calls `visit` with every value the sequence was built from; an inner lazy step is
-    /// visited as the function value it is.
+    fn new(label: Arc<str>, depth: usize, infinite: bool, source: Source) -> LazySeq {
+        LazySeq { label, depth, infinite, source, cache: Mutex::default(), ready: Condvar::new() }
+    }
+
+    fn cache(&self) -> MutexGuard<'_, Cache> {
+        // a panic never happens while the lock is held; if one did, the cache is still whole
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The items cached so far (shared, not copied).
+    fn cached(&self) -> PVector {
+        self.cache().items.clone()
+    }
+
+    /// Calls `visit` with every value the sequence was built from and every item it has
+    /// cached; an inner lazy step is visited as the lazy value it is.
     pub(crate) fn each_held(&self, visit: &mut dyn FnMut(Value)) {
+        self.cached().iter().cloned().for_each(&mut *visit);
         match &self.source {
             Source::Range { start: a, step: b } | Source::Iterate { f: a, seed: b } => {
                 visit(a.clone());
@@ -177,7 +257,7 @@ impl LazySeq {
 }
 
 fn value(label: impl Into<Arc<str>>, source: Source) -> Value {
-    Value::Lazy(Arc::new(LazySeq { label: label.into(), depth: 0, infinite: true, source }))
+    Value::Lazy(Arc::new(LazySeq::new(label.into(), 0, true, source)))
 }
 
 /// A lazy step over `srcs`, refused when the chain gets too deep.
@@ -191,7 +271,7 @@ fn step(label: Arc<str>, srcs: &[&Arc<LazySeq>], infinite: bool, source: Source)
             ),
         );
     }
-    Ok(Value::Lazy(Arc::new(LazySeq { label, depth, infinite, source })))
+    Ok(Value::Lazy(Arc::new(LazySeq::new(label, depth, infinite, source))))
 }
 
 /// A step over one source that ends when (and only when) the source does.
@@ -210,6 +290,20 @@ pub(crate) fn as_lazy(v: &Value) -> Option<&Arc<LazySeq>> {
     match v {
         Value::Lazy(l) => Some(l),
         _ => None,
+    }
+}
+
+/// The lazy sequence `v` is, taken out of it (`v` becomes nil), or `None` (and `v` kept)
+/// when it is something else. A consumer done with its argument takes it this way, so a
+/// sequence nobody else holds is read without caching ([`Cursor::owned`]).
+#[inline]
+pub(crate) fn take_lazy(v: &mut Value) -> Option<Arc<LazySeq>> {
+    match std::mem::take(v) {
+        Value::Lazy(l) => Some(l),
+        other => {
+            *v = other;
+            None
+        }
     }
 }
 
@@ -249,12 +343,7 @@ pub(crate) fn range(start: Value, step: Value) -> Value {
 /// `(range start end step)` of integers, too long to hold at once: made one at a time.
 pub(crate) fn range_to(start: i64, end: i64, step: i64) -> Value {
     let label = format!("(range {start} {end} {step})");
-    Value::Lazy(Arc::new(LazySeq {
-        label: label.into(),
-        depth: 0,
-        infinite: false,
-        source: Source::RangeTo { start, end, step },
-    }))
+    Value::Lazy(Arc::new(LazySeq::new(label.into(), 0, false, Source::RangeTo { start, end, step })))
 }
 /// `(iterate f x)`: x, (f x), (f (f x)), ...
 pub(crate) fn iterate(f: Value, seed: Value) -> Value {
@@ -275,12 +364,12 @@ pub(crate) fn repeatedly(f: Value) -> Value {
 /// `(tree-seq branch? children root)` of a tree too big to walk at once: depth first,
 /// one node at a time.
 pub(crate) fn tree_seq(branch: Value, children: Value, root: Value) -> Value {
-    Value::Lazy(Arc::new(LazySeq {
-        label: "(tree-seq branch? children root)".into(),
-        depth: 0,
-        infinite: false,
-        source: Source::TreeSeq { branch, children, root },
-    }))
+    Value::Lazy(Arc::new(LazySeq::new(
+        "(tree-seq branch? children root)".into(),
+        0,
+        false,
+        Source::TreeSeq { branch, children, root },
+    )))
 }
 /// `(map f s1 s2 ...)` over lazy sequences only: ends with the shortest.
 pub(crate) fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> EvalResult {
@@ -371,9 +460,20 @@ pub(crate) fn partition(n: usize, every: usize, keep_partial: bool, src: &Arc<La
 /// A position in a lazy sequence: each [`Cursor::next`] yields the next item, or `None`
 /// at the end of a finite one. This is the one way items leave a lazy sequence.
 pub(crate) struct Cursor {
-    state: State,
+    pos: Pos,
 }
 
+enum Pos {
+    /// The only reader the sequence can ever have: items straight from its producer,
+    /// nothing cached.
+    Sole(Box<State>),
+    /// One of the sequence's readers: items through its cache, `at` the next index;
+    /// `seen` is a copy of the cache as this reader last saw it (sharing its structure),
+    /// read without taking the lock.
+    Shared { seq: Arc<LazySeq>, at: usize, seen: PVector },
+}
+
+/// The producer of a lazy sequence: how far it has got and what it keeps.
 enum State {
     Range { next: Value, step: Value },
     RangeTo { next: i128, end: i128, step: i128 },
@@ -402,14 +502,184 @@ enum State {
     For { comp: Arc<ForSeq>, buf: VecDeque<Value>, tail: Option<Box<Cursor>>, src: Box<Cursor> },
 }
 
-fn boxed(s: &LazySeq) -> Box<Cursor> {
-    Box::new(Cursor::new(s))
+/// A cursor over `src`, the source of a step being started: the step's one producer is
+/// its only reader unless something else holds it too (or it has cached items already).
+fn boxed(src: &Arc<LazySeq>) -> Box<Cursor> {
+    Box::new(Cursor::of_source(src))
 }
 
 impl Cursor {
-    /// A cursor at the start of `seq`.
-    pub(crate) fn new(seq: &LazySeq) -> Cursor {
-        let state = match &seq.source {
+    /// A cursor at the start of `seq`, reading through its cache: whoever else holds the
+    /// sequence sees the same items, made once.
+    pub(crate) fn new(seq: &Arc<LazySeq>) -> Cursor {
+        Cursor { pos: Pos::Shared { seq: seq.clone(), at: 0, seen: PVector::new() } }
+    }
+
+    /// A cursor at the start of `seq`, which the caller hands over: when nobody else holds
+    /// it, nobody can read it again, so its items go straight from the producer to this
+    /// cursor and nothing is cached.
+    pub(crate) fn owned(seq: Arc<LazySeq>) -> Cursor {
+        if Arc::strong_count(&seq) == 1 && seq.unstarted() {
+            return Cursor { pos: Pos::Sole(Box::new(State::of(&seq.source))) };
+        }
+        Cursor { pos: Pos::Shared { seq, at: 0, seen: PVector::new() } }
+    }
+
+    /// A cursor over the source of a step that is being started. Held only by the step
+    /// (the count of one), the source is read by that step's producer alone, which runs
+    /// once (its items are cached, or its one reader is sole), so nothing is cached.
+    fn of_source(src: &Arc<LazySeq>) -> Cursor {
+        if Arc::strong_count(src) == 1 && src.unstarted() {
+            return Cursor { pos: Pos::Sole(Box::new(State::of(&src.source))) };
+        }
+        Cursor::new(src)
+    }
+
+    /// The next item, or `None` at the end, charging one unit of fuel per item pulled.
+    pub(crate) fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
+        cx.tick(1)?;
+        match &mut self.pos {
+            Pos::Sole(state) => state.step(cx),
+            Pos::Shared { seq, at, seen } => {
+                if let Some(x) = seen.get(*at) {
+                    *at += 1;
+                    return Ok(Some(x.clone()));
+                }
+                next_shared(seq, at, seen, cx)
+            }
+        }
+    }
+
+    /// The sequence this cursor reads through the cache, if it does.
+    fn shared(&self) -> Option<&Arc<LazySeq>> {
+        match &self.pos {
+            Pos::Sole(_) => None,
+            Pos::Shared { seq, .. } => Some(seq),
+        }
+    }
+}
+
+impl LazySeq {
+    /// Nothing made yet (so a sole reader may start from the description).
+    fn unstarted(&self) -> bool {
+        let cache = self.cache();
+        cache.items.is_empty() && matches!(cache.producer, Producer::Unstarted)
+    }
+}
+
+/// The item at `at` of a shared sequence: from the cache, or made by its producer and
+/// cached (and charged as memory) on the way.
+fn next_shared(
+    seq: &Arc<LazySeq>,
+    at: &mut usize,
+    seen: &mut PVector,
+    cx: &mut BuiltinContext,
+) -> EvalResult<Option<Value>> {
+    let me = this_thread();
+    let mut cache = seq.cache();
+    let mut state = loop {
+        if let Some(x) = cache.items.get(*at) {
+            let x = x.clone();
+            *at += 1;
+            // more was cached than this reader has seen: read the rest without the lock
+            if cache.items.len() > *at {
+                *seen = cache.items.clone();
+            }
+            return Ok(Some(x));
+        }
+        match std::mem::replace(&mut cache.producer, Producer::Busy(me)) {
+            Producer::Idle(state) => break state,
+            Producer::Unstarted => {
+                // started afresh (first read, or after a failure): skip what is cached
+                let skip = cache.items.len();
+                std::mem::drop(cache);
+                let mut state = Box::new(State::of(&seq.source));
+                let skipped = skip_items(&mut state, skip, cx);
+                cache = seq.cache();
+                if let Err(e) = skipped {
+                    cache.producer = Producer::Unstarted;
+                    hand_back(seq, cache);
+                    return Err(e);
+                }
+                break state;
+            }
+            Producer::Ended => {
+                cache.producer = Producer::Ended;
+                return Ok(None);
+            }
+            Producer::Busy(owner) => {
+                cache.producer = Producer::Busy(owner);
+                if owner == me {
+                    std::mem::drop(cache);
+                    return err(
+                        ErrorKind::RecursionLimitExceeded,
+                        format!(
+                            "the lazy sequence built on {} asks for its own next item while making it (it is defined in terms of itself); build it with (iterate f x) or loop/recur instead",
+                            seq.label
+                        ),
+                    );
+                }
+                // another thread (pmap) is making this item: wait for it, within the deadline
+                cache.waiting += 1;
+                cache = seq.ready.wait_timeout(cache, WAIT_SLICE).unwrap_or_else(PoisonError::into_inner).0;
+                cache.waiting -= 1;
+                cx.check_time()?;
+            }
+        }
+    };
+    std::mem::drop(cache);
+    let made = state.step(cx);
+    let mut cache = seq.cache();
+    match &made {
+        Ok(Some(x)) => {
+            cache.items.push_back(x.clone());
+            cache.producer = Producer::Idle(state);
+        }
+        Ok(None) => cache.producer = Producer::Ended,
+        Err(_) => cache.producer = Producer::Unstarted,
+    }
+    hand_back(seq, cache);
+    let made = made?;
+    if made.is_some() {
+        *at += 1;
+        // the cache keeps the item: memory of this run
+        cx.charge(cost::ELEM)?;
+    }
+    Ok(made)
+}
+
+/// Releases the cache after the producer was put back, waking the readers waiting for it
+/// (a wake is a system call: none is made when nobody waits).
+fn hand_back(seq: &LazySeq, cache: MutexGuard<'_, Cache>) {
+    let wake = cache.waiting > 0;
+    std::mem::drop(cache);
+    if wake {
+        seq.ready.notify_all();
+    }
+}
+
+/// This thread's id, without the cost of `thread::current()` on every item.
+fn this_thread() -> ThreadId {
+    thread_local! {
+        static ME: ThreadId = std::thread::current().id();
+    }
+    ME.with(|id| *id)
+}
+
+/// Advances a restarted producer past `n` items (the ones already cached).
+fn skip_items(state: &mut State, n: usize, cx: &mut BuiltinContext) -> EvalResult<()> {
+    for _ in 0..n {
+        if state.step(cx)?.is_none() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+impl State {
+    /// The producer at the start of `source`.
+    fn of(source: &Source) -> State {
+        match source {
             Source::Range { start, step } => State::Range { next: start.clone(), step: step.clone() },
             Source::RangeTo { start, end, step } => {
                 State::RangeTo { next: *start as i128, end: *end as i128, step: *step as i128 }
@@ -419,7 +689,7 @@ impl Cursor {
             Source::Cycle(items) => State::Cycle { items: items.clone(), i: 0 },
             Source::Repeatedly(f) => State::Repeatedly(f.clone()),
             Source::Map { f, inputs } => {
-                State::Map { f: f.clone(), inputs: inputs.iter().map(|s| Cursor::new(s)).collect() }
+                State::Map { f: f.clone(), inputs: inputs.iter().map(Cursor::of_source).collect() }
             }
             Source::Filter { pred, keep_truthy, src } => {
                 State::Filter { pred: pred.clone(), keep_truthy: *keep_truthy, src: boxed(src) }
@@ -431,7 +701,7 @@ impl Cursor {
             Source::Concat { prefix, tail } => State::Concat { prefix: prefix.clone(), i: 0, tail: boxed(tail) },
             Source::Mapcat { f, src } => State::Mapcat { f: f.clone(), buf: VecDeque::new(), src: boxed(src) },
             Source::Interleave(srcs) => {
-                State::Interleave { srcs: srcs.iter().map(|s| Cursor::new(s)).collect(), buf: VecDeque::new() }
+                State::Interleave { srcs: srcs.iter().map(Cursor::of_source).collect(), buf: VecDeque::new() }
             }
             Source::Partition { n, step, keep_partial, src } => State::Partition {
                 n: *n,
@@ -462,14 +732,12 @@ impl Cursor {
             Source::For { comp, src } => {
                 State::For { comp: comp.clone(), buf: VecDeque::new(), tail: None, src: boxed(src) }
             }
-        };
-        Cursor { state }
+        }
     }
 
-    /// The next item, or `None` at the end, charging one unit of fuel per item pulled.
-    pub(crate) fn next(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
-        cx.tick(1)?;
-        match &mut self.state {
+    /// Makes the next item, or `None` at the end (the fuel is charged by the cursor).
+    fn step(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
+        match self {
             State::Range { next, step } => {
                 let out = next.clone();
                 *next = crate::builtins::add2(next, step)?;
@@ -761,10 +1029,9 @@ impl Cursor {
                     }
                 }
                 let Some(x) = src.next(cx)? else { return Ok(None) };
-                let made = cx.for_rest(comp, x)?;
-                match as_lazy(&made) {
-                    Some(l) => *tail = Some(boxed(l)),
-                    None => buf.extend(finite_items(cx, "for", &made)?),
+                match cx.for_rest(comp, x)? {
+                    Value::Lazy(l) => *tail = Some(Box::new(Cursor::owned(l))),
+                    made => buf.extend(finite_items(cx, "for", &made)?),
                 }
             },
         }
@@ -775,8 +1042,7 @@ impl Cursor {
 /// `tree-seq`'s children), charged as they are built; a finite lazy one is realised.
 fn finite_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
     if let Some(l) = as_lazy(v) {
-        let l = l.clone();
-        let all = realize(cx, fname, &l)?;
+        let all = realize(cx, fname, l.clone())?;
         return crate::builtins::collect_items(cx, fname, &all);
     }
     crate::builtins::collect_items(cx, fname, v)
@@ -784,14 +1050,19 @@ fn finite_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<V
 
 /// Every item of a lazy sequence, as a vector charged item by item; an infinite one is
 /// the [`unbounded`] error naming `fname`, and a finite one that is too long runs into
-/// the fuel or memory limit.
-pub(crate) fn realize(cx: &mut BuiltinContext, fname: &str, seq: &LazySeq) -> EvalResult {
+/// the fuel or memory limit. A sequence someone else holds too is realised into its
+/// cache, and the vector is that cache (shared, not copied, and charged once).
+pub(crate) fn realize(cx: &mut BuiltinContext, fname: &str, seq: Arc<LazySeq>) -> EvalResult {
     if seq.infinite {
-        return unbounded(fname, seq);
+        return unbounded(fname, &seq);
     }
-    let mut c = Cursor::new(seq);
-    let mut out = PVector::new();
+    let mut c = Cursor::owned(seq);
     cx.charge(cost::HEADER)?;
+    if let Some(seq) = c.shared().cloned() {
+        while c.next(cx)?.is_some() {}
+        return Ok(Value::from_pvec(seq.cached()));
+    }
+    let mut out = PVector::new();
     while let Some(x) = c.next(cx)? {
         cx.charge(cost::ELEM)?;
         out.push_back(x);
@@ -801,11 +1072,8 @@ pub(crate) fn realize(cx: &mut BuiltinContext, fname: &str, seq: &LazySeq) -> Ev
 
 /// `v` with a finite lazy sequence realised as a vector (anything else as it is).
 pub(crate) fn realized(cx: &mut BuiltinContext, fname: &str, v: Value) -> EvalResult {
-    match as_lazy(&v) {
-        Some(l) if !l.infinite => {
-            let l = l.clone();
-            realize(cx, fname, &l)
-        }
+    match v {
+        Value::Lazy(l) if !l.infinite => realize(cx, fname, l),
         _ => Ok(v),
     }
 }
@@ -909,8 +1177,8 @@ fn realized_copy(
 }
 
 /// The first `n` items (fewer when it ends) as a vector, charging memory per item kept.
-pub(crate) fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResult {
-    let mut c = Cursor::new(seq);
+pub(crate) fn take(cx: &mut BuiltinContext, n: usize, seq: Arc<LazySeq>) -> EvalResult {
+    let mut c = Cursor::owned(seq);
     let mut out = PVector::new();
     cx.charge(cost::HEADER)?;
     for _ in 0..n {
@@ -922,25 +1190,26 @@ pub(crate) fn take(cx: &mut BuiltinContext, n: usize, seq: &LazySeq) -> EvalResu
 }
 
 /// True when the sequence has no item.
-pub(crate) fn is_empty(cx: &mut BuiltinContext, seq: &LazySeq) -> EvalResult<bool> {
+pub(crate) fn is_empty(cx: &mut BuiltinContext, seq: Arc<LazySeq>) -> EvalResult<bool> {
     if seq.infinite {
         return Ok(false);
     }
-    Ok(Cursor::new(seq).next(cx)?.is_none())
+    Ok(Cursor::owned(seq).next(cx)?.is_none())
 }
 
 /// `seq` (a lazy sequence or anything else), or nil when it is an empty lazy sequence:
-/// `next` and friends say "nothing left" with nil.
+/// `next` and friends say "nothing left" with nil. The first item, made to find out, is
+/// cached for whoever reads the sequence next.
 pub(crate) fn nil_if_empty(cx: &mut BuiltinContext, seq: Value) -> EvalResult {
     match as_lazy(&seq) {
-        Some(l) if is_empty(cx, &l.clone())? => Ok(Value::Nil),
+        Some(l) if is_empty(cx, l.clone())? => Ok(Value::Nil),
         _ => Ok(seq),
     }
 }
 
 /// The item at index `i`, or `None` past the end.
-pub(crate) fn nth_or(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult<Option<Value>> {
-    let mut c = Cursor::new(seq);
+pub(crate) fn nth_or(cx: &mut BuiltinContext, i: usize, seq: Arc<LazySeq>) -> EvalResult<Option<Value>> {
+    let mut c = Cursor::owned(seq);
     for _ in 0..i {
         if c.next(cx)?.is_none() {
             return Ok(None);
@@ -950,14 +1219,14 @@ pub(crate) fn nth_or(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalRe
 }
 
 /// The item at index `i` (nil past the end).
-pub(crate) fn nth(cx: &mut BuiltinContext, i: usize, seq: &LazySeq) -> EvalResult {
+pub(crate) fn nth(cx: &mut BuiltinContext, i: usize, seq: Arc<LazySeq>) -> EvalResult {
     Ok(nth_or(cx, i, seq)?.unwrap_or(Value::Nil))
 }
 
 /// The first truthy `(pred x)`, or nil at the end; over an infinite sequence with none it
 /// never ends by itself (fuel and time bound it).
-pub(crate) fn some(cx: &mut BuiltinContext, pred: &Value, seq: &LazySeq) -> EvalResult {
-    let mut c = Cursor::new(seq);
+pub(crate) fn some(cx: &mut BuiltinContext, pred: &Value, seq: Arc<LazySeq>) -> EvalResult {
+    let mut c = Cursor::owned(seq);
     while let Some(x) = c.next(cx)? {
         let r = cx.apply(pred, &mut [x])?;
         if r.truthy() {

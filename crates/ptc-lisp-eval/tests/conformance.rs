@@ -33,7 +33,7 @@ fn cases(path: &Path) -> Vec<Case> {
     let mut ctx = None;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
-        if t.is_empty() || t.starts_with('#') || t.starts_with("@div ") {
+        if t.is_empty() || t.starts_with('#') || t.starts_with("@div ") || t == "@prints" {
             continue;
         }
         if let Some(rest) = t.strip_prefix("@ctx ") {

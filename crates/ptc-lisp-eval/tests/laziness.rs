@@ -127,3 +127,139 @@ fn results_that_share_structure_are_walked_once_per_node() {
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "{src}: {:?}", started.elapsed());
     }
 }
+
+/// The lines a program printed, and its printed result (or error).
+fn prints_and_result(src: &str) -> (Vec<String>, String) {
+    let o = go(src);
+    (o.prints.clone(), show_outcome(&o))
+}
+
+/// A lazy sequence makes each item once, however often it is read (as Clojure's caches
+/// them): the function inside runs once per item, so what it prints is printed once.
+#[test]
+fn lazy_sequences_make_each_item_once() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        // read twice, from the start each time
+        (
+            "(let [r (map #(do (println \"x\" %) %) (range))] [(vec (take 2 r)) (vec (take 3 r)) (first r) (nth r 2)])",
+            &["x 0", "x 1", "x 2"],
+            "[[0 1] [0 1 2] 0 2]",
+        ),
+        // a finite lazy sequence counted, then realised
+        (
+            "(let [r (map #(do (println %) %) (take-while #(< % 3) (range)))] (count r) (vec r))",
+            &["0", "1", "2"],
+            "[0 1 2]",
+        ),
+        // destructuring pulls each position once, not from the start every time
+        ("(let [[a b c] (map #(do (println %) %) (range))] [a b c])", &["0", "1", "2"], "[0 1 2]"),
+        // a definition read by several expressions
+        ("(def r (map #(do (println %) %) (range))) (first r) (second r) (first r)", &["0", "1"], "0"),
+        // a step over a shared sequence, then the sequence itself
+        (
+            "(let [r (map #(do (println %) %) (range)) s (map inc r)] (doall (take 2 s)) (vec (take 2 r)))",
+            &["0", "1"],
+            "[0 1]",
+        ),
+        ("(let [s (iterate #(do (println %) (inc %)) 0)] (nth s 3) (nth s 3))", &["0", "1", "2"], "3"),
+        ("(let [s (repeatedly #(do (println \"r\") 1))] (vec (take 2 s)) (vec (take 2 s)))", &["r", "r"], "[1 1]"),
+        (
+            "(let [s (filter #(do (println %) (odd? %)) (range))] [(first s) (second s) (first s)])",
+            &["0", "1", "2", "3"],
+            "[1 3 1]",
+        ),
+        // rest/next find out whether anything is left; the item made to tell is kept
+        ("(let [s (map #(do (println %) %) (range))] (next s) (vec (take 2 s)))", &["0", "1"], "[0 1]"),
+        // for and doseq over a shared lazy binding
+        (
+            "(let [s (map #(do (println %) %) (take-while #(< % 3) (range)))] (doseq [x s] x) (vec (for [x s] (inc x))))",
+            &["0", "1", "2"],
+            "[1 2 3]",
+        ),
+        (
+            "(let [s (map #(do (println %) %) (range))] (vec (for [x s :while (< x 2)] x)) (vec (for [x s :while (< x 3)] x)))",
+            &["0", "1", "2", "3"],
+            "[0 1 2]",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (src, want_prints, want) in cases {
+        let (prints, got) = prints_and_result(src);
+        if prints != *want_prints || got != *want {
+            failures.push(format!("  {src}\n    want {want_prints:?} {want}\n    got  {prints:?} {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// A tool called inside a lazy `map` is called once per item, however often the
+/// sequence is read.
+#[test]
+fn tool_calls_inside_a_lazy_sequence_happen_once_per_item() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let host = FnHost::new().with_tool("fetch", move |args| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        Ok(args)
+    });
+    let engine = Engine::new(Limits::default());
+    let src = "(let [rows (map #(tool/fetch {:id %}) (range))]
+                 [(count (take 3 rows)) (mapv :id (take 3 rows)) (:id (first rows))])";
+    let o = engine.eval(src, RunInput::new(), &host, &Cancel::new());
+    assert_eq!(o.printed, "[3 [0 1 2] 0]", "{:?}", o.error());
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(o.tool_calls.len(), 3);
+}
+
+/// Parallel readers of one lazy sequence share its items: each is made once, by
+/// whichever thread asks first, while the others wait for it.
+#[test]
+fn parallel_readers_share_the_items_of_a_lazy_sequence() {
+    let (prints, got) = prints_and_result(
+        "(let [r (map #(do (println %) %) (range))] (vec (pmap (fn [i] (nth r (+ 40 i))) (range 8))))",
+    );
+    assert_eq!(got, "[40 41 42 43 44 45 46 47]");
+    let mut prints: Vec<i64> = prints.iter().map(|p| p.parse().unwrap()).collect();
+    prints.sort_unstable();
+    assert_eq!(prints, (0..48).collect::<Vec<_>>(), "every item printed exactly once");
+}
+
+/// What a shared lazy sequence caches is charged as memory, while a sequence read by
+/// one consumer only (a temporary) keeps nothing; infinite producers stay lazy either way.
+#[test]
+fn cached_items_are_charged_and_sole_readers_cache_nothing() {
+    let small =
+        || RunOptions { limits: Limits { max_heap_bytes: 1 << 20, ..Limits::default() }, ..RunOptions::default() };
+    // read by one consumer: nothing kept, fits in 1 MiB
+    for src in [
+        "(nth (range) 100000)",
+        "(first (drop 100000 (map inc (range))))",
+        "(some #(when (> % 100000) %) (range))",
+        "(let [r (range)] (nth r 100000))",
+        "(reduce (fn [a x] (if (= x 100000) (reduced a) (+ a x))) 0 (map inc (range)))",
+    ] {
+        let o = run(src, small());
+        assert!(matches!(o.result, RunResult::Value(_)), "{src}: {:?}", o.error());
+    }
+    // shared: the 100,000 cached items (32 bytes each) do not fit in 1 MiB
+    let o = run("(let [r (range)] (nth r 100000) (first r))", small());
+    assert_eq!(o.error().map(|e| e.kind.as_str()), Some("memory_exceeded"), "{:?}", o.error());
+    check(&[
+        ("(let [r (range)] [(nth r 1000) (first r) (nth r 1000)])", "[1000 0 1000]"),
+        ("(let [r (iterate #(* 2 %) 1)] [(take 3 r) (take 5 r)])", "[[1 2 4] [1 2 4 8 16]]"),
+        ("(def r (cycle [:a :b])) (take 3 r)", "[:a :b :a]"),
+    ]);
+}
+
+/// A sequence whose producer asks for the item it is making is an error, as it is
+/// unbounded recursion in Clojure.
+#[test]
+fn a_sequence_made_from_itself_is_an_error() {
+    check_err(&[(
+        "(def s (map (fn [x] (first s)) (range))) (first s)",
+        "recursion_limit_exceeded",
+        "asks for its own next item",
+    )]);
+}

@@ -95,6 +95,7 @@ fn the_missing_names() {
         ("(assert false)", "runtime_error", "assert failed: false"),
         ("(num \"5\")", "type_error", "parse-long"),
         ("(sorted-map-by > 1 :a)", "unbound_var", "sort-by key"),
+        ("(sorted-set-by > 1 3 2)", "unbound_var", "(sort > (set xs))"),
         ("(defmulti area :shape)", "invalid_form", "case or cond"),
         ("(defrecord Point [x y])", "invalid_form", "plain maps"),
         ("(lazy-seq [1])", "unbound_var", "iterate"),

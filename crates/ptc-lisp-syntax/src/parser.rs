@@ -57,14 +57,13 @@ struct Open {
     delim: Delim,
     span: Span,
     items: Vec<Form>,
-    /// The `'` before it: the finished collection is quoted.
-    quote: Option<Span>,
-    /// `#_` and `^` read at this level and still waiting for the form they drop.
+    /// `#_`, `^` and `'` read at this level and still waiting for the form they apply to.
     skips: Vec<Skip>,
 }
 
 /// A reader prefix waiting for forms: `#_` drops the next complete form; `^` drops the
-/// next one as metadata and then waits, without dropping, for the form it annotates.
+/// next one as metadata and then waits, without dropping, for the form it annotates; `'`
+/// quotes the next one (whatever it is: `''a`, `'42` and `'(1 2)` read as in Clojure).
 #[derive(Debug, Clone, Copy)]
 struct Skip {
     span: Span,
@@ -79,6 +78,8 @@ enum SkipKind {
     Metadata,
     /// `^meta`: the next form is the annotated one, kept.
     Annotated,
+    /// `'`: the next form is quoted.
+    Quote,
 }
 
 impl Skip {
@@ -89,6 +90,7 @@ impl Skip {
                 "^ must be followed by metadata (like ^:private, ^String or ^{:doc \"...\"}) and then the form it annotates"
             }
             SkipKind::Annotated => "metadata (^...) must be followed by the form it annotates",
+            SkipKind::Quote => "the quote ' must be followed by the form it quotes, like 'github or '(1 2)",
         };
         ParseError::at(
             self.span,
@@ -105,13 +107,31 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
     let mut top_skips: Vec<Skip> = Vec::new();
     while let Some(Spanned { token, span }) = tokens.next_token()? {
         let kind = match token {
-            Token::Discard | Token::Meta => {
-                let kind = if token == Token::Meta { SkipKind::Metadata } else { SkipKind::Discard };
-                let skip = Skip { span, kind };
-                match stack.last_mut() {
-                    Some(open) => open.skips.push(skip),
-                    None => top_skips.push(skip),
+            Token::Discard | Token::Meta | Token::Quote => {
+                let kind = match token {
+                    Token::Meta => SkipKind::Metadata,
+                    Token::Quote => SkipKind::Quote,
+                    _ => SkipKind::Discard,
+                };
+                let depth = stack.len();
+                let skips = match stack.last_mut() {
+                    Some(open) => &mut open.skips,
+                    None => &mut top_skips,
+                };
+                // each quote nests the form it quotes one level deeper: the depth limit
+                // bounds a run of them as it bounds brackets
+                if kind == SkipKind::Quote
+                    && depth + skips.iter().filter(|s| s.kind == SkipKind::Quote).count() > opts.max_depth
+                {
+                    return Err(ParseError::at(
+                        span,
+                        format!(
+                            "quotes nested deeper than {} levels at line {}, column {}; quote the value once",
+                            opts.max_depth, span.line, span.column
+                        ),
+                    ));
                 }
+                skips.push(Skip { span, kind });
                 None
             }
             Token::OpenList => open(&mut stack, Delim::List, span, opts)?,
@@ -122,7 +142,6 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
             Token::CloseParen => close(&mut stack, ')', span)?,
             Token::CloseBracket => close(&mut stack, ']', span)?,
             Token::CloseBrace => close(&mut stack, '}', span)?,
-            Token::Quote => quoted(&mut tokens, &mut stack, span, opts)?,
             Token::VarQuote => Some(var(&mut tokens, span)?),
             Token::Nil => Some(Form::new(FormKind::Nil, span)),
             Token::Bool(b) => Some(Form::new(FormKind::Bool(b), span)),
@@ -143,7 +162,7 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
             }
         };
         if let Some(form) = kind {
-            push(&mut stack, &mut top, &mut top_skips, form);
+            push(&mut stack, &mut top, &mut top_skips, form)?;
         }
     }
     match (stack.last(), top_skips.last()) {
@@ -154,8 +173,8 @@ pub(crate) fn parse(src: &str, opts: &ParseOptions) -> Result<Vec<Form>, ParseEr
 }
 
 /// Adds a finished form to the innermost open collection, or to the top level, unless a
-/// pending `#_` or `^` there drops it.
-fn push(stack: &mut [Open], top: &mut Vec<Form>, top_skips: &mut Vec<Skip>, form: Form) {
+/// pending `#_` or `^` there drops it; a pending `'` quotes it first.
+fn push(stack: &mut [Open], top: &mut Vec<Form>, top_skips: &mut Vec<Skip>, mut form: Form) -> Result<(), ParseError> {
     let (items, skips) = match stack.last_mut() {
         Some(open) => (&mut open.items, &mut open.skips),
         None => (top, top_skips),
@@ -169,8 +188,23 @@ fn push(stack: &mut [Open], top: &mut Vec<Form>, top_skips: &mut Vec<Skip>, form
             }
             // The annotated form itself: it is kept, and may also be what an outer prefix waits for.
             Some(Skip { kind: SkipKind::Annotated, .. }) => {}
+            // The quoted form: kept, and what an outer prefix waits for (`''a`, `#_'a`).
+            Some(Skip { span, kind: SkipKind::Quote }) => {
+                if let FormKind::ShortFn(_) = form.kind {
+                    return Err(ParseError::at(
+                        span,
+                        format!(
+                            "a #() function cannot be quoted; write the function without the ' (line {}, column {})",
+                            span.line, span.column
+                        ),
+                    ));
+                }
+                let whole = joined(span, form.span);
+                form = Form::new(FormKind::Quote(Box::new(form)), whole);
+            }
         }
     }
+    Ok(())
 }
 
 /// Starts a collection. Returns `None`: the form only exists once it is closed.
@@ -195,7 +229,7 @@ fn open(stack: &mut Vec<Open>, delim: Delim, span: Span, opts: &ParseOptions) ->
             ),
         ));
     }
-    stack.push(Open { delim, span, items: Vec::new(), quote: None, skips: Vec::new() });
+    stack.push(Open { delim, span, items: Vec::new(), skips: Vec::new() });
     Ok(None)
 }
 
@@ -254,11 +288,7 @@ fn close(stack: &mut Vec<Open>, closer: char, span: Span) -> Result<Option<Form>
         }
         Delim::Map => FormKind::Map(items),
     };
-    let form = Form::new(kind, whole);
-    Ok(Some(match open.quote {
-        Some(q) => Form::new(FormKind::Quote(Box::new(form)), joined(q, span)),
-        None => form,
-    }))
+    Ok(Some(Form::new(kind, whole)))
 }
 
 /// The error for collections still open at the end of input. It points at the innermost
@@ -292,59 +322,6 @@ fn unclosed(innermost: &Open, stack: &[Open]) -> ParseError {
     ParseError::at(innermost.span, message)
 }
 
-/// After `'`: a symbol, or a collection (quoted when it closes).
-fn quoted(
-    tokens: &mut Tokens<'_>,
-    stack: &mut Vec<Open>,
-    quote: Span,
-    opts: &ParseOptions,
-) -> Result<Option<Form>, ParseError> {
-    let next = tokens.next_token()?;
-    let delim = match &next {
-        Some(Spanned { token: Token::OpenList, .. }) => Some(Delim::List),
-        Some(Spanned { token: Token::OpenVector, .. }) => Some(Delim::Vector),
-        Some(Spanned { token: Token::OpenMap, .. }) => Some(Delim::Map),
-        Some(Spanned { token: Token::OpenSet, .. }) => Some(Delim::Set),
-        _ => None,
-    };
-    if let (Some(delim), Some(Spanned { span, .. })) = (delim, &next) {
-        open(stack, delim, *span, opts)?;
-        if let Some(o) = stack.last_mut() {
-            o.quote = Some(quote);
-        }
-        return Ok(None);
-    }
-    match next {
-        Some(Spanned { token: Token::Symbol((ns, name)), span }) => {
-            let symbol = Form::new(FormKind::Symbol { ns, name }, span);
-            Ok(Some(Form::new(FormKind::Quote(Box::new(symbol)), joined(quote, span))))
-        }
-        Some(Spanned { token: Token::OpenShortFn, .. }) => Err(ParseError::at(
-            quote,
-            format!(
-                "a #() function cannot be quoted; write the function without the ' (line {}, column {})",
-                quote.line, quote.column
-            ),
-        )),
-        Some(Spanned { token, span }) if is_value(&token) => Err(ParseError::at(
-            quote,
-            format!(
-                "only symbols can be quoted, like 'github; {} needs no quote, remove the ' before it (line {}, column {})",
-                brief(tokens.text(span)),
-                quote.line,
-                quote.column
-            ),
-        )),
-        _ => Err(ParseError::at(
-            quote,
-            format!(
-                "the quote ' at line {}, column {} must be followed by a symbol, like 'github",
-                quote.line, quote.column
-            ),
-        )),
-    }
-}
-
 /// After `#'`: a symbol names the var.
 fn var(tokens: &mut Tokens<'_>, hash_quote: Span) -> Result<Form, ParseError> {
     match tokens.next_token()? {
@@ -363,22 +340,6 @@ fn var(tokens: &mut Tokens<'_>, hash_quote: Span) -> Result<Form, ParseError> {
             ),
         )),
     }
-}
-
-/// Tokens that are complete values by themselves (and so need no quote).
-fn is_value(token: &Token) -> bool {
-    matches!(
-        token,
-        Token::Nil
-            | Token::Bool(_)
-            | Token::Int(_)
-            | Token::Ratio(_)
-            | Token::Float(_)
-            | Token::Str(_)
-            | Token::Regex(_)
-            | Token::Char(_)
-            | Token::Keyword(_)
-    )
 }
 
 /// A span from the start of `first` to the end of `last`.
@@ -491,12 +452,48 @@ mod tests {
     }
 
     #[test]
+    fn runs_of_quotes_are_bounded_by_the_depth_limit() {
+        let opts = ParseOptions { max_depth: 2 };
+        assert!(parse_program_with("'''a", &opts).is_ok());
+        let e = parse_program_with("''''a", &opts).unwrap_err();
+        assert!(e.message.starts_with("quotes nested deeper than 2 levels at line 1, column 4"), "{}", e.message);
+        assert!(parse_program_with("['[a]]", &opts).is_ok());
+        assert!(parse_program_with("[''a]", &opts).is_ok());
+        assert!(parse_program_with("['''a]", &opts).unwrap_err().message.starts_with("quotes nested deeper"));
+        // a long run fails cleanly with the default limit (no deep form is built)
+        let long = format!("{}a", "'".repeat(100_000));
+        assert!(parse_program(&long).is_err());
+    }
+
+    #[test]
+    fn quote_applies_to_any_next_form() {
+        let q = |k: FormKind| FormKind::Quote(Box::new(f(k)));
+        let a = || FormKind::Symbol { ns: None, name: "a".into() };
+        // nested quotes, and literals, which quote to themselves once evaluated
+        assert_eq!(kinds("''a"), vec![q(q(a()))]);
+        assert_eq!(kinds("'''a"), vec![q(q(q(a())))]);
+        assert_eq!(kinds("'42"), vec![q(FormKind::Int(42))]);
+        assert_eq!(kinds("'nil"), vec![q(FormKind::Nil)]);
+        assert_eq!(kinds("'\"s\""), vec![q(FormKind::Str("s".into()))]);
+        assert_eq!(kinds("':k"), vec![q(FormKind::Keyword("k".into()))]);
+        assert_eq!(kinds("'[1 'a]"), vec![q(FormKind::Vector(vec![int(1), f(q(a()))]))]);
+        // with the other prefixes, in either order
+        assert_eq!(kinds("'#_ b a"), vec![q(a())]);
+        assert_eq!(kinds("#_ 'b a"), vec![a()]);
+        assert_eq!(kinds("'^:m a"), vec![q(a())]);
+        assert_eq!(kinds("^:m 'a"), vec![q(a())]);
+        // the span runs from the first quote to the end of the form
+        let forms = parse_program(" ''(a)").unwrap();
+        assert_eq!(forms[0].span, Span { start: 1, end: 6, line: 1, column: 2 });
+    }
+
+    #[test]
     fn quote_errors() {
         assert!(message("'#(x)").starts_with("a #() function cannot be quoted"));
-        assert!(message("'42").contains("42 needs no quote"));
-        assert!(message("':k").contains(":k needs no quote"));
-        assert!(message("'").contains("must be followed by a symbol"));
-        assert!(message("(')").contains("must be followed by a symbol"));
+        assert!(message("''#(x)").starts_with("a #() function cannot be quoted"));
+        assert!(message("'").starts_with("the quote ' must be followed by the form it quotes"));
+        assert!(message("(')").contains("found ')' after it"));
+        assert!(message("''").contains("found the end of the program"));
         assert!(message("#'1").contains("#' at line 1, column 1 must be followed by a symbol"));
     }
 

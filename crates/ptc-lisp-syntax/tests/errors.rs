@@ -102,7 +102,6 @@ error_snapshots! {
 
     // Quoting.
     quoted_short_fn: "'#(inc %)";
-    quoted_value: "(= x '42)";
     quote_without_symbol: "(list ')";
     var_quote_without_symbol: "#'42";
 

@@ -105,7 +105,7 @@ fn leaf() -> impl Strategy<Value = Form> {
 /// Any form; `#()` is never nested inside `#()` (the reader refuses that).
 fn form() -> impl Strategy<Value = Form> {
     leaf().prop_recursive(5, 64, 6, |inner| {
-        let items = prop::collection::vec(inner, 0..6);
+        let items = prop::collection::vec(inner.clone(), 0..6);
         prop_oneof![
             items.clone().prop_map(|v| f(FormKind::List(v))),
             items.clone().prop_map(|v| f(FormKind::Vector(v))),
@@ -115,6 +115,8 @@ fn form() -> impl Strategy<Value = Form> {
             }),
             items.clone().prop_map(|v| f(FormKind::Set(v))),
             items.prop_map(|v| f(FormKind::ShortFn(v.into_iter().map(without_short_fn).collect()))),
+            // ' before any form but #(): ''a, '42, '[1 'x]
+            inner.prop_map(|x| f(FormKind::Quote(Box::new(without_short_fn(x))))),
         ]
     })
 }

@@ -109,8 +109,8 @@ pub(crate) static TABLE: Table = Table {
 
 fn is_empty(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // an infinite sequence is never empty; a finite one is asked for its first item
-    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
-        return Ok(Value::Bool(crate::lazy::is_empty(cx, &l.clone())?));
+    if let Some(l) = crate::lazy::take_lazy(&mut a[0]) {
+        return Ok(Value::Bool(crate::lazy::is_empty(cx, l)?));
     }
     match seq_len(&a[0]) {
         Some(n) => Ok(Value::Bool(n == 0)),
@@ -206,7 +206,7 @@ fn zipmap(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         match crate::lazy::as_lazy(&a[i]) {
             Some(l) => {
                 let n = seq_len(&a[other]).unwrap_or(0);
-                let taken = crate::lazy::take(cx, n, l)?;
+                let taken = crate::lazy::take(cx, n, l.clone())?;
                 items(cx, "zipmap", &taken)
             }
             None => items(cx, "zipmap", &a[i]),

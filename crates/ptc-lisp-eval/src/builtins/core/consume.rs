@@ -141,7 +141,7 @@ pub(crate) static TABLE: Table = Table {
 pub(crate) type FastHash = foldhash::fast::RandomState;
 
 pub(crate) fn second(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+    if let Some(l) = crate::lazy::take_lazy(&mut a[0]) {
         return crate::lazy::nth(cx, 1, l);
     }
     Ok(seq_iter("second", &a[0])?.nth(1).unwrap_or(Value::Nil))
@@ -173,9 +173,8 @@ pub(crate) fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 pub(crate) fn nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let i = int_arg("nth", &a[1])?;
-    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
-        let l = l.clone();
-        let found = if i < 0 { None } else { crate::lazy::nth_or(cx, i as usize, &l)? };
+    if let Some(l) = crate::lazy::take_lazy(&mut a[0]) {
+        let found = if i < 0 { None } else { crate::lazy::nth_or(cx, i as usize, l)? };
         return Ok(found.unwrap_or_else(|| a.get_mut(2).map(std::mem::take).unwrap_or(Value::Nil)));
     }
     // vectors and lists index directly; other seqables walk to the index without
@@ -219,7 +218,7 @@ fn frequencies(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 pub(crate) fn some(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+    if let Some(l) = crate::lazy::take_lazy(&mut a[1]) {
         return crate::lazy::some(cx, &f, l);
     }
     // one item at a time: nothing is collected first
@@ -332,11 +331,11 @@ fn max_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 fn ffirst(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let first = match crate::lazy::as_lazy(&a[0]) {
+    let mut first = match crate::lazy::take_lazy(&mut a[0]) {
         Some(l) => crate::lazy::nth(cx, 0, l)?,
         None => seq_iter("ffirst", &a[0])?.next().unwrap_or(Value::Nil),
     };
-    if let Some(l) = crate::lazy::as_lazy(&first) {
+    if let Some(l) = crate::lazy::take_lazy(&mut first) {
         return crate::lazy::nth(cx, 0, l);
     }
     Ok(seq_iter("ffirst", &first)?.next().unwrap_or(Value::Nil))
@@ -397,7 +396,7 @@ fn not_every(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 fn fnext(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
+    if let Some(l) = crate::lazy::take_lazy(&mut a[0]) {
         return crate::lazy::nth(cx, 1, l);
     }
     Ok(seq_iter("fnext", &a[0])?.nth(1).unwrap_or(Value::Nil))
@@ -422,7 +421,7 @@ fn tail(cx: &mut BuiltinContext, v: &Value, n: usize, fname: &str, nil_when_empt
 }
 
 fn nfirst(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let first = match crate::lazy::as_lazy(&a[0]) {
+    let first = match crate::lazy::take_lazy(&mut a[0]) {
         Some(l) => crate::lazy::nth(cx, 0, l)?,
         None => seq_iter("nfirst", &a[0])?.next().unwrap_or(Value::Nil),
     };
@@ -463,7 +462,7 @@ fn run_bang(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 pub(crate) fn first(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
-    if let Some(l) = crate::lazy::as_lazy(&args[0]) {
+    if let Some(l) = crate::lazy::take_lazy(&mut args[0]) {
         return crate::lazy::nth(cx, 0, l);
     }
     match &args[0] {
@@ -519,7 +518,7 @@ pub(crate) fn reduce(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult 
                 "reduce over an infinite sequence needs an initial value and a (reduced x) to stop",
             );
         };
-        return crate::builtins::core::transducers::reduce_items(cx, &f, init, &coll, "reduce");
+        return crate::builtins::core::transducers::reduce_items(cx, &f, init, coll, "reduce");
     }
     let mut it = seq_iter("reduce", &coll)?;
     let mut acc = match init {

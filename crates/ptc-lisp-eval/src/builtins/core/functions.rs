@@ -144,8 +144,7 @@ fn apply(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         {
             return spread(cx, call, &l.clone());
         }
-        let l = l.clone();
-        let all = crate::lazy::realize(cx, "apply", &l)?;
+        let all = crate::lazy::realize(cx, "apply", l.clone())?;
         call.extend(seq_iter("apply", &all)?);
         return cx.apply(&f, &mut call);
     }

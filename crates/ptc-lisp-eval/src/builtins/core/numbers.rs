@@ -77,15 +77,18 @@ pub(crate) static TABLE: Table = Table {
             .ex(&[("(min 4 2 8)", "2")]),
         Builtin::new("number?", Exact(1), Core, is_number)
             .doc("True for integers and floats.")
-            .ex(&[("(number? 1.5)", "true")]),
+            .ex(&[("(number? 1.5)", "true")])
+            .lazy(),
         Builtin::new("integer?", Exact(1), Core, is_integer)
             .alias(&["int?"])
             .doc("True for integers.")
-            .ex(&[("(integer? 1)", "true"), ("(integer? 1.0)", "false")]),
+            .ex(&[("(integer? 1)", "true"), ("(integer? 1.0)", "false")])
+            .lazy(),
         Builtin::new("float?", Exact(1), Core, is_float)
             .alias(&["double?"])
             .doc("True for floats.")
-            .ex(&[("(float? 1.0)", "true")]),
+            .ex(&[("(float? 1.0)", "true")])
+            .lazy(),
         Builtin::new("mod", Exact(2), Category::Math, modulo)
             .arith(crate::node::ArithOp::Mod)
             .doc("Floored modulus: the result has the sign of the divisor.")
@@ -101,13 +104,15 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("ratio?", Exact(1), Core, always_false)
             .alias(&["decimal?", "map-entry?"])
             .doc("Always false: PTC-Lisp has no ratios, decimals or map-entry type (DIV-20, DIV-49).")
-            .ex(&[("(ratio? 1)", "false")]),
+            .ex(&[("(ratio? 1)", "false")])
+            .lazy(),
         Builtin::new("rational?", Exact(1), Core, is_rational)
             .doc("Same as integer? (no ratios; DIV-20).")
-            .ex(&[("(rational? 1)", "true")]),
-        Builtin::new("pos-int?", Exact(1), Core, pos_int).doc("Integer above zero.").ex(&[("(pos-int? 3)", "true")]),
-        Builtin::new("neg-int?", Exact(1), Core, neg_int).doc("Integer below zero.").ex(&[("(neg-int? -3)", "true")]),
-        Builtin::new("nat-int?", Exact(1), Core, nat_int).doc("Integer zero or above.").ex(&[("(nat-int? 0)", "true")]),
+            .ex(&[("(rational? 1)", "true")])
+            .lazy(),
+        Builtin::new("pos-int?", Exact(1), Core, pos_int).doc("Integer above zero.").ex(&[("(pos-int? 3)", "true")]).lazy(),
+        Builtin::new("neg-int?", Exact(1), Core, neg_int).doc("Integer below zero.").ex(&[("(neg-int? -3)", "true")]).lazy(),
+        Builtin::new("nat-int?", Exact(1), Core, nat_int).doc("Integer zero or above.").ex(&[("(nat-int? 0)", "true")]).lazy(),
         Builtin::new("infinite?", Exact(1), Core, infinite)
             .doc("True for ##Inf and ##-Inf.")
             .ex(&[("(infinite? ##Inf)", "true")]),

@@ -11,30 +11,51 @@ use Category::{Core, Set};
 /// The builtins of this file, and the library their bare names belong to.
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
+    // every type test takes a lazy sequence as it is (never realising it), and answers
+    // for it as Clojure does for a seq: seq?, sequential?, coll? and seqable? hold, the
+    // rest do not
     builtins: &[
-        Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]),
-        Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]),
-        Builtin::new("some?", Exact(1), Core, is_some).doc("True for anything but nil.").ex(&[("(some? false)", "true")]),
+        Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]).lazy(),
+        Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]).lazy(),
+        Builtin::new("some?", Exact(1), Core, is_some)
+            .doc("True for anything but nil.")
+            .ex(&[("(some? false)", "true")])
+            .lazy(),
         Builtin::new("fn?", Exact(1), Core, is_fn)
             .doc("True for functions (not for lazy sequences or reduced values).")
             .ex(&[("(fn? inc)", "true"), ("(fn? :a)", "false"), ("(fn? (range))", "false")])
             .lazy(),
-        Builtin::new("map?", Exact(1), Core, is_map).doc("True for maps.").ex(&[("(map? {})", "true")]),
-        Builtin::new("vector?", Exact(1), Core, is_vector).doc("True for vectors.").ex(&[("(vector? [1])", "true")]),
-        Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]),
-        Builtin::new("string?", Exact(1), Core, is_string).doc("True for strings.").ex(&[("(string? \"a\")", "true")]),
-        Builtin::new("keyword?", Exact(1), Core, is_keyword).doc("True for keywords.").ex(&[("(keyword? :a)", "true")]),
+        Builtin::new("map?", Exact(1), Core, is_map).doc("True for maps.").ex(&[("(map? {})", "true")]).lazy(),
+        Builtin::new("vector?", Exact(1), Core, is_vector)
+            .doc("True for vectors.")
+            .ex(&[("(vector? [1])", "true")])
+            .lazy(),
+        Builtin::new("set?", Exact(1), Set, is_set).doc("True for sets.").ex(&[("(set? #{1})", "true")]).lazy(),
+        Builtin::new("string?", Exact(1), Core, is_string)
+            .doc("True for strings.")
+            .ex(&[("(string? \"a\")", "true")])
+            .lazy(),
+        Builtin::new("keyword?", Exact(1), Core, is_keyword)
+            .doc("True for keywords.")
+            .ex(&[("(keyword? :a)", "true")])
+            .lazy(),
         Builtin::new("qualified-keyword?", Exact(1), Core, is_qualified_keyword)
             .doc("True for keywords with a namespace (:order/paid); false for :paid and non-keywords.")
-            .ex(&[("(qualified-keyword? :order/paid)", "true"), ("(qualified-keyword? :paid)", "false")]),
+            .ex(&[("(qualified-keyword? :order/paid)", "true"), ("(qualified-keyword? :paid)", "false")])
+            .lazy(),
         Builtin::new("boolean?", Exact(1), Core, is_boolean)
             .doc("True for true and false.")
-            .ex(&[("(boolean? false)", "true")]),
+            .ex(&[("(boolean? false)", "true")])
+            .lazy(),
         Builtin::new("coll?", Exact(1), Core, is_coll)
-            .doc("True for vectors, maps and sets.")
-            .ex(&[("(coll? [1])", "true")]),
-        Builtin::new("true?", Exact(1), Core, is_true).doc("True only for true.").ex(&[("(true? 1)", "false")]),
-        Builtin::new("false?", Exact(1), Core, is_false).doc("True only for false.").ex(&[("(false? false)", "true")]),
+            .doc("True for vectors, lists, maps, sets and lazy sequences.")
+            .ex(&[("(coll? [1])", "true"), ("(coll? (range))", "true"), ("(coll? \"ab\")", "false")])
+            .lazy(),
+        Builtin::new("true?", Exact(1), Core, is_true).doc("True only for true.").ex(&[("(true? 1)", "false")]).lazy(),
+        Builtin::new("false?", Exact(1), Core, is_false)
+            .doc("True only for false.")
+            .ex(&[("(false? false)", "true")])
+            .lazy(),
         Builtin::new("type", Exact(1), Core, type_of)
             .doc(
                 "Type keyword: :boolean :number :string :keyword :vector :list :map :set :regex :function :lazy-seq :reduced (nil for nil; DIV-28).",
@@ -43,27 +64,56 @@ pub(crate) static TABLE: Table = Table {
             .lazy(),
         Builtin::new("boolean", Exact(1), Core, boolean)
             .doc("false for nil and false, true for anything else.")
-            .ex(&[("(boolean 0)", "true")]),
-        Builtin::new("seq?", Exact(1), Core, is_sequential)
-            .alias(&["sequential?", "indexed?", "reversible?", "counted?", "associative?"])
-            .doc("True for lists and vectors (sequence functions return vectors); associative?/counted? also hold for maps.")
-            .ex(&[("(seq? [1])", "true"), ("(seq? '(1))", "true")]),
-        Builtin::new("list?", Exact(1), Core, is_list).doc("True for lists.").ex(&[("(list? '(1 2))", "true"), ("(list? [1 2])", "false")]),
+            .ex(&[("(boolean 0)", "true")])
+            .lazy(),
+        Builtin::new("seq?", Exact(1), Core, is_seq)
+            .doc("True for lists, lazy sequences and vectors (sequence functions return vectors; DIV-seq-vector).")
+            .ex(&[("(seq? '(1))", "true"), ("(seq? (map inc (range)))", "true"), ("(seq? {})", "false")])
+            .lazy(),
+        Builtin::new("sequential?", Exact(1), Core, is_sequential)
+            .doc("True for vectors, lists and lazy sequences.")
+            .ex(&[("(sequential? [1])", "true"), ("(sequential? (range))", "true"), ("(sequential? #{1})", "false")])
+            .lazy(),
+        Builtin::new("indexed?", Exact(1), Core, is_indexed)
+            .doc("True for vectors (read by index in constant time).")
+            .ex(&[("(indexed? [1])", "true"), ("(indexed? '(1))", "false")])
+            .lazy(),
+        Builtin::new("reversible?", Exact(1), Core, is_reversible)
+            .doc("True for vectors (what rseq takes).")
+            .ex(&[("(reversible? [1])", "true"), ("(reversible? '(1))", "false")])
+            .lazy(),
+        Builtin::new("counted?", Exact(1), Core, is_counted)
+            .doc("True for vectors, lists, maps and sets (count is immediate); false for lazy sequences and strings.")
+            .ex(&[("(counted? {:a 1})", "true"), ("(counted? (range))", "false")])
+            .lazy(),
+        Builtin::new("associative?", Exact(1), Core, is_associative)
+            .doc("True for maps and vectors (assoc takes them).")
+            .ex(&[("(associative? [1])", "true"), ("(associative? '(1))", "false")])
+            .lazy(),
+        Builtin::new("list?", Exact(1), Core, is_list)
+            .doc("True for lists.")
+            .ex(&[("(list? '(1 2))", "true"), ("(list? [1 2])", "false")])
+            .lazy(),
         Builtin::new("seqable?", Exact(1), Core, is_seqable)
-            .doc("True for nil, collections and strings.")
-            .ex(&[("(seqable? \"ab\")", "true")]),
+            .doc("True for nil, collections, lazy sequences and strings.")
+            .ex(&[("(seqable? \"ab\")", "true")])
+            .lazy(),
         Builtin::new("ifn?", Exact(1), Core, is_ifn)
             .doc("True for anything callable: functions, keywords, maps, sets, vectors.")
-            .ex(&[("(ifn? :a)", "true")]),
+            .ex(&[("(ifn? :a)", "true")])
+            .lazy(),
         Builtin::new("char?", Exact(1), Core, is_char)
             .doc("True for 1-character strings (characters are strings in PTC-Lisp).")
-            .ex(&[("(char? \\a)", "true")]),
+            .ex(&[("(char? \\a)", "true")])
+            .lazy(),
         Builtin::new("symbol?", Exact(1), Core, is_symbol)
             .doc("True for symbols: quoted names such as 'a, and (symbol \"a\").")
-            .ex(&[("(symbol? 'a)", "true"), ("(symbol? :a)", "false")]),
+            .ex(&[("(symbol? 'a)", "true"), ("(symbol? :a)", "false")])
+            .lazy(),
         Builtin::new("sorted?", Exact(1), Core, is_sorted)
             .doc("True for maps and sets (they are always sorted).")
-            .ex(&[("(sorted? {})", "true")]),
+            .ex(&[("(sorted? {})", "true")])
+            .lazy(),
         Builtin::new("distinct?", AtLeast(1), Core, is_distinct)
             .doc("True when no two arguments are equal.")
             .ex(&[("(distinct? 1 2 3)", "true")]),
@@ -119,7 +169,7 @@ fn is_boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 fn is_coll(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    pred(a, |v| matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)))
+    pred(a, |v| matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Lazy(_)))
 }
 
 fn is_true(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -158,8 +208,28 @@ pub(crate) fn boolean(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     b(a[0].truthy())
 }
 
+fn is_seq(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Vector(_) | Value::List(_) | Value::Lazy(_)))
+}
+
 fn is_sequential(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    b(matches!(a[0], Value::Vector(_) | Value::List(_)))
+    b(matches!(a[0], Value::Vector(_) | Value::List(_) | Value::Lazy(_)))
+}
+
+fn is_indexed(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Vector(_)))
+}
+
+fn is_reversible(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Vector(_)))
+}
+
+fn is_counted(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)))
+}
+
+fn is_associative(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    b(matches!(a[0], Value::Vector(_) | Value::Map(_)))
 }
 
 fn is_list(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -167,7 +237,7 @@ fn is_list(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 fn is_seqable(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    b(crate::builtins::is_seqable(&a[0]))
+    b(matches!(a[0], Value::Lazy(_)) || crate::builtins::is_seqable(&a[0]))
 }
 
 fn is_ifn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {

@@ -20,7 +20,7 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("re-pattern", Exact(1), Regex, re_pattern)
             .doc("A regex from a string (a regex passes through).")
             .ex(&[("(re-pattern \"\\\\d+\")", "#\"\\d+\"")]),
-        Builtin::new("regex?", Exact(1), Regex, is_regex).doc("True for regexes.").ex(&[("(regex? #\"a\")", "true")]),
+        Builtin::new("regex?", Exact(1), Regex, is_regex).doc("True for regexes.").ex(&[("(regex? #\"a\")", "true")]).lazy(),
         Builtin::new("re-find", Exact(2), Regex, re_find)
             .doc("First match: the string, or [whole group1 ...] when the pattern has groups (nil for a group that did not take part); nil when none.")
             .ex(&[("(re-find #\"(\\d+)-(\\d+)\" \"10-20\")", "[\"10-20\" \"10\" \"20\"]")]),

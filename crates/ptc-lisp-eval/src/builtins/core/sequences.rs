@@ -174,7 +174,7 @@ fn take_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 pub(crate) fn take(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = count_arg("take", &a[0])?;
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+    if let Some(l) = crate::lazy::take_lazy(&mut a[1]) {
         return crate::lazy::take(cx, n, l);
     }
     cx.charge(crate::builtins::materialized_cost(&a[1]))?;
@@ -684,7 +684,7 @@ fn chunks(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, keep_partial: b
         [_, step, pad, coll] => {
             // at most n pad items are ever used, so an infinite pad like (repeat "-") is fine
             let pad = match crate::lazy::as_lazy(pad) {
-                Some(l) => seq_iter(fname, &crate::lazy::take(cx, n.max(0) as usize, l)?)?.collect(),
+                Some(l) => seq_iter(fname, &crate::lazy::take(cx, n.max(0) as usize, l.clone())?)?.collect(),
                 None => items(cx, fname, pad)?,
             };
             (int_arg(fname, step)?, Some(pad), &*coll)
@@ -836,7 +836,7 @@ fn interleave(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     for c in a.iter() {
         colls.push(match crate::lazy::as_lazy(c) {
             Some(l) => {
-                let taken = crate::lazy::take(cx, n, l)?;
+                let taken = crate::lazy::take(cx, n, l.clone())?;
                 all(cx, "interleave", &taken)?
             }
             None => {
@@ -1092,7 +1092,7 @@ fn rseq(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 pub(crate) fn seq(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&args[0]) {
         // nil for an empty sequence; otherwise the sequence itself, still lazy
-        let empty = crate::lazy::is_empty(cx, &l.clone())?;
+        let empty = crate::lazy::is_empty(cx, l.clone())?;
         return Ok(if empty { Value::Nil } else { std::mem::take(&mut args[0]) });
     }
     match &args[0] {

@@ -24,7 +24,8 @@ pub(crate) static TABLE: Table = Table {
             .ex(&[("(reduce (fn [a x] (if (> a 5) (reduced a) (+ a x))) (range 10))", "6")]),
         Builtin::new("reduced?", Exact(1), Functional, is_reduced)
             .doc("True for a (reduced x) value.")
-            .ex(&[("(reduced? (reduced 1))", "true")]),
+            .ex(&[("(reduced? (reduced 1))", "true")])
+            .lazy(),
         Builtin::new("unreduced", Exact(1), Functional, unreduced_fn)
             .doc("The value inside a (reduced x), or x itself.")
             .ex(&[("(unreduced (reduced 1))", "1")]),
@@ -99,10 +100,14 @@ pub(crate) fn reduce_items(
     cx: &mut BuiltinContext,
     f: &Value,
     mut acc: Value,
-    coll: &Value,
+    mut coll: Value,
     fname: &str,
 ) -> EvalResult {
-    let mut items = Items::of(fname, coll)?;
+    // a lazy sequence handed over whole: read without caching when nobody else holds it
+    let mut items = match lazy::take_lazy(&mut coll) {
+        Some(l) => Items::Lazy(lazy::Cursor::owned(l)),
+        None => Items::of(fname, &coll)?,
+    };
     while let Some(x) = items.next(cx)? {
         cx.tick(1)?;
         acc = cx.apply(f, &mut [acc, x])?;
@@ -128,7 +133,7 @@ pub(crate) fn into_with(cx: &mut BuiltinContext, to: Value, xform: &Value, from:
     // (into nil ...) conjs onto nil, which builds a list (items end up reversed)
     let to = if to.is_nil() { Value::empty_list() } else { to };
     let xrf = apply_xform(cx, xform, conj_rf())?;
-    let acc = reduce_items(cx, &xrf, to, from, "into")?;
+    let acc = reduce_items(cx, &xrf, to, from.clone(), "into")?;
     cx.apply(&xrf, &mut [acc])
 }
 
@@ -160,7 +165,7 @@ fn transduce(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         }
     };
     let xrf = apply_xform(cx, &xform, f)?;
-    let acc = reduce_items(cx, &xrf, init, &coll, "transduce")?;
+    let acc = reduce_items(cx, &xrf, init, coll, "transduce")?;
     cx.apply(&xrf, &mut [acc])
 }
 
