@@ -159,13 +159,19 @@ impl PtcServer {
         &self.preludes
     }
 
-    /// The host programs run against: the backend's, with `(dir ns)` for preludes.
+    /// The host programs run against: the backend's, with discovery of every prelude.
     pub(crate) fn host(&self) -> Arc<dyn Host> {
+        self.host_with(self.preludes.clone())
+    }
+
+    /// The backend's host, with discovery (`dir`, `ns-publics`, `all-ns`) of `preludes`
+    /// (a session's own).
+    pub(crate) fn host_with(&self, preludes: Arc<crate::prelude::Preludes>) -> Arc<dyn Host> {
         let inner = self.backend.host();
-        if self.preludes.is_empty() {
+        if preludes.is_empty() {
             return inner;
         }
-        Arc::new(crate::prelude::PreludeHost { inner, preludes: self.preludes.clone() })
+        Arc::new(crate::prelude::PreludeHost { inner, preludes })
     }
 
     /// The same server keeping its sessions in `store` instead of this process's memory.
