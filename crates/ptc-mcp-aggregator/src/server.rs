@@ -148,10 +148,14 @@ impl PtcServer {
         }
     }
 
-    /// The same server with `preludes` loaded into every `lisp_eval` and session.
+    /// The same server with `preludes` loaded into every `lisp_eval`, session and
+    /// `lisp_task` planner program.
     pub fn with_preludes(mut self, preludes: crate::prelude::Preludes) -> Self {
         self.prelude_memory = Arc::new(preludes.globals());
         self.preludes = Arc::new(preludes);
+        if let Some(task) = self.agentic.take() {
+            self.agentic = Some(Arc::new((*task).clone().with_preludes(self.preludes.clone())));
+        }
         self
     }
 
@@ -199,9 +203,10 @@ impl PtcServer {
         }
     }
 
-    /// Also offers `lisp_task` (agentic mode).
+    /// Also offers `lisp_task` (agentic mode); its planner gets the server's preludes
+    /// (whichever of this and [`with_preludes`](Self::with_preludes) comes first).
     pub fn with_agentic(mut self, task: crate::agentic::TaskTool) -> Self {
-        self.agentic = Some(Arc::new(task));
+        self.agentic = Some(Arc::new(task.with_preludes(self.preludes.clone())));
         self
     }
 
