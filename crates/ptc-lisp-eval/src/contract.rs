@@ -143,7 +143,9 @@ fn quick_call(host: &dyn Host, call: &ToolCall) -> Result<(), String> {
 fn discovery(host: &dyn Host) -> Result<(), String> {
     let cancel = Cancel::new();
     let cx = CallCx::new(Instant::now() + Duration::from_secs(5), &cancel, None);
-    guarded(|| host.discover(&Discovery::Doc { name: "no_such_ns/no_such_name" }, &cx)).map(|_| ())
+    guarded(|| host.discover(&Discovery::Doc { name: "no_such_ns/no_such_name" }, &cx))?;
+    guarded(|| host.discover(&Discovery::Publics { namespace: "no_such_ns" }, &cx))?;
+    guarded(|| host.discover(&Discovery::Namespaces, &cx)).map(|_| ())
 }
 
 fn through_engine(host: &dyn Host, call: &ToolCall) -> Result<(), String> {

@@ -254,6 +254,16 @@ pub enum Discovery<'a> {
         /// The (possibly qualified) name.
         name: &'a str,
     },
+    /// `(all-ns)` (and `(ns-name 'ns)` for a name the core library does not have): the
+    /// namespaces the host adds, as a vector of names, listed with the core library's.
+    /// An MCP server's prelude namespaces (`crm`) answer here.
+    Namespaces,
+    /// `(ns-publics 'ns)` for a namespace that is not a core one: a map from each public
+    /// name to a one-line description, as the core namespaces answer.
+    Publics {
+        /// The namespace.
+        namespace: &'a str,
+    },
 }
 
 /// What the evaluator needs from its embedder.

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use ptc_lisp_eval::contract::{Probe, check_host};
 use ptc_lisp_eval::{
-    CallCx, Cancel, CompileEnv, Discovery, Engine, Exposure, FnHost, Host, Limits, NoTools, RunInput, RunResult,
-    ToolCall, ToolError, ToolErrorKind, ToolSpec, Value,
+    CallCx, Cancel, CompileEnv, Discovery, Engine, Exposure, FnHost, Host, Limits, Memory, NoTools, RunInput,
+    RunResult, ToolCall, ToolError, ToolErrorKind, ToolSpec, Value,
 };
 
 fn engine() -> Engine {
@@ -227,6 +227,10 @@ impl Host for Catalog {
                 Some(Ok(Value::map([(Value::kw("name"), Value::str("store/fetch"))])))
             }
             Discovery::Apropos { query: "fetch", .. } => Some(Ok(Value::vector([Value::str("store/fetch - fetches")]))),
+            Discovery::Namespaces => Some(Ok(Value::vector([Value::str("crm")]))),
+            Discovery::Publics { namespace: "crm" } => {
+                Some(Ok(Value::map([(Value::str("crm/vips"), Value::str("The VIP customers."))])))
+            }
             _ => None,
         }
     }
@@ -264,6 +268,34 @@ fn discovery_falls_through_to_the_host_catalog() {
     // a core name still answers from the registry, and an unknown namespace still errors
     assert_eq!(engine().eval_with("(:ns (meta 'inc))", &Catalog).printed, "\"clojure.core\"");
     assert_eq!(reason("(dir 'nowhere)", &Catalog, Limits::default()).0, "runtime_error");
+}
+
+#[test]
+fn a_host_adds_namespaces_to_all_ns_and_ns_publics() {
+    let all = engine().eval_with("(all-ns)", &Catalog).printed;
+    assert!(all.contains("\"crm\"") && all.contains("\"clojure.string\"") && all.contains("\"user\""), "{all}");
+    // sorted with the core library's, once
+    let sorted = engine().eval_with("(= (all-ns) (vec (sort (distinct (all-ns)))))", &Catalog).printed;
+    assert_eq!(sorted, "true");
+    assert_eq!(engine().eval_with("(ns-publics 'crm)", &Catalog).printed, "{\"crm/vips\" \"The VIP customers.\"}");
+    assert_eq!(engine().eval_with("(ns-name crm)", &Catalog).printed, "\"crm\"");
+    // a namespace neither knows stays an error; without a host nothing is added
+    assert_eq!(reason("(ns-publics 'nowhere)", &Catalog, Limits::default()).0, "runtime_error");
+    assert_eq!(reason("(ns-name nowhere)", &Catalog, Limits::default()).0, "runtime_error");
+    assert!(!engine().eval_with("(all-ns)", &NoTools).printed.contains("\"crm\""));
+}
+
+#[test]
+fn qualified_definitions_belong_to_their_namespace_not_user() {
+    // a host's prelude puts `crm/vips` in the memory; a program's own names are bare
+    let mut memory = Memory::new();
+    memory.insert("crm/vips", Value::Int(1));
+    memory.insert("mine", Value::Int(2));
+    let run = |src: &str| engine().eval(src, RunInput::new().with_memory(memory.clone()), &NoTools, &Cancel::new());
+    let out = run("[(dir user) (ns-publics 'user) (:ns (meta crm/vips)) (:ns (meta mine))]");
+    assert_eq!(out.printed, "[[\"mine\"] {\"mine\" \"\"} \"crm\" \"user\"]");
+    assert!(run("(doc crm/vips)").prints[0].starts_with("crm/vips\n  crm definition: "));
+    assert!(run("(doc mine)").prints[0].starts_with("mine\n  user definition: "));
 }
 
 #[test]

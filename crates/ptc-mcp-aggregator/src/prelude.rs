@@ -1,5 +1,6 @@
 //! Preludes (`ptc mcp --prelude FILE`): vetted helper functions an operator ships with the
-//! server, loaded once at start and present in every `lisp_eval` and session evaluation.
+//! server, loaded once at start and present in every `lisp_eval` evaluation, session
+//! evaluation and `lisp_task` planner program.
 //!
 //! A prelude file opens with `(ns name "doc"?)` and then holds only top-level
 //! `(defn f ...)`, `(defn- f ...)` (a helper, not listed) and `(def x ...)` forms. Inside
@@ -80,6 +81,11 @@ pub struct Prelude {
 }
 
 impl Prelude {
+    /// The definitions a program is told about (not the `defn-` helpers), in file order.
+    pub(crate) fn public(&self) -> impl Iterator<Item = &Export> {
+        self.exports.iter().filter(|e| !e.private)
+    }
+
     /// `{id, version, checksum}`.
     pub(crate) fn reference(&self) -> Json {
         json!({"id": self.id, "version": self.version, "checksum": self.checksum})
@@ -87,7 +93,7 @@ impl Prelude {
 
     /// What a session start tells the model about it.
     pub(crate) fn summary(&self) -> Json {
-        let public: Vec<&Export> = self.exports.iter().filter(|e| !e.private).collect();
+        let public: Vec<&Export> = self.public().collect();
         let functions: Vec<Json> =
             public.iter().map(|e| json!({"name": e.name, "doc": e.doc.clone().unwrap_or_default()})).collect();
         let mut hints = vec![format!("(dir {})", self.id)];
@@ -173,7 +179,13 @@ impl Preludes {
     /// server cannot honour (no such id, or a different checksum: another instance runs
     /// another file) is an error naming it.
     pub(crate) fn globals_for(&self, refs: &[Json]) -> Result<Memory, NoSuchPrelude> {
-        let mut g = Memory::default();
+        Ok(self.subset(refs)?.globals())
+    }
+
+    /// The preludes `refs` name (a session's frozen refs), in their order; errors as
+    /// [`globals_for`](Self::globals_for).
+    pub(crate) fn subset(&self, refs: &[Json]) -> Result<Preludes, NoSuchPrelude> {
+        let mut out = Preludes::default();
         for r in refs {
             let id = r.get("id").and_then(Json::as_str).unwrap_or_default();
             let checksum = r.get("checksum").and_then(Json::as_str);
@@ -189,9 +201,11 @@ impl Preludes {
                     p.checksum
                 )));
             }
-            add(&mut g, p);
+            if !out.list.iter().any(|q| q.id == p.id) {
+                out.list.push(p.clone());
+            }
         }
-        Ok(g)
+        Ok(out)
     }
 
     /// The preludes a `lisp_session_start` asks for (`preludes` argument): absent means
@@ -492,8 +506,10 @@ fn collect(f: &Form, ns: &str, defined: &HashSet<&str>, out: &mut Vec<(usize, us
     }
 }
 
-/// A host that answers `(dir ns)` for prelude namespaces and passes everything else to
-/// the backend's host.
+/// A host that answers discovery of prelude namespaces — `(dir ns)`, `(ns-publics 'ns)`,
+/// `(all-ns)` — and passes everything else to the backend's host. Programs reach the
+/// prelude functions themselves through their memory; `doc` and `apropos` find them
+/// there.
 pub(crate) struct PreludeHost {
     pub inner: Arc<dyn Host>,
     pub preludes: Arc<Preludes>,
@@ -517,26 +533,41 @@ impl Host for PreludeHost {
         query: &ptc_lisp_eval::Discovery<'_>,
         cx: &ptc_lisp_eval::CallCx<'_>,
     ) -> Option<Result<Value, ptc_lisp_eval::ToolError>> {
-        if let ptc_lisp_eval::Discovery::Dir { namespace, options } = query
-            && let Some(p) = self.preludes.get(namespace)
-        {
-            let opt = |key: &str, default: usize| match options {
-                Value::Map(m) => match m.get(&Value::kw(key)) {
-                    Some(Value::Int(n)) if *n >= 0 => *n as usize,
+        use ptc_lisp_eval::Discovery;
+        let first_line = |e: &Export| e.doc.as_deref().and_then(|d| d.lines().next()).unwrap_or_default().to_string();
+        match query {
+            Discovery::Dir { namespace, options } => {
+                let Some(p) = self.preludes.get(namespace) else { return self.inner.discover(query, cx) };
+                let opt = |key: &str, default: usize| match options {
+                    Value::Map(m) => match m.get(&Value::kw(key)) {
+                        Some(Value::Int(n)) if *n >= 0 => *n as usize,
+                        _ => default,
+                    },
                     _ => default,
-                },
-                _ => default,
-            };
-            let (limit, offset) = (opt("limit", 50).clamp(1, 200), opt("offset", 0));
-            let names = p.exports.iter().filter(|e| !e.private).skip(offset).take(limit).map(|e| {
-                Value::str(match &e.doc {
-                    Some(d) => format!("{} - {}", e.name, d.lines().next().unwrap_or_default()),
-                    None => e.name.clone(),
-                })
-            });
-            return Some(Ok(Value::vector(names)));
+                };
+                let (limit, offset) = (opt("limit", 50).clamp(1, 200), opt("offset", 0));
+                let names = p.public().skip(offset).take(limit).map(|e| {
+                    Value::str(match first_line(e) {
+                        d if d.is_empty() => e.name.clone(),
+                        d => format!("{} - {d}", e.name),
+                    })
+                });
+                Some(Ok(Value::vector(names)))
+            }
+            Discovery::Publics { namespace } => {
+                let Some(p) = self.preludes.get(namespace) else { return self.inner.discover(query, cx) };
+                Some(Ok(Value::map(p.public().map(|e| (Value::str(e.name.as_str()), Value::str(first_line(e)))))))
+            }
+            // the prelude namespaces, and whatever the backend adds
+            Discovery::Namespaces => {
+                let mut names: Vec<Value> = self.preludes.iter().map(|p| Value::str(p.id.as_str())).collect();
+                if let Some(Ok(Value::Vector(more) | Value::List(more))) = self.inner.discover(query, cx) {
+                    names.extend(more.iter().cloned());
+                }
+                Some(Ok(Value::vector(names)))
+            }
+            _ => self.inner.discover(query, cx),
         }
-        self.inner.discover(query, cx)
     }
 
     fn clock_millis(&self) -> Option<i64> {

@@ -148,10 +148,14 @@ impl PtcServer {
         }
     }
 
-    /// The same server with `preludes` loaded into every `lisp_eval` and session.
+    /// The same server with `preludes` loaded into every `lisp_eval`, session and
+    /// `lisp_task` planner program.
     pub fn with_preludes(mut self, preludes: crate::prelude::Preludes) -> Self {
         self.prelude_memory = Arc::new(preludes.globals());
         self.preludes = Arc::new(preludes);
+        if let Some(task) = self.agentic.take() {
+            self.agentic = Some(Arc::new((*task).clone().with_preludes(self.preludes.clone())));
+        }
         self
     }
 
@@ -159,13 +163,19 @@ impl PtcServer {
         &self.preludes
     }
 
-    /// The host programs run against: the backend's, with `(dir ns)` for preludes.
+    /// The host programs run against: the backend's, with discovery of every prelude.
     pub(crate) fn host(&self) -> Arc<dyn Host> {
+        self.host_with(self.preludes.clone())
+    }
+
+    /// The backend's host, with discovery (`dir`, `ns-publics`, `all-ns`) of `preludes`
+    /// (a session's own).
+    pub(crate) fn host_with(&self, preludes: Arc<crate::prelude::Preludes>) -> Arc<dyn Host> {
         let inner = self.backend.host();
-        if self.preludes.is_empty() {
+        if preludes.is_empty() {
             return inner;
         }
-        Arc::new(crate::prelude::PreludeHost { inner, preludes: self.preludes.clone() })
+        Arc::new(crate::prelude::PreludeHost { inner, preludes })
     }
 
     /// The same server keeping its sessions in `store` instead of this process's memory.
@@ -193,9 +203,10 @@ impl PtcServer {
         }
     }
 
-    /// Also offers `lisp_task` (agentic mode).
+    /// Also offers `lisp_task` (agentic mode); its planner gets the server's preludes
+    /// (whichever of this and [`with_preludes`](Self::with_preludes) comes first).
     pub fn with_agentic(mut self, task: crate::agentic::TaskTool) -> Self {
-        self.agentic = Some(Arc::new(task));
+        self.agentic = Some(Arc::new(task.with_preludes(self.preludes.clone())));
         self
     }
 

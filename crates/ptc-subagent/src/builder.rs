@@ -23,6 +23,7 @@ use crate::feedback::FormatOptions;
 use crate::llm::Llm;
 use crate::mode::{Mode, NativeResult};
 use crate::nesting::{ComposeOptions, LlmRef, LlmRegistry, RegistryMap};
+use crate::prelude::Prelude;
 use crate::program_tools::{Extra, ProgramTools};
 use crate::prompt::{PromptLimit, SystemPrompt};
 use crate::reason::Reason;
@@ -97,6 +98,7 @@ pub struct SubAgentBuilder {
     checkpoint_store: Option<Arc<dyn crate::checkpoint::CheckpointStore>>,
     resume_from: Option<ResumeFrom>,
     pool: Option<ptc_lisp_eval::EvalPool>,
+    prelude: Prelude,
 }
 
 impl SubAgentBuilder {
@@ -140,7 +142,17 @@ impl SubAgentBuilder {
             checkpoint_store: None,
             resume_from: None,
             pool: None,
+            prelude: Prelude::default(),
         }
+    }
+
+    /// Definitions every program of the mission starts with — helper functions and
+    /// values, listed in the first user message after the tools and data (see
+    /// [`Prelude`]; default: none). They do not count against
+    /// [`memory_limit`](Self::memory_limit) and are not in `Step.memory`.
+    pub fn prelude(mut self, prelude: Prelude) -> Self {
+        self.prelude = prelude;
+        self
     }
 
     /// Writes the mission's state to `dir` after every turn (`checkpoint-NNNN.json`, see
@@ -585,6 +597,12 @@ impl SubAgentBuilder {
         let mut tools = prepare_tools(&self.tools, &context_keys, self.mode, self.signature_validation)?;
         add_self_tool(&self, &mut tools)?;
         check_catalog(&self.catalog, &tools)?;
+        if let Some(name) = self.prelude.unknown_unlisted().next() {
+            return Err(ConfigError::new(
+                "prelude",
+                format!("{name:?} is marked unlisted but is not one of the prelude's definitions"),
+            ));
+        }
         // the context as values: the loaded ones with the JSON entries over them, converted
         // once (a large context is never copied as a JSON tree)
         let Value::Map(json_part) = ptc_lisp_eval::json::from_json(&Json::Object(std::mem::take(&mut self.context)))
@@ -678,6 +696,7 @@ impl SubAgentBuilder {
             checkpoint_store,
             resume: resume.clone(),
             pool: self.pool,
+            prelude: self.prelude,
         };
         let agent = SubAgent { config: Arc::new(config), tools: Arc::new(tools) };
         if let Some(c) = &resume {

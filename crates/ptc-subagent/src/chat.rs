@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ptc_lisp_eval::Memory;
 use serde_json::Value as Json;
 
 use crate::config::SubAgent;
@@ -52,11 +51,10 @@ pub(crate) async fn chat(
     messages.push(Message::user(user_message));
     let mut mission = Mission::new(&agent, llm, observer).with_messages(messages);
     if !agent.config.mode.is_text() {
-        let mut globals = Memory::default();
+        // the definitions passed back go over the prelude's (a reply never carries those)
         for (k, v) in &memory {
-            globals.insert(Arc::from(k.as_str()), ptc_lisp_eval::json::from_json(v));
+            mission.memory.insert(Arc::from(k.as_str()), ptc_lisp_eval::json::from_json(v));
         }
-        mission.memory = globals;
     }
     let step = mission.run().await;
     let memory = if agent.config.mode.is_text() { BTreeMap::new() } else { step.memory.clone() };

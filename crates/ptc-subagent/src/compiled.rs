@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use ptc_lisp_eval::{Cancel, Engine, Memory, RunResult, Value};
+use ptc_lisp_eval::{Cancel, Engine, RunResult, Value};
 use serde_json::Value as Json;
 
 use crate::config::SubAgent;
@@ -96,7 +96,7 @@ impl CompiledAgent {
         let req = ExecRequest {
             source: self.source.clone(),
             context,
-            memory: Memory::default(),
+            memory: self.agent.config.prelude.memory().clone(),
             turn_history: Vec::new(),
             turn: 1,
             tools: self.agent.tools.clone(),

@@ -103,6 +103,8 @@ pub(crate) struct Config {
     pub(crate) resume: Option<Arc<crate::checkpoint::Checkpoint>>,
     /// The evaluation threads programs run on (`None`: the process-wide pool).
     pub(crate) pool: Option<ptc_lisp_eval::EvalPool>,
+    /// Definitions every program starts with.
+    pub(crate) prelude: crate::prelude::Prelude,
 }
 
 /// The engine an agent's programs run on: its limits, on its pool when it has one.

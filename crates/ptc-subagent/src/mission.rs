@@ -20,6 +20,7 @@ use crate::feedback::{self, Budget};
 use crate::llm::{Llm, LlmOptions, LlmRequest, LlmResponse, Message, TokenUsage, ToolSchema};
 use crate::mode::Mode;
 use crate::observe::{Event, Observer, emit};
+use crate::prelude::Prelude;
 use crate::reason::Reason;
 use crate::step::{Fail, Status, Step, StepUsage, ToolCallTrace, Turn, TurnKind};
 
@@ -196,7 +197,8 @@ impl<'a> Mission<'a> {
             engine: crate::config::engine_for(cfg),
             system: agent.system_prompt(),
             messages: vec![Message::user(agent.first_user_message())],
-            memory: Memory::default(),
+            // the prelude's definitions are there before the first program
+            memory: cfg.prelude.memory().clone(),
             history: Vec::new(),
             turns: Vec::new(),
             usage: StepUsage {
@@ -669,7 +671,7 @@ impl<'a> Mission<'a> {
             model_calls: rec.calls_before + rec.calls.load(std::sync::atomic::Ordering::SeqCst),
             elapsed_ms: usage.duration_ms,
             usage,
-            memory: memory_json(&self.memory),
+            memory: memory_json(&self.memory, &self.agent.config.prelude),
             messages: self.messages.clone(),
             turns: self.turns.clone(),
             children: self.nest.children_so_far(),
@@ -834,7 +836,7 @@ impl<'a> Mission<'a> {
     /// (strict), `Err(Continue(message))` when the changes are rolled back.
     pub(crate) fn check_memory(&mut self, memory: &Memory) -> Result<(), Next> {
         let cfg = self.agent.config.clone();
-        let size = memory_size(memory);
+        let size = memory_size(memory, &cfg.prelude);
         if size <= cfg.memory_limit {
             return Ok(());
         }
@@ -934,7 +936,7 @@ impl<'a> Mission<'a> {
             status,
             return_value,
             fail,
-            memory: memory_json(&self.memory),
+            memory: memory_json(&self.memory, &self.agent.config.prelude),
             usage: self.usage.clone(),
             own_usage: None,
             turns: std::mem::take(&mut self.turns),
@@ -1075,13 +1077,18 @@ fn round_floats(v: &Value, digits: u32) -> Value {
 }
 
 /// Printed bytes of all definitions (names included).
-fn memory_size(memory: &Memory) -> u64 {
-    memory.iter().map(|(name, v)| (name.len() + to_clojure_with(v, &PrintOptions::default()).0.len()) as u64).sum()
+/// The size of the definitions programs made (the prelude's are the embedder's).
+fn memory_size(memory: &Memory, prelude: &Prelude) -> u64 {
+    prelude
+        .own(memory)
+        .map(|(name, v)| (name.len() + to_clojure_with(v, &PrintOptions::default()).0.len()) as u64)
+        .sum()
 }
 
-fn memory_json(memory: &Memory) -> BTreeMap<String, Json> {
-    memory
-        .iter()
+/// The definitions programs made, as JSON (`Step.memory`, checkpoints).
+fn memory_json(memory: &Memory, prelude: &Prelude) -> BTreeMap<String, Json> {
+    prelude
+        .own(memory)
         .map(|(k, v)| {
             let j = ptc_lisp_eval::json::to_json(v).unwrap_or_else(|_| Json::String(to_clojure(v)));
             (k.to_string(), j)

@@ -14,6 +14,7 @@ use ptc_lisp_eval::printer::{PrintOptions, to_clojure_with};
 use ptc_lisp_eval::value::PMap;
 use ptc_signature::{KeyStyle, Signature, Type, render_type};
 
+use crate::prelude::Prelude;
 use crate::tool::CatalogEntry;
 
 const REFERENCE: &str = include_str!("../prompts/reference.md");
@@ -212,11 +213,15 @@ pub(crate) fn text_user_message(view: &MissionView<'_>, combined: bool) -> Strin
             max_tool_calls: None,
             mission: String::new(),
             prompt_limit: view.prompt_limit,
+            prelude: view.prelude,
         };
         let inv = namespace(&data_only);
         if let Some(i) = inv.find(";; === data/ ===") {
             sections.push(inv[i..].to_string());
         }
+    }
+    if combined && let Some(p) = prelude_section(view.prelude, &view.prompt_limit) {
+        sections.push(p);
     }
     if let Some(sig) = view.signature
         && let Some(schema) = json_answer_schema(&sig.output)
@@ -255,6 +260,7 @@ pub(crate) struct MissionView<'a> {
     pub(crate) max_tool_calls: Option<u32>,
     pub(crate) mission: String,
     pub(crate) prompt_limit: PromptLimit,
+    pub(crate) prelude: &'a Prelude,
 }
 
 /// One callable tool as the prompt shows it.
@@ -276,6 +282,9 @@ pub(crate) fn first_user_message(view: &MissionView<'_>) -> String {
 /// system prompt).
 pub(crate) fn inventory(view: &MissionView<'_>) -> String {
     let mut sections = vec![namespace(view)];
+    if let Some(p) = prelude_section(view.prelude, &view.prompt_limit) {
+        sections.push(p);
+    }
     if let Some(sig) = view.signature {
         sections.push(expected_output(sig, view.field_descriptions));
     }
@@ -343,6 +352,71 @@ fn namespace(view: &MissionView<'_>) -> String {
         }
     }
     lines.join("\n")
+}
+
+/// Definitions the prelude section lists per namespace; the rest are counted, and
+/// `apropos` finds them.
+const PRELUDE_NAMES_PER_NAMESPACE: usize = 20;
+
+/// Characters of a definition's docstring the prelude section shows (its first line).
+const PRELUDE_DOC_CHARS: usize = 160;
+
+/// The prelude section: the definitions programs start with, grouped by namespace (bare
+/// names first), each with what it is and the first line of its docstring; `None` when
+/// nothing is listed.
+///
+/// ```text
+/// ;; === prelude: defined before your program runs; call them as written ===
+/// ;; crm - Customer helpers
+/// crm/vip?                      ; function - True for big spenders.
+/// crm/vip-limit                 ; int, sample: 100
+/// ;; (doc name) shows a definition's documentation; (apropos "word") searches them
+/// ```
+fn prelude_section(prelude: &Prelude, limit: &PromptLimit) -> Option<String> {
+    let mut groups: BTreeMap<&str, Vec<(&str, &Value)>> = BTreeMap::new();
+    for (name, v) in prelude.listed() {
+        let ns = name.split_once('/').map_or("", |(ns, _)| ns);
+        groups.entry(ns).or_default().push((name, v));
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let mut lines = vec![";; === prelude: defined before your program runs; call them as written ===".to_string()];
+    for (ns, entries) in &groups {
+        if !ns.is_empty() {
+            lines.push(match prelude.namespace_text(ns).map(one_line).filter(|d| !d.is_empty()) {
+                Some(doc) => format!(";; {ns} - {doc}"),
+                None => format!(";; {ns}"),
+            });
+        }
+        for (name, v) in entries.iter().take(PRELUDE_NAMES_PER_NAMESPACE) {
+            let what = match v {
+                Value::Func(_) => "function".to_string(),
+                other => format!("{}, sample: {}", type_label(other), sample(other, limit).0),
+            };
+            let mut line = format!("{name:<30}; {what}");
+            if let Some(doc) = prelude.memory().doc(name).map(one_line).filter(|d| !d.is_empty()) {
+                line.push_str(&format!(" - {doc}"));
+            }
+            lines.push(line);
+        }
+        if entries.len() > PRELUDE_NAMES_PER_NAMESPACE {
+            let more = entries.len() - PRELUDE_NAMES_PER_NAMESPACE;
+            let search = if ns.is_empty() { String::new() } else { format!(": (apropos \"{ns}\" {{:limit 50}})") };
+            lines.push(format!(";; ...and {more} more{search}"));
+        }
+    }
+    lines.push(";; (doc name) shows a definition's documentation; (apropos \"word\") searches them".into());
+    Some(lines.join("\n"))
+}
+
+/// The first line of `text`, cut to [`PRELUDE_DOC_CHARS`] characters.
+fn one_line(text: &str) -> String {
+    let first = text.trim().lines().next().unwrap_or_default().trim();
+    match first.char_indices().nth(PRELUDE_DOC_CHARS) {
+        Some((at, _)) => format!("{}...", &first[..at]),
+        None => first.to_string(),
+    }
 }
 
 /// A short description of a value's shape: `list of 3 maps`, `map with 2 keys`, `string`.

@@ -77,6 +77,7 @@ impl SubAgent {
             max_tool_calls: cfg.max_tool_calls,
             mission: self.mission_text(),
             prompt_limit: cfg.prompt_limit,
+            prelude: &cfg.prelude,
         };
         f(&view)
     }

@@ -187,3 +187,55 @@ fn a_planner_failure_is_an_error_result_and_lisp_task_needs_read_only_tools() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--agentic needs upstreams"));
 }
+
+#[test]
+fn lisp_task_planners_call_and_discover_the_server_preludes() {
+    let dir = scratch();
+    let prelude = dir.join("sales.clj");
+    std::fs::write(
+        &prelude,
+        "(ns sales \"Sales helpers\")\n\
+         (defn eu-names \"Names of the EU customers.\" [] (mapv :name (:items (:value (tool/call {:server \"crm\" :tool \"find_customers\" :args {:region \"eu\"}})))))\n\
+         (defn- shout [s] (str s \"!\"))\n\
+         (defn loud \"Each name, loudly.\" [xs] (mapv shout xs))\n",
+    )
+    .unwrap();
+    let program = "(return {:names (sales/loud (sales/eu-names)) :ns (filterv #(= \"sales\" %) (all-ns)) :publics (vec (keys (ns-publics 'sales))) :dir (dir sales)})";
+    let vendor = FakeVendor::start(vec![completion(program)]);
+    let base = format!("{}/v1", vendor.url);
+    let mut server = start(
+        &[
+            "--upstreams",
+            "fixtures/missions/two-servers/upstreams.json",
+            "--prelude",
+            prelude.to_str().unwrap(),
+            "--agentic",
+            "--agentic-model",
+            "openai:planner-model",
+        ],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &base)],
+        &dir.join("stderr.log"),
+    );
+    let call =
+        server.request("tools/call", json!({"name": "lisp_task", "arguments": {"task": "EU customers, loudly"}}));
+    let seen = vendor.seen();
+    assert_eq!(vendor.finish(), 1);
+    let body: Value = serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body["status"], "ok", "{body}");
+    // the prelude's function ran in the planner's program, calling the upstream for it
+    assert_eq!(body["answer"]["names"], json!(["Acme GmbH!", "Initech!"]), "{body}");
+    assert_eq!(body["upstream_calls"][0]["server"], "crm", "{body}");
+    // and discovery knows its namespace (its defn- helper is not listed)
+    assert_eq!(body["answer"]["ns"], json!(["sales"]));
+    assert_eq!(body["answer"]["publics"], json!(["sales/eu-names", "sales/loud"]));
+    assert_eq!(
+        body["answer"]["dir"],
+        json!(["sales/eu-names - Names of the EU customers.", "sales/loud - Each name, loudly."])
+    );
+    // the planner was told about them next to its tools and data
+    let user = seen[0].2["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains(";; === prelude") && user.contains(";; sales - Sales helpers"), "{user}");
+    assert!(user.contains("sales/loud") && user.contains("; function - Names of the EU customers."), "{user}");
+    assert!(!user.contains("sales/shout"), "{user}");
+    server.stop();
+}

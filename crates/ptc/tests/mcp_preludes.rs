@@ -1,7 +1,8 @@
 //! `ptc mcp --prelude FILE` with the real binary over stdio: prelude functions in
 //! `lisp_eval`, in session evaluations next to the session's own definitions, in
-//! discovery (`dir`, `doc`, `apropos`), picked by a session start; a bad file stops the
-//! start with its name, line and column.
+//! discovery (`dir`, `doc`, `apropos`, `all-ns`, `ns-publics`; a session's own preludes
+//! only), picked by a session start; a bad file stops the start with its name, line and
+//! column. (`lisp_task` planners get them too: `mcp_agentic.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -93,6 +94,13 @@ fn lisp_eval_calls_and_discovers_prelude_functions() {
     let r = s.call("lisp_eval", json!({"program": "(doc crm/vips)"}));
     assert!(r.to_string().contains("The VIP customers of a list."), "{r}");
     assert!(s.eval("(first (apropos \"vip customers\"))").contains("crm/"));
+    // the namespace is one of all-ns, with its public names; `user` is the program's own
+    assert_eq!(s.eval("(filterv #{\"crm\" \"user\"} (all-ns))"), "user=> [\"crm\" \"user\"]");
+    assert_eq!(
+        s.eval("(ns-publics 'crm)"),
+        "user=> {\"crm/vip?\" \"True for customers who spend a lot.\" \"crm/vips\" \"The VIP customers of a list.\"}"
+    );
+    assert_eq!(s.eval("[(ns-name crm) (:ns (meta crm/vips)) (dir user)]"), "user=> [\"crm\" \"crm\" []]");
     // a program cannot redefine them, and calls stay independent
     let r = s.call("lisp_eval", json!({"program": "(def crm/vips 1)"}));
     assert_eq!(r["isError"], true, "{r}");
@@ -131,6 +139,13 @@ fn sessions_get_the_preludes_they_start_with() {
     assert_eq!(refs["structuredContent"]["prelude_refs"].as_array().unwrap().len(), 1);
     let r = eval(&mut s, &id2, "(crm/vip? {:spend 60})");
     assert_eq!(r["isError"], true, "{r}");
+    // discovery knows the session's own preludes only
+    let r = eval(&mut s, &id2, "[(filterv #{\"crm\" \"other\"} (all-ns)) (ns-publics 'other)]");
+    assert_eq!(r["structuredContent"]["result"], "user=> [[\"other\"] {\"other/twice\" \"\"}]", "{r}");
+    let r = eval(&mut s, &id2, "(dir crm)");
+    assert!(r.to_string().contains("dir: unknown namespace crm"), "{r}");
+    let r = eval(&mut s, &id, "(filterv #{\"crm\" \"other\"} (all-ns))");
+    assert_eq!(r["structuredContent"]["result"], "user=> [\"crm\" \"other\"]", "{r}");
     // an unknown one is a session_args_error naming what is loaded
     let r = s.call("lisp_session_start", json!({"preludes": ["nope"]}));
     assert_eq!(r["structuredContent"]["reason"], "session_args_error", "{r}");

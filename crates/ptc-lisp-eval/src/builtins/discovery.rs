@@ -25,7 +25,7 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("apropos", Range(1, 2), Discovery, apropos).ext().doc("Functions whose name or description matches the query, best first (ties: shorter names), as \"name - description\"; options {:limit 8}.").ex(&[("(first (apropos \"upper case\"))", "\"upper-case - Upper-cased string.\"")]),
         Builtin::new("meta", Exact(1), Discovery, meta).quotes_name().doc("Metadata map of a function or definition: name, ns, doc, arity, examples.").ex(&[("(:ns (meta join))", "\"clojure.string\"")]),
         Builtin::new("ns-publics", Exact(1), Discovery, ns_publics).quotes_name().doc("Map from each public name of a namespace to a short description.").ex(&[("(count (ns-publics \"json\"))", "3")]),
-        Builtin::new("all-ns", Exact(0), Discovery, all_ns).doc("Names of the available namespaces.").ex(&[("(first (all-ns))", "\"Boolean\"")]),
+        Builtin::new("all-ns", Exact(0), Discovery, all_ns).doc("Names of the available namespaces, the host's (a server's preludes) included.").ex(&[("(first (all-ns))", "\"Boolean\"")]),
         Builtin::new("ns-name", Exact(1), Discovery, ns_name).quotes_name().doc("The canonical name of a namespace or alias.").ex(&[("(ns-name str)", "\"clojure.string\"")]),
         Builtin::new("describe", Arity::Range(1, 2), Category::Core, describe)
         .ext()
@@ -93,7 +93,9 @@ fn arity_text(a: Arity) -> String {
 fn doc(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let name = ref_name("doc", &a[0])?;
     let text = if let Some(v) = cx.definition(name.as_str()) {
-        let mut t = format!("{name}\n  user definition: {}", crate::builtins::brief(v));
+        // a qualified definition is a host's (an MCP server's prelude), not the program's
+        let owner = name.split_once('/').map_or("user", |(ns, _)| ns);
+        let mut t = format!("{name}\n  {owner} definition: {}", crate::builtins::brief(v));
         if let Some(d) = cx.definition_doc(name.as_str()) {
             t.push_str(&format!("\n  {d}"));
         }
@@ -134,7 +136,10 @@ fn doc(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn names_in(cx: &BuiltinContext, ns: &str) -> Vec<String> {
     if ns == "user" {
-        let mut names: Vec<String> = cx.definitions().map(|(k, _)| k.to_string()).collect();
+        // a program defines bare names only: a qualified definition (`crm/vips`, a
+        // host's prelude) belongs to its own namespace, which the host lists
+        let mut names: Vec<String> =
+            cx.definitions().map(|(k, _)| k).filter(|k| !k.contains('/')).map(str::to_string).collect();
         names.sort();
         return names;
     }
@@ -359,7 +364,9 @@ fn meta_of(b: &Builtin) -> Value {
 fn meta(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let name = ref_name("meta", &a[0])?;
     if let Some(v) = cx.definition(name.as_str()) {
-        let mut entries = vec![(Value::kw("name"), Value::str(name.as_str())), (Value::kw("ns"), Value::str("user"))];
+        // a qualified definition (a host's prelude, `crm/vips`) is in its own namespace
+        let ns = name.split_once('/').map_or("user", |(ns, _)| ns);
+        let mut entries = vec![(Value::kw("name"), Value::str(name.as_str())), (Value::kw("ns"), Value::str(ns))];
         if let Some(d) = cx.definition_doc(name.as_str()) {
             entries.push((Value::kw("doc"), Value::str(d)));
         }
@@ -375,6 +382,9 @@ fn meta(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 fn ns_publics(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let raw = ref_name("ns-publics", &a[0])?;
     let Some(ns) = canonical_ns(&raw) else {
+        if let Some(answer) = cx.discover(&Ask::Publics { namespace: &raw }) {
+            return answer;
+        }
         return err(
             ErrorKind::RuntimeError,
             format!("ns-publics: unknown namespace {raw}; (all-ns) lists the namespaces"),
@@ -393,18 +403,34 @@ fn ns_publics(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(Value::map(out))
 }
 
-fn all_ns(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
-    let mut names = namespaces();
-    names.push("user");
+/// The namespaces the host adds (`Discovery::Namespaces`): the names in its answer.
+fn host_namespaces(cx: &mut BuiltinContext) -> EvalResult<Vec<String>> {
+    let Some(answer) = cx.discover(&Ask::Namespaces) else { return Ok(Vec::new()) };
+    Ok(match answer? {
+        Value::Vector(items) | Value::List(items) => {
+            items.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()
+        }
+        _ => Vec::new(),
+    })
+}
+
+fn all_ns(cx: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
+    let mut names: Vec<String> = namespaces().into_iter().map(str::to_string).collect();
+    names.push("user".into());
+    names.extend(host_namespaces(cx)?);
     names.sort_unstable();
+    names.dedup();
     Ok(Value::vector(names.into_iter().map(Value::str)))
 }
 
-fn ns_name(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+fn ns_name(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let raw = ref_name("ns-name", &a[0])?;
     match canonical_ns(&raw) {
         Some(ns) => Ok(Value::str(ns)),
-        None => err(ErrorKind::RuntimeError, format!("ns-name: unknown namespace {raw}")),
+        None if host_namespaces(cx)?.contains(&raw) => Ok(Value::str(raw)),
+        None => {
+            err(ErrorKind::RuntimeError, format!("ns-name: unknown namespace {raw}; (all-ns) lists the namespaces"))
+        }
     }
 }
 

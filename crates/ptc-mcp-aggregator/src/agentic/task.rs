@@ -13,19 +13,24 @@
 //! `max_result_bytes`, the turns at `max_turns` + `retry_turns`. Model credentials live in
 //! the `Llm` the caller built; nothing here sees them, and every text that leaves (the
 //! answer, the failure message) also goes through the upstream redactor.
+//!
+//! Preludes: the server's `--prelude` definitions are the planner's prelude (every
+//! program starts with them, its first message lists the public ones), and its programs
+//! discover them as `lisp_eval` programs do (`dir`, `ns-publics`, `all-ns`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ptc_lisp_eval::Limits;
 use ptc_subagent::{
-    BoxFuture, CompletionMode, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, LlmRetry, SubAgent,
+    BoxFuture, CompletionMode, Llm, LlmError, LlmErrorKind, LlmRequest, LlmResponse, LlmRetry, ProgramTools, SubAgent,
 };
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value as Json, json};
 
 use crate::config::ResponseProfile;
 use crate::envelope::CallPayload;
+use crate::prelude::{PreludeHost, Preludes};
 use crate::reason::McpReason;
 use crate::upstream::UpstreamRuntime;
 
@@ -181,12 +186,18 @@ pub enum AgenticError {
     Option(String),
 }
 
-/// The `lisp_task` tool: the planner, its view of the upstreams and its limits.
+/// The `lisp_task` tool: the planner, its view of the upstreams, the server's preludes
+/// and its limits.
+#[derive(Clone)]
 pub struct TaskTool {
     options: AgenticOptions,
     llm: Arc<dyn Llm>,
     view: UpstreamRuntime,
     limits: Limits,
+    /// The server's `--prelude` files (the planner's programs call them and discover
+    /// them), and the same as the planner's prelude (definitions and prompt listing).
+    preludes: Arc<Preludes>,
+    planner_prelude: ptc_subagent::Prelude,
 }
 
 impl std::fmt::Debug for TaskTool {
@@ -235,7 +246,32 @@ impl TaskTool {
             }
             upstreams.scoped(&read_only).map_err(|e| AgenticError::Option(e.to_string()))?
         };
-        Ok(TaskTool { options, llm, view, limits })
+        Ok(TaskTool {
+            options,
+            llm,
+            view,
+            limits,
+            preludes: Arc::new(Preludes::none()),
+            planner_prelude: ptc_subagent::Prelude::default(),
+        })
+    }
+
+    /// The same tool with the server's `preludes`: every planner program starts with
+    /// their definitions, the planner's first message lists the public ones, and
+    /// discovery (`dir`, `ns-publics`, `all-ns`) answers for their namespaces.
+    pub(crate) fn with_preludes(mut self, preludes: Arc<Preludes>) -> Self {
+        let mut prelude = ptc_subagent::Prelude::new(preludes.globals());
+        for p in preludes.iter() {
+            if let Some(doc) = &p.doc {
+                prelude = prelude.namespace_doc(p.id.as_str(), doc.as_str());
+            }
+            for e in p.exports.iter().filter(|e| e.private) {
+                prelude = prelude.unlisted(e.name.as_str());
+            }
+        }
+        self.planner_prelude = prelude;
+        self.preludes = preludes;
+        self
     }
 
     /// The upstreams the planner sees.
@@ -351,7 +387,8 @@ impl TaskTool {
             .limits(self.limits.clone())
             .llm_retry(LlmRetry { max_attempts: 1, ..LlmRetry::default() })
             .name("lisp_task")
-            .program_tools(Arc::new(self.view.clone()))
+            .prelude(self.planner_prelude.clone())
+            .program_tools(Arc::new(PlannerTools { view: self.view.clone(), preludes: self.preludes.clone() }))
             .build();
         let agent = match agent {
             Ok(a) => a,
@@ -546,6 +583,35 @@ fn read_only_split(rt: &UpstreamRuntime) -> (Vec<String>, Vec<String>) {
         }
     }
     (read_only, other)
+}
+
+/// What the planner's programs reach besides their own definitions: the upstreams in
+/// view, with discovery of the server's preludes over them (as `lisp_eval` has it).
+struct PlannerTools {
+    view: UpstreamRuntime,
+    preludes: Arc<Preludes>,
+}
+
+impl ProgramTools for PlannerTools {
+    fn host(&self) -> Arc<dyn ptc_lisp_eval::Host> {
+        let inner = ProgramTools::host(&self.view);
+        if self.preludes.is_empty() {
+            return inner;
+        }
+        Arc::new(PreludeHost { inner, preludes: self.preludes.clone() })
+    }
+
+    fn prompt(&self) -> Option<String> {
+        ProgramTools::prompt(&self.view)
+    }
+
+    fn calls(&self, outcome: &ptc_lisp_eval::Outcome) -> Vec<Json> {
+        ProgramTools::calls(&self.view, outcome)
+    }
+
+    fn metrics(&self, calls: &[Json], answer_bytes: u64, prints_bytes: u64) -> Json {
+        ProgramTools::metrics(&self.view, calls, answer_bytes, prints_bytes)
+    }
 }
 
 /// The planner as the loop sees it: each request capped in time and output tokens.

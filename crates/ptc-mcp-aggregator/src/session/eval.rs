@@ -143,6 +143,11 @@ impl PtcServer {
             Ok(r) => r,
             Err(p) => return p,
         };
+        // the session's own preludes: their definitions, and discovery of them only
+        let preludes = match self.preludes().subset(&previous.preludes) {
+            Ok(p) => Arc::new(p),
+            Err(e) => return self.session_error(McpReason::PreludeUnavailable, &e.0),
+        };
         let permit = match self.acquire_slot(&cancel).await {
             Ok(p) => p,
             Err(NoSlot::Busy(msg)) => return envelope::error(McpReason::Busy, &msg, None, &[], profile),
@@ -166,12 +171,9 @@ impl PtcServer {
             })
         };
         let limits = self.engine().limits().clone();
-        let host = self.host();
         let cfg = self.session_config().clone();
-        let base = match self.preludes().globals_for(&previous.preludes) {
-            Ok(g) => g,
-            Err(e) => return self.session_error(McpReason::PreludeUnavailable, &e.0),
-        };
+        let base = preludes.globals();
+        let host = self.host_with(preludes);
         let crate::server::ParsedArgs { program, context, output_type } = parsed;
         let prev = previous.clone();
         let joined = tokio::task::spawn_blocking(move || {
