@@ -335,24 +335,38 @@ fn on_signals(token: tokio_util::sync::CancellationToken) {
     });
 }
 
+/// A prelude's namespace may not be an upstream server's name: `(dir crm)` and a program's
+/// `crm/...` names would find only one of the two.
+fn no_prelude_named_like_an_upstream(preludes: &ptc_mcp_aggregator::Preludes, upstreams: &[String]) -> Result<()> {
+    match preludes.iter().find(|p| upstreams.contains(&p.id)) {
+        Some(p) => anyhow::bail!(
+            "--prelude {}: namespace {} is also the name of an upstream server in --upstreams; rename the prelude's (ns ...) or the server",
+            p.path,
+            p.id
+        ),
+        None => Ok(()),
+    }
+}
+
 /// `ptc mcp --check`: starts every upstream, prints each one's tools or its problem, and
 /// exits (0 when every upstream is usable, 1 when one is not, 2 for a bad config).
 fn check(args: &McpArgs) -> Result<ExitCode> {
-    let check_preludes = |tools: Vec<ptc_lisp_eval::ToolSpec>| -> Result<()> {
+    let check_preludes = |tools: Vec<ptc_lisp_eval::ToolSpec>, upstreams: &[String]| -> Result<()> {
         let preludes = ptc_mcp_aggregator::Preludes::load(&args.preludes, &args.config()?.limits, tools)?;
+        no_prelude_named_like_an_upstream(&preludes, upstreams)?;
         for p in preludes.iter() {
             println!("ok      prelude {} ({}): {} definition(s), {}", p.id, p.path, p.exports.len(), p.checksum);
         }
         Ok(())
     };
     if args.upstreams.path().is_none() {
-        check_preludes(Vec::new())?;
+        check_preludes(Vec::new(), &[])?;
         println!("no upstreams configured (--upstreams FILE or PTC_UPSTREAMS): ptc mcp serves lisp_eval alone");
         return Ok(ExitCode::SUCCESS);
     }
     // live: an upstream that fails is reported, not a reason to stop checking the others
     let Some(rt) = args.upstreams.start(SnapshotMode::Live)? else { return Ok(ExitCode::SUCCESS) };
-    check_preludes(rt.host().tools())?;
+    check_preludes(rt.host().tools(), &rt.names())?;
     let mut all_ok = true;
     for c in rt.check() {
         match &c.tools {
@@ -397,6 +411,7 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
     }
     let started = started?;
     let task = args.agentic.task_tool(started.as_ref(), &config.limits)?;
+    let upstream_names = started.as_ref().map(|rt| rt.names()).unwrap_or_default();
     let backend: Arc<dyn ToolBackend> = match started {
         Some(rt) => {
             tracing::info!(upstreams = ?rt.names(), "aggregator mode");
@@ -406,6 +421,7 @@ pub fn run(args: McpArgs) -> Result<ExitCode> {
     };
     // checked before serving: a prelude that does not load stops the start, naming its file
     let preludes = ptc_mcp_aggregator::Preludes::load(&args.preludes, &config.limits, backend.host().tools())?;
+    no_prelude_named_like_an_upstream(&preludes, &upstream_names)?;
     for p in preludes.iter() {
         tracing::info!(prelude = %p.id, file = %p.path, checksum = %p.checksum, "prelude loaded");
     }

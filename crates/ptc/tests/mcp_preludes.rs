@@ -172,3 +172,38 @@ fn a_bad_prelude_stops_the_start_naming_file_line_and_column() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok      prelude crm"));
 }
+
+#[test]
+fn a_prelude_named_like_an_upstream_server_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let crm = prelude_file(&dir, "crm.clj", CRM);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(PTC)
+        .args(["mcp", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--prelude", &crm])
+        .current_dir(&root)
+        .env_remove("PTC_UPSTREAMS")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("--prelude {crm}: namespace crm is also the name of an upstream server")), "{err}");
+    // --check says the same; another name is fine next to the same upstreams
+    let out = Command::new(PTC)
+        .args(["mcp", "--check", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--prelude", &crm])
+        .current_dir(&root)
+        .env_remove("PTC_UPSTREAMS")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("namespace crm is also the name of an upstream server"));
+    let sales = prelude_file(&dir, "sales.clj", "(ns sales)\n(defn twice [x] (* 2 x))\n");
+    let out = Command::new(PTC)
+        .args(["mcp", "--check", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--prelude", &sales])
+        .current_dir(&root)
+        .env_remove("PTC_UPSTREAMS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok      prelude sales"));
+}
