@@ -426,6 +426,20 @@ fn key_prefix(key: &Value) -> u64 {
     }
 }
 
+/// `a == b` for a small map's scan: string and keyword keys of one length compare as
+/// the same pointer or, up to 8 bytes, as one number each ([`prefix8`] is exact for
+/// strings of one length), without a `memcmp` call for each key passed over.
+#[inline]
+fn key_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
+            let (x, y) = (x.as_bytes(), y.as_bytes());
+            x.len() == y.len() && (std::ptr::eq(x, y) || if x.len() <= 8 { prefix8(x) == prefix8(y) } else { x == y })
+        }
+        _ => a == b,
+    }
+}
+
 /// [`Value::cmp`] of two keys with their prefixes.
 #[inline]
 fn key_cmp(pa: u64, a: &Value, pb: u64, b: &Value) -> Ordering {
@@ -543,7 +557,7 @@ impl PMap {
         match &self.repr {
             MapRepr::Small(v) => {
                 if v.len() <= 8 {
-                    v.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+                    v.iter().find(|(k, _)| key_eq(k, key)).map(|(_, v)| v)
                 } else {
                     v.binary_search_by(|(k, _)| k.cmp(key)).ok().map(|i| &v[i].1)
                 }
@@ -558,7 +572,7 @@ impl PMap {
         match &mut self.repr {
             MapRepr::Small(v) => {
                 if v.len() <= 8 {
-                    v.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+                    v.iter_mut().find(|(k, _)| key_eq(k, key)).map(|(_, v)| v)
                 } else {
                     let i = v.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
                     v.get_mut(i).map(|(_, v)| v)
@@ -791,6 +805,26 @@ mod tests {
         fn cmp_bytes_agrees_on_any_bytes(a in proptest::collection::vec(any::<u8>(), 0..48),
                                          b in proptest::collection::vec(any::<u8>(), 0..48)) {
             prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+        }
+
+        #[test]
+        fn small_map_key_eq_agrees_with_eq(a in key(), b in key()) {
+            prop_assert_eq!(key_eq(&a, &b), a == b);
+            prop_assert_eq!(key_eq(&b, &a), b == a);
+            prop_assert!(key_eq(&a, &a.clone()));
+        }
+
+        #[test]
+        fn small_map_key_eq_on_any_bytes_of_one_length(a in proptest::collection::vec(any::<u8>(), 0..20),
+                                                       flip in any::<prop::sample::Index>()) {
+            // two strings of one length that differ in one byte (or are equal when empty)
+            let mut b = a.clone();
+            if !b.is_empty() {
+                let i = flip.index(b.len());
+                b[i] = b[i].wrapping_add(1);
+            }
+            let (x, y) = (String::from_utf8_lossy(&a).into_owned(), String::from_utf8_lossy(&b).into_owned());
+            prop_assert_eq!(key_eq(&Value::kw(x.as_str()), &Value::kw(y.as_str())), x == y);
         }
 
         #[test]
