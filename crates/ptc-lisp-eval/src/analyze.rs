@@ -462,7 +462,7 @@ impl Analyzer<'_> {
                     }
                     return Ok(Node::Const(Value::Map(Arc::new(m))));
                 }
-                Ok(Node::Map(pairs))
+                Ok(keyed_map(pairs))
             }
             FormKind::ShortFn(body) => self.short_fn(body, span),
             FormKind::List(items) => self.list(items, span, tail),
@@ -1420,6 +1420,32 @@ fn scan_placeholders(forms: &[Form], max: &mut usize, rest: &mut bool) {
     }
 }
 
+/// A map literal's node: when every key is a constant, the keys are put in map order here,
+/// once, and each value expression remembers its key's place (values still run in the
+/// order written); otherwise the literal sorts its entries each time it is built.
+fn keyed_map(pairs: Vec<(Node, Node)>) -> Node {
+    let mut keys: Vec<(Value, usize)> = Vec::with_capacity(pairs.len());
+    for (i, (k, _)) in pairs.iter().enumerate() {
+        match k {
+            Node::Const(v) => keys.push((v.clone(), i)),
+            _ => return Node::Map(pairs),
+        }
+    }
+    keys.sort_by(|a, b| a.0.cmp(&b.0));
+    if keys.windows(2).any(|w| w[0].0 == w[1].0) {
+        // equal constant keys are refused before this; the general node keeps the last
+        return Node::Map(pairs);
+    }
+    let mut place = vec![0u32; pairs.len()];
+    for (at, (_, written)) in keys.iter().enumerate() {
+        place[*written] = at as u32;
+    }
+    Node::KeyedMap(Box::new(crate::node::KeyedMap {
+        keys: keys.into_iter().map(|(k, _)| k).collect(),
+        values: pairs.into_iter().zip(place).map(|((_, v), at)| (at, v)).collect(),
+    }))
+}
+
 fn all_const(nodes: &[Node]) -> Option<Vec<Value>> {
     nodes
         .iter()
@@ -1613,4 +1639,28 @@ fn unknown_ns_member(ns: &str, name: &str, span: Span) -> EvalError {
         ),
     };
     EvalError::new(ErrorKind::UnboundVar, msg).at(span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nodes(src: &str) -> String {
+        let forms = ptc_lisp_syntax::parse_program(src).unwrap();
+        let env = AnalyzeEnv { max_symbols: 10_000, ..AnalyzeEnv::default() };
+        format!("{:?}", analyze_program(&forms, &env).unwrap().nodes)
+    }
+
+    #[test]
+    fn map_literals_with_constant_keys_are_put_in_key_order_once() {
+        let text = nodes("(fn [x] {:z x :a (inc x) \"s\" 1 :m 2})");
+        // sorted keys (keywords before strings, by name), each value at its key's place,
+        // the values kept in the order written
+        assert!(text.contains("KeyedMap"), "{text}");
+        let keys = text.find("keys: [").map(|at| &text[at..]).unwrap_or("");
+        assert!(keys.starts_with("keys: [:a, :m, :z, \"s\"]"), "{text}");
+        assert!(text.contains("values: [(2, Local"), "{text}");
+        // a computed key keeps the general node
+        assert!(nodes("(fn [x] {x 1 :a x})").contains("Map([("), "{}", nodes("(fn [x] {x 1 :a x})"));
+    }
 }

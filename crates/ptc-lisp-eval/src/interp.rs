@@ -588,6 +588,18 @@ impl<'h> Interp<'h> {
                 self.charge(cost::entries(entries.len() as u64))?;
                 Ok(Value::Map(Arc::new(map_of_entries(kv))))
             }
+            Node::KeyedMap(m) => {
+                // the keys are in map order already: each value goes to its key's place
+                let mut kv: Vec<(Value, Value)> = m.keys.iter().map(|k| (k.clone(), Value::Nil)).collect();
+                for (at, n) in &m.values {
+                    let v = self.eval(n)?;
+                    if let Some(entry) = kv.get_mut(*at as usize) {
+                        entry.1 = v;
+                    }
+                }
+                self.charge(cost::entries(m.values.len() as u64))?;
+                Ok(Value::Map(Arc::new(PMap::from_sorted_unique(kv))))
+            }
             Node::Set(items) => {
                 let mut s = PSet::new();
                 for n in items {

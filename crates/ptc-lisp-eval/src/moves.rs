@@ -272,6 +272,11 @@ impl Pass {
                     self.visit(v);
                 }
             }
+            Node::KeyedMap(m) => {
+                for (_, v) in m.values.iter_mut() {
+                    self.visit(v);
+                }
+            }
             Node::If(b) => {
                 let (test, then, otherwise) = &mut **b;
                 self.visit(test);

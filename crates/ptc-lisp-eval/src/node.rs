@@ -35,6 +35,9 @@ pub(crate) enum Node {
     Vector(Vec<Node>),
     /// `{...}` with non-constant members.
     Map(Vec<(Node, Node)>),
+    /// `{...}` whose keys are all constants (and some value is not): the keys are sorted
+    /// once, at analysis, so building the map sorts nothing.
+    KeyedMap(Box<KeyedMap>),
     /// `#{...}` with non-constant members.
     Set(Vec<Node>),
     /// `(if c t e)`.
@@ -122,6 +125,16 @@ pub(crate) struct Lambda {
     pub uses_self: bool,
     /// Body.
     pub body: Node,
+}
+
+/// A map literal with constant keys: `{:id i :name n}`.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyedMap {
+    /// The keys in the map's order (sorted by `Value::cmp`, no two equal).
+    pub keys: Vec<Value>,
+    /// The value expressions in the order written (the order they are evaluated in),
+    /// each with the index of its key in `keys`.
+    pub values: Vec<(u32, Node)>,
 }
 
 /// A `loop` form.

@@ -33,3 +33,13 @@ fn vector_literals_of_computed_items() {
         ),
     ]);
 }
+
+#[test]
+fn map_literals_with_constant_keys_evaluate_their_values_in_the_order_written() {
+    // the keys are put in order once, at analysis; the values still run as written
+    let o = go("(let [x 1] {:z (do (println \"z\") x) :a (do (println \"a\") 2) \"m\" (do (println \"m\") 3)})");
+    assert_eq!(o.prints, vec!["z", "a", "m"]);
+    assert_eq!(o.printed, "{:a 2 :z 1 \"m\" 3}");
+    // the first value that fails, in the order written, is the error
+    check_err(&[("(let [s \"x\"] {:z (inc s) :a (first 1)})", "type_error", "inc: expected a number")]);
+}
