@@ -192,7 +192,7 @@ pub(crate) fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Progra
     }
     let frame_size = a.scopes.first().map(|s| s.max_slot).unwrap_or(0);
     let mut nodes = nodes;
-    crate::moves::mark_moves(&mut [], None, &mut nodes);
+    let _ = crate::moves::mark_moves(&mut [], None, &mut nodes);
     let mut defined: Vec<String> = a.defined.into_iter().collect();
     defined.sort();
     Ok(Program { nodes, frame_size, defined })
@@ -961,8 +961,9 @@ impl Analyzer<'_> {
         let result = self.lambda_inner(name, params, body);
         let scope = self.scopes.pop().unwrap_or_default();
         let mut lambda = result?;
-        crate::moves::mark_moves(&mut lambda.params, lambda.rest.as_mut(), std::slice::from_mut(&mut lambda.body));
-        let lambda = Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, ..lambda };
+        let keeps_params =
+            crate::moves::mark_moves(&mut lambda.params, lambda.rest.as_mut(), std::slice::from_mut(&mut lambda.body));
+        let lambda = Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, keeps_params, ..lambda };
         let captures = scope.captures.iter().map(|(_, c)| *c).collect();
         Ok(Node::Fn(Arc::new(lambda), captures))
     }
@@ -1009,6 +1010,7 @@ impl Analyzer<'_> {
             param_names: names,
             frame_size: 0,
             uses_self: false,
+            keeps_params: false,
             body,
         })
     }

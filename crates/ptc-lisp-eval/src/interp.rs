@@ -839,7 +839,7 @@ impl<'h> Interp<'h> {
                 self.tick(1)?;
                 b.call(self, args)
             }
-            FnRepr::Closure(c) => self.call_closure(func, c, args),
+            FnRepr::Closure(c) => self.call_closure(func, c, args, None),
             FnRepr::Native { name, body, held } => {
                 self.tick(1)?;
                 body(&mut crate::builtins::BuiltinContext::new(self, name), held.fixed(), args)
@@ -851,7 +851,42 @@ impl<'h> Interp<'h> {
         }
     }
 
-    fn call_closure(&mut self, func: &Arc<Function>, c: &Closure, args: &mut [Value]) -> EvalResult {
+    /// Calls `f` with arguments it only borrows: when the call returns, whatever it
+    /// returns, `args` hold the values they held before. A closure that keeps its
+    /// parameters in their slots (`Lambda::keeps_params`) gets the values moved into its
+    /// frame and moved back out after its body, so the call touches no reference count (a
+    /// sort comparator over 100k maps otherwise writes to every map it compares, twice);
+    /// any other function gets clones. Metered exactly as [`Interp::apply`].
+    pub(crate) fn apply_lent(&mut self, f: &Value, args: &mut [&mut Value]) -> EvalResult {
+        if let Value::Func(func) = f
+            && let FnRepr::Closure(c) = func.repr()
+            && c.lambda.keeps_params
+            && c.lambda.params.len() == args.len()
+        {
+            self.check_stack()?;
+            let mut vals: SmallVec<[Value; 4]> = args.iter_mut().map(|a| std::mem::take(&mut **a)).collect();
+            let result = self.call_closure(func, c, &mut vals, Some(&mut *args));
+            // a call that failed before binding its parameters (fuel, depth) left them here
+            for (a, v) in args.iter_mut().zip(vals.iter_mut()) {
+                if !v.is_nil() {
+                    **a = std::mem::take(v);
+                }
+            }
+            return result;
+        }
+        let mut vals: SmallVec<[Value; 4]> = args.iter().map(|a| (**a).clone()).collect();
+        self.apply(f, &mut vals)
+    }
+
+    /// Runs a closure's body in a new frame; with `give_back`, the parameters' slots are
+    /// moved into it before the frame is dropped (see [`Interp::apply_lent`]).
+    fn call_closure(
+        &mut self,
+        func: &Arc<Function>,
+        c: &Closure,
+        args: &mut [Value],
+        give_back: Option<&mut [&mut Value]>,
+    ) -> EvalResult {
         let lambda: &Lambda = &c.lambda;
         let fixed = lambda.params.len();
         if args.len() < fixed || (lambda.rest.is_none() && args.len() != fixed) {
@@ -891,6 +926,15 @@ impl<'h> Interp<'h> {
         self.capture_base = new_base + frame;
         self.self_slot = new_base + frame + c.captures.len();
         let result = self.run_closure_body(lambda, args);
+        if let Some(back) = give_back {
+            for (p, dst) in lambda.params.iter().zip(back.iter_mut()) {
+                if let Pattern::Bind(slot) = p
+                    && let Some(v) = self.stack.get_mut(new_base + *slot as usize)
+                {
+                    **dst = std::mem::take(v);
+                }
+            }
+        }
         self.stack.truncate(new_base);
         (self.base, self.capture_base, self.self_slot) = saved;
         self.depth -= 1;

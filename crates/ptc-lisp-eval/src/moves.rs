@@ -30,11 +30,23 @@ use crate::node::{CaptureFrom, ForClause, Node, Pattern};
 
 /// Rewrites single, non-repeated reads of locals in `body` into moves. `params` and `rest`
 /// are the function's parameter patterns (empty for the top level).
-pub(crate) fn mark_moves(params: &mut [Pattern], mut rest: Option<&mut Pattern>, body: &mut [Node]) {
+///
+/// Returns whether the parameters stay in their slots for the whole body: each is a plain
+/// name (no destructuring, no `& rest`), none of their reads became a move and no `recur`
+/// rebinds them. A call can then lend such a function its arguments and take them back
+/// from the frame afterwards (see `Interp::apply_lent`).
+pub(crate) fn mark_moves(params: &mut [Pattern], mut rest: Option<&mut Pattern>, body: &mut [Node]) -> bool {
     let mut count = Pass::default();
     count.run(params, rest.as_deref_mut(), body);
-    let mut rewrite = Pass { decisions: Some(count.decide()), ..Pass::default() };
+    let decisions = count.decide();
+    // the parameters are bound first, so a plain parameter list's bindings are 0..len
+    let plain = rest.is_none() && params.iter().all(|p| matches!(p, Pattern::Bind(_)));
+    let param_moved =
+        count.reads.iter().zip(&decisions).any(|(r, moved)| *moved && r.binding.is_some_and(|b| b < params.len()));
+    let keeps = plain && !param_moved && !count.recurs_to_fn;
+    let mut rewrite = Pass { decisions: Some(decisions), ..Pass::default() };
     rewrite.run(params, rest, body);
+    keeps
 }
 
 #[derive(Clone, Copy)]
@@ -73,6 +85,10 @@ struct Pass {
     pinned: u32,
     /// The trace being recorded: the innermost open sequence is last.
     trace: Vec<Vec<Event>>,
+    /// `loop` bodies the visit is inside of.
+    loops: u32,
+    /// A `recur` outside every `loop`: it rebinds the function's parameters.
+    recurs_to_fn: bool,
 }
 
 impl Pass {
@@ -297,10 +313,17 @@ impl Pass {
                     self.bind(p, inner);
                 }
                 let outer = std::mem::replace(&mut self.region, inner);
+                self.loops += 1;
                 self.visit(&mut l.body);
+                self.loops -= 1;
                 self.region = outer;
             }
-            Node::Recur(args) => self.visit_all(args),
+            Node::Recur(args) => {
+                if self.loops == 0 {
+                    self.recurs_to_fn = true;
+                }
+                self.visit_all(args)
+            }
             Node::Fn(_, captures) => {
                 for c in captures.iter() {
                     if let CaptureFrom::Local(s) = c {
@@ -414,6 +437,27 @@ mod tests {
         assert_eq!(moves_of(0, "(fn [m k] (assoc m k (inc (get m k 0))))"), 1);
         assert_eq!(moves_of(1, "(fn [m k] (assoc m k (inc (get m k 0))))"), 1);
         assert_eq!(moves_of(0, "(let [v [1 2]] [(count v) (conj v 3) (count v)])"), 1);
+    }
+
+    /// Whether the first function in `src` keeps its parameters in their slots.
+    fn keeps_params(src: &str) -> bool {
+        let forms = ptc_lisp_syntax::parse_program(src).unwrap();
+        let env = AnalyzeEnv { max_symbols: 10_000, ..AnalyzeEnv::default() };
+        let program = analyze_program(&forms, &env).unwrap();
+        let text = format!("{:?}", program.nodes);
+        let at = text.find("keeps_params: ").unwrap() + "keeps_params: ".len();
+        text[at..].starts_with("true")
+    }
+
+    #[test]
+    fn functions_that_only_borrow_their_parameters_keep_them() {
+        assert!(keeps_params("(fn [a b] (compare [(:p b) (:q b)] [(:p a) (:q a)]))"));
+        assert!(keeps_params("(fn [x] (loop [i 0] (if (< i 3) (recur (inc i)) (:k x))))"));
+        // moved into a call, rebound by recur, destructured, variadic
+        assert!(!keeps_params("(fn [a b] (compare (count a) (count b)))"));
+        assert!(!keeps_params("(fn [a b] (if (nil? a) (recur 0 b) (compare a b)))"));
+        assert!(!keeps_params("(fn [[a] b] (compare (:k a) (:k b)))"));
+        assert!(!keeps_params("(fn [a & more] (:k a))"));
     }
 
     #[test]

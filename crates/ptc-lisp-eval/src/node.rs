@@ -123,6 +123,10 @@ pub(crate) struct Lambda {
     /// The body refers to the function itself (named `fn`), so a call stores it in the
     /// slot after the captures.
     pub uses_self: bool,
+    /// The parameters are plain names that stay in their slots for the whole body (never
+    /// moved out, never rebound by `recur`): a caller may lend the arguments and take
+    /// them back after the call (`Interp::apply_lent`).
+    pub keeps_params: bool,
     /// Body.
     pub body: Node,
 }

@@ -43,6 +43,13 @@ impl<'a, 'h> BuiltinContext<'a, 'h> {
         self.interp.apply(f, args)
     }
 
+    /// Calls `f` with `args` lent, not given: they hold the same values when it returns
+    /// (see `Interp::apply_lent`).
+    #[inline]
+    pub(crate) fn apply_lent(&mut self, f: &Value, args: &mut [&mut Value]) -> EvalResult {
+        self.interp.apply_lent(f, args)
+    }
+
     /// Calls another builtin (checking its argument count), in a context of its own name.
     #[inline]
     pub(crate) fn call(&mut self, b: &'static Builtin, args: &mut [Value]) -> EvalResult {
