@@ -1545,13 +1545,11 @@ fn map_of_entries(mut kv: Vec<(Value, Value)>) -> PMap {
 /// Flexible key lookup (DIV-47): exact key, then keyword<->string, then the name with
 /// `-` replaced by `_` in both forms.
 pub(crate) fn flex_get<'a>(m: &'a PMap, key: &Value) -> Option<&'a Value> {
-    if let Some(v) = m.get(key) {
-        return Some(v);
-    }
+    // a keyword finds a string key of its name too (JSON keys are strings), in one scan
+    let found = m.get_either_name(key);
     match key {
-        Value::Keyword(k) => m.get_named(k, false).or_else(|| flex_normalized(m, k)),
-        Value::Str(s) => m.get_named(s, true).or_else(|| flex_normalized(m, s)),
-        _ => None,
+        Value::Keyword(k) | Value::Str(k) if found.is_none() => flex_normalized(m, k),
+        _ => found,
     }
 }
 

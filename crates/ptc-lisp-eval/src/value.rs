@@ -432,12 +432,16 @@ fn key_prefix(key: &Value) -> u64 {
 #[inline]
 fn key_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
-            let (x, y) = (x.as_bytes(), y.as_bytes());
-            x.len() == y.len() && (std::ptr::eq(x, y) || if x.len() <= 8 { prefix8(x) == prefix8(y) } else { x == y })
-        }
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => name_eq(x.as_bytes(), y.as_bytes()),
         _ => a == b,
     }
+}
+
+/// Two names' bytes are equal: same length, then the same pointer or (up to 8 bytes)
+/// the same [`prefix8`], else `memcmp`.
+#[inline]
+fn name_eq(x: &[u8], y: &[u8]) -> bool {
+    x.len() == y.len() && (std::ptr::eq(x, y) || if x.len() <= 8 { prefix8(x) == prefix8(y) } else { x == y })
 }
 
 /// [`Value::cmp`] of two keys with their prefixes.
@@ -579,6 +583,31 @@ impl PMap {
                 }
             }
             MapRepr::Large(m) => m.get_mut(&Probe::new(key)),
+        }
+    }
+
+    /// The value under `key`, else, for a keyword or string key, under the string or
+    /// keyword of the same name (the flexible lookup's first two tries): a small map is
+    /// scanned once for both.
+    pub(crate) fn get_either_name(&self, key: &Value) -> Option<&Value> {
+        let (Value::Keyword(name) | Value::Str(name)) = key else { return self.get(key) };
+        let keyword = matches!(key, Value::Keyword(_));
+        match &self.repr {
+            MapRepr::Small(v) => {
+                let want = name.as_bytes();
+                let mut other = None;
+                for (k, val) in v {
+                    let (Value::Keyword(s) | Value::Str(s)) = k else { continue };
+                    if name_eq(s.as_bytes(), want) {
+                        if matches!(k, Value::Keyword(_)) == keyword {
+                            return Some(val);
+                        }
+                        other = other.or(Some(val));
+                    }
+                }
+                other
+            }
+            MapRepr::Large(_) => self.get(key).or_else(|| self.get_named(name, !keyword)),
         }
     }
 

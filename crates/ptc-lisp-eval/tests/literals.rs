@@ -43,3 +43,22 @@ fn map_literals_with_constant_keys_evaluate_their_values_in_the_order_written() 
     // the first value that fails, in the order written, is the error
     check_err(&[("(let [s \"x\"] {:z (inc s) :a (first 1)})", "type_error", "inc: expected a number")]);
 }
+
+#[test]
+fn keyword_and_string_lookups_prefer_their_own_kind_then_the_other() {
+    // one scan of a small map finds both; the key of the lookup's own kind wins
+    let small = "{\"a\" 1 :a 2 \"b\" 3 :c 4 \"long_name_key\" 5 :long-name-key 6 \"only_str\" 7}";
+    let large = "(into {\"a\" 1 :a 2 \"b\" 3 :c 4 \"long_name_key\" 5 :long-name-key 6 \"only_str\" 7} (map (fn [i] [i i]) (range 20)))";
+    for m in [small, large] {
+        check(&[
+            (&format!("(:a {m})"), "2"),
+            (&format!("(get {m} \"a\")"), "1"),
+            (&format!("(:b {m})"), "3"),
+            (&format!("(get {m} \"c\")"), "4"),
+            (&format!("(:long-name-key {m})"), "6"),
+            (&format!("(get {m} \"long_name_key\")"), "5"),
+            (&format!("(:only-str {m})"), "7"),
+            (&format!("(:missing {m} :none)"), ":none"),
+        ]);
+    }
+}
