@@ -574,10 +574,16 @@ pub(crate) fn infinite(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 fn compare(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    // strings, keywords and symbols compare as Java does: the difference of the first
-    // differing characters, else of the lengths ((compare "a" "c") is -2)
-    match (&a[0], &a[1]) {
-        (Value::Str(x), Value::Str(y)) => return Ok(Value::Int(java_compare(x, y))),
+    Ok(Value::Int(clojure_compare(&a[0], &a[1])?))
+}
+
+/// What Clojure's `compare` answers: strings, keywords and symbols as Java compares them
+/// (the difference of the first differing characters, else of the lengths: `(compare "a"
+/// "c")` is -2); vectors shorter first, then the answer for their first pair of items that
+/// differ (`(compare [1 "a"] [1 "c"])` is -2 too); the rest -1, 0 or 1.
+pub(crate) fn clojure_compare(x: &Value, y: &Value) -> EvalResult<i64> {
+    match (x, y) {
+        (Value::Str(x), Value::Str(y)) => return Ok(java_compare(x, y)),
         (Value::Keyword(x), Value::Keyword(y)) | (Value::Symbol(x), Value::Symbol(y)) => {
             let split = |s: &str| match s.split_once('/') {
                 Some((ns, name)) if !ns.is_empty() && !name.is_empty() => (Some(ns.to_string()), name.to_string()),
@@ -590,12 +596,26 @@ fn compare(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
                 (Some(_), None) => 1,
                 (Some(p), Some(q)) => java_compare(&p, &q),
             };
-            return Ok(Value::Int(if by_ns != 0 { by_ns } else { java_compare(&x, &y) }));
+            return Ok(if by_ns != 0 { by_ns } else { java_compare(&x, &y) });
+        }
+        (Value::Vector(p) | Value::List(p), Value::Vector(q) | Value::List(q)) if p.len() == q.len() => {
+            if std::sync::Arc::ptr_eq(p, q) {
+                return Ok(0);
+            }
+            if !crate::meter::step() {
+                return Err(crate::meter::stopped().into());
+            }
+            for (i, j) in p.iter().zip(q.iter()) {
+                let c = clojure_compare(i, j)?;
+                if c != 0 {
+                    return Ok(c);
+                }
+            }
+            return Ok(0);
         }
         _ => {}
     }
-    let o = crate::builtins::compare_values(&a[0], &a[1])?.unwrap_or(std::cmp::Ordering::Equal);
-    Ok(Value::Int(o as i64))
+    Ok(crate::builtins::compare_values(x, y)?.unwrap_or(std::cmp::Ordering::Equal) as i64)
 }
 
 /// Java's `String.compareTo`: over UTF-16 code units.

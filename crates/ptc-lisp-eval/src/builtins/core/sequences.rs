@@ -376,7 +376,7 @@ fn sort_pairs(
             Some(flipped) => merge_sort_moving(cx, pairs, |_, (a, _), (b, _)| {
                 // what the `compare` builtin answers for (f b a), read in place
                 let (x, y) = if flipped { (a, b) } else { (b, a) };
-                Ok(crate::builtins::compare_values(x, y)? == Some(std::cmp::Ordering::Less))
+                Ok(crate::builtins::core::numbers::clojure_compare(x, y)? < 0)
             }),
             // the keys are lent to the comparator: a closure that only reads its
             // arguments gets them without a reference count changing on each call
@@ -618,6 +618,19 @@ impl FlatKeys {
         Ok(Some(Ordering::Equal))
     }
 
+    /// What the `compare` builtin answers for two rows as vectors of one length: the
+    /// answer for their first items that differ (a NaN against a number is 0, and the
+    /// next items decide).
+    fn compare_as_builtin(&self, i: usize, j: usize) -> EvalResult<i64> {
+        for (p, q) in self.row(i).iter().zip(self.row(j)) {
+            let c = crate::builtins::core::numbers::clojure_compare(p, q)?;
+            if c != 0 {
+                return Ok(c);
+            }
+        }
+        Ok(0)
+    }
+
     /// The sorted order of the rows, as [`sort_pairs`] would sort the vectors (same fuel).
     fn sort(&self, cx: &mut BuiltinContext, order: &Order) -> EvalResult<Vec<usize>> {
         match order {
@@ -639,7 +652,7 @@ impl FlatKeys {
                 let flipped = known_comparator(f).unwrap_or(false);
                 merge_sort_idx(cx, self.rows, |_, a, b| {
                     let (x, y) = if flipped { (a, b) } else { (b, a) };
-                    Ok(self.compare(x, y)? == Some(Ordering::Less))
+                    Ok(self.compare_as_builtin(x, y)? < 0)
                 })
             }
         }
