@@ -173,37 +173,33 @@ fn a_bad_prelude_stops_the_start_naming_file_line_and_column() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok      prelude crm"));
 }
 
+/// `ptc mcp ARGS --upstreams <the two-server fixture>` from the workspace root, stdin closed.
+fn mcp_with_fixture_upstreams(args: &[&str]) -> std::process::Output {
+    Command::new(PTC)
+        .arg("mcp")
+        .args(args)
+        .args(["--upstreams", "fixtures/missions/two-servers/upstreams.json"])
+        .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .env_remove("PTC_UPSTREAMS")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_prelude_named_like_an_upstream_server_stops_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let crm = prelude_file(&dir, "crm.clj", CRM);
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new(PTC)
-        .args(["mcp", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--prelude", &crm])
-        .current_dir(&root)
-        .env_remove("PTC_UPSTREAMS")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = mcp_with_fixture_upstreams(&["--prelude", &crm]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("--prelude {crm}: namespace crm is also the name of an upstream server")), "{err}");
     // --check says the same; another name is fine next to the same upstreams
-    let out = Command::new(PTC)
-        .args(["mcp", "--check", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--prelude", &crm])
-        .current_dir(&root)
-        .env_remove("PTC_UPSTREAMS")
-        .output()
-        .unwrap();
+    let out = mcp_with_fixture_upstreams(&["--check", "--prelude", &crm]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("namespace crm is also the name of an upstream server"));
     let sales = prelude_file(&dir, "sales.clj", "(ns sales)\n(defn twice [x] (* 2 x))\n");
-    let out = Command::new(PTC)
-        .args(["mcp", "--check", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--prelude", &sales])
-        .current_dir(&root)
-        .env_remove("PTC_UPSTREAMS")
-        .output()
-        .unwrap();
+    let out = mcp_with_fixture_upstreams(&["--check", "--prelude", &sales]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("ok      prelude sales"));
 }
