@@ -7,7 +7,9 @@
 //! and unclosed fences, several code blocks, XML-ish tags, invisible and typographic
 //! characters, bytes that were not UTF-8, envelope tags that try to close the feedback
 //! fence, programs that print, define, return and fail with large or deep values, and
-//! any piece repeated into an answer of up to a few MiB.
+//! any piece repeated into an answer of up to a few MiB (one mission in thirty-two, see
+//! [`Scale`]; the others stay under 64 KiB and a fuel budget, so most inputs take a
+//! millisecond or two).
 //!
 //! Input starting with `>` is taken as text instead: up to three answers separated by the
 //! byte 0x1E, run in the default mode (the committed seeds are readable this way).
@@ -26,8 +28,54 @@ use ptc_subagent::answer::{Extracted, envelope, extract_code, normalize, strip_t
 use ptc_subagent::{LlmResponse, Message, Mode, NativeToolCall, ScriptEntry, ScriptedLlm, SubAgent, Tool};
 use serde_json::json;
 
-/// Bytes one answer may grow to through repetition.
-const ANSWER_BUDGET: usize = 2 << 20;
+/// How far a mission reaches, drawn once per mission. Most answers stay small (extraction
+/// and normalisation cost grows with the answer, and megabytes of it took a tenth of a
+/// second each); one mission in thirty-two gets the full sizes and the limits `ptc run`
+/// runs with, as every text input (the seeds) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scale {
+    /// Answers up to 64 KiB (past the 16 KiB feedback cap), pieces repeated up to 1,000
+    /// times; programs under 20k fuel, 200 ms a turn, 1 s a mission.
+    Small,
+    /// Answers up to 2 MiB, pieces repeated up to 200,000 times; no fuel limit, 1 s a turn
+    /// and 4 s a mission.
+    Full,
+}
+
+impl Scale {
+    fn draw(u: &mut Unstructured) -> arbitrary::Result<Scale> {
+        Ok(if u.int_in_range(0u8..=31)? == 0 { Scale::Full } else { Scale::Small })
+    }
+
+    /// Bytes one answer may grow to through repetition.
+    fn budget(self) -> usize {
+        match self {
+            Scale::Small => 64 << 10,
+            Scale::Full => 2 << 20,
+        }
+    }
+
+    /// How often a piece may be repeated.
+    fn times(self, u: &mut Unstructured) -> arbitrary::Result<usize> {
+        let most = match self {
+            Scale::Small => 1_000,
+            Scale::Full => 200_000,
+        };
+        // mostly few, sometimes up to `most`
+        Ok(if bool::arbitrary(u)? { u.int_in_range(1..=16)? } else { u.int_in_range(1..=most)? })
+    }
+
+    /// Limits of each program, the time of a turn and of the whole mission.
+    fn limits(self) -> (Limits, Duration, Duration) {
+        let base = Limits { max_heap_bytes: 16 * 1024 * 1024, max_loop_iterations: 10_000, ..Limits::default() };
+        match self {
+            Scale::Small => {
+                (Limits { max_fuel: Some(20_000), ..base }, Duration::from_millis(200), Duration::from_secs(1))
+            }
+            Scale::Full => (base, Duration::from_secs(1), Duration::from_secs(4)),
+        }
+    }
+}
 /// The most a feedback message may hold, whatever the answer: a few envelopes of a few
 /// hundred characters each, a handful of definition previews and the turn line.
 const FEEDBACK_MAX_BYTES: usize = 16 * 1024;
@@ -130,7 +178,7 @@ const PROGRAMS: &[&str] = &[
     "(.repeat \"xy\" 100000)",
 ];
 
-fn piece(u: &mut Unstructured, out: &mut String, nest: u32) -> arbitrary::Result<()> {
+fn piece(u: &mut Unstructured, scale: Scale, out: &mut String, nest: u32) -> arbitrary::Result<()> {
     match u.int_in_range(0..=12)? {
         0 => {
             let n = u.int_in_range(0..=64)?;
@@ -151,10 +199,10 @@ fn piece(u: &mut Unstructured, out: &mut String, nest: u32) -> arbitrary::Result
         7 if nest < 2 => {
             let mut unit = String::new();
             for _ in 0..u.int_in_range(1..=3)? {
-                piece(u, &mut unit, nest + 1)?;
+                piece(u, scale, &mut unit, nest + 1)?;
             }
-            let room = ANSWER_BUDGET.saturating_sub(out.len()) / unit.len().max(1);
-            let times = u.int_in_range(1..=200_000usize)?.min(room);
+            let room = scale.budget().saturating_sub(out.len()) / unit.len().max(1);
+            let times = scale.times(u)?.min(room);
             out.push_str(&unit.repeat(times));
         }
         8 => out.push_str(["thinking:", "Thinking: let me see\n", "THINKING:"][u.int_in_range(0..=2)?]),
@@ -170,7 +218,7 @@ fn piece(u: &mut Unstructured, out: &mut String, nest: u32) -> arbitrary::Result
             out.push('\n');
         }
         10 => {
-            let n = u.int_in_range(0..=100_000usize)?.min(ANSWER_BUDGET.saturating_sub(out.len()));
+            let n = scale.times(u)?.min(scale.budget().saturating_sub(out.len()));
             out.push_str(&["(", "[", "\"", "{", "#{", "'"][u.int_in_range(0..=5)?].repeat(n));
         }
         11 => {
@@ -182,10 +230,10 @@ fn piece(u: &mut Unstructured, out: &mut String, nest: u32) -> arbitrary::Result
     Ok(())
 }
 
-fn answer(u: &mut Unstructured) -> arbitrary::Result<String> {
+fn answer(u: &mut Unstructured, scale: Scale) -> arbitrary::Result<String> {
     let mut out = String::new();
     for _ in 0..u.int_in_range(1..=10)? {
-        piece(u, &mut out, 0)?;
+        piece(u, scale, &mut out, 0)?;
     }
     Ok(out)
 }
@@ -196,6 +244,7 @@ struct Mission {
     answers: Vec<String>,
     /// Each answer also carries a native `lisp_eval` call with its text as the program.
     as_tool_calls: bool,
+    scale: Scale,
 }
 
 impl<'a> Arbitrary<'a> for Mission {
@@ -204,15 +253,21 @@ impl<'a> Arbitrary<'a> for Mission {
             // text form: `>` then answers separated by the byte 0x1E, taken as they are
             let bytes = u.bytes(u.len())?;
             let answers = bytes[1..].split(|b| *b == 0x1E).take(3).map(|a| String::from_utf8_lossy(a).into_owned());
-            return Ok(Mission { mode: Mode::Lisp, answers: answers.collect(), as_tool_calls: false });
+            return Ok(Mission {
+                mode: Mode::Lisp,
+                answers: answers.collect(),
+                as_tool_calls: false,
+                scale: Scale::Full,
+            });
         }
+        let scale = Scale::draw(u)?;
         let mode = [Mode::Lisp, Mode::LispTool, Mode::Text, Mode::Combined][u.int_in_range(0..=3)?];
         let as_tool_calls = bool::arbitrary(u)?;
         let mut answers = Vec::new();
         for _ in 0..u.int_in_range(1..=3)? {
-            answers.push(answer(u)?);
+            answers.push(answer(u, scale)?);
         }
-        Ok(Mission { mode, answers, as_tool_calls })
+        Ok(Mission { mode, answers, as_tool_calls, scale })
     }
 }
 
@@ -264,7 +319,7 @@ fuzz_target!(|m: Mission| {
     for a in &m.answers {
         check_parsing(a);
     }
-    let limits = Limits { max_heap_bytes: 16 * 1024 * 1024, max_loop_iterations: 10_000, ..Limits::default() };
+    let (limits, turn, mission) = m.scale.limits();
     let agent = SubAgent::builder("Count the rows in data/xs")
         .signature("{n :int}")
         .mode(m.mode)
@@ -272,8 +327,8 @@ fuzz_target!(|m: Mission| {
         .tool(Tool::new("echo", Ok))
         .max_turns(3)
         .retry_turns(1)
-        .timeout(Duration::from_secs(1))
-        .mission_timeout(Duration::from_secs(4))
+        .timeout(turn)
+        .mission_timeout(mission)
         .limits(limits)
         .build()
         .expect("the fuzz agent's options are valid");
@@ -282,7 +337,7 @@ fuzz_target!(|m: Mission| {
     let started = Instant::now();
     let step = runtime().block_on(agent.run(&llm));
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(10), "a mission with a 4 s timeout ran {took:?}");
+    assert!(took < Duration::from_secs(10), "a mission with a {mission:?} timeout ran {took:?}");
     assert!(step.usage.turns <= 4, "{} turns with max_turns 3 + 1 retry", step.usage.turns);
     // Everything the loop wrote into the conversation after the mission: feedback as user
     // messages (content transport) or as native tool results.
