@@ -17,7 +17,12 @@
 //!
 //! `--ci` (what `cargo xtask ci` runs) builds every target, then runs each for
 //! [`CI_SECONDS`]. `--runs N` stops each target after N executions, for the long runs
-//! recorded in `docs/security.md`.
+//! recorded in `docs/security.md`. Arguments after `--` go to libFuzzer as they are (for
+//! a long run that should outlive known crashes: `-- -fork=1 -ignore_crashes=1`).
+//!
+//! Every run passes libFuzzer `-entropic_scale_per_exec_time=1`: inputs that run fast are
+//! mutated more often than slow ones, so the rare inputs that build 100k-deep data or
+//! megabyte answers stay in the corpus without taking most of the run's time.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -36,15 +41,29 @@ const TARGETS: &[(&str, &str)] = &[
 /// Seconds per target in `--ci`.
 pub const CI_SECONDS: u64 = 25;
 
+/// libFuzzer options every run gets (see the module documentation).
+const LIBFUZZER: &[&str] =
+    &["-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1", "-entropic_scale_per_exec_time=1"];
+
+#[derive(Debug, PartialEq, Eq)]
 enum Budget {
     Seconds(u64),
     Runs(u64),
 }
 
-/// Entry point of `cargo xtask fuzz`.
-pub fn run(args: &[String]) -> Result<()> {
+/// What `cargo xtask fuzz` was asked to do.
+#[derive(Debug, PartialEq, Eq)]
+struct Request {
+    budget: Budget,
+    targets: Vec<&'static str>,
+    /// Passed to libFuzzer after the xtask's own options.
+    libfuzzer: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Request> {
     let mut budget = Budget::Seconds(60);
-    let mut chosen: Vec<&str> = Vec::new();
+    let mut targets: Vec<&'static str> = Vec::new();
+    let mut libfuzzer = Vec::new();
     let mut it = args.iter();
     let whole = |v: Option<&String>, flag: &str| -> Result<u64> {
         v.and_then(|m| m.parse().ok()).with_context(|| format!("{flag} takes a whole number"))
@@ -52,18 +71,30 @@ pub fn run(args: &[String]) -> Result<()> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--ci" => budget = Budget::Seconds(CI_SECONDS),
-            "--minutes" => budget = Budget::Seconds(whole(it.next(), "--minutes")? * 60),
+            "--minutes" => budget = Budget::Seconds(whole(it.next(), "--minutes")?.saturating_mul(60)),
             "--seconds" => budget = Budget::Seconds(whole(it.next(), "--seconds")?),
             "--runs" => budget = Budget::Runs(whole(it.next(), "--runs")?),
+            "--" => {
+                libfuzzer.extend(it.by_ref().cloned());
+            }
             name => match TARGETS.iter().find(|(t, _)| *t == name) {
-                Some((t, _)) => chosen.push(t),
-                None => bail!("unknown fuzz target or option {name}; targets: {}", names()),
+                Some((t, _)) => targets.push(t),
+                None => bail!(
+                    "unknown fuzz target or option {name}; targets: {}; options: --ci, --seconds S, --minutes N, --runs N, -- <libFuzzer flags>",
+                    names()
+                ),
             },
         }
     }
-    if chosen.is_empty() {
-        chosen = TARGETS.iter().map(|(t, _)| *t).collect();
+    if targets.is_empty() {
+        targets = TARGETS.iter().map(|(t, _)| *t).collect();
     }
+    Ok(Request { budget, targets, libfuzzer })
+}
+
+/// Entry point of `cargo xtask fuzz`.
+pub fn run(args: &[String]) -> Result<()> {
+    let Request { budget, targets: chosen, libfuzzer: extra } = parse(args)?;
     ensure_cargo_fuzz()?;
     let root = crate::root();
     // Build everything first, so a target that does not compile fails before any runs.
@@ -98,9 +129,11 @@ pub fn run(args: &[String]) -> Result<()> {
         };
         let prefix = format!("-artifact_prefix={}/", artifacts.display());
         let corpus_dirs = [corpus.display().to_string(), seeds.display().to_string()];
-        let libfuzzer = [limit.as_str(), "-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1", prefix.as_str()];
         let status = cargo_fuzz(&dir, &["run", target], &[&corpus_dirs[0], &corpus_dirs[1], "--"])
-            .args(libfuzzer)
+            .arg(&limit)
+            .args(LIBFUZZER)
+            .arg(&prefix)
+            .args(&extra)
             .status()
             .with_context(|| format!("cannot start cargo fuzz for {target}"))?;
         if !status.success() {
@@ -171,4 +204,35 @@ fn ensure_cargo_fuzz() -> Result<()> {
         crate::step("cargo install cargo-fuzz --locked", &crate::cargo(), &["install", "cargo-fuzz", "--locked"])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn flags_after_the_separator_go_to_libfuzzer() {
+        let r = parse(&args(&["eval", "--runs", "10000000", "--", "-fork=1", "-ignore_crashes=1", "answer"])).unwrap();
+        assert_eq!(r.budget, Budget::Runs(10_000_000));
+        assert_eq!(r.targets, vec!["eval"]);
+        assert_eq!(r.libfuzzer, args(&["-fork=1", "-ignore_crashes=1", "answer"]));
+    }
+
+    #[test]
+    fn no_target_means_every_target_and_no_extra_flags() {
+        let r = parse(&args(&["--minutes", "2"])).unwrap();
+        assert_eq!(r.budget, Budget::Seconds(120));
+        assert_eq!(r.targets.len(), TARGETS.len());
+        assert!(r.libfuzzer.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_word_names_the_options() {
+        let e = parse(&args(&["-fork=1"])).unwrap_err().to_string();
+        assert!(e.contains("unknown fuzz target or option -fork=1") && e.contains("-- <libFuzzer flags>"), "{e}");
+    }
 }

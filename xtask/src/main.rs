@@ -42,7 +42,8 @@ commands:
   doc-blocks    run the shell blocks of README.md and docs/*.md (transcripts checked line by
                 line; a short list of blocks that need a network or a key is skipped)
   fuzz          cargo-fuzz targets (parse, eval, json_context, frame, answer) on stable, each for
-                --seconds S / --minutes N / --runs N (--ci: 25 s each, as ci runs them)
+                --seconds S / --minutes N / --runs N (--ci: 25 s each, as ci runs them);
+                arguments after -- go to libFuzzer (-- -fork=1 -ignore_crashes=1)
   interop       ptc mcp against the Python MCP SDK, the MCP Inspector, the conformance suite,
                 sessions across two instances sharing Redis, and (aggregator mode) real
                 upstream MCP servers and an OpenAPI service
