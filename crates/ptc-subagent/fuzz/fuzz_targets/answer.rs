@@ -8,7 +8,7 @@
 //! characters, bytes that were not UTF-8, envelope tags that try to close the feedback
 //! fence, programs that print, define, return and fail with large or deep values, and
 //! any piece repeated into an answer of up to a few MiB (one mission in thirty-two, see
-//! [`Scale`]; the others stay under 64 KiB and a fuel budget, so most inputs take a
+//! [`Scale`]; the others stay under 32 KiB and a fuel budget, so most inputs take a
 //! millisecond or two).
 //!
 //! Input starting with `>` is taken as text instead: up to three answers separated by the
@@ -34,7 +34,7 @@ use serde_json::json;
 /// runs with, as every text input (the seeds) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scale {
-    /// Answers up to 64 KiB (past the 16 KiB feedback cap), pieces repeated up to 1,000
+    /// Answers up to 32 KiB (past the 16 KiB feedback cap), pieces repeated up to 1,000
     /// times; programs under 20k fuel, 200 ms a turn, 1 s a mission.
     Small,
     /// Answers up to 2 MiB, pieces repeated up to 200,000 times; no fuel limit, 1 s a turn
@@ -50,7 +50,7 @@ impl Scale {
     /// Bytes one answer may grow to through repetition.
     fn budget(self) -> usize {
         match self {
-            Scale::Small => 64 << 10,
+            Scale::Small => 32 << 10,
             Scale::Full => 2 << 20,
         }
     }
@@ -61,8 +61,9 @@ impl Scale {
             Scale::Small => 1_000,
             Scale::Full => 200_000,
         };
-        // mostly few, sometimes up to `most`
-        Ok(if bool::arbitrary(u)? { u.int_in_range(1..=16)? } else { u.int_in_range(1..=most)? })
+        // mostly few, one time in four up to `most`
+        let up_to = [4, 16, 256, most][u.int_in_range(0..=3)?];
+        u.int_in_range(1..=up_to)
     }
 
     /// Limits of each program, the time of a turn and of the whole mission.
