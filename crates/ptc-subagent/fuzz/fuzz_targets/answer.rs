@@ -14,6 +14,9 @@
 //! Input starting with `>` is taken as text instead: up to three answers separated by the
 //! byte 0x1E, run in the default mode (the committed seeds are readable this way).
 //!
+//! `PTC_FUZZ_SHOW=1` prints each mission (its scale, mode and answers, cut at 2,000
+//! characters each), how long it took and how it ended.
+//!
 //! A panic, a run that overstays its limits, a feedback message that grows with the
 //! answer, or an envelope that can be closed from inside is a bug.
 #![no_main]
@@ -338,6 +341,19 @@ fuzz_target!(|m: Mission| {
     let started = Instant::now();
     let step = runtime().block_on(agent.run(&llm));
     let took = started.elapsed();
+    if std::env::var_os("PTC_FUZZ_SHOW").is_some() {
+        eprintln!(
+            "==> {:?} scale, {:?} mode, tool calls {}, answers of {:?} bytes",
+            m.scale,
+            m.mode,
+            m.as_tool_calls,
+            m.answers.iter().map(String::len).collect::<Vec<_>>()
+        );
+        for (i, a) in m.answers.iter().enumerate() {
+            eprintln!("==> answer {i}:\n{}", a.chars().take(2000).collect::<String>());
+        }
+        eprintln!("==> {took:?}, {} turns: {:?} {:?}", step.usage.turns, step.status, step.fail);
+    }
     assert!(took < Duration::from_secs(10), "a mission with a {mission:?} timeout ran {took:?}");
     assert!(step.usage.turns <= 4, "{} turns with max_turns 3 + 1 retry", step.usage.turns);
     // Everything the loop wrote into the conversation after the mission: feedback as user
