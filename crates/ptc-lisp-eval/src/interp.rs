@@ -1576,6 +1576,31 @@ pub(crate) fn flex_get_key(m: &PMap, key: &Value) -> Option<Value> {
     candidates.into_iter().find(|c| m.contains_key(c))
 }
 
+/// The key a write of `k` into `m` uses (DIV-47 for writes): a keyword the map holds only
+/// as a string key, as JSON data from the context or a tool does (`"status"` for
+/// `:status`, `"user_id"` for `:user-id`), writes that key, so `assoc`, `dissoc`, `merge`,
+/// `assoc-in` and `update-in` replace or remove the field instead of adding a second one
+/// beside it. Any other key, or a keyword the map holds as written, is used as given.
+pub(crate) fn write_key(m: &PMap, k: Value) -> Value {
+    let Value::Keyword(name) = &k else { return k };
+    if m.is_empty() || m.contains_key(&k) {
+        return k;
+    }
+    if m.get_named(name, false).is_some() {
+        return Value::str(&**name);
+    }
+    if name.contains('-') {
+        let n = name.replace('-', "_");
+        if m.get_named(&n, true).is_some() {
+            return Value::kw(n.as_str());
+        }
+        if m.get_named(&n, false).is_some() {
+            return Value::str(n.as_str());
+        }
+    }
+    k
+}
+
 /// Flexible lookup by a bare name (for `data/name`): keyword, string, normalized.
 pub(crate) fn flex_get_named<'a>(m: &'a PMap, name: &str) -> Option<&'a Value> {
     m.get_named(name, true).or_else(|| m.get_named(name, false)).or_else(|| flex_normalized(m, name))

@@ -8,7 +8,7 @@ use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::sequences::{all, items, out_vec};
 use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::interp::get_in_value;
+use crate::interp::{get_in_value, write_key};
 use crate::limits::cost;
 use crate::value::{PMap, PSet, PVector, Value};
 
@@ -130,7 +130,8 @@ pub(crate) fn merge(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
                         cx.charge(cost::ENTRY * src.len() as u64)?;
                         let d = Arc::make_mut(&mut dst);
                         for (k, v) in src.iter() {
-                            d.insert(k.clone(), v.clone());
+                            let k = write_key(d, k.clone());
+                            d.insert(k, v.clone());
                         }
                         Value::Map(dst)
                     }
@@ -153,6 +154,7 @@ fn merge_with(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
                 let dst = out.get_or_insert_with(PMap::new);
                 for (k, v) in src.iter() {
                     cx.tick(1)?;
+                    let k = &write_key(dst, k.clone());
                     let nv = match dst.get(k) {
                         Some(old) => cx.apply(&f, &mut [old.clone(), v.clone()])?,
                         None => {
@@ -405,7 +407,11 @@ fn subvec(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn find(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Map(m) => Ok(m.get(&a[1]).map(|v| Value::vector([a[1].clone(), v.clone()])).unwrap_or(Value::Nil)),
+        Value::Map(m) => Ok(match crate::interp::flex_get_key(m, &a[1]) {
+            // the entry as the map holds it (DIV-47: :id finds the JSON key "id")
+            Some(k) => m.get(&k).map(|v| Value::vector([k.clone(), v.clone()])).unwrap_or(Value::Nil),
+            None => Value::Nil,
+        }),
         Value::Vector(v) => Ok(match &a[1] {
             Value::Int(i) if *i >= 0 && (*i as usize) < v.len() => {
                 Value::vector([a[1].clone(), v[*i as usize].clone()])
@@ -467,6 +473,7 @@ pub(crate) fn assoc1(cx: &mut BuiltinContext, coll: Value, k: Value, v: Value) -
         }
         Value::Map(mut m) => {
             cx.charge(cost::ENTRY)?;
+            let k = write_key(&m, k);
             Arc::make_mut(&mut m).insert(k, v);
             Ok(Value::Map(m))
         }
@@ -532,13 +539,15 @@ pub(crate) fn conj1(cx: &mut BuiltinContext, coll: Value, x: Value) -> EvalResul
         }
         Value::Map(mut m) => match x {
             Value::Vector(kv) if kv.len() == 2 => {
-                Arc::make_mut(&mut m).insert(kv[0].clone(), kv[1].clone());
+                let k = write_key(&m, kv[0].clone());
+                Arc::make_mut(&mut m).insert(k, kv[1].clone());
                 Ok(Value::Map(m))
             }
             Value::Map(other) => {
                 let mm = Arc::make_mut(&mut m);
                 for (k, v) in other.iter() {
-                    mm.insert(k.clone(), v.clone());
+                    let k = write_key(mm, k.clone());
+                    mm.insert(k, v.clone());
                 }
                 Ok(Value::Map(m))
             }
@@ -619,8 +628,9 @@ fn dissoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         Value::Map(mut m) => {
             cx.charge(cost::HEADER)?;
             let mm = Arc::make_mut(&mut m);
-            for k in args[1..].iter() {
-                mm.remove(k);
+            for k in args[1..].iter_mut() {
+                let k = write_key(mm, std::mem::take(k));
+                mm.remove(&k);
             }
             Ok(Value::Map(m))
         }
