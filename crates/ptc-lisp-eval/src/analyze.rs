@@ -273,6 +273,9 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
         }
         "print" | "prn" | "printf" | "pr" => "use println to print, or str/format to build text",
+        "with-out-str" => {
+            "with-out-str is not supported: println output goes to the run's prints, not to a string; build the text with str, format or str/join instead"
+        }
         "future" | "promise" | "delay" | "deliver" => "use pmap or pcalls for parallel work",
         "data" => "data is a namespace: write data/<key> to read one context key",
         "tool" => "tool is a namespace: write (tool/<name> {:arg value}) to call a tool",

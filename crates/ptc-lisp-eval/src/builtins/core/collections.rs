@@ -102,8 +102,8 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
         Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
         Builtin::new("into", Range(1, 3), Collection, into).sink(crate::fusion::Consumer::Into).lazy().doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
-        Builtin::new("keys", Exact(1), Collection, keys).source(crate::fusion::SourceKind::Keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
-        Builtin::new("vals", Exact(1), Collection, vals).source(crate::fusion::SourceKind::Vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
+        Builtin::new("keys", Exact(1), Collection, keys).source(crate::fusion::SourceKind::Keys).doc("The keys of a map, sorted, or of a sequence of map entries (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
+        Builtin::new("vals", Exact(1), Collection, vals).source(crate::fusion::SourceKind::Vals).doc("The values of a map, in key order, or of a sequence of map entries (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
     ],
 };
 
@@ -604,22 +604,43 @@ fn hash_map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Map(Arc::new(m)))
 }
 
-fn keys(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+fn keys(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) if m.is_empty() => Ok(Value::Nil),
         Value::Map(m) => Ok(Value::vector(m.keys().cloned())),
         Value::Nil => Ok(Value::Nil),
-        other => expected("keys", "a map", other),
+        _ => entry_parts(cx, "keys", std::mem::take(&mut args[0]), 0),
     }
 }
 
-fn vals(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+fn vals(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) if m.is_empty() => Ok(Value::Nil),
         Value::Map(m) => Ok(Value::vector(m.values().cloned())),
         Value::Nil => Ok(Value::Nil),
-        other => expected("vals", "a map", other),
+        _ => entry_parts(cx, "vals", std::mem::take(&mut args[0]), 1),
     }
+}
+
+/// `keys`/`vals` of a sequence of map entries, as Clojure takes them:
+/// `(->> m (filter #(> (val %) 1)) keys)`. Each item must be a `[key value]` pair.
+fn entry_parts(cx: &mut BuiltinContext, fname: &str, coll: Value, part: usize) -> EvalResult {
+    if !matches!(coll, Value::Vector(_) | Value::List(_)) && crate::lazy::as_lazy(&coll).is_none() {
+        return expected(fname, "a map or a sequence of map entries", &coll);
+    }
+    let coll = crate::lazy::realized(cx, fname, coll)?;
+    let mut out = Vec::new();
+    for item in seq_iter(fname, &coll)? {
+        cx.tick(1)?;
+        match &item {
+            Value::Vector(kv) if kv.len() == 2 => out.push(kv[part].clone()),
+            other => return expected(fname, "a map or a sequence of [key value] map entries", other),
+        }
+    }
+    if out.is_empty() {
+        return Ok(Value::Nil);
+    }
+    out_vec(cx, out)
 }
 
 fn dissoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
