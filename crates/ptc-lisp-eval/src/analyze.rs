@@ -679,6 +679,14 @@ impl Analyzer<'_> {
             };
             return Ok(Node::GetKey(Value::kw(k.as_str()), Box::new(target), default));
         }
+        // `(Integer/MAX_VALUE)`: Clojure reads a static field in parentheses as the field
+        if let FormKind::Symbol { ns: Some(ns), name } = &head.kind
+            && args.is_empty()
+            && let Some(b) = builtins::lookup_ns(ns, name)
+            && b.constant
+        {
+            return Ok(Node::CallBuiltin(b, Vec::new(), span));
+        }
         let f = match &head.kind {
             FormKind::Symbol { ns: None, name } => self.plain_symbol(name, head.span, true)?,
             _ => self.form(head, false)?,

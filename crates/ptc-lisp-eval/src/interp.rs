@@ -681,7 +681,14 @@ impl<'h> Interp<'h> {
                 }
                 match &c.default {
                     Some(d) => self.eval(d),
-                    None => Ok(Value::Nil),
+                    // as Clojure: no match and no default is an error, not a silent nil
+                    None => err(
+                        ErrorKind::RuntimeError,
+                        format!(
+                            "case: no clause matches {} and there is no default; add a default as the last form, e.g. (case x 1 :one :other), or use condp/cond",
+                            crate::builtins::brief(&v)
+                        ),
+                    ),
                 }
             }
             Node::For(f) => self.eval_for(f),
