@@ -691,7 +691,15 @@ impl Analyzer<'_> {
             FormKind::Symbol { ns: None, name } => self.plain_symbol(name, head.span, true)?,
             _ => self.form(head, false)?,
         };
-        let args = self.forms(args)?;
+        let mut args = self.forms(args)?;
+        // two vector literals compared: their items are compared without building them
+        if let Node::Builtin(b) = &f
+            && let [Node::Vector(x), Node::Vector(y)] = args.as_mut_slice()
+            && let Some(how) = crate::node::ItemsCmp::of(b, x.len(), y.len())
+        {
+            let sides = (std::mem::take(x), std::mem::take(y));
+            return Ok(Node::CompareItems(how, Box::new(sides), span));
+        }
         Ok(match f {
             Node::Builtin(b) if args.len() == 2 && b.compare.is_some() => {
                 let mut it = args.into_iter();
@@ -1675,5 +1683,21 @@ mod tests {
         assert!(text.contains("values: [(2, Local"), "{text}");
         // a computed key keeps the general node
         assert!(nodes("(fn [x] {x 1 :a x})").contains("Map([("), "{}", nodes("(fn [x] {x 1 :a x})"));
+    }
+
+    #[test]
+    fn vector_literals_compared_keep_their_items_unbuilt() {
+        for (src, how) in [
+            ("(fn [a b] (compare [(:k b) (:w b)] [(:k a) (:w a)]))", "CompareItems(Compare,"),
+            ("(fn [a b] (= [a 1] [b 2 3]))", "CompareItems(Eq,"),
+            ("(fn [a b] (not= [a 1] [b 2]))", "CompareItems(NotEq,"),
+        ] {
+            let text = nodes(src);
+            assert!(text.contains(how) && !text.contains("Vector("), "{src}: {text}");
+        }
+        // `compare` of vectors of different lengths, `<` and a computed vector: ordinary calls
+        for src in ["(fn [a] (compare [a 1] [a]))", "(fn [a] (< [a 1] [a 2]))", "(fn [a] (compare [a 1] (vec a)))"] {
+            assert!(!nodes(src).contains("CompareItems"), "{src}: {}", nodes(src));
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::function::{Closure, FnRepr, Function};
 use crate::host::{CallCx, Discovery, Host, ToolCall, ToolCallRecord, ToolErrorKind};
 use crate::limits::{Limits, SharedBudget, cost};
 use crate::memory::Memory;
-use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Num, Pattern};
+use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, ItemsCmp, Lambda, Node, Num, Pattern};
 use crate::prints::{Chunk, Mark, Prints};
 use crate::stack;
 use crate::tool_keys::tool_args;
@@ -364,6 +364,7 @@ impl<'h> Interp<'h> {
                 };
                 Ok(Value::Bool(result))
             }
+            Node::CompareItems(how, sides, span) => self.compare_items(*how, &sides.0, &sides.1, *span),
             Node::CallBuiltin(b, args, span) => {
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
                 for a in args {
@@ -433,6 +434,36 @@ impl<'h> Interp<'h> {
                     Some(v) => Ok(v),
                     None => b.call(self, &mut [a, bv]).map_err(|e| with_span(e, span)),
                 }
+            }
+        }
+    }
+
+    /// [`Node::CompareItems`]: what `compare`, `=` or `not=` of the two vector literals
+    /// answers, with the same evaluation order, memory charges, fuel and errors, but the
+    /// items held in two small buffers instead of two vectors.
+    fn compare_items(&mut self, how: ItemsCmp, xs: &[Node], ys: &[Node], span: ptc_lisp_syntax::Span) -> EvalResult {
+        let mut left: SmallVec<[Value; 4]> = SmallVec::with_capacity(xs.len());
+        for n in xs {
+            left.push(self.eval(n)?);
+        }
+        self.charge(cost::items(xs.len() as u64))?;
+        let mut right: SmallVec<[Value; 4]> = SmallVec::with_capacity(ys.len());
+        for n in ys {
+            right.push(self.eval(n)?);
+        }
+        self.charge(cost::items(ys.len() as u64))?;
+        match how {
+            ItemsCmp::Compare => {
+                // the builtin call's own step
+                self.tick(1)?;
+                let c = crate::builtins::clojure_compare_items(left.iter().zip(right.iter()))
+                    .map_err(|e| with_span(e, span))?;
+                Ok(Value::Int(c))
+            }
+            ItemsCmp::Eq | ItemsCmp::NotEq => {
+                let same = left.len() == right.len()
+                    && crate::meter::within(|| false, || left.iter().zip(right.iter()).all(|(x, y)| x.equiv(y)));
+                Ok(Value::Bool(same == (how == ItemsCmp::Eq)))
             }
         }
     }
