@@ -560,7 +560,13 @@ impl Analyzer<'_> {
             return Ok(Node::Global(Arc::from(name), builtin, span));
         }
         if let Some(b) = builtin {
-            return Ok(Node::Builtin(b));
+            // a builtin passed as a value (`(update m k inc)`, `(reduce + xs)`) is made once
+            // here, not allocated each time the expression runs
+            return Ok(if call_position {
+                Node::Builtin(b)
+            } else {
+                Node::Const(Value::Func(crate::function::Function::arc(crate::function::FnRepr::Builtin(b))))
+            });
         }
         if name.starts_with('.') && name.len() > 1 {
             return Err(unsupported_method(name, span));
@@ -1683,6 +1689,13 @@ mod tests {
         assert!(text.contains("values: [(2, Local"), "{text}");
         // a computed key keeps the general node
         assert!(nodes("(fn [x] {x 1 :a x})").contains("Map([("), "{}", nodes("(fn [x] {x 1 :a x})"));
+    }
+
+    #[test]
+    fn a_builtin_passed_as_a_value_is_made_once() {
+        let text = nodes("(fn [m k] (update m k (fnil inc 0)))");
+        assert!(text.contains("Const(#<builtin>)"), "{text}");
+        assert_eq!(text.matches("Builtin(").count(), text.matches("CallBuiltin(").count(), "{text}");
     }
 
     #[test]
