@@ -448,13 +448,15 @@ impl Run {
     /// through the ones after it, and the consumer finishes.
     fn flush(&mut self, interp: &mut Interp, p: &Pipeline, i: usize, sink: &mut Acc) -> Result<Ctl, Flow> {
         for j in i..self.steps.len() {
-            let step = &mut self.steps[j];
-            let rest =
-                step.finish(&mut BuiltinContext::new(interp, step.name())).map_err(|e| with_span(e, self.spans[j]))?;
-            if let Some(x) = rest
-                && let stop @ Ctl::Done(_) = self.through(interp, p, j + 1, x, sink)?
-            {
-                return Ok(stop);
+            loop {
+                let step = &mut self.steps[j];
+                let rest = step
+                    .finish(&mut BuiltinContext::new(interp, step.name()))
+                    .map_err(|e| with_span(e, self.spans[j]))?;
+                let Some(x) = rest else { break };
+                if let stop @ Ctl::Done(_) = self.through(interp, p, j + 1, x, sink)? {
+                    return Ok(stop);
+                }
             }
         }
         Ok(Ctl::End)

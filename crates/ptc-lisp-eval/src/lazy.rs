@@ -12,14 +12,14 @@
 //!
 //! The one-source steps (`map`, `filter`, `remove`, `keep`, `map-indexed`,
 //! `keep-indexed`, `take`, `drop`, `take-nth`, `take-while`, `drop-while`, `distinct`,
-//! `dedupe`, `partition-by`, `mapcat`, `cat`) are [`Step`]s of `crate::steps`: what the
+//! `dedupe`, `partition-by`, `partition`, `partition-all`, `mapcat`, `cat`) are [`Step`]s of `crate::steps`: what the
 //! step does with one item and what it keeps. Here a step over a lazy source is
 //! `Source::Step` ([`stepped`]); its producer pulls the source and feeds the step until it
 //! gives an item. The same definition runs the eager builtin over a collection
 //! (`steps::run_into_vector`), a fused pipeline (`crate::fusion`) and the transducer form
 //! (`transducers::xf_step`). What is left here is what is not one item in, some out:
-//! several sources in step (`map` of several, `interleave`), `concat`, windows
-//! (`partition`), `reductions`, `drop-last`, user transducers (`sequence`), `tree-seq` and
+//! several sources in step (`map` of several, `interleave`), `concat`, `reductions`,
+//! `drop-last`, user transducers (`sequence`), `tree-seq` and
 //! `for`.
 //!
 //! Consumers that bound what they pull (`take`, `first`, `nth`, `some`, destructuring,
@@ -174,12 +174,6 @@ enum Source {
         tail: Arc<LazySeq>,
     },
     Interleave(Vec<Arc<LazySeq>>),
-    Partition {
-        n: usize,
-        step: usize,
-        keep_partial: bool,
-        src: Arc<LazySeq>,
-    },
     Reductions {
         f: Value,
         init: Option<Value>,
@@ -264,7 +258,7 @@ impl LazySeq {
                 }
                 visit(seq_value(src));
             }
-            Source::Partition { src, .. } | Source::DropLast { src, .. } => visit(seq_value(src)),
+            Source::DropLast { src, .. } => visit(seq_value(src)),
             Source::Concat { prefix, tail } => {
                 prefix.iter().cloned().for_each(&mut *visit);
                 visit(seq_value(tail));
@@ -468,7 +462,7 @@ pub(crate) fn interleave(srcs: Vec<Arc<LazySeq>>) -> EvalResult {
 }
 /// `(partition n step s)` (and `partition-all`, which keeps a short last group): vectors of n.
 pub(crate) fn partition(n: usize, every: usize, keep_partial: bool, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Partition { n, step: every, keep_partial, src: src.clone() })
+    stepped(Step::partition(n, every, keep_partial), src)
 }
 
 /// A position in a lazy sequence: each [`Cursor::next`] yields the next item, or `None`
@@ -529,14 +523,6 @@ enum State {
     Interleave {
         srcs: Vec<Cursor>,
         buf: VecDeque<Value>,
-    },
-    Partition {
-        n: usize,
-        step: usize,
-        keep_partial: bool,
-        window: VecDeque<Value>,
-        skip: usize,
-        src: Box<Cursor>,
     },
     Reductions {
         f: Value,
@@ -766,14 +752,6 @@ impl State {
             Source::Interleave(srcs) => {
                 State::Interleave { srcs: srcs.iter().map(Cursor::of_source).collect(), buf: VecDeque::new() }
             }
-            Source::Partition { n, step, keep_partial, src } => State::Partition {
-                n: *n,
-                step: *step,
-                keep_partial: *keep_partial,
-                window: VecDeque::new(),
-                skip: 0,
-                src: boxed(src),
-            },
             Source::Reductions { f, init, src } => {
                 State::Reductions { f: f.clone(), acc: init.clone(), started: false, done: false, src: boxed(src) }
             }
@@ -842,7 +820,8 @@ impl State {
                     return Ok(Some(x));
                 }
                 if *done {
-                    return Ok(None);
+                    // what the step still holds, item by item (nothing, for most steps)
+                    return step.finish(cx);
                 }
                 let Some(x) = src.next(cx)? else {
                     *done = true;
@@ -880,35 +859,6 @@ impl State {
                     }
                 }
                 Ok(buf.pop_front())
-            }
-            State::Partition { n, step, keep_partial, window, skip, src } => {
-                while *skip > 0 {
-                    if src.next(cx)?.is_none() {
-                        return Ok(None);
-                    }
-                    *skip -= 1;
-                }
-                while window.len() < *n {
-                    match src.next(cx)? {
-                        Some(x) => window.push_back(x),
-                        None => {
-                            if *keep_partial && !window.is_empty() {
-                                let out = Value::vector(window.drain(..));
-                                return Ok(Some(out));
-                            }
-                            window.clear();
-                            return Ok(None);
-                        }
-                    }
-                }
-                let out = Value::vector(window.iter().cloned());
-                cx.charge(cost::HEADER + cost::ELEM * *n as u64)?;
-                for _ in 0..*step {
-                    if window.pop_front().is_none() {
-                        *skip += 1;
-                    }
-                }
-                Ok(Some(out))
             }
             State::Reductions { f, acc, started, done, src } => {
                 if *done {

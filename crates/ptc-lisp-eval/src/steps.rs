@@ -1,11 +1,12 @@
 //! Sequence steps: what `map`, `filter`, `remove`, `keep`, `map-indexed`,
 //! `keep-indexed`, `take`, `drop`, `take-nth`, `take-while`, `drop-while`, `distinct`, `dedupe`,
-//! `partition-by`, `partition-all`, `mapcat` and `cat` do with one item, and the state
+//! `partition-by`, `partition`, `partition-all`, `mapcat` and `cat` do with one item, and the state
 //! they keep between items — each written once, here.
 //!
 //! A [`Step`] is fed one item at a time ([`Step::feed`]) and answers what comes out
 //! ([`Fed`]): nothing, one item, several, or the end of the sequence. When its input
-//! ends, [`Step::finish`] gives out what it still holds (the last run of `partition-by`).
+//! ends, [`Step::finish`] gives out what it still holds (the last run of `partition-by`,
+//! the short windows of `partition-all`), one item per call until it has nothing left.
 //! Every way a program runs a step drives this one definition:
 //!
 //! - the eager builtins over a finite collection ([`run_into_vector`]: the step over the
@@ -22,7 +23,7 @@
 //! the run of `partition-by`, a `partition-all` group) and by the driver for what it
 //! collects.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 use crate::builtins::context::BuiltinContext;
 use crate::error::EvalResult;
@@ -62,8 +63,10 @@ pub(crate) enum Step {
     Dedupe(Option<Value>),
     /// `(partition-by f)`: the current run and its key.
     PartitionBy { f: Value, run: Vec<Value>, key: Option<Value> },
-    /// `(partition-all n)`: the group being filled.
-    PartitionAll { n: usize, group: Vec<Value> },
+    /// `(partition n step)` (`keep_partial` false) or `(partition-all n step)`: windows of
+    /// `n` items, each `step` items after the last; `skip` items still to pass over when the
+    /// step is longer than the window.
+    Partition { n: usize, step: usize, keep_partial: bool, window: VecDeque<Value>, skip: usize },
     /// `(mapcat f)`, or `cat` (`None`): the items of `(f x)` (of `x`).
     Mapcat(Option<Value>),
 }
@@ -106,7 +109,8 @@ impl Step {
             Step::Distinct(_) => "distinct",
             Step::Dedupe(_) => "dedupe",
             Step::PartitionBy { .. } => "partition-by",
-            Step::PartitionAll { .. } => "partition-all",
+            Step::Partition { keep_partial: false, .. } => "partition",
+            Step::Partition { keep_partial: true, .. } => "partition-all",
             Step::Mapcat(Some(_)) => "mapcat",
             Step::Mapcat(None) => "cat",
         }
@@ -120,6 +124,11 @@ impl Step {
     /// `(partition-by f)` at its start.
     pub(crate) fn partition_by(f: Value) -> Step {
         Step::PartitionBy { f, run: Vec::new(), key: None }
+    }
+
+    /// `(partition n step)` or `(partition-all n step)` at its start.
+    pub(crate) fn partition(n: usize, step: usize, keep_partial: bool) -> Step {
+        Step::Partition { n, step, keep_partial, window: VecDeque::new(), skip: 0 }
     }
 
     /// `(drop-while pred)` at its start.
@@ -159,7 +168,7 @@ impl Step {
             }
             Step::Distinct(seen) => seen.iter().cloned().for_each(visit),
             Step::Dedupe(Some(last)) => visit(last.clone()),
-            Step::PartitionAll { group, .. } => group.iter().cloned().for_each(visit),
+            Step::Partition { window, .. } => window.iter().cloned().for_each(visit),
             Step::Take { .. } | Step::Drop { .. } | Step::TakeNth { .. } | Step::Dedupe(None) | Step::Mapcat(None) => {}
         }
     }
@@ -274,15 +283,20 @@ impl Step {
                     Fed::Skip
                 }
             }
-            Step::PartitionAll { n, group } => {
-                cx.charge(cost::ELEM)?;
-                group.push(x);
-                if group.len() >= *n {
-                    cx.charge(cost::HEADER)?;
-                    Fed::One(Value::vector(std::mem::take(group)))
-                } else {
-                    Fed::Skip
+            Step::Partition { n, step, window, skip, .. } => {
+                if *skip > 0 {
+                    *skip -= 1;
+                    return Ok(Fed::Skip);
                 }
+                window.push_back(x);
+                if window.len() < *n {
+                    return Ok(Fed::Skip);
+                }
+                // each window is a copy (windows overlap when the step is shorter)
+                cx.charge(cost::items(*n as u64))?;
+                let out = Value::vector(window.iter().cloned());
+                slide(window, skip, *step);
+                Fed::One(out)
             }
             Step::Mapcat(f) => {
                 let ys = match f {
@@ -296,16 +310,23 @@ impl Step {
     }
 
     /// What the step still holds when its input has ended (the last `partition-by` run,
-    /// a short last `partition-all` group), given out once.
+    /// the short last windows of `partition-all`): one item per call, `None` once nothing
+    /// is left.
     pub(crate) fn finish(&mut self, cx: &mut BuiltinContext) -> EvalResult<Option<Value>> {
         Ok(match self {
             Step::PartitionBy { run, key, .. } => {
                 *key = None;
                 (!run.is_empty()).then(|| Value::vector(std::mem::take(run)))
             }
-            Step::PartitionAll { group, .. } if !group.is_empty() => {
-                cx.charge(cost::HEADER)?;
-                Some(Value::vector(std::mem::take(group)))
+            Step::Partition { keep_partial: false, window, .. } => {
+                window.clear();
+                None
+            }
+            Step::Partition { step, window, skip, .. } if !window.is_empty() => {
+                cx.charge(cost::items(window.len() as u64))?;
+                let out = Value::vector(window.iter().cloned());
+                slide(window, skip, *step);
+                Some(out)
             }
             _ => None,
         })
@@ -320,6 +341,15 @@ impl crate::function::StepState for std::sync::Mutex<Option<Step>> {
             step.each_held(&mut |v| held.push(v));
         }
         held.into_iter().for_each(visit);
+    }
+}
+
+/// Moves a window `step` items on: what it lacks is skipped from the items to come.
+fn slide(window: &mut VecDeque<Value>, skip: &mut usize, step: usize) {
+    for _ in 0..step {
+        if window.pop_front().is_none() {
+            *skip += 1;
+        }
     }
 }
 
@@ -380,7 +410,7 @@ pub(crate) fn run_into_vector(cx: &mut BuiltinContext, mut step: Step, coll: &Va
             }
         }
     }
-    if let Some(y) = step.finish(cx)? {
+    while let Some(y) = step.finish(cx)? {
         keep(cx, &mut out, y)?;
     }
     Ok(Value::from_pvec(out))

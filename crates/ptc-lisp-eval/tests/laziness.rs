@@ -298,6 +298,9 @@ fn take_and_split_of_a_lazy_sequence_make_only_what_is_pulled() {
         ("(take 0 (range))", "[]"),
         ("(take 2 (take 5 (iterate inc 0)))", "[0 1]"),
         ("(zipmap [:a :b] (range))", "{:a 0 :b 1}"),
+        // the windowed step keeps every short last window of partition-all, lazily too
+        ("(partition-all 3 1 (take 4 (range)))", "[[0 1 2] [1 2 3] [2 3] [3]]"),
+        ("(partition-all 3 1 [1 2 3 4])", "[[1 2 3] [2 3 4] [3 4] [4]]"),
         ("(zipmap (iterate inc 0) [:x :y])", "{0 :x 1 :y}"),
     ]);
 }

@@ -739,6 +739,10 @@ fn chunks(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, keep_partial: b
     if n <= 0 || step <= 0 {
         return err(ErrorKind::RuntimeError, format!("{fname}: size and step must be positive, got {n} and {step}"));
     }
+    let Some(pad) = pad else {
+        return run_into_vector(cx, Step::partition(n as usize, step as usize, keep_partial), coll);
+    };
+    let pad = Some(pad);
     let all = items(cx, fname, coll)?;
     let mut out = Vec::new();
     let mut i = 0usize;
@@ -771,7 +775,7 @@ fn partition_all_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if n <= 0 {
         return err(ErrorKind::RuntimeError, format!("partition-all: size must be positive, got {n}"));
     }
-    Ok(xf_step(Step::PartitionAll { n: n as usize, group: Vec::new() }))
+    Ok(xf_step(Step::partition(n as usize, n as usize, true)))
 }
 
 fn partition_all(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {

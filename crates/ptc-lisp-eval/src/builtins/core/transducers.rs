@@ -292,13 +292,24 @@ fn step_reducer(rf: Value, step: Step) -> Value {
         },
         move |cx, rf, acc| {
             let mut step = done.lock().map_err(|_| poisoned())?.take().ok_or_else(poisoned)?;
-            let rest = step.finish(cx);
-            *done.lock().map_err(|_| poisoned())? = Some(step);
-            let acc = match rest? {
-                Some(y) => unreduced(cx.apply(rf, &mut [acc, y])?),
-                None => acc,
+            let mut rest = Vec::new();
+            let flushed = loop {
+                match step.finish(cx) {
+                    Ok(Some(y)) => rest.push(y),
+                    Ok(None) => break Ok(()),
+                    Err(e) => break Err(e),
+                }
             };
-            cx.apply(rf, &mut [acc])
+            *done.lock().map_err(|_| poisoned())? = Some(step);
+            flushed?;
+            let mut acc = acc;
+            for y in rest {
+                acc = cx.apply(rf, &mut [acc, y])?;
+                if reduced_value(&acc).is_some() {
+                    break;
+                }
+            }
+            cx.apply(rf, &mut [unreduced(acc)])
         },
     )
 }
