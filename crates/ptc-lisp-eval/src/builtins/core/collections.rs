@@ -206,6 +206,10 @@ fn zipmap(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // an infinite side is bounded by the finite one
     let bound = |i: usize, other: usize, a: &mut [Value], cx: &mut BuiltinContext| -> EvalResult<Vec<Value>> {
         match crate::lazy::as_lazy(&a[i]) {
+            // both endless: the map would never be finished
+            Some(l) if l.is_infinite() && crate::lazy::as_lazy(&a[other]).is_some_and(|o| o.is_infinite()) => {
+                crate::lazy::unbounded("zipmap", l)
+            }
             Some(l) => {
                 let n = seq_len(&a[other]).unwrap_or(0);
                 let taken = crate::lazy::take(cx, n, l.clone())?;
