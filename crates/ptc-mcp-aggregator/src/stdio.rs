@@ -7,10 +7,11 @@
 //! here. Once the `initialize` handshake is done, a `tools/call` of `lisp_eval` whose
 //! parameters are plain (`name` and `arguments`, nothing else) and which finds a free
 //! evaluation slot at once goes straight from this thread to an evaluation thread, which
-//! writes the answer to stdout itself: two threads per call instead of five. Every other
-//! frame (and such a call when it would have to queue, during shutdown, with sessions)
-//! reaches rmcp through an in-memory pipe; rmcp's output is copied line by line to
-//! stdout. Both paths answer with the same bytes (checked by the tests below).
+//! writes the answer to stdout itself: one handoff between threads instead of four (tokio's
+//! stdin thread, a runtime worker, the evaluation thread, a worker, tokio's stdout thread).
+//! Every other frame (and such a call when it would have to queue, during shutdown, with
+//! sessions) reaches rmcp through an in-memory pipe; rmcp's output is copied line by line
+//! to stdout. Both paths answer with the same bytes (checked by `stdio_tests.rs`).
 //!
 //! Requests leave the in-flight set when their answer is written: a second request with
 //! an id that is still running is answered with an error instead of being run.
