@@ -123,6 +123,8 @@ struct FastCalls {
     enabled: bool,
     /// Set once rmcp finished the `initialize` handshake of a session before 2026-07-28.
     ready: AtomicBool,
+    /// The protocol version rmcp's `initialize` answer named, seen on its way out.
+    negotiated: Mutex<Option<String>>,
     running: Mutex<HashMap<String, FastRun>>,
     /// Calls that took the fast path (for tests).
     taken: AtomicU64,
@@ -135,6 +137,39 @@ struct FastRun {
 }
 
 impl FastCalls {
+    /// Notes the version of rmcp's `initialize` answer (the first one).
+    fn saw_answer(&self, line: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            result: Initialized,
+        }
+        #[derive(serde::Deserialize)]
+        struct Initialized {
+            #[serde(rename = "protocolVersion")]
+            protocol_version: String,
+            #[serde(rename = "serverInfo")]
+            #[allow(dead_code)]
+            server_info: serde::de::IgnoredAny,
+        }
+        if let Ok(mut negotiated) = self.negotiated.lock()
+            && negotiated.is_none()
+            && let Ok(answer) = serde_json::from_slice::<Answer>(line)
+        {
+            *negotiated = Some(answer.result.protocol_version);
+        }
+    }
+
+    /// `notifications/initialized` went to rmcp after its `initialize` answer went out:
+    /// rmcp finishes the handshake on it before it reads any later frame, so later calls
+    /// may take the fast path (the same rule as when the handshake is seen to finish).
+    fn initialized(&self) {
+        if let Ok(negotiated) = self.negotiated.lock()
+            && let Some(v) = negotiated.as_deref()
+        {
+            self.ready.store(is_legacy(v), Ordering::SeqCst);
+        }
+    }
+
     fn is_idle(&self) -> bool {
         self.running.lock().map(|r| r.is_empty()).unwrap_or(true)
     }
@@ -345,6 +380,9 @@ fn read_loop<R: Read>(
                     to_rmcp.write_all(b"\n").await?;
                     to_rmcp.flush().await
                 })?;
+                if method.as_deref() == Some("notifications/initialized") {
+                    link.fast.initialized();
+                }
             }
         }
     }
@@ -391,6 +429,9 @@ where
                     && !is_request(&line)
                 {
                     link.forget(&id);
+                    if line.windows(17).any(|w| w == b"\"protocolVersion\"") {
+                        link.fast.saw_answer(&line);
+                    }
                 }
                 if write_line(&link.out, &line).is_err() {
                     break;
@@ -423,10 +464,7 @@ where
     };
     // the fast path answers in the shape of a session opened with `initialize` on a
     // version before 2026-07-28 (no `resultType`); other sessions keep rmcp's path
-    let legacy = service
-        .peer()
-        .peer_info()
-        .is_some_and(|info| info.protocol_version.as_str() < ProtocolVersion::V_2026_07_28.as_str());
+    let legacy = service.peer().peer_info().is_some_and(|info| is_legacy(info.protocol_version.as_str()));
     fast.ready.store(legacy, Ordering::SeqCst);
     let ct = service.cancellation_token();
     let waiting = service.waiting();
@@ -465,6 +503,11 @@ where
     server.begin_shutdown();
     let _ = forward.await;
     Ok(fast.taken.load(Ordering::Relaxed))
+}
+
+/// A protocol version before 2026-07-28 (ISO dates compare as text).
+fn is_legacy(version: &str) -> bool {
+    version < ProtocolVersion::V_2026_07_28.as_str()
 }
 
 fn is_request(line: &[u8]) -> bool {
