@@ -20,6 +20,9 @@
 //! row does four times as many).
 //! `--latency` runs only the in-process, MCP and many-missions figures and replaces that section
 //! of `docs/performance.md`, leaving the committed whole-process tables as they are.
+//! `--mcp-only` runs only the MCP stdio and HTTP figures and prints them (nothing is
+//! written); `--ptc PATH` measures that binary instead of building one (to compare two
+//! builds, alternating them).
 
 pub(crate) mod data;
 mod latency;
@@ -42,15 +45,19 @@ struct Options {
     runs: usize,
     quick: bool,
     latency_only: bool,
+    mcp_only: bool,
+    ptc: Option<PathBuf>,
 }
 
 impl Options {
     fn parse(args: &[String]) -> Result<Self> {
-        let mut opts = Options { runs: 5, quick: false, latency_only: false };
+        let mut opts = Options { runs: 5, quick: false, latency_only: false, mcp_only: false, ptc: None };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             match a.as_str() {
                 "--latency" => opts.latency_only = true,
+                "--mcp-only" => opts.mcp_only = true,
+                "--ptc" => opts.ptc = Some(PathBuf::from(it.next().context("--ptc needs the path of a ptc binary")?)),
                 "--quick" => {
                     opts.quick = true;
                     opts.runs = 1;
@@ -62,7 +69,9 @@ impl Options {
                         bail!("--runs must be at least 1");
                     }
                 }
-                other => bail!("unknown bench option {other} (expected --quick, --latency or --runs N)"),
+                other => bail!(
+                    "unknown bench option {other} (expected --quick, --latency, --mcp-only, --ptc PATH or --runs N)"
+                ),
             }
         }
         Ok(opts)
@@ -118,8 +127,20 @@ pub fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(2).collect();
     let opts = Options::parse(&args)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    crate::step("build release ptc", &cargo, &["build", "--release", "-p", "ptc", "--quiet"])?;
-    let ptc = crate::target_dir().join("release/ptc");
+    let ptc = match &opts.ptc {
+        Some(p) => p.clone(),
+        None => {
+            crate::step("build release ptc", &cargo, &["build", "--release", "-p", "ptc", "--quiet"])?;
+            crate::target_dir().join("release/ptc")
+        }
+    };
+    if opts.mcp_only {
+        eprintln!("==> MCP latency of {}", ptc.display());
+        for line in latency::mcp(&ptc, if opts.quick { 1 } else { 5 })? {
+            println!("- {line}");
+        }
+        return Ok(());
+    }
     let python = python_interpreter()?;
     let dir = crate::target_dir().join("bench");
     std::fs::create_dir_all(dir.join("programs"))?;

@@ -273,6 +273,9 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "namespaces cannot be created; string/set/walk functions are available as str/, set/, walk/"
         }
         "print" | "prn" | "printf" | "pr" => "use println to print, or str/format to build text",
+        "with-out-str" => {
+            "with-out-str is not supported: println output goes to the run's prints, not to a string; build the text with str, format or str/join instead"
+        }
         "future" | "promise" | "delay" | "deliver" => "use pmap or pcalls for parallel work",
         "data" => "data is a namespace: write data/<key> to read one context key",
         "tool" => "tool is a namespace: write (tool/<name> {:arg value}) to call a tool",
@@ -557,7 +560,13 @@ impl Analyzer<'_> {
             return Ok(Node::Global(Arc::from(name), builtin, span));
         }
         if let Some(b) = builtin {
-            return Ok(Node::Builtin(b));
+            // a builtin passed as a value (`(update m k inc)`, `(reduce + xs)`) is made once
+            // here, not allocated each time the expression runs
+            return Ok(if call_position {
+                Node::Builtin(b)
+            } else {
+                Node::Const(Value::Func(crate::function::Function::arc(crate::function::FnRepr::Builtin(b))))
+            });
         }
         if name.starts_with('.') && name.len() > 1 {
             return Err(unsupported_method(name, span));
@@ -676,11 +685,27 @@ impl Analyzer<'_> {
             };
             return Ok(Node::GetKey(Value::kw(k.as_str()), Box::new(target), default));
         }
+        // `(Integer/MAX_VALUE)`: Clojure reads a static field in parentheses as the field
+        if let FormKind::Symbol { ns: Some(ns), name } = &head.kind
+            && args.is_empty()
+            && let Some(b) = builtins::lookup_ns(ns, name)
+            && b.constant
+        {
+            return Ok(Node::CallBuiltin(b, Vec::new(), span));
+        }
         let f = match &head.kind {
             FormKind::Symbol { ns: None, name } => self.plain_symbol(name, head.span, true)?,
             _ => self.form(head, false)?,
         };
-        let args = self.forms(args)?;
+        let mut args = self.forms(args)?;
+        // two vector literals compared: their items are compared without building them
+        if let Node::Builtin(b) = &f
+            && let [Node::Vector(x), Node::Vector(y)] = args.as_mut_slice()
+            && let Some(how) = crate::node::ItemsCmp::of(b, x.len(), y.len())
+        {
+            let sides = (std::mem::take(x), std::mem::take(y));
+            return Ok(Node::CompareItems(how, Box::new(sides), span));
+        }
         Ok(match f {
             Node::Builtin(b) if args.len() == 2 && b.compare.is_some() => {
                 let mut it = args.into_iter();
@@ -1664,5 +1689,28 @@ mod tests {
         assert!(text.contains("values: [(2, Local"), "{text}");
         // a computed key keeps the general node
         assert!(nodes("(fn [x] {x 1 :a x})").contains("Map([("), "{}", nodes("(fn [x] {x 1 :a x})"));
+    }
+
+    #[test]
+    fn a_builtin_passed_as_a_value_is_made_once() {
+        let text = nodes("(fn [m k] (update m k (fnil inc 0)))");
+        assert!(text.contains("Const(#<builtin>)"), "{text}");
+        assert_eq!(text.matches("Builtin(").count(), text.matches("CallBuiltin(").count(), "{text}");
+    }
+
+    #[test]
+    fn vector_literals_compared_keep_their_items_unbuilt() {
+        for (src, how) in [
+            ("(fn [a b] (compare [(:k b) (:w b)] [(:k a) (:w a)]))", "CompareItems(Compare,"),
+            ("(fn [a b] (= [a 1] [b 2 3]))", "CompareItems(Eq,"),
+            ("(fn [a b] (not= [a 1] [b 2]))", "CompareItems(NotEq,"),
+        ] {
+            let text = nodes(src);
+            assert!(text.contains(how) && !text.contains("Vector("), "{src}: {text}");
+        }
+        // `compare` of vectors of different lengths, `<` and a computed vector: ordinary calls
+        for src in ["(fn [a] (compare [a 1] [a]))", "(fn [a] (< [a 1] [a 2]))", "(fn [a] (compare [a 1] (vec a)))"] {
+            assert!(!nodes(src).contains("CompareItems"), "{src}: {}", nodes(src));
+        }
     }
 }

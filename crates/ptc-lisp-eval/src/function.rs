@@ -194,28 +194,6 @@ pub(crate) trait StepState: Send + Sync {
     fn each(&self, visit: &mut dyn FnMut(Value));
 }
 
-impl StepState for std::sync::Mutex<Vec<Value>> {
-    fn each(&self, visit: &mut dyn FnMut(Value)) {
-        // a poisoned lock still holds its values
-        let held: Vec<Value> = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        held.into_iter().for_each(visit);
-    }
-}
-
-impl StepState for std::sync::Mutex<Option<Value>> {
-    fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        held.into_iter().for_each(visit);
-    }
-}
-
-impl StepState for std::sync::Mutex<std::collections::HashSet<Value>> {
-    fn each(&self, visit: &mut dyn FnMut(Value)) {
-        let held: Vec<Value> = self.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().cloned().collect();
-        held.into_iter().for_each(visit);
-    }
-}
-
 impl fmt::Debug for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {

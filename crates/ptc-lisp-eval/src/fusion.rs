@@ -20,9 +20,10 @@ use std::collections::HashMap;
 
 use crate::builtins::{self, Builtin, BuiltinContext};
 use crate::error::{EvalResult, Flow};
-use crate::interp::{Interp, get_in_value, with_span};
+use crate::interp::{Interp, with_span};
 use crate::limits::cost;
 use crate::node::Node;
+use crate::steps::{self, Fed};
 use crate::value::{PVector, Value};
 
 type FastHash = foldhash::fast::RandomState;
@@ -44,6 +45,16 @@ impl Step {
     /// The step a builtin declares (`.fused(..)` on its registry entry).
     fn of(b: &Builtin) -> Option<Step> {
         b.fused
+    }
+
+    /// The step's one definition (`crate::steps`), with its function.
+    fn make(self, f: Value) -> steps::Step {
+        match self {
+            Step::Map => steps::Step::Map(f),
+            Step::Filter => steps::Step::Filter { pred: f, keep: true },
+            Step::Remove => steps::Step::Filter { pred: f, keep: false },
+            Step::Keep => steps::Step::Keep(f),
+        }
     }
 }
 
@@ -305,7 +316,7 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         other => other,
     };
     let sink = Acc::new(p.sink, sink_vals);
-    let f0 = fns.last().cloned().unwrap_or(Value::Nil);
+    let mut chain = Run::new(p, fns);
     match items {
         Items::Ints { start, n, step } => {
             let mut x = start as i128;
@@ -314,22 +325,22 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
                 x += step as i128;
                 item
             });
-            drive(interp, p, fns, &f0, sink, ints, true)
+            drive(interp, p, &mut chain, sink, ints, true)
         }
         Items::Split(args, span) => {
             let parts = builtins::split_parts(&mut BuiltinContext::new(interp, "split"), &args)
                 .map_err(|e| with_span(e, span))?;
-            drive(interp, p, fns, &f0, sink, parts.into_iter().map(Value::str), false)
+            drive(interp, p, &mut chain, sink, parts.into_iter().map(Value::str), false)
         }
-        Items::View { keys: true, map } => drive_ref(interp, p, fns, &f0, sink, map.keys()),
-        Items::View { keys: false, map } => drive_ref(interp, p, fns, &f0, sink, map.values()),
+        Items::View { keys: true, map } => drive_ref(interp, p, &mut chain, sink, map.keys()),
+        Items::View { keys: false, map } => drive_ref(interp, p, &mut chain, sink, map.values()),
         // items of a vector are read in place: only what a step keeps is cloned
-        Items::Value(Value::Vector(v) | Value::List(v)) => drive_ref(interp, p, fns, &f0, sink, v.iter()),
+        Items::Value(Value::Vector(v) | Value::List(v)) => drive_ref(interp, p, &mut chain, sink, v.iter()),
         Items::Value(source) => {
             // a source that is not a collection fails as the innermost call would
             let (name, span) = p.steps.last().map_or((p.sink_builtin.name, p.sink_span), |s| (s.1.name, s.2));
             let items = builtins::seq_iter(name, &source).map_err(|e| with_span(e, span))?;
-            drive(interp, p, fns, &f0, sink, items, false)
+            drive(interp, p, &mut chain, sink, items, false)
         }
     }
 }
@@ -346,24 +357,137 @@ enum Items {
     View { keys: bool, map: std::sync::Arc<crate::value::PMap> },
 }
 
+/// The steps of a chain, innermost first, as the shared step definitions
+/// (`crate::steps`) with the span of each call.
+struct Run {
+    steps: Vec<steps::Step>,
+    spans: Vec<Span>,
+}
+
+/// What pushing an item through a chain came to.
+enum Ctl {
+    /// Ready for the next item.
+    Go,
+    /// The consumer is done early: its result.
+    Done(Value),
+    /// A step has ended the sequence: the consumer finishes with what it has.
+    End,
+}
+
+impl Run {
+    /// The chain of `p`, its functions (outermost first) taken from `fns`.
+    fn new(p: &Pipeline, fns: &mut [Value]) -> Run {
+        let mut steps = Vec::with_capacity(p.steps.len());
+        let mut spans = Vec::with_capacity(p.steps.len());
+        for (i, (kind, _, span)) in p.steps.iter().enumerate().rev() {
+            steps.push(kind.make(fns.get_mut(i).map(std::mem::take).unwrap_or(Value::Nil)));
+            spans.push(*span);
+        }
+        Run { steps, spans }
+    }
+
+    /// Runs a borrowed item through the chain into the consumer.
+    #[inline]
+    fn push_ref(&mut self, interp: &mut Interp, p: &Pipeline, item: &Value, sink: &mut Acc) -> Result<Ctl, Flow> {
+        let Some(step) = self.steps.first_mut() else { return push_sink(interp, p, item.clone(), sink) };
+        interp.tick(1)?;
+        let fed = step
+            .feed_ref(&mut BuiltinContext::new(interp, step.name()), item)
+            .map_err(|e| with_span(e, self.spans[0]))?;
+        self.after(interp, p, 0, fed, sink)
+    }
+
+    /// Runs `x` through the steps from the `i`-th (innermost first) into the consumer.
+    #[inline]
+    fn through(
+        &mut self,
+        interp: &mut Interp,
+        p: &Pipeline,
+        i: usize,
+        mut x: Value,
+        sink: &mut Acc,
+    ) -> Result<Ctl, Flow> {
+        for j in i..self.steps.len() {
+            interp.tick(1)?;
+            let step = &mut self.steps[j];
+            match step
+                .feed(&mut BuiltinContext::new(interp, step.name()), x)
+                .map_err(|e| with_span(e, self.spans[j]))?
+            {
+                Fed::One(y) => x = y,
+                Fed::Skip => return Ok(Ctl::Go),
+                other => return self.after(interp, p, j, other, sink),
+            }
+        }
+        push_sink(interp, p, x, sink)
+    }
+
+    /// Hands what the `i`-th step made on to the steps after it.
+    fn after(&mut self, interp: &mut Interp, p: &Pipeline, i: usize, fed: Fed, sink: &mut Acc) -> Result<Ctl, Flow> {
+        match fed {
+            Fed::Skip => Ok(Ctl::Go),
+            Fed::One(x) => self.through(interp, p, i + 1, x, sink),
+            Fed::Many(xs) => {
+                for x in xs {
+                    match self.through(interp, p, i + 1, x, sink)? {
+                        Ctl::Go => {}
+                        stop => return Ok(stop),
+                    }
+                }
+                Ok(Ctl::Go)
+            }
+            Fed::End => self.flush(interp, p, i + 1, sink),
+            Fed::Last(x) => match self.through(interp, p, i + 1, x, sink)? {
+                Ctl::Go => self.flush(interp, p, i + 1, sink),
+                stop => Ok(stop),
+            },
+        }
+    }
+
+    /// The input of the steps from the `i`-th on has ended: what each still holds goes
+    /// through the ones after it, and the consumer finishes.
+    fn flush(&mut self, interp: &mut Interp, p: &Pipeline, i: usize, sink: &mut Acc) -> Result<Ctl, Flow> {
+        for j in i..self.steps.len() {
+            loop {
+                let step = &mut self.steps[j];
+                let rest = step
+                    .finish(&mut BuiltinContext::new(interp, step.name()))
+                    .map_err(|e| with_span(e, self.spans[j]))?;
+                let Some(x) = rest else { break };
+                if let stop @ Ctl::Done(_) = self.through(interp, p, j + 1, x, sink)? {
+                    return Ok(stop);
+                }
+            }
+        }
+        Ok(Ctl::End)
+    }
+}
+
+#[inline]
+fn push_sink(interp: &mut Interp, p: &Pipeline, x: Value, sink: &mut Acc) -> Result<Ctl, Flow> {
+    Ok(match sink.push(interp, p, x)? {
+        Some(done) => Ctl::Done(done),
+        None => Ctl::Go,
+    })
+}
+
 /// Pushes borrowed items (a vector's, a map's keys or values) through the steps into the
 /// consumer: only what a step keeps is cloned.
 fn drive_ref<'a>(
     interp: &mut Interp,
     p: &Pipeline,
-    fns: &[Value],
-    f0: &Value,
+    chain: &mut Run,
     mut sink: Acc,
     items: impl Iterator<Item = &'a Value>,
 ) -> EvalResult {
-    let inner = p.steps.last();
     for item in items {
-        let Some(x) = first_step(interp, inner, f0, item)? else { continue };
-        if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
-            return Ok(done);
+        match chain.push_ref(interp, p, item, &mut sink)? {
+            Ctl::Go => {}
+            Ctl::Done(v) => return Ok(v),
+            Ctl::End => return sink.finish(interp, p),
         }
     }
-    sink.finish(interp, p)
+    finish(interp, p, chain, sink)
 }
 
 /// Pushes owned items through the steps into the consumer (`tick_each`: the source charges
@@ -371,23 +495,30 @@ fn drive_ref<'a>(
 fn drive(
     interp: &mut Interp,
     p: &Pipeline,
-    fns: &[Value],
-    f0: &Value,
+    chain: &mut Run,
     mut sink: Acc,
     items: impl Iterator<Item = Value>,
     tick_each: bool,
 ) -> EvalResult {
-    let inner = p.steps.last();
     for item in items {
         if tick_each {
             interp.tick(1)?;
         }
-        let Some(x) = first_step(interp, inner, f0, &item)? else { continue };
-        if let Some(done) = feed(interp, p, fns, x, &mut sink)? {
-            return Ok(done);
+        match chain.through(interp, p, 0, item, &mut sink)? {
+            Ctl::Go => {}
+            Ctl::Done(v) => return Ok(v),
+            Ctl::End => return sink.finish(interp, p),
         }
     }
-    sink.finish(interp, p)
+    finish(interp, p, chain, sink)
+}
+
+/// The source has ended: the steps give out what they hold, and the consumer finishes.
+fn finish(interp: &mut Interp, p: &Pipeline, chain: &mut Run, mut sink: Acc) -> EvalResult {
+    match chain.flush(interp, p, 0, &mut sink)? {
+        Ctl::Done(v) => Ok(v),
+        Ctl::Go | Ctl::End => sink.finish(interp, p),
+    }
 }
 
 /// `(start, count, step)` of an all-integer `range` call with a non-zero step (what the
@@ -406,64 +537,6 @@ pub(crate) fn int_range(args: &[Value]) -> Option<(i64, u64, i64)> {
         0
     };
     Some((start, n, step))
-}
-
-/// Runs the innermost step on a borrowed item.
-#[inline]
-fn first_step(interp: &mut Interp, step: Option<&StepCall>, f: &Value, item: &Value) -> Result<Option<Value>, Flow> {
-    let Some((step, _, span)) = step else { return Ok(Some(item.clone())) };
-    interp.tick(1)?;
-    let out = match step {
-        Step::Map => match f {
-            Value::Keyword(_) => Some(get_in_value(item, f).unwrap_or(Value::Nil)),
-            _ => Some(interp.apply(f, &mut [item.clone()]).map_err(|e| with_span(e, *span))?),
-        },
-        Step::Filter | Step::Remove => {
-            let keep = *step == Step::Filter;
-            let t = interp.apply(f, &mut [item.clone()]).map_err(|e| with_span(e, *span))?.truthy();
-            (t == keep).then(|| item.clone())
-        }
-        Step::Keep => {
-            let r = interp.apply(f, &mut [item.clone()]).map_err(|e| with_span(e, *span))?;
-            (!r.is_nil()).then_some(r)
-        }
-    };
-    Ok(out)
-}
-
-/// Runs the remaining steps (all but the innermost) on an item, then hands it to the
-/// consumer. `Some(result)` when the consumer is done early.
-#[inline]
-fn feed(interp: &mut Interp, p: &Pipeline, fns: &[Value], mut x: Value, sink: &mut Acc) -> Result<Option<Value>, Flow> {
-    let n = p.steps.len();
-    // steps and fns are outermost first; the innermost (index n - 1) already ran
-    for i in (0..n.saturating_sub(1)).rev() {
-        let (step, _, span) = p.steps[i];
-        let f = &fns[i];
-        interp.tick(1)?;
-        match step {
-            Step::Map => {
-                x = match f {
-                    Value::Keyword(_) => get_in_value(&x, f).unwrap_or(Value::Nil),
-                    _ => interp.apply(f, &mut [x]).map_err(|e| with_span(e, span))?,
-                }
-            }
-            Step::Filter | Step::Remove => {
-                let t = interp.apply(f, &mut [x.clone()]).map_err(|e| with_span(e, span))?.truthy();
-                if t != (step == Step::Filter) {
-                    return Ok(None);
-                }
-            }
-            Step::Keep => {
-                let r = interp.apply(f, &mut [x]).map_err(|e| with_span(e, span))?;
-                if r.is_nil() {
-                    return Ok(None);
-                }
-                x = r;
-            }
-        }
-    }
-    sink.push(interp, p, x)
 }
 
 /// The nested calls, one after the other (for sources the streaming path does not cover).

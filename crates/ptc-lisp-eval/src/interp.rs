@@ -12,7 +12,7 @@ use crate::function::{Closure, FnRepr, Function};
 use crate::host::{CallCx, Discovery, Host, ToolCall, ToolCallRecord, ToolErrorKind};
 use crate::limits::{Limits, SharedBudget, cost};
 use crate::memory::Memory;
-use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, Lambda, Node, Num, Pattern};
+use crate::node::{CaptureFrom, CmpOp, ForClause, ForNode, ItemsCmp, Lambda, Node, Num, Pattern};
 use crate::prints::{Chunk, Mark, Prints};
 use crate::stack;
 use crate::tool_keys::tool_args;
@@ -364,6 +364,7 @@ impl<'h> Interp<'h> {
                 };
                 Ok(Value::Bool(result))
             }
+            Node::CompareItems(how, sides, span) => self.compare_items(*how, &sides.0, &sides.1, *span),
             Node::CallBuiltin(b, args, span) => {
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
                 for a in args {
@@ -433,6 +434,36 @@ impl<'h> Interp<'h> {
                     Some(v) => Ok(v),
                     None => b.call(self, &mut [a, bv]).map_err(|e| with_span(e, span)),
                 }
+            }
+        }
+    }
+
+    /// [`Node::CompareItems`]: what `compare`, `=` or `not=` of the two vector literals
+    /// answers, with the same evaluation order, memory charges, fuel and errors, but the
+    /// items held in two small buffers instead of two vectors.
+    fn compare_items(&mut self, how: ItemsCmp, xs: &[Node], ys: &[Node], span: ptc_lisp_syntax::Span) -> EvalResult {
+        let mut left: SmallVec<[Value; 4]> = SmallVec::with_capacity(xs.len());
+        for n in xs {
+            left.push(self.eval(n)?);
+        }
+        self.charge(cost::items(xs.len() as u64))?;
+        let mut right: SmallVec<[Value; 4]> = SmallVec::with_capacity(ys.len());
+        for n in ys {
+            right.push(self.eval(n)?);
+        }
+        self.charge(cost::items(ys.len() as u64))?;
+        match how {
+            ItemsCmp::Compare => {
+                // the builtin call's own step
+                self.tick(1)?;
+                let c = crate::builtins::clojure_compare_items(left.iter().zip(right.iter()))
+                    .map_err(|e| with_span(e, span))?;
+                Ok(Value::Int(c))
+            }
+            ItemsCmp::Eq | ItemsCmp::NotEq => {
+                let same = left.len() == right.len()
+                    && crate::meter::within(|| false, || left.iter().zip(right.iter()).all(|(x, y)| x.equiv(y)));
+                Ok(Value::Bool(same == (how == ItemsCmp::Eq)))
             }
         }
     }
@@ -681,7 +712,14 @@ impl<'h> Interp<'h> {
                 }
                 match &c.default {
                     Some(d) => self.eval(d),
-                    None => Ok(Value::Nil),
+                    // as Clojure: no match and no default is an error, not a silent nil
+                    None => err(
+                        ErrorKind::RuntimeError,
+                        format!(
+                            "case: no clause matches {} and there is no default; add a default as the last form, e.g. (case x 1 :one :other), or use condp/cond",
+                            crate::builtins::brief(&v)
+                        ),
+                    ),
                 }
             }
             Node::For(f) => self.eval_for(f),
@@ -1574,6 +1612,31 @@ pub(crate) fn flex_get_key(m: &PMap, key: &Value) -> Option<Value> {
     let candidates =
         [Value::str(&**name), Value::kw(&**name), Value::str(normalized.as_str()), Value::kw(normalized.as_str())];
     candidates.into_iter().find(|c| m.contains_key(c))
+}
+
+/// The key a write of `k` into `m` uses (DIV-47 for writes): a keyword the map holds only
+/// as a string key, as JSON data from the context or a tool does (`"status"` for
+/// `:status`, `"user_id"` for `:user-id`), writes that key, so `assoc`, `dissoc`, `merge`,
+/// `assoc-in` and `update-in` replace or remove the field instead of adding a second one
+/// beside it. Any other key, or a keyword the map holds as written, is used as given.
+pub(crate) fn write_key(m: &PMap, k: Value) -> Value {
+    let Value::Keyword(name) = &k else { return k };
+    if m.is_empty() || m.contains_key(&k) {
+        return k;
+    }
+    if m.get_named(name, false).is_some() {
+        return Value::str(&**name);
+    }
+    if name.contains('-') {
+        let n = name.replace('-', "_");
+        if m.get_named(&n, true).is_some() {
+            return Value::kw(n.as_str());
+        }
+        if m.get_named(&n, false).is_some() {
+            return Value::str(n.as_str());
+        }
+    }
+    k
 }
 
 /// Flexible lookup by a bare name (for `data/name`): keyword, string, normalized.

@@ -3,14 +3,29 @@
 //!
 //! A [`LazySeq`] is an immutable description — a producer (`(range)`, `iterate`,
 //! `repeat`, `cycle`, `repeatedly`, a range too long to hold, a `tree-seq` too big to
-//! walk at once) or a step over another lazy sequence (`map`, `filter`, `for`, `distinct`,
-//! `take-while`, `sequence` with a transducer...). Nothing runs when it is made. A
+//! walk at once) or a step over another lazy sequence. Nothing runs when it is made. A
 //! consumer pulls items through a [`Cursor`], the one iteration interface: each pull burns
 //! fuel, what a step keeps (the seen set of `distinct`, a `partition-by` run) is charged
 //! as memory, and a pull may end (`None`) when the sequence is finite.
 //!
+//! # Steps are defined once
+//!
+//! The one-source steps (`map`, `filter`, `remove`, `keep`, `map-indexed`,
+//! `keep-indexed`, `take`, `drop`, `take-nth`, `take-while`, `drop-while`, `distinct`,
+//! `dedupe`, `partition-by`, `partition`, `partition-all`, `mapcat`, `cat`) are [`Step`]s of `crate::steps`: what the
+//! step does with one item and what it keeps. Here a step over a lazy source is
+//! `Source::Step` ([`stepped`]); its producer pulls the source and feeds the step until it
+//! gives an item. The same definition runs the eager builtin over a collection
+//! (`steps::run_into_vector`), a fused pipeline (`crate::fusion`) and the transducer form
+//! (`transducers::xf_step`). What is left here is what is not one item in, some out:
+//! several sources in step (`map` of several, `interleave`), `concat`, `reductions`,
+//! `drop-last`, user transducers (`sequence`), `tree-seq` and
+//! `for`.
+//!
 //! Consumers that bound what they pull (`take`, `first`, `nth`, `some`, destructuring,
-//! `reduce` with `reduced`, a finite partner of `map`) work on any lazy sequence. A
+//! `reduce` with `reduced`, a finite partner of `map` or `zipmap`) work on any lazy
+//! sequence; `take`, `drop`, `split-at` and `split-with` of a lazy sequence are lazy
+//! themselves, so `(first (take 2 (map f (range))))` runs `f` once. A
 //! builtin that is not declared lazy in the registry gets every finite lazy argument
 //! realised first ([`realize`], charged like any collection it builds), and an infinite
 //! one fails with an error naming the producer ([`unbounded`]). The result of a run is
@@ -46,6 +61,7 @@ use std::time::Duration;
 use crate::builtins::context::BuiltinContext;
 use crate::error::{ErrorKind, EvalResult, Flow, err};
 use crate::limits::cost;
+use crate::steps::{Fed, Step};
 use crate::value::{PVector, Value};
 
 /// A lazy sequence (`(range)`, `(iterate f x)`, a `map` over one...): where its items
@@ -128,31 +144,58 @@ impl std::fmt::Debug for ForSeq {
 
 #[derive(Debug)]
 enum Source {
-    Range { start: Value, step: Value },
-    RangeTo { start: i64, end: i64, step: i64 },
-    Iterate { f: Value, seed: Value },
+    Range {
+        start: Value,
+        step: Value,
+    },
+    RangeTo {
+        start: i64,
+        end: i64,
+        step: i64,
+    },
+    Iterate {
+        f: Value,
+        seed: Value,
+    },
     Repeat(Value),
     Cycle(PVector),
     Repeatedly(Value),
-    Map { f: Value, inputs: Vec<Arc<LazySeq>> },
-    Filter { pred: Value, keep_truthy: bool, src: Arc<LazySeq> },
-    Keep { f: Value, src: Arc<LazySeq> },
-    MapIndexed { f: Value, src: Arc<LazySeq> },
-    Drop { n: usize, src: Arc<LazySeq> },
-    DropWhile { pred: Value, src: Arc<LazySeq> },
-    Concat { prefix: PVector, tail: Arc<LazySeq> },
-    Mapcat { f: Option<Value>, src: Arc<LazySeq> },
+    Map {
+        f: Value,
+        inputs: Vec<Arc<LazySeq>>,
+    },
+    /// A sequence step (`filter`, `take`, `distinct`...: see `crate::steps`) over one source.
+    Step {
+        step: Step,
+        src: Arc<LazySeq>,
+    },
+    Concat {
+        prefix: PVector,
+        tail: Arc<LazySeq>,
+    },
     Interleave(Vec<Arc<LazySeq>>),
-    Partition { n: usize, step: usize, keep_partial: bool, src: Arc<LazySeq> },
-    TakeWhile { pred: Value, src: Arc<LazySeq> },
-    Distinct(Arc<LazySeq>),
-    Dedupe(Arc<LazySeq>),
-    Reductions { f: Value, init: Option<Value>, src: Arc<LazySeq> },
-    PartitionBy { f: Value, src: Arc<LazySeq> },
-    DropLast { n: usize, src: Arc<LazySeq> },
-    Xform { xform: Value, src: Arc<LazySeq> },
-    TreeSeq { branch: Value, children: Value, root: Value },
-    For { comp: Arc<ForSeq>, src: Arc<LazySeq> },
+    Reductions {
+        f: Value,
+        init: Option<Value>,
+        src: Arc<LazySeq>,
+    },
+    DropLast {
+        n: usize,
+        src: Arc<LazySeq>,
+    },
+    Xform {
+        xform: Value,
+        src: Arc<LazySeq>,
+    },
+    TreeSeq {
+        branch: Value,
+        children: Value,
+        root: Value,
+    },
+    For {
+        comp: Arc<ForSeq>,
+        src: Arc<LazySeq>,
+    },
 }
 
 impl Drop for LazySeq {
@@ -200,20 +243,12 @@ impl LazySeq {
                 visit(f.clone());
                 inputs.iter().map(seq_value).for_each(visit);
             }
-            Source::Filter { pred: f, src, .. }
-            | Source::Keep { f, src }
-            | Source::MapIndexed { f, src }
-            | Source::DropWhile { pred: f, src }
-            | Source::TakeWhile { pred: f, src }
-            | Source::PartitionBy { f, src }
-            | Source::Xform { xform: f, src } => {
+            Source::Xform { xform: f, src } => {
                 visit(f.clone());
                 visit(seq_value(src));
             }
-            Source::Mapcat { f, src } => {
-                if let Some(f) = f {
-                    visit(f.clone());
-                }
+            Source::Step { step, src } => {
+                step.each_held(visit);
                 visit(seq_value(src));
             }
             Source::Reductions { f, init, src } => {
@@ -223,11 +258,7 @@ impl LazySeq {
                 }
                 visit(seq_value(src));
             }
-            Source::Drop { src, .. }
-            | Source::Partition { src, .. }
-            | Source::Distinct(src)
-            | Source::Dedupe(src)
-            | Source::DropLast { src, .. } => visit(seq_value(src)),
+            Source::DropLast { src, .. } => visit(seq_value(src)),
             Source::Concat { prefix, tail } => {
                 prefix.iter().cloned().for_each(&mut *visit);
                 visit(seq_value(tail));
@@ -373,51 +404,28 @@ pub(crate) fn tree_seq(branch: Value, children: Value, root: Value) -> Value {
 }
 /// `(map f s1 s2 ...)` over lazy sequences only: ends with the shortest.
 pub(crate) fn map(f: Value, inputs: Vec<Arc<LazySeq>>) -> EvalResult {
+    if let [src] = inputs.as_slice() {
+        return stepped(Step::Map(f), src);
+    }
     let label = inputs.first().map(|s| s.label.clone()).unwrap_or_else(|| Arc::from("(map ...)"));
     let srcs: Vec<&Arc<LazySeq>> = inputs.iter().collect();
     let infinite = inputs.iter().all(|s| s.infinite);
     step(label, &srcs, infinite, Source::Map { f, inputs: inputs.clone() })
 }
-/// `(filter pred s)` (`keep_truthy`) or `(remove pred s)`.
-pub(crate) fn filter(pred: Value, keep_truthy: bool, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Filter { pred, keep_truthy, src: src.clone() })
-}
-/// `(keep f s)`.
-pub(crate) fn keep(f: Value, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Keep { f, src: src.clone() })
-}
-/// `(map-indexed f s)`.
-pub(crate) fn map_indexed(f: Value, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::MapIndexed { f, src: src.clone() })
+/// `step` over the lazy sequence `src` (`(filter pred s)`, `(take n s)`, `(distinct s)`...):
+/// infinite when `src` is and the step cannot end early.
+pub(crate) fn stepped(step: Step, src: &Arc<LazySeq>) -> EvalResult {
+    let infinite = src.infinite && !step.may_end();
+    self::step(src.label.clone(), &[src], infinite, Source::Step { step, src: src.clone() })
 }
 /// `(drop n s)`.
 pub(crate) fn drop(n: usize, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Drop { n, src: src.clone() })
-}
-/// `(drop-while pred s)`.
-pub(crate) fn drop_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::DropWhile { pred, src: src.clone() })
-}
-/// `(take-while pred s)`: may end anywhere, so it is never known to be infinite.
-pub(crate) fn take_while(pred: Value, src: &Arc<LazySeq>) -> EvalResult {
-    ending(src, Source::TakeWhile { pred, src: src.clone() })
-}
-/// `(distinct s)`: the seen items are kept, and charged as memory.
-pub(crate) fn distinct(src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Distinct(src.clone()))
-}
-/// `(dedupe s)`.
-pub(crate) fn dedupe(src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Dedupe(src.clone()))
+    stepped(Step::Drop { left: n }, src)
 }
 /// `(reductions f s)` or `(reductions f init s)`.
 pub(crate) fn reductions(f: Value, init: Option<Value>, src: &Arc<LazySeq>) -> EvalResult {
     let infinite = src.infinite;
     step(src.label.clone(), &[src], infinite, Source::Reductions { f, init, src: src.clone() })
-}
-/// `(partition-by f s)`: runs of items with the same `(f x)`, as vectors.
-pub(crate) fn partition_by(f: Value, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::PartitionBy { f, src: src.clone() })
 }
 /// `(drop-last n s)`: holds the last n items back.
 pub(crate) fn drop_last(n: usize, src: &Arc<LazySeq>) -> EvalResult {
@@ -439,11 +447,11 @@ pub(crate) fn concat(prefix: PVector, tail: &Arc<LazySeq>) -> EvalResult {
 }
 /// `(mapcat f s)`.
 pub(crate) fn mapcat(f: Value, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Mapcat { f: Some(f), src: src.clone() })
+    stepped(Step::Mapcat(Some(f)), src)
 }
 /// `(apply concat s)`: the items of each collection s yields, in turn.
 pub(crate) fn cat(src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Mapcat { f: None, src: src.clone() })
+    stepped(Step::Mapcat(None), src)
 }
 /// `(interleave s1 s2 ...)` of lazy sequences: ends with the shortest.
 pub(crate) fn interleave(srcs: Vec<Arc<LazySeq>>) -> EvalResult {
@@ -454,7 +462,7 @@ pub(crate) fn interleave(srcs: Vec<Arc<LazySeq>>) -> EvalResult {
 }
 /// `(partition n step s)` (and `partition-all`, which keeps a short last group): vectors of n.
 pub(crate) fn partition(n: usize, every: usize, keep_partial: bool, src: &Arc<LazySeq>) -> EvalResult {
-    over(src, Source::Partition { n, step: every, keep_partial, src: src.clone() })
+    stepped(Step::partition(n, every, keep_partial), src)
 }
 
 /// A position in a lazy sequence: each [`Cursor::next`] yields the next item, or `None`
@@ -475,31 +483,77 @@ enum Pos {
 
 /// The producer of a lazy sequence: how far it has got and what it keeps.
 enum State {
-    Range { next: Value, step: Value },
-    RangeTo { next: i128, end: i128, step: i128 },
-    Iterate { f: Value, cur: Value, started: bool },
+    Range {
+        next: Value,
+        step: Value,
+    },
+    RangeTo {
+        next: i128,
+        end: i128,
+        step: i128,
+    },
+    Iterate {
+        f: Value,
+        cur: Value,
+        started: bool,
+    },
     Repeat(Value),
-    Cycle { items: PVector, i: usize },
+    Cycle {
+        items: PVector,
+        i: usize,
+    },
     Repeatedly(Value),
-    Map { f: Value, inputs: Vec<Cursor> },
-    Filter { pred: Value, keep_truthy: bool, src: Box<Cursor> },
-    Keep { f: Value, src: Box<Cursor> },
-    MapIndexed { f: Value, i: i64, src: Box<Cursor> },
-    Drop { n: usize, src: Box<Cursor> },
-    DropWhile { pred: Value, dropping: bool, src: Box<Cursor> },
-    Concat { prefix: PVector, i: usize, tail: Box<Cursor> },
-    Mapcat { f: Option<Value>, buf: VecDeque<Value>, src: Box<Cursor> },
-    Interleave { srcs: Vec<Cursor>, buf: VecDeque<Value> },
-    Partition { n: usize, step: usize, keep_partial: bool, window: VecDeque<Value>, skip: usize, src: Box<Cursor> },
-    TakeWhile { pred: Value, done: bool, src: Box<Cursor> },
-    Distinct { seen: HashSet<Value>, src: Box<Cursor> },
-    Dedupe { last: Option<Value>, src: Box<Cursor> },
-    Reductions { f: Value, acc: Option<Value>, started: bool, done: bool, src: Box<Cursor> },
-    PartitionBy { f: Value, run: Vec<Value>, key: Option<Value>, src: Box<Cursor> },
-    DropLast { n: usize, buf: VecDeque<Value>, src: Box<Cursor> },
-    Xform { xform: Value, xrf: Option<Value>, buf: VecDeque<Value>, done: bool, src: Box<Cursor> },
-    TreeSeq { branch: Value, children: Value, stack: Vec<VecDeque<Value>> },
-    For { comp: Arc<ForSeq>, buf: VecDeque<Value>, tail: Option<Box<Cursor>>, src: Box<Cursor> },
+    Map {
+        f: Value,
+        inputs: Vec<Cursor>,
+    },
+    /// A sequence step over its source: what it gave out in one go and has not been
+    /// read yet (`mapcat`), and whether it has ended.
+    Step {
+        step: Step,
+        buf: VecDeque<Value>,
+        done: bool,
+        src: Box<Cursor>,
+    },
+    Concat {
+        prefix: PVector,
+        i: usize,
+        tail: Box<Cursor>,
+    },
+    Interleave {
+        srcs: Vec<Cursor>,
+        buf: VecDeque<Value>,
+    },
+    Reductions {
+        f: Value,
+        acc: Option<Value>,
+        started: bool,
+        done: bool,
+        src: Box<Cursor>,
+    },
+    DropLast {
+        n: usize,
+        buf: VecDeque<Value>,
+        src: Box<Cursor>,
+    },
+    Xform {
+        xform: Value,
+        xrf: Option<Value>,
+        buf: VecDeque<Value>,
+        done: bool,
+        src: Box<Cursor>,
+    },
+    TreeSeq {
+        branch: Value,
+        children: Value,
+        stack: Vec<VecDeque<Value>>,
+    },
+    For {
+        comp: Arc<ForSeq>,
+        buf: VecDeque<Value>,
+        tail: Option<Box<Cursor>>,
+        src: Box<Cursor>,
+    },
 }
 
 /// A cursor over `src`, the source of a step being started: the step's one producer is
@@ -691,34 +745,15 @@ impl State {
             Source::Map { f, inputs } => {
                 State::Map { f: f.clone(), inputs: inputs.iter().map(Cursor::of_source).collect() }
             }
-            Source::Filter { pred, keep_truthy, src } => {
-                State::Filter { pred: pred.clone(), keep_truthy: *keep_truthy, src: boxed(src) }
+            Source::Step { step, src } => {
+                State::Step { step: step.clone(), buf: VecDeque::new(), done: step.is_spent(), src: boxed(src) }
             }
-            Source::Keep { f, src } => State::Keep { f: f.clone(), src: boxed(src) },
-            Source::MapIndexed { f, src } => State::MapIndexed { f: f.clone(), i: 0, src: boxed(src) },
-            Source::Drop { n, src } => State::Drop { n: *n, src: boxed(src) },
-            Source::DropWhile { pred, src } => State::DropWhile { pred: pred.clone(), dropping: true, src: boxed(src) },
             Source::Concat { prefix, tail } => State::Concat { prefix: prefix.clone(), i: 0, tail: boxed(tail) },
-            Source::Mapcat { f, src } => State::Mapcat { f: f.clone(), buf: VecDeque::new(), src: boxed(src) },
             Source::Interleave(srcs) => {
                 State::Interleave { srcs: srcs.iter().map(Cursor::of_source).collect(), buf: VecDeque::new() }
             }
-            Source::Partition { n, step, keep_partial, src } => State::Partition {
-                n: *n,
-                step: *step,
-                keep_partial: *keep_partial,
-                window: VecDeque::new(),
-                skip: 0,
-                src: boxed(src),
-            },
-            Source::TakeWhile { pred, src } => State::TakeWhile { pred: pred.clone(), done: false, src: boxed(src) },
-            Source::Distinct(src) => State::Distinct { seen: HashSet::new(), src: boxed(src) },
-            Source::Dedupe(src) => State::Dedupe { last: None, src: boxed(src) },
             Source::Reductions { f, init, src } => {
                 State::Reductions { f: f.clone(), acc: init.clone(), started: false, done: false, src: boxed(src) }
-            }
-            Source::PartitionBy { f, src } => {
-                State::PartitionBy { f: f.clone(), run: Vec::new(), key: None, src: boxed(src) }
             }
             Source::DropLast { n, src } => State::DropLast { n: *n, buf: VecDeque::new(), src: boxed(src) },
             Source::Xform { xform, src } => {
@@ -780,39 +815,30 @@ impl State {
                 let f = f.clone();
                 cx.apply(&f, &mut args).map(Some)
             }
-            State::Filter { pred, keep_truthy, src } => loop {
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                if cx.apply(pred, &mut [x.clone()])?.truthy() == *keep_truthy {
+            State::Step { step, buf, done, src } => loop {
+                if let Some(x) = buf.pop_front() {
                     return Ok(Some(x));
                 }
-            },
-            State::Keep { f, src } => loop {
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                let r = cx.apply(f, &mut [x])?;
-                if !r.is_nil() {
-                    return Ok(Some(r));
+                if *done {
+                    // what the step still holds, item by item (nothing, for most steps)
+                    return step.finish(cx);
                 }
-            },
-            State::MapIndexed { f, i, src } => {
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                let idx = Value::Int(*i);
-                *i += 1;
-                cx.apply(f, &mut [idx, x]).map(Some)
-            }
-            State::Drop { n, src } => {
-                while *n > 0 {
-                    if src.next(cx)?.is_none() {
-                        return Ok(None);
+                let Some(x) = src.next(cx)? else {
+                    *done = true;
+                    return step.finish(cx);
+                };
+                match step.feed(cx, x)? {
+                    Fed::Skip => {}
+                    Fed::One(y) => return Ok(Some(y)),
+                    Fed::Many(ys) => buf.extend(ys),
+                    Fed::End => {
+                        *done = true;
+                        return step.finish(cx);
                     }
-                    *n -= 1;
-                }
-                src.next(cx)
-            }
-            State::DropWhile { pred, dropping, src } => loop {
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                if !*dropping || !cx.apply(pred, &mut [x.clone()])?.truthy() {
-                    *dropping = false;
-                    return Ok(Some(x));
+                    Fed::Last(y) => {
+                        *done = true;
+                        return Ok(Some(y));
+                    }
                 }
             },
             State::Concat { prefix, i, tail } => match prefix.get(*i) {
@@ -821,17 +847,6 @@ impl State {
                     Ok(Some(x.clone()))
                 }
                 None => tail.next(cx),
-            },
-            State::Mapcat { f, buf, src } => loop {
-                if let Some(x) = buf.pop_front() {
-                    return Ok(Some(x));
-                }
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                let ys = match f {
-                    Some(f) => cx.apply(f, &mut [x])?,
-                    None => x,
-                };
-                buf.extend(finite_items(cx, "concat", &ys)?);
             },
             State::Interleave { srcs, buf } => {
                 // a round is only given out when every input has its item
@@ -845,63 +860,6 @@ impl State {
                 }
                 Ok(buf.pop_front())
             }
-            State::Partition { n, step, keep_partial, window, skip, src } => {
-                while *skip > 0 {
-                    if src.next(cx)?.is_none() {
-                        return Ok(None);
-                    }
-                    *skip -= 1;
-                }
-                while window.len() < *n {
-                    match src.next(cx)? {
-                        Some(x) => window.push_back(x),
-                        None => {
-                            if *keep_partial && !window.is_empty() {
-                                let out = Value::vector(window.drain(..));
-                                return Ok(Some(out));
-                            }
-                            window.clear();
-                            return Ok(None);
-                        }
-                    }
-                }
-                let out = Value::vector(window.iter().cloned());
-                cx.charge(cost::HEADER + cost::ELEM * *n as u64)?;
-                for _ in 0..*step {
-                    if window.pop_front().is_none() {
-                        *skip += 1;
-                    }
-                }
-                Ok(Some(out))
-            }
-            State::TakeWhile { pred, done, src } => {
-                if *done {
-                    return Ok(None);
-                }
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                if cx.apply(pred, &mut [x.clone()])?.truthy() {
-                    Ok(Some(x))
-                } else {
-                    *done = true;
-                    Ok(None)
-                }
-            }
-            State::Distinct { seen, src } => loop {
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                if !seen.contains(&x) {
-                    // the seen set grows with every new item: it is what this step keeps
-                    cx.charge(cost::ELEM)?;
-                    seen.insert(x.clone());
-                    return Ok(Some(x));
-                }
-            },
-            State::Dedupe { last, src } => loop {
-                let Some(x) = src.next(cx)? else { return Ok(None) };
-                if last.as_ref().is_none_or(|l| !l.equiv(&x)) {
-                    *last = Some(x.clone());
-                    return Ok(Some(x));
-                }
-            },
             State::Reductions { f, acc, started, done, src } => {
                 if *done {
                     return Ok(None);
@@ -931,26 +889,6 @@ impl State {
                 *acc = Some(next.clone());
                 Ok(Some(next))
             }
-            State::PartitionBy { f, run, key, src } => loop {
-                match src.next(cx)? {
-                    Some(x) => {
-                        let k = cx.apply(f, &mut [x.clone()])?;
-                        let split = key.as_ref().is_some_and(|old| !old.equiv(&k));
-                        *key = Some(k);
-                        cx.charge(cost::ELEM)?;
-                        if split {
-                            let out = Value::vector(std::mem::take(run));
-                            run.push(x);
-                            return Ok(Some(out));
-                        }
-                        run.push(x);
-                    }
-                    None => {
-                        *key = None;
-                        return Ok(if run.is_empty() { None } else { Some(Value::vector(std::mem::take(run))) });
-                    }
-                }
-            },
             State::DropLast { n, buf, src } => {
                 while buf.len() <= *n {
                     match src.next(cx)? {
@@ -1040,7 +978,7 @@ impl State {
 
 /// The items of a collection a lazy step got (`mapcat`'s results, a transducer's output,
 /// `tree-seq`'s children), charged as they are built; a finite lazy one is realised.
-fn finite_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
+pub(crate) fn finite_items(cx: &mut BuiltinContext, fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
     if let Some(l) = as_lazy(v) {
         let all = realize(cx, fname, l.clone())?;
         return crate::builtins::collect_items(cx, fname, &all);

@@ -57,6 +57,7 @@ mod release;
 mod run;
 mod special_form;
 mod stack;
+mod steps;
 mod suggest;
 pub mod tool_keys;
 pub mod value;

@@ -361,6 +361,11 @@ impl Pass {
                 self.visit_compared(a);
                 self.visit_compared(b);
             }
+            Node::CompareItems(_, sides, _) => {
+                let (xs, ys) = &mut **sides;
+                self.visit_all(xs);
+                self.visit_all(ys);
+            }
             Node::Def { value, .. } => self.visit(value),
             Node::Case(c) => {
                 self.visit(&mut c.expr);

@@ -63,6 +63,11 @@ pub(crate) enum Node {
     /// A two-argument comparison of the core library (`=`, `<`...), evaluated without
     /// cloning operands that are constants, locals or keyword lookups.
     Compare(CmpOp, Box<(Node, Node)>),
+    /// `(compare [a b] [c d])` with two vector literals of one length, or `(= [a b] [c
+    /// d])` / `(not= ...)` with two vector literals: the items are evaluated in order and
+    /// charged as the two vectors would be, then compared pair by pair without building
+    /// either vector. The span is the call's (for the errors of `compare`).
+    CompareItems(ItemsCmp, Box<(Vec<Node>, Vec<Node>)>, Span),
     /// A one- or two-argument arithmetic builtin (`+ - * rem quot mod inc dec`): integers
     /// (and floats for `+ - * inc dec`) are computed in place; anything else, and every
     /// overflow or error, goes through the builtin itself.
@@ -236,6 +241,32 @@ pub(crate) enum CmpOp {
     Le,
     /// `>=`
     Ge,
+}
+
+/// What a [`Node::CompareItems`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ItemsCmp {
+    /// `compare`: Clojure's -1/0/1 (or a string difference) of the two vectors.
+    Compare,
+    /// `=`
+    Eq,
+    /// `not=`
+    NotEq,
+}
+
+impl ItemsCmp {
+    /// The comparison a builtin makes of two vector literals, when it gets this node:
+    /// `compare` only when both have the same number of items (a shorter vector sorts
+    /// first without its items being compared).
+    pub(crate) fn of(b: &crate::builtins::Builtin, left: usize, right: usize) -> Option<ItemsCmp> {
+        match b.compare {
+            Some(CmpOp::Eq) => Some(ItemsCmp::Eq),
+            Some(CmpOp::NotEq) => Some(ItemsCmp::NotEq),
+            Some(_) => None,
+            None if b.name == "compare" && left == right => Some(ItemsCmp::Compare),
+            None => None,
+        }
+    }
 }
 
 /// Arithmetic builtins that get a dedicated node.

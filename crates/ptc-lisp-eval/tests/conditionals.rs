@@ -18,7 +18,6 @@ fn branching() {
         ("(cond false 1)", "nil"),
         ("(case 2 1 :one 2 :two :other)", ":two"),
         ("(case 9 1 :one 2 :two :other)", ":other"),
-        ("(case 9 1 :one)", "nil"),
         ("(case :b (:a :b) :ab :c :c)", ":ab"),
         ("(case \"x\" \"x\" 1 \"y\" 2)", "1"),
         ("(condp = 2 1 :one 2 :two :none)", ":two"),
@@ -61,5 +60,8 @@ fn malformed_conditionals() {
         ("(cond 1)", "invalid_form", "pairs"),
         ("(if-let [x 1 y 2] x)", "invalid_form", "one binding"),
         ("(case)", "invalid_form", "usage"),
+        // as Clojure: no match and no default is an error, not nil
+        ("(case 9 1 :one)", "runtime_error", "no clause matches 9 and there is no default"),
+        ("(case (count [1 2]) 1 :one 3 :three)", "runtime_error", "add a default as the last form"),
     ]);
 }

@@ -263,3 +263,108 @@ fn a_sequence_made_from_itself_is_an_error() {
         "asks for its own next item",
     )]);
 }
+
+/// `take`, `drop`, `split-at` and `split-with` of a lazy sequence are lazy themselves:
+/// only the items a consumer pulls through them are made (as in Clojure, whose `(range)`,
+/// `iterate` and `repeatedly` are unchunked).
+#[test]
+fn take_and_split_of_a_lazy_sequence_make_only_what_is_pulled() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("(first (take 2 (map #(do (println %) %) (range))))", &["0"], "0"),
+        ("(first (drop 1 (take 5 (map #(do (println %) %) (iterate inc 0)))))", &["0", "1"], "1"),
+        (
+            "(let [s (take 3 (map #(do (println \"m\" %) %) (range)))] (println \"made\") (vec s))",
+            &["made", "m 0", "m 1", "m 2"],
+            "[0 1 2]",
+        ),
+        ("(some #(when (> % 5) %) (take 10 (map #(do (println %) (* % %)) (iterate inc 1))))", &["1", "2", "3"], "9"),
+        ("(first (first (split-at 3 (map #(do (println %) %) (range)))))", &["0"], "0"),
+        ("(first (second (split-at 2 (map #(do (println %) %) (range)))))", &["0", "1", "2"], "2"),
+    ];
+    let mut failures = Vec::new();
+    for (src, want_prints, want) in cases {
+        let (prints, got) = prints_and_result(src);
+        if prints != *want_prints || got != *want {
+            failures.push(format!("  {src}\n    want {want_prints:?} {want}\n    got  {prints:?} {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    check(&[
+        ("(first (split-at 2 (range)))", "[0 1]"),
+        ("(take 3 (second (split-at 2 (range))))", "[2 3 4]"),
+        ("(take 3 (second (split-with neg? (range))))", "[0 1 2]"),
+        ("(first (split-with #(< % 3) (iterate inc 0)))", "[0 1 2]"),
+        ("(split-at 2 [1 2 3])", "[[1 2] [3]]"),
+        ("(take 0 (range))", "[]"),
+        ("(take 2 (take 5 (iterate inc 0)))", "[0 1]"),
+        ("(zipmap [:a :b] (range))", "{:a 0 :b 1}"),
+        // the windowed step keeps every short last window of partition-all, lazily too
+        ("(partition-all 3 1 (take 4 (range)))", "[[0 1 2] [1 2 3] [2 3] [3]]"),
+        ("(partition-all 3 1 [1 2 3 4])", "[[1 2 3] [2 3 4] [3 4] [4]]"),
+        ("(zipmap (iterate inc 0) [:x :y])", "{0 :x 1 :y}"),
+    ]);
+}
+
+/// `zipmap` of two infinite sequences would never finish: an error naming the producer,
+/// not a silently empty map.
+#[test]
+fn zipmap_of_two_infinite_sequences_names_the_producer() {
+    check_err(&[
+        ("(take 3 (zipmap (range) (range)))", "loop_limit_exceeded", "(range) is infinite, so zipmap"),
+        ("(zipmap (iterate inc 0) (repeat :x))", "loop_limit_exceeded", "so zipmap would never finish"),
+    ]);
+}
+
+/// Each step is one definition: its eager form over a vector, its lazy form over a lazy
+/// sequence, its fused form in a pipeline and its transducer form agree.
+#[test]
+fn a_step_answers_the_same_eager_lazy_fused_and_as_a_transducer() {
+    // (the call without its collection, whether it has a transducer form)
+    let steps = [
+        ("(map inc", true),
+        ("(filter odd?", true),
+        ("(remove odd?", true),
+        ("(keep #(when (odd? %) (* % %))", true),
+        ("(map-indexed vector", true),
+        ("(keep-indexed #(when (even? %1) %2)", false),
+        ("(take 4", true),
+        ("(drop 3", true),
+        ("(take-nth 3", false),
+        ("(take-while #(< % 6)", true),
+        ("(drop-while #(< % 3)", true),
+        ("(distinct", true),
+        ("(dedupe", true),
+        ("(partition-by #(quot % 3)", false),
+        ("(partition-all 5", true),
+        ("(mapcat #(vector % %)", true),
+    ];
+    // items with repeats, so distinct and dedupe have work to do
+    let items = "[0 0 1 2 2 3 4 5 5 6 7 8]";
+    // the same items as a finite lazy sequence
+    let lazy = format!("(take 12 (cycle {items}))");
+    let mut failures = Vec::new();
+    #[allow(clippy::useless_vec)] // grown below for the steps with a transducer form
+    for (call, xf) in steps {
+        let eager = format!("{call} {items})");
+        let want = show_outcome(&go(&eager));
+        let mut forms =
+            vec![format!("(vec {call} {lazy}))"), format!("(vec {call} {items}))"), format!("(count {call} {items}))")];
+        if xf {
+            forms.push(format!("(into [] {call}) {items})"));
+            forms.push(format!("(sequence {call}) {lazy})"));
+        }
+        for form in &forms {
+            let got = show_outcome(&go(form));
+            // the eager call's count, taken after it (a let keeps it from being fused)
+            let want = if form.starts_with("(count") {
+                show_outcome(&go(&format!("(let [v {eager}] (count v))")))
+            } else {
+                want.clone()
+            };
+            if got != want {
+                failures.push(format!("  {eager} => {want}, but {form} => {got}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+}

@@ -62,3 +62,14 @@ fn keyword_and_string_lookups_prefer_their_own_kind_then_the_other() {
         ]);
     }
 }
+
+/// A Java static field in parentheses reads as the field, as Clojure takes it.
+#[test]
+fn static_fields_in_parentheses_are_their_values() {
+    check(&[
+        ("(Integer/MAX_VALUE)", "2147483647"),
+        ("(Long/MIN_VALUE)", "-9223372036854775808"),
+        ("(reduce min (Long/MAX_VALUE) [3 1 2])", "1"),
+        ("(Math/PI)", "3.141592653589793"),
+    ]);
+}

@@ -45,12 +45,14 @@ impl Host for Where {
 
 #[test]
 fn deep_recursion_on_a_pooled_thread_ends_in_the_recursion_limit_and_the_thread_is_reused() {
-    let engine = Engine::new(Limits::default()).with_pool(pool(1, 1));
+    // a long deadline: a debug build filling its stack beside other builds can pass a second
+    let long = Limits { timeout: std::time::Duration::from_secs(300), ..Limits::default() };
+    let engine = Engine::new(long.clone()).with_pool(pool(1, 1));
     let deep = "(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (f 100000000)";
     // the depth limit, then the stack itself (depth limit raised past what the stack holds)
     assert_eq!(reason(&engine.eval_with(deep, &NoTools)), "recursion_limit_exceeded");
-    let unbounded = Engine::new(Limits { max_recursion_depth: u32::MAX, ..Limits::default() })
-        .with_pool(engine.pool().unwrap().clone());
+    let unbounded =
+        Engine::new(Limits { max_recursion_depth: u32::MAX, ..long }).with_pool(engine.pool().unwrap().clone());
     for _ in 0..3 {
         let out = unbounded.eval_with(deep, &NoTools);
         assert_eq!(reason(&out), "recursion_limit_exceeded", "{:?}", out.error());

@@ -20,3 +20,38 @@ fn update_keeps_shared_maps_and_flexible_keys() {
     ]);
     check_err(&[("(update {:a \"x\"} :a inc)", "type_error", "inc")]);
 }
+
+/// JSON data (the context, tool results) has string keys; a keyword write replaces or
+/// removes the field the data already has instead of adding a second key beside it, as the
+/// same program does in Clojure on keyword-keyed data (DIV-47 for writes).
+#[test]
+fn keyword_writes_reach_the_string_keys_of_json_data() {
+    let t =
+        r#"(def t (json/parse-string "{\"id\": \"T-1\", \"status\": \"open\", \"tags\": [\"a\"], \"user_id\": 7}"))"#;
+    let u = r#"(def u (json/parse-string "{\"ann\": {\"age\": 31, \"plan\": \"pro\"}}"))"#;
+    let cases = [
+        ("(assoc t :status \"closed\")", r#"{"id" "T-1" "status" "closed" "tags" ["a"] "user_id" 7}"#),
+        ("(dissoc t :tags :status)", r#"{"id" "T-1" "user_id" 7}"#),
+        ("(dissoc t :user-id)", r#"{"id" "T-1" "status" "open" "tags" ["a"]}"#),
+        (
+            "(merge t {:status \"x\" :owner \"li\"})",
+            r#"{:owner "li" "id" "T-1" "status" "x" "tags" ["a"] "user_id" 7}"#,
+        ),
+        ("(merge-with + t {:user-id 1})", r#"{"id" "T-1" "status" "open" "tags" ["a"] "user_id" 8}"#),
+        ("(conj t [:status \"x\"])", r#"{"id" "T-1" "status" "x" "tags" ["a"] "user_id" 7}"#),
+        ("(into t {:status \"x\"})", r#"{"id" "T-1" "status" "x" "tags" ["a"] "user_id" 7}"#),
+        ("(find t :id)", r#"["id" "T-1"]"#),
+        ("(set/rename-keys t {:status :state})", r#"{:state "open" "id" "T-1" "tags" ["a"] "user_id" 7}"#),
+        ("(assoc-in u [:ann :plan] \"free\")", r#"{"ann" {"age" 31 "plan" "free"}}"#),
+        ("(update-in u [:ann :age] inc)", r#"{"ann" {"age" 32 "plan" "pro"}}"#),
+        // a key the data does not have is added as written; a keyword the map holds wins
+        ("(assoc t :total 3)", r#"{:total 3 "id" "T-1" "status" "open" "tags" ["a"] "user_id" 7}"#),
+        ("(assoc {:a 1 \"a\" 2} :a 3)", r#"{:a 3 "a" 2}"#),
+        ("(dissoc {:a 1 \"a\" 2} :a)", r#"{"a" 2}"#),
+        // a string key is written as given
+        ("(assoc {:a 1} \"a\" 2)", r#"{:a 1 "a" 2}"#),
+    ];
+    let owned: Vec<(String, &str)> = cases.iter().map(|(p, want)| (format!("{t} {u} {p}"), *want)).collect();
+    let refs: Vec<(&str, &str)> = owned.iter().map(|(p, w)| (p.as_str(), *w)).collect();
+    check(&refs);
+}

@@ -85,6 +85,10 @@ pub struct McpConfig {
     pub sessions: crate::session::SessionConfig,
     /// `lisp_debug` (`--debug-tool`) and per-call traces (`--trace-dir`).
     pub diagnostics: crate::diagnostics::DiagnosticsConfig,
+    /// stdio: run a plain `tools/call` of `lisp_eval` that finds a free slot without
+    /// rmcp, from the stdin reader straight to an evaluation thread (the same answer,
+    /// fewer thread handoffs). Off: every call takes rmcp's path (for comparisons).
+    pub stdio_fast_path: bool,
 }
 
 impl Default for McpConfig {
@@ -110,6 +114,7 @@ impl Default for McpConfig {
             http_body_timeout: Duration::from_secs(30),
             sessions: crate::session::SessionConfig::default(),
             diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
+            stdio_fast_path: true,
         }
     }
 }

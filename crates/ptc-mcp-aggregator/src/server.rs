@@ -1,5 +1,6 @@
 //! The MCP server: one `lisp_eval` tool, isolated calls, a concurrency gate, cancellation.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -446,8 +447,7 @@ impl PtcServer {
             return envelope::error(McpReason::ShuttingDown, "the server is shutting down", None, &[], profile);
         }
         let run_cancel = Cancel::new();
-        let context_text = parsed.context;
-        let program = parsed.program;
+        let context_bytes = parsed.context.as_ref().map_or(0, |t| t.len() as u64);
         let watcher = {
             let run_cancel = run_cancel.clone();
             let cancel = cancel.clone();
@@ -458,28 +458,46 @@ impl PtcServer {
         };
         // the context is parsed and the program runs on one of the engine's evaluation
         // threads; this task awaits it without holding a thread
+        let job = self.eval_job(parsed.program, parsed.context, run_cancel);
+        let joined = self.engine.spawn(job).await;
+        watcher.abort();
+        drop(permit);
+        self.finish_eval(joined, parsed.output_type.as_ref(), context_bytes)
+    }
+
+    /// The work of one `lisp_eval` run on its evaluation thread: load the context, then
+    /// compile and run the program (an `Err` is an `args_error` about the context).
+    fn eval_job(
+        &self,
+        program: String,
+        context_text: Option<String>,
+        run_cancel: Cancel,
+    ) -> impl FnOnce() -> Result<ptc_lisp_eval::Outcome, String> + Send + 'static + use<> {
         let limits = self.engine.limits().clone();
         let host = self.host();
         let memory = (*self.prelude_memory).clone();
-        let context_bytes = context_text.as_ref().map_or(0, |t| t.len() as u64);
-        let joined = self
-            .engine
-            .spawn(move || {
-                // the context is loaded only now that the call has its slot, so at most
-                // max_concurrent_calls contexts exist as values at once
-                let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
-                let input = RunInput { strict_data: true, context: Arc::new(context), memory, ..RunInput::new() };
-                let engine = Engine::new(Limits {
-                    max_heap_bytes: limits.max_heap_bytes.saturating_sub(used),
-                    ..limits.clone()
-                });
-                let mut outcome = engine.eval(&program, input, host.as_ref(), &run_cancel);
-                explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
-                Ok::<_, String>(outcome)
-            })
-            .await;
-        watcher.abort();
-        drop(permit);
+        move || {
+            // the context is loaded only now that the call has its slot, so at most
+            // max_concurrent_calls contexts exist as values at once
+            let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
+            let input = RunInput { strict_data: true, context: Arc::new(context), memory, ..RunInput::new() };
+            let engine =
+                Engine::new(Limits { max_heap_bytes: limits.max_heap_bytes.saturating_sub(used), ..limits.clone() });
+            let mut outcome = engine.eval(&program, input, host.as_ref(), &run_cancel);
+            explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
+            Ok(outcome)
+        }
+    }
+
+    /// Shapes a finished run (its slot already given back) into the call's payload, and
+    /// hands memory back after big work.
+    fn finish_eval(
+        &self,
+        joined: EvalJoin,
+        output_type: Option<&ptc_signature::Type>,
+        context_bytes: u64,
+    ) -> CallPayload {
+        let profile = self.config.response_profile;
         let heap = joined.as_ref().ok().and_then(|r| r.as_ref().ok()).map_or(0, |o| o.usage.heap_bytes);
         let heavy = self.heavy_bytes.fetch_add(context_bytes.saturating_add(heap), Ordering::SeqCst)
             + context_bytes.saturating_add(heap);
@@ -495,7 +513,7 @@ impl PtcServer {
             Err(e) => return envelope::error(McpReason::Eval(e.kind), &e.message, None, &[], profile),
         };
         let mut validated = None;
-        if let Some(ty) = &parsed.output_type
+        if let Some(ty) = output_type
             && ptc_signature::enforce(&mut outcome, ty)
         {
             validated = outcome.value().and_then(|v| ptc_lisp_eval::json::to_json(v).ok());
@@ -503,6 +521,77 @@ impl PtcServer {
         let mut payload = envelope::from_outcome(&outcome, profile, self.config.preview, validated);
         self.backend.finish(&outcome, &mut payload, profile == crate::config::ResponseProfile::Debug);
         payload
+    }
+
+    /// Starts a `tools/call` of `lisp_eval` without rmcp (the stdio fast path): when a
+    /// slot is free at once, the program runs on an evaluation thread, which calls
+    /// `answer` with the finished result, logged and recorded as [`ServerHandler::call_tool`]
+    /// does. Everything else (sessions, shutdown, a full house that must queue) is handed
+    /// back as `Err(arguments)` for rmcp's path. `answer` may also run on this thread (an
+    /// `args_error`, a saturated pool).
+    pub(crate) fn start_fast_eval(
+        &self,
+        args: Option<Map<String, Json>>,
+        run_cancel: Cancel,
+        started: Instant,
+        answer: impl FnOnce(CallToolResult) + Send + 'static,
+    ) -> Result<(), Option<Map<String, Json>>> {
+        if self.config.sessions.enabled || self.is_shutting_down() {
+            return Err(args);
+        }
+        let Ok(permit) = self.permits.clone().try_acquire_owned() else { return Err(args) };
+        if let Some(Json::String(program)) = args.as_ref().and_then(|a| a.get("program")) {
+            tracing::debug!(tool = "lisp_eval", %program, "tools/call program");
+        }
+        let recorded =
+            self.diagnostics.active().then(|| crate::diagnostics::CallStart::new("lisp_eval", args.as_ref()));
+        let finish = {
+            let diagnostics = self.diagnostics.clone();
+            move |payload: CallPayload| {
+                log_call("lisp_eval", started.elapsed(), &payload);
+                if let Some(start) = recorded {
+                    diagnostics.record_with(start, &payload, started.elapsed(), None);
+                }
+                answer(to_result(payload));
+            }
+        };
+        let profile = self.config.response_profile;
+        let parsed = match self.check_args(args) {
+            Ok(p) => p,
+            Err(msg) => {
+                drop(permit);
+                finish(envelope::error(McpReason::ArgsError, &msg, None, &[], profile));
+                return Ok(());
+            }
+        };
+        if self.is_shutting_down() {
+            drop(permit);
+            finish(envelope::error(McpReason::ShuttingDown, "the server is shutting down", None, &[], profile));
+            return Ok(());
+        }
+        let context_bytes = parsed.context.as_ref().map_or(0, |t| t.len() as u64);
+        let output_type = parsed.output_type;
+        let job = self.eval_job(parsed.program, parsed.context, run_cancel);
+        // what the run thread needs to answer, or this thread when the pool refuses the job
+        let rest = Arc::new(std::sync::Mutex::new(Some((permit, output_type, finish))));
+        let server = self.clone();
+        let taken = rest.clone();
+        let mut spawned = std::pin::pin!(self.engine.spawn(move || {
+            // inline on this run thread; a panic becomes the engine's internal error
+            let joined = server.engine.batch(job);
+            let Some((permit, output_type, finish)) = taken.lock().ok().and_then(|mut r| r.take()) else { return };
+            drop(permit);
+            finish(server.finish_eval(joined, output_type.as_ref(), context_bytes));
+        }));
+        // a refused job (the pool saturated or out of threads) is known at once
+        let waker = std::task::Waker::noop();
+        if let std::task::Poll::Ready(Err(e)) = spawned.as_mut().poll(&mut std::task::Context::from_waker(waker))
+            && let Some((permit, output_type, finish)) = rest.lock().ok().and_then(|mut r| r.take())
+        {
+            drop(permit);
+            finish(self.finish_eval(Err(e), output_type.as_ref(), context_bytes));
+        }
+        Ok(())
     }
 
     pub(crate) fn check_args(&self, args: Option<Map<String, Json>>) -> Result<ParsedArgs, String> {
@@ -570,6 +659,9 @@ impl PtcServer {
     }
 }
 
+/// What a `lisp_eval` run hands back from its evaluation thread.
+type EvalJoin = Result<Result<ptc_lisp_eval::Outcome, String>, ptc_lisp_eval::EvalError>;
+
 pub(crate) struct ParsedArgs {
     pub(crate) program: String,
     /// The context's JSON text (an object), loaded when the call has its slot.
@@ -617,7 +709,7 @@ fn unreachable_schema() -> ! {
     std::process::abort()
 }
 
-fn to_result(p: CallPayload) -> CallToolResult {
+pub(crate) fn to_result(p: CallPayload) -> CallToolResult {
     let mut r = if p.is_error {
         CallToolResult::error(vec![ContentBlock::text(p.text)])
     } else {

@@ -1,19 +1,32 @@
-//! MCP over stdin/stdout: our own size-capped line reader in front of rmcp's transport.
+//! MCP over stdin/stdout: our own size-capped line reader in front of rmcp's transport,
+//! and a fast path for `tools/call` of `lisp_eval`.
 //!
 //! rmcp reads newline-delimited JSON itself, with its own 16 MiB line cap and no reply to
-//! frames it cannot decode. Here every stdin line is read with `max_frame_bytes` as the
-//! cap and checked by [`crate::frame::check`]; bad frames are answered here, good ones are
-//! passed to rmcp through an in-memory pipe. rmcp's output is copied line by line to
-//! stdout, which is also how requests leave the in-flight set: a second request with an
-//! id that is still running is answered with an error instead of reaching rmcp.
+//! frames it cannot decode. Here a thread of our own reads stdin with `max_frame_bytes` as
+//! the cap, and every line is checked by [`crate::frame::check`]; bad frames are answered
+//! here. Once the `initialize` handshake is done, a `tools/call` of `lisp_eval` whose
+//! parameters are plain (`name` and `arguments`, nothing else) and which finds a free
+//! evaluation slot at once goes straight from this thread to an evaluation thread, which
+//! writes the answer to stdout itself: one handoff between threads instead of four (tokio's
+//! stdin thread, a runtime worker, the evaluation thread, a worker, tokio's stdout thread).
+//! Every other frame (and such a call when it would have to queue, during shutdown, with
+//! sessions) reaches rmcp through an in-memory pipe; rmcp's output is copied line by line
+//! to stdout. Both paths answer with the same bytes (checked by `stdio_tests.rs`).
+//!
+//! Requests leave the in-flight set when their answer is written: a second request with
+//! an id that is still running is answered with an error instead of being run.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use ptc_lisp_eval::Cancel;
 use rmcp::ServiceExt;
-use serde_json::Value as Json;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult};
+use serde_json::{Map, Value as Json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use crate::frame::{self, Rejection, Verdict};
@@ -34,6 +47,10 @@ pub enum StdioError {
 /// How long in-flight calls may run on after a shutdown signal.
 pub(crate) const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
+/// How long fast-path calls may run on after stdin closed (rmcp gives its own calls as
+/// long).
+const EOF_GRACE: Duration = Duration::from_secs(5);
+
 /// One line of input, capped.
 enum Line {
     Frame(Vec<u8>),
@@ -43,11 +60,15 @@ enum Line {
 
 /// Reads up to and including the next `\n`, keeping at most `cap` bytes; a longer line is
 /// consumed to its end and reported with its length.
-async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, cap: usize) -> std::io::Result<Line> {
+fn read_line<R: BufRead>(r: &mut R, cap: usize) -> std::io::Result<Line> {
     let mut buf = Vec::new();
     let mut total = 0usize;
     loop {
-        let chunk = r.fill_buf().await?;
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if chunk.is_empty() {
             return Ok(if total == 0 {
                 Line::Eof
@@ -81,45 +102,317 @@ async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, cap: usize) -> std::io::R
     }
 }
 
-type Out = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
+/// Stdout, shared by rmcp's forwarder and the evaluation threads: one line per lock.
+type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
-async fn write_line(out: &Out, bytes: &[u8]) -> std::io::Result<()> {
-    let mut w = out.lock().await;
-    w.write_all(bytes).await?;
-    w.write_all(b"\n").await?;
-    w.flush().await
+fn write_line(out: &Out, bytes: &[u8]) -> std::io::Result<()> {
+    let mut w = out.lock().map_err(|_| std::io::Error::other("stdout writer poisoned"))?;
+    w.write_all(bytes)?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 fn id_key(id: &Json) -> String {
     id.to_string()
 }
 
+/// Fast-path calls running now, by request id.
+#[derive(Default)]
+struct FastCalls {
+    /// Off: every call takes rmcp's path (`McpConfig::stdio_fast_path`).
+    enabled: bool,
+    /// Set once rmcp finished the `initialize` handshake of a session before 2026-07-28.
+    ready: AtomicBool,
+    /// The protocol version rmcp's `initialize` answer named, seen on its way out.
+    negotiated: Mutex<Option<String>>,
+    running: Mutex<HashMap<String, FastRun>>,
+    /// Calls that took the fast path (for tests).
+    taken: AtomicU64,
+}
+
+struct FastRun {
+    cancel: Cancel,
+    /// The client cancelled it: its answer is dropped, as rmcp drops a cancelled call's.
+    cancelled: bool,
+}
+
+impl FastCalls {
+    /// Notes the version of rmcp's `initialize` answer (the first one).
+    fn saw_answer(&self, line: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            result: Initialized,
+        }
+        #[derive(serde::Deserialize)]
+        struct Initialized {
+            #[serde(rename = "protocolVersion")]
+            protocol_version: String,
+            #[serde(rename = "serverInfo")]
+            #[allow(dead_code)]
+            server_info: serde::de::IgnoredAny,
+        }
+        if let Ok(mut negotiated) = self.negotiated.lock()
+            && negotiated.is_none()
+            && let Ok(answer) = serde_json::from_slice::<Answer>(line)
+        {
+            *negotiated = Some(answer.result.protocol_version);
+        }
+    }
+
+    /// `notifications/initialized` went to rmcp after its `initialize` answer went out:
+    /// rmcp finishes the handshake on it before it reads any later frame, so later calls
+    /// may take the fast path (the same rule as when the handshake is seen to finish).
+    fn initialized(&self) {
+        if let Ok(negotiated) = self.negotiated.lock()
+            && let Some(v) = negotiated.as_deref()
+        {
+            self.ready.store(is_legacy(v), Ordering::SeqCst);
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.running.lock().map(|r| r.is_empty()).unwrap_or(true)
+    }
+
+    fn cancel_all(&self) {
+        if let Ok(running) = self.running.lock() {
+            for run in running.values() {
+                run.cancel.cancel();
+            }
+        }
+    }
+
+    /// A `notifications/cancelled` frame: cancels the fast-path call it names, if any.
+    fn cancel(&self, frame: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Note {
+            params: Params,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params {
+            #[serde(rename = "requestId")]
+            request_id: Json,
+        }
+        let Ok(note) = serde_json::from_slice::<Note>(frame) else { return };
+        if let Ok(mut running) = self.running.lock()
+            && let Some(run) = running.get_mut(&id_key(&note.params.request_id))
+        {
+            tracing::info!(id = %note.params.request_id, "cancelled");
+            run.cancelled = true;
+            run.cancel.cancel();
+        }
+    }
+}
+
+/// The parameters of a `tools/call` the fast path takes: nothing but `name` and
+/// `arguments` (a `_meta`, a task request or anything else goes to rmcp).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainCall {
+    #[allow(dead_code)]
+    jsonrpc: serde::de::IgnoredAny,
+    #[allow(dead_code)]
+    id: serde::de::IgnoredAny,
+    #[allow(dead_code)]
+    method: serde::de::IgnoredAny,
+    params: PlainParams,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Json>>,
+}
+
+/// What the reader thread shares with the evaluation threads and the forwarder.
+struct Link {
+    server: PtcServer,
+    out: Out,
+    in_flight: Arc<Mutex<HashSet<String>>>,
+    fast: Arc<FastCalls>,
+}
+
+impl Link {
+    fn forget(&self, id: &Json) {
+        if let Ok(mut set) = self.in_flight.lock() {
+            set.remove(&id_key(id));
+        }
+    }
+
+    /// Runs a `tools/call` on the fast path; false when it must take rmcp's.
+    fn try_fast(&self, id: &Json, frame: &[u8]) -> bool {
+        if !self.fast.enabled || !self.fast.ready.load(Ordering::SeqCst) {
+            return false;
+        }
+        let Ok(call) = serde_json::from_slice::<PlainCall>(frame) else { return false };
+        if call.params.name != "lisp_eval" {
+            return false;
+        }
+        let Ok(request_id) = serde_json::from_value::<RequestId>(id.clone()) else { return false };
+        let key = id_key(id);
+        let cancel = Cancel::new();
+        if let Ok(mut running) = self.fast.running.lock() {
+            running.insert(key.clone(), FastRun { cancel: cancel.clone(), cancelled: false });
+        }
+        let answer = {
+            let (fast, out, in_flight, key) =
+                (self.fast.clone(), self.out.clone(), self.in_flight.clone(), key.clone());
+            move |result: CallToolResult| {
+                let cancelled = fast.running.lock().ok().and_then(|mut r| r.remove(&key)).is_some_and(|r| r.cancelled);
+                if let Ok(mut set) = in_flight.lock() {
+                    set.remove(&key);
+                }
+                if cancelled {
+                    tracing::debug!(id = %key, "dropping response for cancelled request");
+                    return;
+                }
+                let mut result = ServerResult::from(CallToolResponse::Complete(result));
+                result.strip_result_type_for_legacy_peer();
+                let message = ServerJsonRpcMessage::response(result, request_id);
+                match serde_json::to_vec(&message) {
+                    Ok(bytes) => {
+                        if let Err(e) = write_line(&out, &bytes) {
+                            tracing::warn!(error = %e, "cannot write an answer to stdout");
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "cannot encode an answer"),
+                }
+            }
+        };
+        match self.server.start_fast_eval(call.params.arguments, cancel, Instant::now(), answer) {
+            Ok(()) => {
+                self.fast.taken.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(_) => {
+                if let Ok(mut running) = self.fast.running.lock() {
+                    running.remove(&key);
+                }
+                false
+            }
+        }
+    }
+}
+
 /// Serves MCP over stdin/stdout until stdin closes or `shutdown` is cancelled; then new
 /// calls get `shutting_down` and running ones get up to ten seconds to finish.
 pub async fn serve_stdio(server: PtcServer, shutdown: CancellationToken) -> Result<(), StdioError> {
-    serve(server, shutdown, tokio::io::stdin(), Box::new(tokio::io::stdout())).await
+    serve(server, shutdown, std::io::stdin(), Box::new(std::io::stdout())).await.map(|_| ())
 }
 
-/// [`serve_stdio`] over any byte streams (used by tests).
+/// Reads stdin on a thread of its own: checks frames, starts fast-path calls, hands the
+/// rest to rmcp.
+fn read_loop<R: Read>(
+    input: R,
+    link: &Link,
+    runtime: &tokio::runtime::Handle,
+    mut to_rmcp: tokio::io::DuplexStream,
+) -> std::io::Result<()> {
+    let max_frame = link.server.config().max_frame_bytes;
+    let mut input = std::io::BufReader::with_capacity(64 * 1024, input);
+    let out = &link.out;
+    loop {
+        let line = read_line(&mut input, max_frame)?;
+        let bytes = match line {
+            Line::Eof => break,
+            Line::TooLong(n) => {
+                let r = Rejection::parse_error(format!(
+                    "Parse error: the frame is {n} bytes, over max_frame_bytes ({max_frame})"
+                ));
+                tracing::warn!(bytes = n, max_frame, "oversized frame answered with a parse error");
+                write_line(out, r.to_json().to_string().as_bytes())?;
+                continue;
+            }
+            Line::Frame(b) => b,
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match frame::check(&bytes) {
+            Verdict::Reject(r) => {
+                tracing::debug!(code = r.code, message = %r.message, "bad frame answered");
+                write_line(out, r.to_json().to_string().as_bytes())?;
+            }
+            Verdict::Drop(why) => tracing::debug!(%why, "bad notification dropped"),
+            Verdict::Pass { id, method } => {
+                if let Some(id) = &id {
+                    let fresh = link.in_flight.lock().map(|mut s| s.insert(id_key(id))).unwrap_or(true);
+                    if !fresh {
+                        let r = Rejection {
+                            id: id.clone(),
+                            code: frame::INVALID_REQUEST,
+                            message: format!("Invalid Request: a request with id {id} is still in flight"),
+                        };
+                        write_line(out, r.to_json().to_string().as_bytes())?;
+                        continue;
+                    }
+                }
+                // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
+                let bytes = match method.as_deref() {
+                    Some("tools/call") => match link.server.stash().lift(&bytes, id.as_ref().unwrap_or(&Json::Null)) {
+                        Ok(Some(lifted)) => lifted,
+                        Ok(None) => bytes,
+                        Err(r) => {
+                            if let Some(id) = &id {
+                                link.forget(id);
+                                write_line(out, r.to_json().to_string().as_bytes())?;
+                            }
+                            continue;
+                        }
+                    },
+                    Some("notifications/cancelled") => {
+                        // rmcp hears it too, for the calls it runs
+                        link.fast.cancel(&bytes);
+                        bytes
+                    }
+                    _ => bytes,
+                };
+                if method.as_deref() == Some("tools/call")
+                    && let Some(id) = &id
+                    && link.try_fast(id, &bytes)
+                {
+                    continue;
+                }
+                runtime.block_on(async {
+                    to_rmcp.write_all(&bytes).await?;
+                    to_rmcp.write_all(b"\n").await?;
+                    to_rmcp.flush().await
+                })?;
+                if method.as_deref() == Some("notifications/initialized") {
+                    link.fast.initialized();
+                }
+            }
+        }
+    }
+    runtime.block_on(to_rmcp.shutdown())
+}
+
+/// [`serve_stdio`] over any byte streams (used by tests); returns how many calls took the
+/// fast path.
 pub(crate) async fn serve<R>(
     server: PtcServer,
     shutdown: CancellationToken,
     input: R,
-    output: Box<dyn AsyncWrite + Send + Unpin>,
-) -> Result<(), StdioError>
+    output: Box<dyn Write + Send>,
+) -> Result<u64, StdioError>
 where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    R: Read + Send + 'static,
 {
-    let max_frame = server.config().max_frame_bytes;
     let (to_rmcp, rmcp_in) = tokio::io::duplex(256 * 1024);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(256 * 1024);
-    let out: Out = Arc::new(tokio::sync::Mutex::new(output));
-    let in_flight: Arc<Mutex<HashSet<String>>> = Arc::new(Mutex::new(HashSet::new()));
+    let fast = Arc::new(FastCalls { enabled: server.config().stdio_fast_path, ..FastCalls::default() });
+    let link = Arc::new(Link {
+        server: server.clone(),
+        out: Arc::new(Mutex::new(output)),
+        in_flight: Arc::new(Mutex::new(HashSet::new())),
+        fast: fast.clone(),
+    });
 
     // rmcp's answers go to stdout, and leave the in-flight set
     let forward = {
-        let out = out.clone();
-        let in_flight = in_flight.clone();
+        let link = link.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(from_rmcp);
             let mut line = Vec::new();
@@ -134,11 +427,13 @@ where
                 }
                 if let Some(id) = frame::read_id(&line)
                     && !is_request(&line)
-                    && let Ok(mut set) = in_flight.lock()
                 {
-                    set.remove(&id_key(&id));
+                    link.forget(&id);
+                    if line.windows(17).any(|w| w == b"\"protocolVersion\"") {
+                        link.fast.saw_answer(&line);
+                    }
                 }
-                if write_line(&out, &line).await.is_err() {
+                if write_line(&link.out, &line).is_err() {
                     break;
                 }
             }
@@ -146,86 +441,31 @@ where
     };
 
     // the reader runs before rmcp's handshake: the handshake reads `initialize` through it
-    let mut reader = {
-        let out = out.clone();
-        let in_flight = in_flight.clone();
-        let server = server.clone();
-        tokio::spawn(async move {
-            let mut input = BufReader::with_capacity(64 * 1024, input);
-            let mut to_rmcp = to_rmcp;
-            loop {
-                let line = read_line(&mut input, max_frame).await?;
-                let bytes = match line {
-                    Line::Eof => break,
-                    Line::TooLong(n) => {
-                        let r = Rejection::parse_error(format!(
-                            "Parse error: the frame is {n} bytes, over max_frame_bytes ({max_frame})"
-                        ));
-                        tracing::warn!(bytes = n, max_frame, "oversized frame answered with a parse error");
-                        write_line(&out, r.to_json().to_string().as_bytes()).await?;
-                        continue;
-                    }
-                    Line::Frame(b) => b,
-                };
-                if bytes.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                match frame::check(&bytes) {
-                    Verdict::Reject(r) => {
-                        tracing::debug!(code = r.code, message = %r.message, "bad frame answered");
-                        write_line(&out, r.to_json().to_string().as_bytes()).await?;
-                    }
-                    Verdict::Drop(why) => tracing::debug!(%why, "bad notification dropped"),
-                    Verdict::Pass { id, method } => {
-                        if let Some(id) = &id {
-                            let fresh = in_flight.lock().map(|mut s| s.insert(id_key(id))).unwrap_or(true);
-                            if !fresh {
-                                let r = Rejection {
-                                    id: id.clone(),
-                                    code: frame::INVALID_REQUEST,
-                                    message: format!("Invalid Request: a request with id {id} is still in flight"),
-                                };
-                                write_line(&out, r.to_json().to_string().as_bytes()).await?;
-                                continue;
-                            }
-                        }
-                        // a lisp_eval context never reaches rmcp's decoder (context_stash.rs)
-                        let bytes = match method.as_deref() {
-                            Some("tools/call") => {
-                                match server.stash().lift(&bytes, id.as_ref().unwrap_or(&Json::Null)) {
-                                    Ok(Some(lifted)) => lifted,
-                                    Ok(None) => bytes,
-                                    Err(r) => {
-                                        if let Some(id) = &id {
-                                            if let Ok(mut set) = in_flight.lock() {
-                                                set.remove(&id_key(id));
-                                            }
-                                            write_line(&out, r.to_json().to_string().as_bytes()).await?;
-                                        }
-                                        continue;
-                                    }
-                                }
-                            }
-                            _ => bytes,
-                        };
-                        to_rmcp.write_all(&bytes).await?;
-                        to_rmcp.write_all(b"\n").await?;
-                        to_rmcp.flush().await?;
-                    }
-                }
-            }
-            to_rmcp.shutdown().await?;
-            Ok::<(), std::io::Error>(())
-        })
-    };
+    let (done_tx, mut reader) = tokio::sync::oneshot::channel::<std::io::Result<()>>();
+    {
+        let link = link.clone();
+        let runtime = tokio::runtime::Handle::current();
+        std::thread::Builder::new().name("ptc-stdin".into()).spawn(move || {
+            let _ = done_tx.send(read_loop(input, &link, &runtime, to_rmcp));
+        })?;
+    }
 
     let service = tokio::select! {
-        s = server.clone().serve((rmcp_in, rmcp_out)) => s.map_err(|e| StdioError::Start(e.to_string()))?,
-        _ = shutdown.cancelled() => {
-            reader.abort();
-            return Ok(());
-        }
+        s = server.clone().serve((rmcp_in, rmcp_out)) => match s {
+            Ok(s) => s,
+            Err(e) => {
+                // rmcp's answer to the frame it refused is still on its way to stdout
+                let _ = forward.await;
+                return Err(StdioError::Start(e.to_string()));
+            }
+        },
+        // the reader thread stays blocked on stdin until the process exits
+        _ = shutdown.cancelled() => return Ok(fast.taken.load(Ordering::Relaxed)),
     };
+    // the fast path answers in the shape of a session opened with `initialize` on a
+    // version before 2026-07-28 (no `resultType`); other sessions keep rmcp's path
+    let legacy = service.peer().peer_info().is_some_and(|info| is_legacy(info.protocol_version.as_str()));
+    fast.ready.store(legacy, Ordering::SeqCst);
     let ct = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);
@@ -244,20 +484,30 @@ where
                 server.begin_shutdown();
                 server.drain(DRAIN_GRACE).await;
                 // a finished program's answer is still on its way to stdout: let it arrive
-                let answering = in_flight.clone();
+                let answering = link.in_flight.clone();
                 crate::http::wait_until(Duration::from_secs(2), move || {
                     answering.lock().map(|s| s.is_empty()).unwrap_or(true)
                 })
                 .await;
+                fast.cancel_all();
                 ct.cancel();
                 let _ = (&mut waiting).await;
                 break;
             }
         }
     }
+    // stdin closed: fast-path calls still running get the time rmcp gives its own
+    let idle = fast.clone();
+    crate::http::wait_until(EOF_GRACE, move || idle.is_idle()).await;
+    fast.cancel_all();
     server.begin_shutdown();
     let _ = forward.await;
-    Ok(())
+    Ok(fast.taken.load(Ordering::Relaxed))
+}
+
+/// A protocol version before 2026-07-28 (ISO dates compare as text).
+fn is_legacy(version: &str) -> bool {
+    version < ProtocolVersion::V_2026_07_28.as_str()
 }
 
 fn is_request(line: &[u8]) -> bool {
@@ -273,13 +523,13 @@ fn is_request(line: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn lines_are_capped_and_resynchronised() {
+    #[test]
+    fn lines_are_capped_and_resynchronised() {
         let data = b"abc\n0123456789\r\nxy\nlast".to_vec();
-        let mut r = BufReader::with_capacity(4, &data[..]);
+        let mut r = std::io::BufReader::with_capacity(4, &data[..]);
         let mut got = Vec::new();
         loop {
-            match read_line(&mut r, 5).await.unwrap_or(Line::Eof) {
+            match read_line(&mut r, 5).unwrap_or(Line::Eof) {
                 Line::Eof => break,
                 Line::Frame(b) => got.push(String::from_utf8_lossy(&b).to_string()),
                 Line::TooLong(n) => got.push(format!("too long {n}")),
@@ -288,3 +538,7 @@ mod tests {
         assert_eq!(got, ["abc", "too long 11", "xy", "last"]);
     }
 }
+
+#[cfg(test)]
+#[path = "stdio_tests.rs"]
+mod fast_path_tests;

@@ -43,6 +43,10 @@ pub struct McpArgs {
     /// How long a queued call waits for a slot before it gets `busy` (0: no queue).
     #[arg(long, env = "PTC_MCP_QUEUE_TIMEOUT_MS", default_value_t = 10_000, value_name = "MS")]
     queue_timeout_ms: u64,
+    /// stdio: answer a plain `tools/call` of `lisp_eval` that finds a free slot without
+    /// rmcp (the same answer, fewer thread handoffs); false sends every call through rmcp.
+    #[arg(long, env = "PTC_MCP_STDIO_FAST_PATH", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    stdio_fast_path: bool,
     /// HTTP: sessions in total; a new session evicts the least recently used.
     #[arg(long, env = "PTC_MCP_HTTP_MAX_SESSIONS", default_value_t = 256)]
     http_max_sessions: usize,
@@ -286,6 +290,7 @@ impl McpArgs {
         c.diagnostics = self.diagnostics.config()?;
         c.max_queued_calls = self.max_queued_calls;
         c.queue_timeout = Duration::from_millis(self.queue_timeout_ms);
+        c.stdio_fast_path = self.stdio_fast_path;
         anyhow::ensure!(self.http_max_sessions >= 1, "--http-max-sessions must be at least 1");
         anyhow::ensure!(self.http_max_sessions_per_owner >= 1, "--http-max-sessions-per-owner must be at least 1");
         anyhow::ensure!(self.http_header_timeout_ms >= 1, "--http-header-timeout-ms must be at least 1");

@@ -530,3 +530,48 @@ fn result_preview_flags_are_checked() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--max-result-items"));
 }
+
+/// `ptc mcp --upstreams` (the two-server fixture, from the workspace root) over stdio.
+fn start_with_upstreams(fast_path: &str) -> Server {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .current_dir(root)
+        .args(["mcp", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--stdio-fast-path", fast_path])
+        .args(["--log-level", "error"])
+        .env_remove("PTC_UPSTREAMS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut s = Server { child, stdin, stdout };
+    let init = s.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "ptc");
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    s
+}
+
+#[test]
+fn upstream_tool_calls_answer_alike_on_the_fast_path_and_through_rmcp() {
+    let programs = [
+        r#"(tool/call {:server "crm" :tool "find_customers" :args {:region "eu"}})"#,
+        r#"(tool/call {:server "billing" :tool "open_invoices" :args {:customer_id "c1"}})"#,
+        r#"(tool/call {:server "crm" :tool "nope"})"#,
+    ];
+    let answers = |fast: &str| {
+        let mut s = start_with_upstreams(fast);
+        let got: Vec<Value> =
+            programs.iter().enumerate().map(|(i, p)| s.call(10 + i as i64, json!({"program": p}))).collect();
+        got
+    };
+    let fast = answers("true");
+    assert!(text(&fast[0]).contains("Initech") && !text(&fast[0]).contains("Globex"), "{fast:?}");
+    assert!(text(&fast[2]).starts_with("unknown_tool"), "{fast:?}");
+    assert_eq!(fast, answers("false"));
+}

@@ -29,7 +29,7 @@ mod walk;
 pub(crate) use args::*;
 pub(crate) use context::BuiltinContext;
 pub(crate) use core::collections::conj1;
-pub(crate) use core::numbers::{add2, compare_values};
+pub(crate) use core::numbers::{add2, clojure_compare_items, compare_values};
 pub(crate) use core::transducers::{reduced_value, transducer_over_vectors};
 pub use discovery::{names_in_namespace, namespaces};
 pub(crate) use string::split_parts;

@@ -120,10 +120,12 @@ fn rename_keys(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let renames = map_of("rename-keys", &a[1])?;
     let mut out = m.clone();
     if let Some(r) = renames {
-        for (old, _) in r.iter() {
+        // an old key found as the map holds it (DIV-47: :status renames the JSON key "status")
+        let olds: Vec<Value> = r.iter().map(|(old, _)| crate::interp::write_key(m, old.clone())).collect();
+        for old in &olds {
             out.remove(old);
         }
-        for (old, new) in r.iter() {
+        for (old, (_, new)) in olds.iter().zip(r.iter()) {
             if let Some(v) = m.get(old) {
                 out.insert(new.clone(), v.clone());
             }

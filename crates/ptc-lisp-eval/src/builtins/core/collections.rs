@@ -8,7 +8,7 @@ use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::sequences::{all, items, out_vec};
 use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
-use crate::interp::get_in_value;
+use crate::interp::{get_in_value, write_key};
 use crate::limits::cost;
 use crate::value::{PMap, PSet, PVector, Value};
 
@@ -102,8 +102,8 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("dissoc", AtLeast(1), Collection, dissoc).doc("Map without the given keys.").ex(&[("(dissoc {:a 1 :b 2} :a)", "{:b 2}")]),
         Builtin::new("update", AtLeast(3), Collection, update).doc("Map with (f old-value & args) at a key; the key matches flexibly like get (:total finds \"total\").").ex(&[("(update {:a 1} :a inc)", "{:a 2}"), ("(update {:a 1} :a + 10)", "{:a 11}")]),
         Builtin::new("into", Range(1, 3), Collection, into).sink(crate::fusion::Consumer::Into).lazy().doc("Adds every item of the second collection to the first (conj semantics, so a list receives them at its front); (into to xform from) runs the items through a transducer.").ex(&[("(into {} [[:a 1] [:b 2]])", "{:a 1 :b 2}"), ("(into [1] #{2})", "[1 2]"), ("(into '() [1 2 3])", "(3 2 1)")]),
-        Builtin::new("keys", Exact(1), Collection, keys).source(crate::fusion::SourceKind::Keys).doc("The keys of a map, sorted (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
-        Builtin::new("vals", Exact(1), Collection, vals).source(crate::fusion::SourceKind::Vals).doc("The values of a map, in key order (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
+        Builtin::new("keys", Exact(1), Collection, keys).source(crate::fusion::SourceKind::Keys).doc("The keys of a map, sorted, or of a sequence of map entries (nil when empty).").ex(&[("(keys {:b 2 :a 1})", "[:a :b]")]),
+        Builtin::new("vals", Exact(1), Collection, vals).source(crate::fusion::SourceKind::Vals).doc("The values of a map, in key order, or of a sequence of map entries (nil when empty).").ex(&[("(vals {:b 2 :a 1})", "[1 2]")]),
     ],
 };
 
@@ -130,7 +130,8 @@ pub(crate) fn merge(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
                         cx.charge(cost::ENTRY * src.len() as u64)?;
                         let d = Arc::make_mut(&mut dst);
                         for (k, v) in src.iter() {
-                            d.insert(k.clone(), v.clone());
+                            let k = write_key(d, k.clone());
+                            d.insert(k, v.clone());
                         }
                         Value::Map(dst)
                     }
@@ -153,6 +154,7 @@ fn merge_with(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
                 let dst = out.get_or_insert_with(PMap::new);
                 for (k, v) in src.iter() {
                     cx.tick(1)?;
+                    let k = &write_key(dst, k.clone());
                     let nv = match dst.get(k) {
                         Some(old) => cx.apply(&f, &mut [old.clone(), v.clone()])?,
                         None => {
@@ -204,6 +206,10 @@ fn zipmap(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // an infinite side is bounded by the finite one
     let bound = |i: usize, other: usize, a: &mut [Value], cx: &mut BuiltinContext| -> EvalResult<Vec<Value>> {
         match crate::lazy::as_lazy(&a[i]) {
+            // both endless: the map would never be finished
+            Some(l) if l.is_infinite() && crate::lazy::as_lazy(&a[other]).is_some_and(|o| o.is_infinite()) => {
+                crate::lazy::unbounded("zipmap", l)
+            }
             Some(l) => {
                 let n = seq_len(&a[other]).unwrap_or(0);
                 let taken = crate::lazy::take(cx, n, l.clone())?;
@@ -405,7 +411,11 @@ fn subvec(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn find(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     match &a[0] {
-        Value::Map(m) => Ok(m.get(&a[1]).map(|v| Value::vector([a[1].clone(), v.clone()])).unwrap_or(Value::Nil)),
+        Value::Map(m) => Ok(match crate::interp::flex_get_key(m, &a[1]) {
+            // the entry as the map holds it (DIV-47: :id finds the JSON key "id")
+            Some(k) => m.get(&k).map(|v| Value::vector([k.clone(), v.clone()])).unwrap_or(Value::Nil),
+            None => Value::Nil,
+        }),
         Value::Vector(v) => Ok(match &a[1] {
             Value::Int(i) if *i >= 0 && (*i as usize) < v.len() => {
                 Value::vector([a[1].clone(), v[*i as usize].clone()])
@@ -467,6 +477,7 @@ pub(crate) fn assoc1(cx: &mut BuiltinContext, coll: Value, k: Value, v: Value) -
         }
         Value::Map(mut m) => {
             cx.charge(cost::ENTRY)?;
+            let k = write_key(&m, k);
             Arc::make_mut(&mut m).insert(k, v);
             Ok(Value::Map(m))
         }
@@ -532,13 +543,15 @@ pub(crate) fn conj1(cx: &mut BuiltinContext, coll: Value, x: Value) -> EvalResul
         }
         Value::Map(mut m) => match x {
             Value::Vector(kv) if kv.len() == 2 => {
-                Arc::make_mut(&mut m).insert(kv[0].clone(), kv[1].clone());
+                let k = write_key(&m, kv[0].clone());
+                Arc::make_mut(&mut m).insert(k, kv[1].clone());
                 Ok(Value::Map(m))
             }
             Value::Map(other) => {
                 let mm = Arc::make_mut(&mut m);
                 for (k, v) in other.iter() {
-                    mm.insert(k.clone(), v.clone());
+                    let k = write_key(mm, k.clone());
+                    mm.insert(k, v.clone());
                 }
                 Ok(Value::Map(m))
             }
@@ -595,22 +608,43 @@ fn hash_map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Map(Arc::new(m)))
 }
 
-fn keys(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+fn keys(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) if m.is_empty() => Ok(Value::Nil),
         Value::Map(m) => Ok(Value::vector(m.keys().cloned())),
         Value::Nil => Ok(Value::Nil),
-        other => expected("keys", "a map", other),
+        _ => entry_parts(cx, "keys", std::mem::take(&mut args[0]), 0),
     }
 }
 
-fn vals(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+fn vals(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) if m.is_empty() => Ok(Value::Nil),
         Value::Map(m) => Ok(Value::vector(m.values().cloned())),
         Value::Nil => Ok(Value::Nil),
-        other => expected("vals", "a map", other),
+        _ => entry_parts(cx, "vals", std::mem::take(&mut args[0]), 1),
     }
+}
+
+/// `keys`/`vals` of a sequence of map entries, as Clojure takes them:
+/// `(->> m (filter #(> (val %) 1)) keys)`. Each item must be a `[key value]` pair.
+fn entry_parts(cx: &mut BuiltinContext, fname: &str, coll: Value, part: usize) -> EvalResult {
+    if !matches!(coll, Value::Vector(_) | Value::List(_)) && crate::lazy::as_lazy(&coll).is_none() {
+        return expected(fname, "a map or a sequence of map entries", &coll);
+    }
+    let coll = crate::lazy::realized(cx, fname, coll)?;
+    let mut out = Vec::new();
+    for item in seq_iter(fname, &coll)? {
+        cx.tick(1)?;
+        match &item {
+            Value::Vector(kv) if kv.len() == 2 => out.push(kv[part].clone()),
+            other => return expected(fname, "a map or a sequence of [key value] map entries", other),
+        }
+    }
+    if out.is_empty() {
+        return Ok(Value::Nil);
+    }
+    out_vec(cx, out)
 }
 
 fn dissoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
@@ -619,8 +653,9 @@ fn dissoc(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
         Value::Map(mut m) => {
             cx.charge(cost::HEADER)?;
             let mm = Arc::make_mut(&mut m);
-            for k in args[1..].iter() {
-                mm.remove(k);
+            for k in args[1..].iter_mut() {
+                let k = write_key(mm, std::mem::take(k));
+                mm.remove(&k);
             }
             Ok(Value::Map(m))
         }

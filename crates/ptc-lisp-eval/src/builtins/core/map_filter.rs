@@ -1,14 +1,17 @@
 //! clojure.core's item-by-item sequence functions: `map`, `filter`, `remove`, `keep`,
 //! `mapcat`, `map-indexed`, `keep-indexed` (and `mapv`, `filterv`); the ones the fuser
-//! streams and whose one-argument forms are transducers.
+//! streams and whose one-argument forms are transducers. What each does with one item is
+//! its [`Step`] (`crate::steps`); here a finite collection is run through the step into
+//! a vector, a lazy sequence gets the step as a lazy sequence, and the one-argument form
+//! is the step as a transducer.
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::core::sequences::{concat, items, out_vec, vec_out};
-use crate::builtins::{Arity, Builtin, Category, Library, SeqIter, Table, seq_iter, seq_len};
+use crate::builtins::core::sequences::{concat, items};
+use crate::builtins::core::transducers::xf_step;
+use crate::builtins::{Arity, Builtin, Category, Library, SeqIter, Table, seq_iter};
 use crate::error::EvalResult;
-use crate::function::{Function, Held};
-use crate::interp::get_in_value;
 use crate::limits::cost;
+use crate::steps::{Step, run_into_vector};
 use crate::value::{PVector, Value};
 
 use Arity::*;
@@ -37,103 +40,57 @@ pub(crate) static TABLE: Table = Table {
     ],
 };
 
+/// `(f coll)` of a one-collection step: lazy over a lazy sequence, else the step run over
+/// the collection into a vector.
+fn eager_or_lazy(cx: &mut BuiltinContext, step: Step, coll: &Value) -> EvalResult {
+    match crate::lazy::as_lazy(coll) {
+        Some(l) => crate::lazy::stepped(step, l),
+        None => run_into_vector(cx, step, coll),
+    }
+}
+
 /// `(keep f)`: the transducer form.
 fn keep_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_keep(std::mem::take(&mut a[0])))
+    Ok(xf_step(Step::Keep(std::mem::take(&mut a[0]))))
 }
 
 fn keep(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let f = std::mem::take(&mut a[0]);
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::keep(f, l);
-    }
-    let mut out = Vec::new();
-    // one item at a time: nothing is collected first
-    let coll = a[1].clone();
-    for item in seq_iter("keep", &coll)? {
-        cx.tick(1)?;
-        let r = cx.apply(&f, &mut [item])?;
-        if !r.is_nil() {
-            out.push(r);
-        }
-    }
-    vec_out(cx, out)
+    eager_or_lazy(cx, Step::Keep(std::mem::take(&mut a[0])), &a[1])
 }
 
 /// `(mapcat f)`: the transducer form.
 fn mapcat_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_mapcat(std::mem::take(&mut a[0])))
+    Ok(xf_step(Step::Mapcat(Some(std::mem::take(&mut a[0])))))
 }
 
 pub(crate) fn mapcat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let [f, coll] = a
-        && let Some(l) = crate::lazy::as_lazy(coll)
-    {
-        return crate::lazy::mapcat(f.clone(), l);
+    if let [f, coll] = a {
+        return eager_or_lazy(cx, Step::Mapcat(Some(std::mem::take(f))), coll);
     }
+    // several collections: map over them in step, then concatenate
     let mapped = crate::builtins::lookup("map").map(|b| cx.call(b, a)).unwrap_or_else(|| Ok(Value::Nil))?;
     let parts = items(cx, "mapcat", &mapped)?;
     concat(cx, &mut parts.into_iter().collect::<Vec<_>>())
 }
 
 fn keep_indexed(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        // over an infinite sequence: keep the non-nil results of a lazy map-indexed
-        let indexed = crate::lazy::map_indexed(a[0].clone(), l)?;
-        let same =
-            Function::native("identity", Held::values(Vec::new()), |_, _, call| Ok(std::mem::take(&mut call[0])));
-        return match crate::lazy::as_lazy(&indexed) {
-            Some(i) => crate::lazy::keep(same, i),
-            None => Ok(indexed),
-        };
-    }
-    let f = a[0].clone();
-    let mut out = Vec::new();
-    // one item at a time: nothing is collected first
-    let coll = a[1].clone();
-    for (i, item) in seq_iter("keep-indexed", &coll)?.enumerate() {
-        cx.tick(1)?;
-        let r = cx.apply(&f, &mut [Value::Int(i as i64), item])?;
-        if !r.is_nil() {
-            cx.charge(crate::builtins::kept_item_cost(&coll))?;
-            out.push(r);
-        }
-    }
-    out_vec(cx, out)
+    eager_or_lazy(cx, Step::KeepIndexed { f: std::mem::take(&mut a[0]), i: 0 }, &a[1])
 }
 
 /// `(map f)`: the transducer form.
 fn map_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_map(std::mem::take(&mut a[0])))
+    Ok(xf_step(Step::Map(std::mem::take(&mut a[0]))))
 }
 
-/// Applies `f` to each item, collecting a vector. Charges fuel per item.
+/// Applies `f` to each item (of several collections in step, to the shortest),
+/// collecting a vector. Charges fuel per item.
 pub(crate) fn map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut args[0]);
+    if args.len() == 2 {
+        return eager_or_lazy(cx, Step::Map(f), &args[1]);
+    }
     if args[1..].iter().any(|c| crate::lazy::as_lazy(c).is_some()) {
         return crate::lazy::map_mixed(cx, f, &args[1..]);
-    }
-    if args.len() == 2 {
-        let coll = std::mem::take(&mut args[1]);
-        let mut out = PVector::new();
-        let n = seq_len(&coll).unwrap_or(0) as u64;
-        cx.charge(cost::items(n))?;
-        // (map :key coll): look up by reference, no call
-        if let (Value::Keyword(_), Value::Vector(items) | Value::List(items)) = (&f, &coll) {
-            for item in items.iter() {
-                cx.tick(1)?;
-                out.push_back(match item {
-                    Value::Map(m) => crate::interp::flex_get(m, &f).cloned().unwrap_or(Value::Nil),
-                    other => get_in_value(other, &f).unwrap_or(Value::Nil),
-                });
-            }
-            return Ok(Value::from_pvec(out));
-        }
-        for item in seq_iter("map", &coll)? {
-            cx.tick(1)?;
-            out.push_back(cx.apply(&f, &mut [item])?);
-        }
-        return Ok(Value::from_pvec(out));
     }
     let colls: Vec<Value> = args[1..].iter_mut().map(std::mem::take).collect();
     let mut iters: Vec<SeqIter<'_>> = colls.iter().map(|c| seq_iter("map", c)).collect::<EvalResult<_>>()?;
@@ -158,69 +115,27 @@ pub(crate) fn map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 
 /// `(filter pred)`: the transducer form.
 fn filter_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_filter(std::mem::take(&mut a[0]), true))
+    Ok(xf_step(Step::Filter { pred: std::mem::take(&mut a[0]), keep: true }))
 }
 
 /// `(remove pred)`: the transducer form.
 fn remove_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_filter(std::mem::take(&mut a[0]), false))
-}
-
-fn filter_impl(cx: &mut BuiltinContext, args: &mut [Value], keep: bool, name: &str) -> EvalResult {
-    if let Some(l) = crate::lazy::as_lazy(&args[1]) {
-        return crate::lazy::filter(args[0].clone(), keep, l);
-    }
-    let f = std::mem::take(&mut args[0]);
-    let coll = std::mem::take(&mut args[1]);
-    let mut out = PVector::new();
-    if let Value::Vector(items) | Value::List(items) = &coll {
-        // by reference: one clone for the call, one more only for kept items
-        for item in items.iter() {
-            cx.tick(1)?;
-            if cx.apply(&f, &mut [item.clone()])?.truthy() == keep {
-                out.push_back(item.clone());
-            }
-        }
-        cx.charge(cost::items(out.len() as u64))?;
-    } else {
-        cx.charge(cost::HEADER)?;
-        for item in seq_iter(name, &coll)? {
-            cx.tick(1)?;
-            if cx.apply(&f, &mut [item.clone()])?.truthy() == keep {
-                // charged before it is kept: a long string's characters are built one by one
-                cx.charge(cost::ELEM)?;
-                out.push_back(item);
-            }
-        }
-    }
-    Ok(Value::from_pvec(out))
+    Ok(xf_step(Step::Filter { pred: std::mem::take(&mut a[0]), keep: false }))
 }
 
 fn filter(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
-    filter_impl(cx, args, true, "filter")
+    eager_or_lazy(cx, Step::Filter { pred: std::mem::take(&mut args[0]), keep: true }, &args[1])
 }
 
 fn remove(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
-    filter_impl(cx, args, false, "remove")
+    eager_or_lazy(cx, Step::Filter { pred: std::mem::take(&mut args[0]), keep: false }, &args[1])
 }
 
 /// `(map-indexed f)`: the transducer form.
 fn map_indexed_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_map_indexed(std::mem::take(&mut a[0])))
+    Ok(xf_step(Step::MapIndexed { f: std::mem::take(&mut a[0]), i: 0 }))
 }
 
 pub(crate) fn map_indexed(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
-    let f = std::mem::take(&mut args[0]);
-    if let Some(l) = crate::lazy::as_lazy(&args[1]) {
-        return crate::lazy::map_indexed(f, l);
-    }
-    let coll = std::mem::take(&mut args[1]);
-    let mut out = PVector::new();
-    for (i, item) in seq_iter("map-indexed", &coll)?.enumerate() {
-        cx.tick(1)?;
-        cx.charge(crate::builtins::kept_item_cost(&coll))?;
-        out.push_back(cx.apply(&f, &mut [Value::Int(i as i64), item])?);
-    }
-    cx.charge(cost::items(out.len() as u64))?;
-    Ok(Value::from_pvec(out))
+    eager_or_lazy(cx, Step::MapIndexed { f: std::mem::take(&mut args[0]), i: 0 }, &args[1])
 }

@@ -602,20 +602,28 @@ pub(crate) fn clojure_compare(x: &Value, y: &Value) -> EvalResult<i64> {
             if std::sync::Arc::ptr_eq(p, q) {
                 return Ok(0);
             }
-            if !crate::meter::step() {
-                return Err(crate::meter::stopped().into());
-            }
-            for (i, j) in p.iter().zip(q.iter()) {
-                let c = clojure_compare(i, j)?;
-                if c != 0 {
-                    return Ok(c);
-                }
-            }
-            return Ok(0);
+            return clojure_compare_items(p.iter().zip(q.iter()));
         }
         _ => {}
     }
     Ok(crate::builtins::compare_values(x, y)?.unwrap_or(std::cmp::Ordering::Equal) as i64)
+}
+
+/// [`clojure_compare`] of two vectors of one length, given as their pairs of items: the
+/// answer for the first pair that differs, else 0. One collection step of the meter, as a
+/// walk over the two vectors.
+#[inline]
+pub(crate) fn clojure_compare_items<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> EvalResult<i64> {
+    if !crate::meter::step() {
+        return Err(crate::meter::stopped().into());
+    }
+    for (i, j) in pairs {
+        let c = clojure_compare(i, j)?;
+        if c != 0 {
+            return Ok(c);
+        }
+    }
+    Ok(0)
 }
 
 /// Java's `String.compareTo`: over UTF-16 code units.

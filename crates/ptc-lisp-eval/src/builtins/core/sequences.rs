@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::core::consume::FastHash;
+use crate::builtins::core::transducers::xf_step;
 use crate::builtins::{Arity, Builtin, Category, Library, Table, compare_values, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
 use crate::limits::cost;
+use crate::steps::{Step, run_into_vector};
 use crate::value::{PVector, Value};
 
 use Arity::*;
@@ -70,10 +71,10 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("list*", AtLeast(1), Sequence, list_star)
             .doc("A list of the leading arguments followed by the items of the last one.")
             .ex(&[("(list* 1 2 [3 4])", "(1 2 3 4)")]),
-        Builtin::new("split-at", Exact(2), Sequence, split_at)
+        Builtin::new("split-at", Exact(2), Sequence, split_at).lazy()
             .doc("[(take n coll) (drop n coll)].")
             .ex(&[("(split-at 1 [1 2 3])", "[[1] [2 3]]")]),
-        Builtin::new("split-with", Exact(2), Sequence, split_with)
+        Builtin::new("split-with", Exact(2), Sequence, split_with).lazy()
             .doc("[(take-while pred coll) (drop-while pred coll)].")
             .ex(&[("(split-with odd? [1 3 4 5])", "[[1 3] [4 5]]")]),
         Builtin::new("interleave", AtLeast(0), Sequence, interleave).lazy()
@@ -169,77 +170,51 @@ fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {
 
 /// `(take n)`: the transducer form.
 fn take_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_take(count_arg("take", &a[0])? as i64))
+    Ok(xf_step(Step::Take { left: count_arg("take", &a[0])? }))
+}
+
+/// `(f coll)` of a one-collection step: lazy over a lazy sequence (what a consumer does
+/// not pull is never made), else the step run over the collection into a vector.
+fn eager_or_lazy(cx: &mut BuiltinContext, step: Step, coll: &Value) -> EvalResult {
+    match crate::lazy::as_lazy(coll) {
+        Some(l) => crate::lazy::stepped(step, l),
+        None => run_into_vector(cx, step, coll),
+    }
 }
 
 pub(crate) fn take(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = count_arg("take", &a[0])?;
-    if let Some(l) = crate::lazy::take_lazy(&mut a[1]) {
-        return crate::lazy::take(cx, n, l);
+    if n == 0 && crate::lazy::as_lazy(&a[1]).is_some() {
+        return Ok(Value::vector([]));
     }
-    cx.charge(crate::builtins::materialized_cost(&a[1]))?;
-    let out: Vec<Value> = seq_iter("take", &a[1])?.take(n).collect();
-    vec_out(cx, out)
+    eager_or_lazy(cx, Step::Take { left: n }, &a[1])
 }
 
 /// `(drop n)`: the transducer form.
 fn drop_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_drop(count_arg("drop", &a[0])? as i64))
+    Ok(xf_step(Step::Drop { left: count_arg("drop", &a[0])? }))
 }
 
 pub(crate) fn drop(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let n = count_arg("drop", &a[0])?;
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::drop(n, l);
-    }
-    cx.charge(crate::builtins::materialized_cost(&a[1]))?;
-    let out: Vec<Value> = seq_iter("drop", &a[1])?.skip(n).collect();
-    vec_out(cx, out)
+    eager_or_lazy(cx, Step::Drop { left: count_arg("drop", &a[0])? }, &a[1])
 }
 
 /// `(take-while pred)`: the transducer form.
 fn take_while_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_take_while(a[0].clone()))
+    Ok(xf_step(Step::TakeWhile(std::mem::take(&mut a[0]))))
 }
 
 fn take_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let f = a[0].clone();
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::take_while(f, l);
-    }
-    let mut out = Vec::new();
-    // one item at a time: nothing is collected first
-    let coll = a[1].clone();
-    for item in seq_iter("take-while", &coll)? {
-        cx.tick(1)?;
-        if !cx.apply(&f, &mut [item.clone()])?.truthy() {
-            break;
-        }
-        out.push(item);
-    }
-    vec_out(cx, out)
+    eager_or_lazy(cx, Step::TakeWhile(std::mem::take(&mut a[0])), &a[1])
 }
 
 /// `(drop-while pred)`: the transducer form.
 fn drop_while_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_drop_while(a[0].clone()))
+    Ok(xf_step(Step::drop_while(std::mem::take(&mut a[0]))))
 }
 
 fn drop_while(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let f = a[0].clone();
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::drop_while(f, l);
-    }
-    let all = items(cx, "drop-while", &a[1])?;
-    let mut start = all.len();
-    for (i, item) in all.iter().enumerate() {
-        cx.tick(1)?;
-        if !cx.apply(&f, &mut [item.clone()])?.truthy() {
-            start = i;
-            break;
-        }
-    }
-    vec_out(cx, all.into_iter().skip(start))
+    eager_or_lazy(cx, Step::drop_while(std::mem::take(&mut a[0])), &a[1])
 }
 
 /// `(apply concat x ... s)` with a lazy `s`: the leading collections, then the items of
@@ -721,24 +696,11 @@ fn sort_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 /// `(distinct)`: the transducer form.
 fn distinct_xf(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_distinct())
+    Ok(xf_step(Step::distinct()))
 }
 
 pub(crate) fn distinct(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
-        return crate::lazy::distinct(l);
-    }
-    let mut seen: HashSet<Value, FastHash> = HashSet::default();
-    let mut out = Vec::new();
-    // one item at a time: nothing is collected first
-    let coll = a[0].clone();
-    for item in seq_iter("distinct", &coll)? {
-        cx.tick(1)?;
-        if seen.insert(item.clone()) {
-            out.push(item);
-        }
-    }
-    vec_out(cx, out)
+    eager_or_lazy(cx, Step::distinct(), &a[0])
 }
 
 fn chunks(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, keep_partial: bool) -> EvalResult {
@@ -777,6 +739,10 @@ fn chunks(cx: &mut BuiltinContext, a: &mut [Value], fname: &str, keep_partial: b
     if n <= 0 || step <= 0 {
         return err(ErrorKind::RuntimeError, format!("{fname}: size and step must be positive, got {n} and {step}"));
     }
+    let Some(pad) = pad else {
+        return run_into_vector(cx, Step::partition(n as usize, step as usize, keep_partial), coll);
+    };
+    let pad = Some(pad);
     let all = items(cx, fname, coll)?;
     let mut out = Vec::new();
     let mut i = 0usize;
@@ -809,7 +775,7 @@ fn partition_all_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if n <= 0 {
         return err(ErrorKind::RuntimeError, format!("partition-all: size must be positive, got {n}"));
     }
-    Ok(crate::builtins::core::transducers::xf_partition_all(n as usize))
+    Ok(xf_step(Step::partition(n as usize, n as usize, true)))
 }
 
 fn partition_all(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -883,6 +849,11 @@ fn list_star(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn split_at(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let n = int_arg("split-at", &a[0])?.max(0) as usize;
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        // [(take n s) (drop n s)]: both lazy, reading one cache
+        let head = if n == 0 { Value::vector([]) } else { crate::lazy::stepped(Step::Take { left: n }, l)? };
+        return out_vec(cx, [head, crate::lazy::drop(n, l)?]);
+    }
     let v = all(cx, "split-at", &a[1])?;
     let n = n.min(v.len());
     let (l, r) = v.split_at(n);
@@ -891,6 +862,11 @@ fn split_at(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn split_with(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
+    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
+        // [(take-while pred s) (drop-while pred s)]: both lazy, reading one cache
+        let head = crate::lazy::stepped(Step::TakeWhile(f.clone()), l)?;
+        return out_vec(cx, [head, crate::lazy::stepped(Step::drop_while(f), l)?]);
+    }
     let v = all(cx, "split-with", &a[1])?;
     let mut n = v.len();
     for (i, item) in v.iter().enumerate() {
@@ -1003,21 +979,11 @@ fn flatten(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 /// `(dedupe)`: the transducer form.
 fn dedupe_xf(_: &mut BuiltinContext, _: &mut [Value]) -> EvalResult {
-    Ok(crate::builtins::core::transducers::xf_dedupe())
+    Ok(xf_step(Step::Dedupe(None)))
 }
 
 fn dedupe(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    if let Some(l) = crate::lazy::as_lazy(&a[0]) {
-        return crate::lazy::dedupe(l);
-    }
-    let mut out: Vec<Value> = Vec::new();
-    for item in seq_iter("dedupe", &a[0])? {
-        if out.last().is_none_or(|l| !l.equiv(&item)) {
-            cx.charge(crate::builtins::kept_item_cost(&a[0]))?;
-            out.push(item);
-        }
-    }
-    out_vec(cx, out)
+    eager_or_lazy(cx, Step::Dedupe(None), &a[0])
 }
 
 fn distinct_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -1037,29 +1003,7 @@ fn distinct_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 fn partition_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let f = crate::builtins::by_key(&a[0]);
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        return crate::lazy::partition_by(f, l);
-    }
-    let mut out: Vec<Value> = Vec::new();
-    let mut run: Vec<Value> = Vec::new();
-    let mut last: Option<Value> = None;
-    // one item at a time: nothing is collected first
-    let coll = a[1].clone();
-    for item in seq_iter("partition-by", &coll)? {
-        cx.tick(1)?;
-        let k = cx.apply(&f, &mut [item.clone()])?;
-        if last.as_ref().is_some_and(|l| !l.equiv(&k)) {
-            out.push(Value::vector(std::mem::take(&mut run)));
-        }
-        last = Some(k);
-        cx.charge(crate::builtins::kept_item_cost(&coll).max(cost::ELEM))?;
-        run.push(item);
-    }
-    if !run.is_empty() {
-        out.push(Value::vector(run));
-    }
-    out_vec(cx, out)
+    eager_or_lazy(cx, Step::partition_by(crate::builtins::by_key(&a[0])), &a[1])
 }
 
 fn zip(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -1140,27 +1084,7 @@ fn take_nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     if n <= 0 {
         return err(ErrorKind::RuntimeError, "take-nth: n must be positive (a step of 0 would never end)");
     }
-    if let Some(l) = crate::lazy::as_lazy(&a[1]) {
-        // over an infinite sequence: every n-th item, lazily (items may be nil)
-        let every = Function::native("take-nth", Held::values(vec![Value::Int(n)]), |_, held, call| {
-            let n = match held.first() {
-                Some(Value::Int(n)) => *n,
-                _ => 1,
-            };
-            let hit = matches!(call.first(), Some(Value::Int(i)) if i % n == 0);
-            Ok(if hit { Value::vector(call.get_mut(1).map(std::mem::take)) } else { Value::vector([]) })
-        });
-        let tagged = crate::lazy::map_indexed(every, l)?;
-        let same =
-            Function::native("identity", Held::values(Vec::new()), |_, _, call| Ok(std::mem::take(&mut call[0])));
-        return match crate::lazy::as_lazy(&tagged) {
-            Some(t) => crate::lazy::mapcat(same, t),
-            None => Ok(tagged),
-        };
-    }
-    cx.charge(crate::builtins::materialized_cost(&a[1]))?;
-    let v: Vec<Value> = seq_iter("take-nth", &a[1])?.step_by(n as usize).collect();
-    out_vec(cx, v)
+    eager_or_lazy(cx, Step::TakeNth { n: n as u64, i: 0 }, &a[1])
 }
 
 fn rseq(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {

@@ -1,8 +1,7 @@
 //! clojure.core's transducers and early reduction: `transduce`, `sequence`, `eduction`,
-//! `completing`, `cat`, `reduced`..., and the one-argument transducer forms (`xf_*`).
+//! `completing`, `cat`, `reduced`..., and the one-argument transducer forms: each is a
+//! sequence step of `crate::steps` made a transducer by [`xf_step`].
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::builtins::context::BuiltinContext;
@@ -10,6 +9,7 @@ use crate::builtins::{Arity, Builtin, Category, Library, Table, expected, seq_it
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::function::{Function, Held};
 use crate::lazy::{self, Items};
+use crate::steps::{Fed, Step};
 use crate::value::{PVector, Value};
 
 use Arity::*;
@@ -235,10 +235,6 @@ fn reducer(
     })
 }
 
-fn pass(cx: &mut BuiltinContext, rf: &Value, acc: Value) -> EvalResult {
-    cx.apply(rf, &mut [acc])
-}
-
 /// A transducer: a function of one reducing function; `make` builds the wrapped one
 /// (fresh state per transduction).
 /// `held` names the values `make` captures.
@@ -254,247 +250,77 @@ fn transducer(name: &'static str, held: Held, make: impl Fn(Value) -> Value + Se
     })
 }
 
-/// `(map f)`.
-pub(crate) fn xf_map(f: Value) -> Value {
-    transducer("map", Held::values(vec![f.clone()]), move |rf| {
-        let f = f.clone();
-        reducer(
-            rf,
-            Held::values(vec![f.clone()]),
-            move |cx, rf, acc, x| {
-                let y = cx.apply(&f, &mut [x])?;
-                cx.apply(rf, &mut [acc, y])
-            },
-            pass,
-        )
-    })
+/// A sequence step as a transducer (`(map f)`, `(take n)`, `(distinct)`...): each
+/// transduction gets a fresh copy of the step (see `crate::steps`).
+pub(crate) fn xf_step(step: Step) -> Value {
+    let mut fns = Vec::new();
+    step.each_held(&mut |v| fns.push(v));
+    transducer(step.name(), Held::values(fns), move |rf| step_reducer(rf, step.clone()))
 }
 
-/// `(filter pred)` (`keep_truthy`) or `(remove pred)`.
-pub(crate) fn xf_filter(pred: Value, keep_truthy: bool) -> Value {
-    transducer(if keep_truthy { "filter" } else { "remove" }, Held::values(vec![pred.clone()]), move |rf| {
-        let pred = pred.clone();
-        reducer(
-            rf,
-            Held::values(vec![pred.clone()]),
-            move |cx, rf, acc, x| {
-                if cx.apply(&pred, &mut [x.clone()])?.truthy() == keep_truthy {
-                    cx.apply(rf, &mut [acc, x])
-                } else {
+/// The reducing function `step` makes of `rf`: what the step gives for an item goes to
+/// `rf`; the end of the step (`take`, `take-while`) is a `reduced`; at completion what the
+/// step still holds goes to `rf` before `rf`'s own completion.
+fn step_reducer(rf: Value, step: Step) -> Value {
+    let state = Arc::new(Mutex::new(Some(step)));
+    let done = state.clone();
+    reducer(
+        rf,
+        Held::none().with_state(state.clone()),
+        move |cx, rf, acc, x| {
+            // taken out while it runs (it calls back into the program, which must not find
+            // the lock held); a transducer fed from inside its own step finds it missing
+            let mut step = state.lock().map_err(|_| poisoned())?.take().ok_or_else(poisoned)?;
+            let fed = step.feed(cx, x);
+            *state.lock().map_err(|_| poisoned())? = Some(step);
+            match fed? {
+                Fed::Skip => Ok(acc),
+                Fed::One(y) => cx.apply(rf, &mut [acc, y]),
+                Fed::Many(ys) => {
+                    let mut acc = acc;
+                    for y in ys {
+                        acc = cx.apply(rf, &mut [acc, y])?;
+                        if reduced_value(&acc).is_some() {
+                            break;
+                        }
+                    }
                     Ok(acc)
                 }
-            },
-            pass,
-        )
-    })
-}
-
-/// `(keep f)`.
-pub(crate) fn xf_keep(f: Value) -> Value {
-    transducer("keep", Held::values(vec![f.clone()]), move |rf| {
-        let f = f.clone();
-        reducer(
-            rf,
-            Held::values(vec![f.clone()]),
-            move |cx, rf, acc, x| {
-                let y = cx.apply(&f, &mut [x])?;
-                if y.is_nil() { Ok(acc) } else { cx.apply(rf, &mut [acc, y]) }
-            },
-            pass,
-        )
-    })
-}
-
-/// `(map-indexed f)`.
-pub(crate) fn xf_map_indexed(f: Value) -> Value {
-    transducer("map-indexed", Held::values(vec![f.clone()]), move |rf| {
-        let f = f.clone();
-        let i = AtomicI64::new(0);
-        reducer(
-            rf,
-            Held::values(vec![f.clone()]),
-            move |cx, rf, acc, x| {
-                let idx = Value::Int(i.fetch_add(1, Ordering::Relaxed));
-                let y = cx.apply(&f, &mut [idx, x])?;
-                cx.apply(rf, &mut [acc, y])
-            },
-            pass,
-        )
-    })
-}
-
-/// `(take n)`.
-pub(crate) fn xf_take(n: i64) -> Value {
-    transducer("take", Held::none(), move |rf| {
-        let left = AtomicI64::new(n);
-        reducer(
-            rf,
-            Held::none(),
-            move |cx, rf, acc, x| {
-                let n = left.fetch_sub(1, Ordering::Relaxed);
-                let acc = if n > 0 { cx.apply(rf, &mut [acc, x])? } else { acc };
-                Ok(if n - 1 <= 0 { ensure_reduced(acc) } else { acc })
-            },
-            pass,
-        )
-    })
-}
-
-/// `(take-while pred)`.
-pub(crate) fn xf_take_while(pred: Value) -> Value {
-    transducer("take-while", Held::values(vec![pred.clone()]), move |rf| {
-        let pred = pred.clone();
-        reducer(
-            rf,
-            Held::values(vec![pred.clone()]),
-            move |cx, rf, acc, x| {
-                if cx.apply(&pred, &mut [x.clone()])?.truthy() {
-                    cx.apply(rf, &mut [acc, x])
-                } else {
-                    Ok(make_reduced(acc))
+                Fed::End => Ok(ensure_reduced(acc)),
+                Fed::Last(y) => Ok(ensure_reduced(cx.apply(rf, &mut [acc, y])?)),
+            }
+        },
+        move |cx, rf, acc| {
+            let mut step = done.lock().map_err(|_| poisoned())?.take().ok_or_else(poisoned)?;
+            let mut rest = Vec::new();
+            let flushed = loop {
+                match step.finish(cx) {
+                    Ok(Some(y)) => rest.push(y),
+                    Ok(None) => break Ok(()),
+                    Err(e) => break Err(e),
                 }
-            },
-            pass,
-        )
-    })
-}
-
-/// `(drop n)`.
-pub(crate) fn xf_drop(n: i64) -> Value {
-    transducer("drop", Held::none(), move |rf| {
-        let left = AtomicI64::new(n);
-        reducer(
-            rf,
-            Held::none(),
-            move |cx, rf, acc, x| {
-                if left.fetch_sub(1, Ordering::Relaxed) > 0 { Ok(acc) } else { cx.apply(rf, &mut [acc, x]) }
-            },
-            pass,
-        )
-    })
-}
-
-/// `(drop-while pred)`.
-pub(crate) fn xf_drop_while(pred: Value) -> Value {
-    transducer("drop-while", Held::values(vec![pred.clone()]), move |rf| {
-        let pred = pred.clone();
-        let dropping = AtomicBool::new(true);
-        reducer(
-            rf,
-            Held::values(vec![pred.clone()]),
-            move |cx, rf, acc, x| {
-                if dropping.load(Ordering::Relaxed) && cx.apply(&pred, &mut [x.clone()])?.truthy() {
-                    return Ok(acc);
+            };
+            *done.lock().map_err(|_| poisoned())? = Some(step);
+            flushed?;
+            let mut acc = acc;
+            for y in rest {
+                acc = cx.apply(rf, &mut [acc, y])?;
+                if reduced_value(&acc).is_some() {
+                    break;
                 }
-                dropping.store(false, Ordering::Relaxed);
-                cx.apply(rf, &mut [acc, x])
-            },
-            pass,
-        )
-    })
-}
-
-fn cat_step(cx: &mut BuiltinContext, rf: &Value, mut acc: Value, coll: &Value) -> EvalResult {
-    for y in seq_iter("cat", coll)? {
-        acc = cx.apply(rf, &mut [acc, y])?;
-        if reduced_value(&acc).is_some() {
-            return Ok(acc);
-        }
-    }
-    Ok(acc)
+            }
+            cx.apply(rf, &mut [unreduced(acc)])
+        },
+    )
 }
 
 fn cat(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    Ok(reducer(std::mem::take(&mut a[0]), Held::none(), |cx, rf, acc, x| cat_step(cx, rf, acc, &x), pass))
-}
-
-/// `(mapcat f)`.
-pub(crate) fn xf_mapcat(f: Value) -> Value {
-    transducer("mapcat", Held::values(vec![f.clone()]), move |rf| {
-        let f = f.clone();
-        reducer(
-            rf,
-            Held::values(vec![f.clone()]),
-            move |cx, rf, acc, x| {
-                let ys = cx.apply(&f, &mut [x])?;
-                cat_step(cx, rf, acc, &ys)
-            },
-            pass,
-        )
-    })
-}
-
-/// `(partition-all n)`.
-pub(crate) fn xf_partition_all(n: usize) -> Value {
-    transducer("partition-all", Held::none(), move |rf| {
-        let buf = Arc::new(Mutex::new(Vec::<Value>::new()));
-        let flush = buf.clone();
-        reducer(
-            rf,
-            Held::none().with_state(buf.clone()),
-            move |cx, rf, acc, x| {
-                let full = {
-                    let mut b = buf.lock().map_err(|_| poisoned())?;
-                    b.push(x);
-                    if b.len() >= n { Some(std::mem::take(&mut *b)) } else { None }
-                };
-                match full {
-                    Some(chunk) => {
-                        cx.charge(crate::limits::cost::HEADER + crate::limits::cost::ELEM * chunk.len() as u64)?;
-                        cx.apply(rf, &mut [acc, Value::vector(chunk)])
-                    }
-                    None => Ok(acc),
-                }
-            },
-            move |cx, rf, acc| {
-                let rest = std::mem::take(&mut *flush.lock().map_err(|_| poisoned())?);
-                let acc = if rest.is_empty() { acc } else { unreduced(cx.apply(rf, &mut [acc, Value::vector(rest)])?) };
-                cx.apply(rf, &mut [acc])
-            },
-        )
-    })
-}
-
-/// `(dedupe)`.
-pub(crate) fn xf_dedupe() -> Value {
-    transducer("dedupe", Held::none(), |rf| {
-        let prev = Arc::new(Mutex::new(None::<Value>));
-        reducer(
-            rf,
-            Held::none().with_state(prev.clone()),
-            move |cx, rf, acc, x| {
-                let same = {
-                    let mut p = prev.lock().map_err(|_| poisoned())?;
-                    let same = p.as_ref() == Some(&x);
-                    *p = Some(x.clone());
-                    same
-                };
-                if same { Ok(acc) } else { cx.apply(rf, &mut [acc, x]) }
-            },
-            pass,
-        )
-    })
-}
-
-/// `(distinct)`.
-pub(crate) fn xf_distinct() -> Value {
-    transducer("distinct", Held::none(), |rf| {
-        let seen = Arc::new(Mutex::new(HashSet::<Value>::new()));
-        reducer(
-            rf,
-            Held::none().with_state(seen.clone()),
-            move |cx, rf, acc, x| {
-                let new = seen.lock().map_err(|_| poisoned())?.insert(x.clone());
-                if new { cx.apply(rf, &mut [acc, x]) } else { Ok(acc) }
-            },
-            pass,
-        )
-    })
+    Ok(step_reducer(std::mem::take(&mut a[0]), Step::Mapcat(None)))
 }
 
 fn poisoned() -> crate::error::Flow {
     crate::error::Flow::Error(Box::new(crate::error::EvalError::new(
         ErrorKind::RuntimeError,
-        "transducer state is unusable",
+        "a transducer's step was used from inside itself (or failed earlier); give each transduction its own (map f), (take n)... transducer",
     )))
 }
