@@ -368,3 +368,17 @@ fn a_step_answers_the_same_eager_lazy_fused_and_as_a_transducer() {
     }
     assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// A window's step moves in one go, however long: `(partition-all 10000000000 [1 2])`
+/// answered only after ten billion turns of a loop (the fuzz seed
+/// `fixtures/fuzz/eval/partition-all-huge-size.clj`).
+#[test]
+fn a_huge_partition_size_or_step_answers_at_once() {
+    check(&[
+        ("(partition-all 10000000000 [1 2])", "[[1 2]]"),
+        ("(partition 2 10000000000 (range 5))", "[[0 1]]"),
+        ("(partition-all 2 10000000000 [1 2 3 4 5])", "[[1 2]]"),
+        ("(into [] (partition-all 10000000000) [1 2])", "[[1 2]]"),
+        ("(vec (partition-all 2 10000000000 (map inc (range 5))))", "[[1 2]]"),
+    ]);
+}
