@@ -158,9 +158,12 @@ pub(crate) fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Progra
         // each name carries its own location in the message
         let located = a.undefined.len() > 1;
         let mut first: Option<Span> = None;
-        let described: Vec<String> = a
-            .undefined
-            .iter()
+        // in the order the program uses them: the first ones are those with near names
+        let mut in_order: Vec<_> = a.undefined.iter().collect();
+        in_order.sort_by_key(|(_, (span, _))| (span.line, span.column));
+        let described: Vec<String> = in_order
+            .into_iter()
+            .take(LISTED_UNDEFINED)
             .map(|(n, (span, near))| {
                 if first.is_none_or(|f| (span.line, span.column) < (f.line, f.column)) {
                     first = Some(*span);
@@ -176,8 +179,11 @@ pub(crate) fn analyze_program(forms: &[Form], env: &AnalyzeEnv) -> Result<Progra
                 d
             })
             .collect();
+        let more = a.undefined.len().saturating_sub(LISTED_UNDEFINED);
         let msg = if described.len() == 1 {
             format!("Undefined variable: {}", described[0])
+        } else if more > 0 {
+            format!("Undefined variables: {}, and {more} more", described.join(", "))
         } else {
             format!("Undefined variables: {}", described.join(", "))
         };
@@ -241,6 +247,9 @@ fn collect_defs(f: &Form, out: &mut HashSet<String>) {
         _ => {}
     }
 }
+
+/// How many undefined names an error lists (each with its near names); the rest are counted.
+const LISTED_UNDEFINED: usize = 8;
 
 /// Hints for names LLMs reach for that PTC-Lisp does not have.
 fn hint_for(name: &str) -> Option<&'static str> {
@@ -585,7 +594,10 @@ impl Analyzer<'_> {
             (false, false) => {
                 let _ = call_position;
                 if !self.undefined.contains_key(name) {
-                    let near = self.names_near(name);
+                    // suggestions for the first few names only: a program of thousands of
+                    // unknown names must not spend seconds finding near names for each
+                    let near =
+                        if self.undefined.len() < LISTED_UNDEFINED { self.names_near(name) } else { Vec::new() };
                     self.undefined.insert(name.to_string(), (span, near));
                 }
                 Ok(Node::Const(Value::Nil))

@@ -39,7 +39,16 @@ pub(crate) fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a s
             continue;
         }
         let bare = c.rsplit('/').next().unwrap_or(c);
-        let d = if norm(bare) == wanted { 0 } else { distance(name, bare) };
+        // an edit distance is at least the difference in length: most names are skipped
+        // without computing it
+        let far = bare.chars().count().abs_diff(len) > limit;
+        let d = if norm(bare) == wanted {
+            0
+        } else if far {
+            continue;
+        } else {
+            distance(name, bare)
+        };
         if d <= limit {
             scored.push((d, i, c));
         }

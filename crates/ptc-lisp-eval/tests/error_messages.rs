@@ -40,3 +40,25 @@ fn analyzer_and_runtime_error_messages() {
     assert!(not_failing.is_empty(), "these programs do not fail; fix or remove them:\n{}", not_failing.join("\n"));
     insta::assert_snapshot!(out);
 }
+
+/// Thousands of unknown names: the error lists the first few in the order the program uses
+/// them (with near names) and counts the rest, at once. Near names were searched for every
+/// one, about a millisecond each, past the run's deadline (found by the `answer` fuzz
+/// target; its seed `fixtures/fuzz/answer/many-unknown-names.txt`).
+#[test]
+fn thousands_of_unknown_names_are_counted_not_each_searched() {
+    let names: Vec<String> = (0..3_000).map(|i| format!("zq{i}x")).collect();
+    let src = format!("[fitler {}]", names.join(" "));
+    let started = std::time::Instant::now();
+    let o = run(&src, RunOptions::default());
+    let RunResult::Error(e) = &o.result else { panic!("{}", o.printed) };
+    assert_eq!(e.kind.as_str(), "unbound_var");
+    assert!(
+        e.message.starts_with("Undefined variables: fitler (line 1, column 2); did you mean `filter`?, zq0x"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.ends_with(", and 2993 more"), "{}", e.message);
+    // generous for a debug build beside other work: the search alone took over 20 s in a debug build
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+}
