@@ -17,7 +17,7 @@ impl Server {
         Server::start_logging(args, "error", Stdio::null())
     }
     fn start_logging(args: &[&str], level: &str, stderr: Stdio) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        let child = Command::new(env!("CARGO_BIN_EXE_ptc"))
             .arg("mcp")
             .args(args)
             .arg("--log-level")
@@ -27,6 +27,10 @@ impl Server {
             .stderr(stderr)
             .spawn()
             .unwrap();
+        Server::handshake(child)
+    }
+    /// Takes a started server through `initialize` and `notifications/initialized`.
+    fn handshake(mut child: Child) -> Server {
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut s = Server { child, stdin, stdout };
@@ -534,7 +538,7 @@ fn result_preview_flags_are_checked() {
 /// `ptc mcp --upstreams` (the two-server fixture, from the workspace root) over stdio.
 fn start_with_upstreams(fast_path: &str) -> Server {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+    let child = Command::new(env!("CARGO_BIN_EXE_ptc"))
         .current_dir(root)
         .args(["mcp", "--upstreams", "fixtures/missions/two-servers/upstreams.json", "--stdio-fast-path", fast_path])
         .args(["--log-level", "error"])
@@ -544,17 +548,7 @@ fn start_with_upstreams(fast_path: &str) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut s = Server { child, stdin, stdout };
-    let init = s.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-    );
-    assert_eq!(init["result"]["serverInfo"]["name"], "ptc");
-    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    s
+    Server::handshake(child)
 }
 
 #[test]
