@@ -286,6 +286,10 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "with-out-str is not supported: println output goes to the run's prints, not to a string; build the text with str, format or str/join instead"
         }
         "future" | "promise" | "delay" | "deliver" => "use pmap or pcalls for parallel work",
+        "rand" | "rand-int" | "rand-nth" | "shuffle" | "random-sample" | "random-uuid" => {
+            "randomness is not available: a program's answer depends only on its input, so a rerun gives the same answer; choose deterministically, e.g. (first xs), (nth xs (mod i (count xs))), (take n (sort-by :id xs)), or ask a tool for random values"
+        }
+        "replicate" => "replicate is deprecated in Clojure: write (repeat n x)",
         "data" => "data is a namespace: write data/<key> to read one context key",
         "tool" => "tool is a namespace: write (tool/<name> {:arg value}) to call a tool",
         _ => return None,
