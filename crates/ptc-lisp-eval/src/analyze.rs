@@ -290,6 +290,9 @@ fn hint_for(name: &str) -> Option<&'static str> {
             "randomness is not available: a program's answer depends only on its input, so a rerun gives the same answer; choose deterministically, e.g. (first xs), (nth xs (mod i (count xs))), (take n (sort-by :id xs)), or ask a tool for random values"
         }
         "replicate" => "replicate is deprecated in Clojure: write (repeat n x)",
+        "identical?" => {
+            "identical? asks whether two values are the same object, which PTC-Lisp values do not expose: compare with = (or nil? for nil)"
+        }
         "data" => "data is a namespace: write data/<key> to read one context key",
         "tool" => "tool is a namespace: write (tool/<name> {:arg value}) to call a tool",
         _ => return None,

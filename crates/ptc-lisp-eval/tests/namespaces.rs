@@ -97,6 +97,7 @@ fn undefined_names_are_reported_before_running() {
         ("(rand-nth [1 2 3])", "unbound_var", "randomness is not available"),
         ("(shuffle [1 2 3])", "unbound_var", "choose deterministically"),
         ("(replicate 2 :x)", "unbound_var", "write (repeat n x)"),
+        ("(identical? :a :a)", "unbound_var", "compare with ="),
         ("(str/capitalize-all \"x\")", "unbound_var", "not a function of clojure.string"),
         ("(bogus.ns/f 1)", "unbound_var", "unknown namespace"),
         ("(.fooBar \"s\")", "unsupported_method", "Unsupported method '.fooBar'"),
