@@ -155,17 +155,17 @@ impl Printer<'_> {
             Value::Str(s) => self.string(s),
             Value::Keyword(k) => {
                 self.out.push(':');
-                self.out.push_str(k);
+                self.name(k);
             }
             // as Clojure prints a symbol: its name, unquoted ('a and (quote a) print a)
-            Value::Symbol(s) => self.out.push_str(s),
+            Value::Symbol(s) => self.name(s),
             Value::Var(s) => {
                 self.out.push_str("#'");
-                self.out.push_str(s);
+                self.name(s);
             }
             Value::Regex(r) => {
                 self.out.push_str("#\"");
-                self.out.push_str(r.source());
+                self.name(r.source());
                 self.out.push('"');
             }
             Value::Func(f) => match f.repr() {
@@ -196,6 +196,23 @@ impl Printer<'_> {
                 self.seq("{", "}", m.len(), m.iter().map(|(k, v)| Item::Pair(k, v)));
             }
         }
+    }
+
+    /// A name (keyword, symbol, var, regex source) within the byte budget: `(symbol s)`
+    /// and `(keyword s)` make names of any length, and a preview must stay within its cap.
+    fn name(&mut self, s: &str) {
+        let room = self.opts.max_bytes.saturating_sub(self.out.len());
+        if s.len() <= room {
+            self.out.push_str(s);
+            return;
+        }
+        let mut cut = room;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.out.push_str(&s[..cut]);
+        self.out.push_str("...");
+        self.truncated = true;
     }
 
     fn string(&mut self, s: &str) {
@@ -295,6 +312,21 @@ mod tests {
         let v = Value::str("very long string here");
         let (s, _) = to_clojure_with(&v, &PrintOptions { printable_limit: Some(9), ..Default::default() });
         assert_eq!(s, "\"very long ...\" (9/21 chars)");
+    }
+
+    #[test]
+    fn long_names_stay_within_the_byte_cap() {
+        let long = "x".repeat(8_000);
+        for v in [
+            Value::Symbol(format!("{long}/{long}").into()),
+            Value::kw(long.as_str()),
+            Value::Var(long.as_str().into()),
+            Value::vector([Value::Symbol(long.as_str().into())]),
+        ] {
+            let (s, t) = to_clojure_with(&v, &PrintOptions { max_bytes: 4096, ..Default::default() });
+            assert!(s.len() <= 4096 + 8, "{} bytes", s.len());
+            assert!(t && s.contains("..."), "{s}");
+        }
     }
 
     #[test]
