@@ -8,6 +8,8 @@
 //! block may be found; two or more are refused (none of them runs), because definitions
 //! in separate blocks would silently not see each other.
 
+use std::borrow::Cow;
+
 /// What the model's answer yielded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -40,12 +42,12 @@ pub enum MultipleCodeBlocks {
 pub(crate) fn join_blocks(response: &str) -> Result<String, String> {
     let text = normalize(response);
     let blocks = fenced_blocks(&text);
-    let mut bodies: Vec<&str> = blocks.iter().filter(|b| is_lisp_tag(&b.tag)).map(|b| b.body.as_str()).collect();
+    let mut bodies: Vec<&str> = blocks.iter().filter(|b| is_lisp_tag(b.tag)).map(|b| b.body).collect();
     if bodies.len() < 2 {
         bodies = blocks
             .iter()
             .filter(|b| b.tag.is_empty() && b.body.trim_start().starts_with('('))
-            .map(|b| b.body.as_str())
+            .map(|b| b.body)
             .collect();
     }
     for (i, body) in bodies.iter().enumerate() {
@@ -74,17 +76,17 @@ pub(crate) const NO_CODE_FOUND_MESSAGE: &str = "Error: No valid PTC-Lisp code fo
 pub fn extract_code(response: &str) -> Extracted {
     let text = normalize(response);
     let blocks = fenced_blocks(&text);
-    let tagged: Vec<&Block> = blocks.iter().filter(|b| is_lisp_tag(&b.tag)).collect();
+    let tagged: Vec<&Block> = blocks.iter().filter(|b| is_lisp_tag(b.tag)).collect();
     match tagged.len() {
         0 => {}
-        1 => return code_or_nothing(&tagged[0].body),
+        1 => return code_or_nothing(tagged[0].body),
         n => return Extracted::Multiple(n),
     }
     let untagged: Vec<&Block> =
         blocks.iter().filter(|b| b.tag.is_empty() && b.body.trim_start().starts_with('(')).collect();
     match untagged.len() {
         0 => {}
-        1 => return code_or_nothing(&untagged[0].body),
+        1 => return code_or_nothing(untagged[0].body),
         n => return Extracted::Multiple(n),
     }
     if let Some(code) = xml_block(&text) {
@@ -103,20 +105,86 @@ fn code_or_nothing(body: &str) -> Extracted {
 }
 
 fn is_lisp_tag(tag: &str) -> bool {
-    matches!(tag.to_ascii_lowercase().as_str(), "clojure" | "lisp" | "clj" | "ptc-lisp")
+    ["clojure", "lisp", "clj", "ptc-lisp"].iter().any(|t| tag.eq_ignore_ascii_case(t))
 }
 
 /// CRLF to LF, invisible characters removed, typographic quotes made ASCII.
-pub fn normalize(text: &str) -> String {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    text.chars()
-        .filter(|c| !is_invisible(*c))
-        .map(|c| match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
-            other => other,
-        })
-        .collect()
+///
+/// One pass that copies the unchanged stretches between the characters it rewrites
+/// (found by a byte search for `\r` and the lead bytes of the rewritten characters), and
+/// borrows the text when nothing changes: a megabyte answer costs a copy at most.
+pub fn normalize(text: &str) -> Cow<'_, str> {
+    let mut next = Candidates::new(text.as_bytes());
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(at) = next.from(from) {
+        // `at` holds `\r` or a lead byte, so a character starts there
+        let Some(c) = text[at..].chars().next() else { break };
+        let mut len = c.len_utf8();
+        let with = match c {
+            '\r' => {
+                if text.as_bytes().get(at + 1) == Some(&b'\n') {
+                    len = 2;
+                }
+                Some('\n')
+            }
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => Some('\''),
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => Some('"'),
+            c if is_invisible(c) => None,
+            // a character with the same lead byte that stays
+            _ => {
+                from = at + len;
+                continue;
+            }
+        };
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        out.push_str(&text[copied..at]);
+        out.extend(with);
+        copied = at + len;
+        from = copied;
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Where the next byte that may start a character [`normalize`] rewrites is: `\r`, or the
+/// lead byte of U+00A0/U+00AD (`C2`), U+180E (`E1`), U+2000 to U+2060 (`E2`), U+FEFF and
+/// U+FFFE (`EF`). Two searches, each remembered until passed, keep the scan linear.
+struct Candidates<'a> {
+    bytes: &'a [u8],
+    /// Next `\r`, `C2` or `E2` at or after the last position searched from.
+    common: Option<usize>,
+    /// Next `E1` or `EF`.
+    rare: Option<usize>,
+    searched: bool,
+}
+
+impl<'a> Candidates<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Candidates { bytes, common: None, rare: None, searched: false }
+    }
+
+    /// The first candidate at or after `at`; `at` never moves back between calls.
+    fn from(&mut self, at: usize) -> Option<usize> {
+        let rest = self.bytes.get(at..)?;
+        if !self.searched || self.common.is_some_and(|p| p < at) {
+            self.common = memchr::memchr3(b'\r', 0xC2, 0xE2, rest).map(|p| p + at);
+        }
+        if !self.searched || self.rare.is_some_and(|p| p < at) {
+            self.rare = memchr::memchr2(0xE1, 0xEF, rest).map(|p| p + at);
+        }
+        self.searched = true;
+        match (self.common, self.rare) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 fn is_invisible(c: char) -> bool {
@@ -134,38 +202,47 @@ fn is_invisible(c: char) -> bool {
     )
 }
 
-struct Block {
-    tag: String,
-    body: String,
+struct Block<'a> {
+    tag: &'a str,
+    body: &'a str,
 }
 
-/// Line-based fence scan. A fence line starts (after indentation) with three or more
-/// backticks; its rest is the tag. An unclosed last block runs to the end of the text.
-fn fenced_blocks(text: &str) -> Vec<Block> {
+/// Line-based fence scan over normalised text (no `\r`). A fence line starts (after
+/// indentation) with three or more backticks; its rest is the tag. An unclosed last block
+/// runs to the end of the text. Bodies are slices of `text`: its lines between the fences.
+fn fenced_blocks(text: &str) -> Vec<Block<'_>> {
     let mut blocks = Vec::new();
-    let mut open: Option<(usize, String, Vec<&str>)> = None;
-    for line in text.lines() {
+    // (fence width, tag, where the body starts, where its last line ends)
+    let mut open: Option<(usize, &str, usize, usize)> = None;
+    let mut start = 0;
+    while start < text.len() {
+        let end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |p| start + p);
+        let line = &text[start..end];
         let trimmed = line.trim_start();
-        let ticks = trimmed.chars().take_while(|c| *c == '`').count();
-        match open.take() {
+        let ticks = trimmed.bytes().take_while(|b| *b == b'`').count();
+        match open {
             None if ticks >= 3 => {
-                let tag = trimmed[ticks..].split_whitespace().next().unwrap_or("").to_string();
-                open = Some((ticks, tag, Vec::new()));
+                let tag = trimmed[ticks..].split_whitespace().next().unwrap_or("");
+                open = Some((ticks, tag, end + 1, end + 1));
             }
             None => {}
-            Some((width, tag, body)) if ticks >= width && trimmed[ticks..].trim().is_empty() => {
-                blocks.push(Block { tag, body: body.join("\n") });
+            Some((width, tag, from, to)) if ticks >= width && trimmed[ticks..].trim().is_empty() => {
+                blocks.push(Block { tag, body: body(text, from, to) });
+                open = None;
             }
-            Some((width, tag, mut body)) => {
-                body.push(line);
-                open = Some((width, tag, body));
-            }
+            Some((width, tag, from, _)) => open = Some((width, tag, from, end)),
         }
+        start = end + 1;
     }
-    if let Some((_, tag, body)) = open {
-        blocks.push(Block { tag, body: body.join("\n") });
+    if let Some((_, tag, from, to)) = open {
+        blocks.push(Block { tag, body: body(text, from, to) });
     }
     blocks
+}
+
+/// The lines of `text` from byte `from` to byte `to` (nothing when no line was added).
+fn body(text: &str, from: usize, to: usize) -> &str {
+    if to <= from { "" } else { text.get(from..to).unwrap_or("") }
 }
 
 /// `<clojure>...</clojure>` and friends.
@@ -249,6 +326,59 @@ mod tests {
     fn invisible_characters_and_smart_quotes_are_normalised() {
         assert_eq!(code("```clojure\n(str \u{201C}a\u{201D}\u{200B} \u{2018}b)\u{FEFF}\n```"), "(str \"a\" 'b)");
         assert_eq!(normalize("a\u{00A0}b\u{00AD}c"), "abc");
+    }
+
+    /// What `normalize` did before it copied stretches: three whole passes.
+    fn normalize_by_passes(text: &str) -> String {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        text.chars()
+            .filter(|c| !is_invisible(*c))
+            .map(|c| match c {
+                '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
+                '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
+                other => other,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn normalising_in_one_pass_matches_the_three_passes() {
+        let pieces = [
+            "a", "(", "\r", "\n", "\r\n", "\r\r\n", "\u{2018}", "\u{201F}", "\u{201C}", "\u{2020}", "\u{2060}",
+            "\u{2061}", "\u{200B}", "\u{2000}", "\u{200E}", "\u{202F}", "\u{00A0}", "\u{00A9}", "\u{00AD}", "\u{180E}",
+            "\u{180F}", "\u{1800}", "\u{FEFF}", "\u{FFFE}", "\u{FFFD}", "\u{EF00}", "é", "😀", "```",
+        ];
+        // every sequence of up to three pieces, and a long mixed one
+        let mut texts = vec![String::new(), pieces.concat(), pieces.concat().repeat(50)];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    texts.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        for text in &texts {
+            let once = normalize(text);
+            assert_eq!(once, normalize_by_passes(text), "{text:?}");
+            assert_eq!(normalize(&once), once, "normalising twice changes {text:?}");
+        }
+    }
+
+    #[test]
+    fn text_that_needs_no_change_is_borrowed() {
+        let text = "```clojure\n(str \"caf\u{e9}\" \u{2014} \u{1F600})\n```".repeat(1000);
+        assert!(matches!(normalize(&text), Cow::Borrowed(_)));
+        assert!(matches!(normalize("a\rb"), Cow::Owned(_)));
+    }
+
+    #[test]
+    fn block_bodies_are_the_lines_between_the_fences() {
+        assert_eq!(code("```clojure\n\n(+ 1\n\n 2)\n\n```"), "(+ 1\n\n 2)");
+        assert_eq!(code("```clojure"), "NoCode");
+        assert_eq!(code("```clojure\n"), "NoCode");
+        assert_eq!(code("x\n  ````lisp extra\n(a)\n```\n(b)\n````\n"), "(a)\n```\n(b)");
+        assert_eq!(extract_code("```clj\n(a)\n```\n```CLOJURE\n(b)"), Extracted::Multiple(2));
+        assert_eq!(join_blocks("```clj\n(def a 1)\n```\n```CLOJURE\n(inc a)\n\n").as_deref(), Ok("(def a 1)\n(inc a)"));
     }
 
     #[test]

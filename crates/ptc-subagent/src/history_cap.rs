@@ -38,7 +38,27 @@ fn args_size(args: &Json) -> usize {
     match args {
         Json::String(s) => s.len(),
         Json::Object(map) if map.is_empty() => 0,
-        other => other.to_string().len(),
+        other => json_len(other),
+    }
+}
+
+/// The length of `value`'s compact JSON form, counted as it is written rather than built:
+/// a megabyte of tool-call arguments is measured without a megabyte copy.
+fn json_len(value: &Json) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => value.to_string().len(),
     }
 }
 
@@ -180,6 +200,17 @@ mod tests {
 
     fn total(messages: &[Message]) -> usize {
         messages.iter().skip(1).map(message_size).sum()
+    }
+
+    #[test]
+    fn json_is_measured_as_its_compact_text() {
+        for v in [
+            serde_json::json!({"program": "(+ 1 2)", "n": [1, 2.5, null, true], "s": "\"quoted\"\n\u{1}é😀"}),
+            serde_json::json!([]),
+            serde_json::json!({"deep": [[[{"a": {"b": "x".repeat(5000)}}]]]}),
+        ] {
+            assert_eq!(json_len(&v), v.to_string().len(), "{v}");
+        }
     }
 
     #[test]

@@ -36,6 +36,7 @@ use serde_json::json;
 /// second each); one mission in thirty-two gets the full sizes and the limits `ptc run`
 /// runs with, as every text input (the seeds) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
 enum Scale {
     /// Answers up to 32 KiB (past the 16 KiB feedback cap), pieces repeated up to 1,000
     /// times; programs under 20k fuel, 200 ms a turn, 1 s a mission.
@@ -242,9 +243,13 @@ fn answer(u: &mut Unstructured, scale: Scale) -> arbitrary::Result<String> {
     Ok(out)
 }
 
+/// The modes a mission runs in, by index.
+const MODES: [Mode; 4] = [Mode::Lisp, Mode::LispTool, Mode::Text, Mode::Combined];
+
 #[derive(Debug)]
 struct Mission {
-    mode: Mode,
+    /// Index into [`MODES`].
+    mode: usize,
     answers: Vec<String>,
     /// Each answer also carries a native `lisp_eval` call with its text as the program.
     as_tool_calls: bool,
@@ -258,14 +263,14 @@ impl<'a> Arbitrary<'a> for Mission {
             let bytes = u.bytes(u.len())?;
             let answers = bytes[1..].split(|b| *b == 0x1E).take(3).map(|a| String::from_utf8_lossy(a).into_owned());
             return Ok(Mission {
-                mode: Mode::Lisp,
+                mode: 0,
                 answers: answers.collect(),
                 as_tool_calls: false,
                 scale: Scale::Full,
             });
         }
         let scale = Scale::draw(u)?;
-        let mode = [Mode::Lisp, Mode::LispTool, Mode::Text, Mode::Combined][u.int_in_range(0..=3)?];
+        let mode = u.int_in_range(0..=MODES.len() - 1)?;
         let as_tool_calls = bool::arbitrary(u)?;
         let mut answers = Vec::new();
         for _ in 0..u.int_in_range(1..=3)? {
@@ -284,6 +289,37 @@ fn runtime() -> &'static tokio::runtime::Runtime {
             .build()
             .expect("a tokio runtime for the fuzz target")
     })
+}
+
+/// The agent of each mode and scale, built once: building one (its price table, signature,
+/// context and tool set) cost more than a small mission. Every run still starts from
+/// nothing: `SubAgent` holds only its configuration, and each `run` makes a new mission
+/// (conversation, memory, cache, engine state).
+fn agent(mode: usize, scale: Scale) -> &'static SubAgent {
+    static AGENTS: OnceLock<Vec<SubAgent>> = OnceLock::new();
+    let agents = AGENTS.get_or_init(|| {
+        let mut agents = Vec::new();
+        for scale in [Scale::Small, Scale::Full] {
+            for mode in MODES {
+                let (limits, turn, mission) = scale.limits();
+                let agent = SubAgent::builder("Count the rows in data/xs")
+                    .signature("{n :int}")
+                    .mode(mode)
+                    .context_value("xs", json!([1, 2, 3]))
+                    .tool(Tool::new("echo", Ok))
+                    .max_turns(3)
+                    .retry_turns(1)
+                    .timeout(turn)
+                    .mission_timeout(mission)
+                    .limits(limits)
+                    .build()
+                    .expect("the fuzz agent's options are valid");
+                agents.push(agent);
+            }
+        }
+        agents
+    });
+    &agents[scale as usize * MODES.len() + mode]
 }
 
 /// The answer handling alone: extraction, thinking removal and the feedback envelope.
@@ -323,19 +359,8 @@ fuzz_target!(|m: Mission| {
     for a in &m.answers {
         check_parsing(a);
     }
-    let (limits, turn, mission) = m.scale.limits();
-    let agent = SubAgent::builder("Count the rows in data/xs")
-        .signature("{n :int}")
-        .mode(m.mode)
-        .context_value("xs", json!([1, 2, 3]))
-        .tool(Tool::new("echo", Ok))
-        .max_turns(3)
-        .retry_turns(1)
-        .timeout(turn)
-        .mission_timeout(mission)
-        .limits(limits)
-        .build()
-        .expect("the fuzz agent's options are valid");
+    let (_, _, mission) = m.scale.limits();
+    let agent = agent(m.mode, m.scale);
     let entries = m.answers.iter().enumerate().map(|(i, a)| response(a, m.as_tool_calls, i));
     let llm = ScriptedLlm::new(entries);
     let started = Instant::now();
@@ -345,7 +370,7 @@ fuzz_target!(|m: Mission| {
         eprintln!(
             "==> {:?} scale, {:?} mode, tool calls {}, answers of {:?} bytes",
             m.scale,
-            m.mode,
+            MODES[m.mode],
             m.as_tool_calls,
             m.answers.iter().map(String::len).collect::<Vec<_>>()
         );
