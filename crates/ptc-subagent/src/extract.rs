@@ -210,39 +210,47 @@ struct Block<'a> {
 /// Line-based fence scan over normalised text (no `\r`). A fence line starts (after
 /// indentation) with three or more backticks; its rest is the tag. An unclosed last block
 /// runs to the end of the text. Bodies are slices of `text`: its lines between the fences.
+///
+/// Only lines holding a backtick can be fences, so the scan jumps from backtick to
+/// backtick (a byte search) and looks at the line around each; every byte is searched at
+/// most twice, forwards and back.
 fn fenced_blocks(text: &str) -> Vec<Block<'_>> {
+    let bytes = text.as_bytes();
     let mut blocks = Vec::new();
-    // (fence width, tag, where the body starts, where its last line ends)
-    let mut open: Option<(usize, &str, usize, usize)> = None;
-    let mut start = 0;
-    while start < text.len() {
-        let end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |p| start + p);
+    // (fence width, tag, where the body starts)
+    let mut open: Option<(usize, &str, usize)> = None;
+    // the start of the first line not looked at yet
+    let mut pos = 0;
+    while let Some(hit) = bytes.get(pos..).and_then(|rest| memchr::memchr(b'`', rest)).map(|p| pos + p) {
+        let start = memchr::memrchr(b'\n', &bytes[pos..hit]).map_or(pos, |p| pos + p + 1);
+        let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(text.len(), |p| hit + p);
+        pos = end + 1;
         let line = &text[start..end];
         let trimmed = line.trim_start();
+        if start + (line.len() - trimmed.len()) != hit {
+            continue; // a backtick inside the line: not a fence
+        }
         let ticks = trimmed.bytes().take_while(|b| *b == b'`').count();
         match open {
             None if ticks >= 3 => {
                 let tag = trimmed[ticks..].split_whitespace().next().unwrap_or("");
-                open = Some((ticks, tag, end + 1, end + 1));
+                open = Some((ticks, tag, end + 1));
             }
-            None => {}
-            Some((width, tag, from, to)) if ticks >= width && trimmed[ticks..].trim().is_empty() => {
-                blocks.push(Block { tag, body: body(text, from, to) });
+            Some((width, tag, from)) if ticks >= width && trimmed[ticks..].trim().is_empty() => {
+                // the body ends before the newline that ends its last line
+                let to = start.saturating_sub(1);
+                let body = if to <= from { "" } else { text.get(from..to).unwrap_or("") };
+                blocks.push(Block { tag, body });
                 open = None;
             }
-            Some((width, tag, from, _)) => open = Some((width, tag, from, end)),
+            _ => {}
         }
-        start = end + 1;
     }
-    if let Some((_, tag, from, to)) = open {
-        blocks.push(Block { tag, body: body(text, from, to) });
+    if let Some((_, tag, from)) = open {
+        let rest = text.get(from..).unwrap_or("");
+        blocks.push(Block { tag, body: rest.strip_suffix('\n').unwrap_or(rest) });
     }
     blocks
-}
-
-/// The lines of `text` from byte `from` to byte `to` (nothing when no line was added).
-fn body(text: &str, from: usize, to: usize) -> &str {
-    if to <= from { "" } else { text.get(from..to).unwrap_or("") }
 }
 
 /// `<clojure>...</clojure>` and friends.
@@ -250,9 +258,9 @@ fn xml_block(text: &str) -> Option<String> {
     for tag in ["clojure", "lisp", "program", "code"] {
         let open = format!("<{tag}>");
         let close = format!("</{tag}>");
-        if let Some(start) = text.find(&open) {
+        if let Some(start) = memchr::memmem::find(text.as_bytes(), open.as_bytes()) {
             let rest = &text[start + open.len()..];
-            let end = rest.find(&close).unwrap_or(rest.len());
+            let end = memchr::memmem::find(rest.as_bytes(), close.as_bytes()).unwrap_or(rest.len());
             let body = rest[..end].trim();
             if body.starts_with('(') {
                 return Some(body.to_string());
@@ -369,6 +377,56 @@ mod tests {
         let text = "```clojure\n(str \"caf\u{e9}\" \u{2014} \u{1F600})\n```".repeat(1000);
         assert!(matches!(normalize(&text), Cow::Borrowed(_)));
         assert!(matches!(normalize("a\rb"), Cow::Owned(_)));
+    }
+
+    /// What `fenced_blocks` did before it jumped between backticks: every line, its body
+    /// lines collected and joined.
+    fn fenced_blocks_by_lines(text: &str) -> Vec<(String, String)> {
+        let mut blocks = Vec::new();
+        let mut open: Option<(usize, String, Vec<&str>)> = None;
+        for line in text.lines() {
+            let trimmed = line.trim_start();
+            let ticks = trimmed.chars().take_while(|c| *c == '`').count();
+            match open.take() {
+                None if ticks >= 3 => {
+                    let tag = trimmed[ticks..].split_whitespace().next().unwrap_or("").to_string();
+                    open = Some((ticks, tag, Vec::new()));
+                }
+                None => {}
+                Some((width, tag, body)) if ticks >= width && trimmed[ticks..].trim().is_empty() => {
+                    blocks.push((tag, body.join("\n")));
+                }
+                Some((width, tag, mut body)) => {
+                    body.push(line);
+                    open = Some((width, tag, body));
+                }
+            }
+        }
+        if let Some((_, tag, body)) = open {
+            blocks.push((tag, body.join("\n")));
+        }
+        blocks
+    }
+
+    #[test]
+    fn jumping_between_backticks_finds_the_blocks_every_line_would() {
+        let pieces =
+            ["```", "````", "```clojure", " ```lisp x", "`", "a`b", "\n", "(a)", "  ", "\u{3000}", "\t``` ", "\n\n"];
+        let mut texts = vec![String::new(), pieces.concat().repeat(20)];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for d in pieces {
+                        texts.push(format!("{a}{b}{c}{d}"));
+                    }
+                }
+            }
+        }
+        for text in &texts {
+            let found: Vec<(String, String)> =
+                fenced_blocks(text).into_iter().map(|b| (b.tag.to_string(), b.body.to_string())).collect();
+            assert_eq!(found, fenced_blocks_by_lines(text), "{text:?}");
+        }
     }
 
     #[test]
