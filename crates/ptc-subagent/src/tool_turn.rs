@@ -104,7 +104,7 @@ impl Mission<'_> {
         if matches!(output, Type::String | Type::Any) {
             return Ok(Json::String(content.to_string()));
         }
-        if content.trim().is_empty() {
+        if crate::extract::trim(content).is_empty() {
             return Err("the answer is empty".into());
         }
         let text = strip_json_fence(content);

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use ptc_lisp_eval::Limits;
+use ptc_lisp_eval::{EvalPool, Limits, PoolOptions};
 use ptc_subagent::answer::{Extracted, envelope, extract_code, normalize, strip_thinking};
 use ptc_subagent::{LlmResponse, Message, Mode, NativeToolCall, ScriptEntry, ScriptedLlm, SubAgent, Tool};
 use serde_json::json;
@@ -298,6 +298,12 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 fn agent(mode: usize, scale: Scale) -> &'static SubAgent {
     static AGENTS: OnceLock<Vec<SubAgent>> = OnceLock::new();
     let agents = AGENTS.get_or_init(|| {
+        // one thread of each kind: a mission runs one program at a time, and the idle
+        // threads of the shared pool (at least 8 of each) cost time waking and sleeping
+        let mut sizes = PoolOptions::default();
+        sizes.threads = 1;
+        sizes.branch_threads = 1;
+        let pool = EvalPool::new(sizes).expect("the fuzz target's evaluation threads");
         let mut agents = Vec::new();
         for scale in [Scale::Small, Scale::Full] {
             for mode in MODES {
@@ -312,6 +318,7 @@ fn agent(mode: usize, scale: Scale) -> &'static SubAgent {
                     .timeout(turn)
                     .mission_timeout(mission)
                     .limits(limits)
+                    .pool(pool.clone())
                     .build()
                     .expect("the fuzz agent's options are valid");
                 agents.push(agent);
