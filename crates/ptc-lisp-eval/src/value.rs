@@ -106,6 +106,35 @@ impl Value {
         Value::Map(Arc::new(PMap::new()))
     }
 
+    /// Reads what a lookup in this value will read first — a map's header and the tag of
+    /// each of its keys (a small map's entries; a large map's size), a vector's items —
+    /// and nothing else, so that the loads, which do not depend on each other, are under
+    /// way while other work runs and a later lookup finds the lines in cache. A merge sort
+    /// calls it on the items it will compare next (the records of 100k orders are out
+    /// of cache in its last passes). Has no effect on any answer.
+    #[inline]
+    pub(crate) fn warm(&self) {
+        let seen = match self {
+            Value::Map(m) => m.warm(),
+            Value::Vector(v) | Value::List(v) => v.iter().take(4).fold(v.len(), |n, x| n ^ x.warm_tag()),
+            _ => 0,
+        };
+        std::hint::black_box(seen);
+    }
+
+    /// A number read from the value's own bytes (its tag and first payload word's low
+    /// byte, no pointer followed): what [`Value::warm`] folds so its loads are kept.
+    #[inline]
+    fn warm_tag(&self) -> usize {
+        match self {
+            Value::Nil => 1,
+            Value::Bool(b) => 2 + usize::from(*b),
+            Value::Int(i) => *i as usize,
+            Value::Str(s) | Value::Keyword(s) => s.len(),
+            _ => 7,
+        }
+    }
+
     /// Only `nil` and `false` are falsy.
     #[inline]
     pub fn truthy(&self) -> bool {
@@ -626,6 +655,16 @@ impl PMap {
                 let key = if keyword { Value::kw(name) } else { Value::str(name) };
                 m.get(&Probe::new(&key))
             }
+        }
+    }
+
+    /// See [`Value::warm`]: the keys' lengths of a small map (every entry's line), the
+    /// size of a large one.
+    #[inline]
+    fn warm(&self) -> usize {
+        match &self.repr {
+            MapRepr::Small(v) => v.iter().fold(v.len(), |n, (k, _)| n ^ k.warm_tag()),
+            MapRepr::Large(m) => m.len(),
         }
     }
 

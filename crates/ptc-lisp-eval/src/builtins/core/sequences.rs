@@ -348,18 +348,31 @@ fn sort_pairs(
         }
         Order::Fn(f) => match known_comparator(f) {
             // `#(compare %2 %1)` and friends: the builtin, without a closure call each time
-            Some(flipped) => merge_sort_moving(cx, pairs, |_, (a, _), (b, _)| {
-                // what the `compare` builtin answers for (f b a), read in place
-                let (x, y) = if flipped { (a, b) } else { (b, a) };
-                Ok(crate::builtins::core::numbers::clojure_compare(x, y)? < 0)
-            }),
+            Some(flipped) => merge_sort_moving(
+                cx,
+                pairs,
+                |_, (a, _), (b, _)| {
+                    // what the `compare` builtin answers for (f b a), read in place
+                    let (x, y) = if flipped { (a, b) } else { (b, a) };
+                    Ok(crate::builtins::core::numbers::clojure_compare(x, y)? < 0)
+                },
+                warm_key,
+            ),
             // the keys are lent to the comparator: a closure that only reads its
             // arguments gets them without a reference count changing on each call
-            None => {
-                merge_sort_moving(cx, pairs, |cx, (a, _), (b, _)| Ok(b_goes_first(&cx.apply_lent(f, &mut [b, a])?)))
-            }
+            None => merge_sort_moving(
+                cx,
+                pairs,
+                |cx, (a, _), (b, _)| Ok(b_goes_first(&cx.apply_lent(f, &mut [b, a])?)),
+                warm_key,
+            ),
         },
     }
+}
+
+/// [`Value::warm`] of a sort key.
+fn warm_key((k, _): &(Value, Value)) {
+    k.warm();
 }
 
 /// How a comparator's answer for `(f b a)` orders `b` (from the right run) against `a`:
@@ -412,6 +425,7 @@ fn merge_sort_moving<T: Default>(
     cx: &mut BuiltinContext,
     mut items: Vec<T>,
     mut b_first: impl FnMut(&mut BuiltinContext, &mut T, &mut T) -> EvalResult<bool>,
+    warm: fn(&T),
 ) -> EvalResult<Vec<T>> {
     let n = items.len();
     let mut buf: Vec<T> = Vec::with_capacity(n);
@@ -429,7 +443,7 @@ fn merge_sort_moving<T: Default>(
         let (a, b) = (&mut items[lo..hi], &mut buf[lo..hi]);
         for p in 0..passes {
             let (src, dst) = if p % 2 == 0 { (&mut *a, &mut *b) } else { (&mut *b, &mut *a) };
-            merge_pass(cx, src, dst, 1 << p, &mut b_first)?;
+            merge_pass(cx, src, dst, 1 << p, &mut b_first, warm)?;
         }
         lo = hi;
     }
@@ -438,7 +452,7 @@ fn merge_sort_moving<T: Default>(
     }
     // then runs of a block and longer, over all items
     while width < n {
-        merge_pass(cx, &mut items, &mut buf, width, &mut b_first)?;
+        merge_pass(cx, &mut items, &mut buf, width, &mut b_first, warm)?;
         std::mem::swap(&mut items, &mut buf);
         width *= 2;
     }
@@ -457,6 +471,7 @@ fn merge_pass<T>(
     dst: &mut [T],
     width: usize,
     b_first: &mut impl FnMut(&mut BuiltinContext, &mut T, &mut T) -> EvalResult<bool>,
+    warm: fn(&T),
 ) -> EvalResult<()> {
     let n = src.len().min(dst.len());
     let mut start = 0;
@@ -466,6 +481,17 @@ fn merge_pass<T>(
         let (mut i, mut j, mut k) = (start, mid, start);
         while i < mid && j < end {
             cx.tick(1)?;
+            // the next comparison reads one of these: start their loads now
+            if i + 1 < mid
+                && let Some(x) = src.get(i + 1)
+            {
+                warm(x);
+            }
+            if j + 1 < end
+                && let Some(x) = src.get(j + 1)
+            {
+                warm(x);
+            }
             let (left, right) = src.split_at_mut(j);
             let (Some(a), Some(b), Some(out)) = (left.get_mut(i), right.first_mut(), dst.get_mut(k)) else { break };
             if b_first(cx, a, b)? {
