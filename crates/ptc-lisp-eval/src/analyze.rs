@@ -741,7 +741,12 @@ impl Analyzer<'_> {
                     _ => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: arithmetic arity")),
                 }
             }
-            Node::Builtin(b) => crate::fusion::call_node(b, args, span),
+            Node::Builtin(b) => match made_of_constants(b, &args) {
+                // `(fnil inc 0)`: the function is made here, once; the call still burns
+                // its unit of fuel each time it runs, as `identity` of the made function
+                Some(f) => Node::CallBuiltin(builtin("identity")?, vec![Node::Const(f)], span),
+                None => crate::fusion::call_node(b, args, span),
+            },
             other => Node::Call(Box::new(other), args, span),
         })
     }
@@ -1007,7 +1012,11 @@ impl Analyzer<'_> {
         let mut lambda = result?;
         let keeps_params =
             crate::moves::mark_moves(&mut lambda.params, lambda.rest.as_mut(), std::slice::from_mut(&mut lambda.body));
-        let lambda = Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, keeps_params, ..lambda };
+        let plain_params = lambda.rest.is_none()
+            && lambda.params.iter().enumerate().all(|(i, p)| matches!(p, Pattern::Bind(s) if *s as usize == i))
+            && lambda.params.len() <= scope.max_slot as usize;
+        let lambda =
+            Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, keeps_params, plain_params, ..lambda };
         let captures = scope.captures.iter().map(|(_, c)| *c).collect();
         Ok(Node::Fn(Arc::new(lambda), captures))
     }
@@ -1055,6 +1064,7 @@ impl Analyzer<'_> {
             frame_size: 0,
             uses_self: false,
             keeps_params: false,
+            plain_params: false,
             body,
         })
     }
@@ -1623,6 +1633,22 @@ fn check_definable(name: &str, span: Span) -> R<()> {
     Ok(())
 }
 
+/// The function a function-building builtin (`fnil`, `partial`, `comp`...) makes when
+/// every argument is a constant and the arity holds (`builtins::core::functions::made_of`).
+fn made_of_constants(b: &'static Builtin, args: &[Node]) -> Option<Value> {
+    if !b.arity.accepts(args.len()) {
+        return None;
+    }
+    let mut vals = Vec::with_capacity(args.len());
+    for a in args {
+        match a {
+            Node::Const(v) if !matches!(v, Value::Lazy(_)) => vals.push(v.clone()),
+            _ => return None,
+        }
+    }
+    builtins::made_of(b.name, &mut vals)
+}
+
 fn builtin(name: &str) -> R<&'static Builtin> {
     builtins::lookup(name)
         .ok_or_else(|| EvalError::new(ErrorKind::RuntimeError, format!("internal error: builtin {name} missing")))
@@ -1712,9 +1738,22 @@ mod tests {
 
     #[test]
     fn a_builtin_passed_as_a_value_is_made_once() {
-        let text = nodes("(fn [m k] (update m k (fnil inc 0)))");
+        let text = nodes("(fn [m k z] (update m k (fnil inc z)))");
         assert!(text.contains("Const(#<builtin>)"), "{text}");
         assert_eq!(text.matches("Builtin(").count(), text.matches("CallBuiltin(").count(), "{text}");
+    }
+
+    #[test]
+    fn a_function_built_of_constants_is_made_once() {
+        // `(fnil inc 0)`: made here, called as `identity` of the made function (one unit
+        // of fuel, as the call)
+        let text = nodes("(fn [m k] (update m k (fnil inc 0)))");
+        assert!(text.contains("name: \"identity\""), "{text}");
+        assert!(text.contains("[Const(#fn[...])]"), "{text}");
+        assert!(!text.contains("name: \"fnil\""), "{text}");
+        // an argument that is not a constant, or a wrong arity, keeps the call
+        assert!(nodes("(fn [z] (fnil inc z))").contains("name: \"fnil\""));
+        assert!(nodes("(fn [] (fnil inc))").contains("name: \"fnil\""));
     }
 
     #[test]

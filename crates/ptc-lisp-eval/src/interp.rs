@@ -954,7 +954,16 @@ impl<'h> Interp<'h> {
         // frame layout: [locals][captured values][the function itself, if it refers to itself]
         let new_base = self.stack.len();
         let frame = lambda.frame_size as usize;
-        self.stack.resize(new_base + frame, Value::Nil);
+        self.stack.reserve(frame + c.captures.len() + usize::from(lambda.uses_self));
+        // plain parameters: the arguments are the frame's first slots (the arity check
+        // above made their number the parameters')
+        let bound = if lambda.plain_params {
+            self.stack.extend(args.iter_mut().map(std::mem::take));
+            args.len()
+        } else {
+            0
+        };
+        self.stack.extend(std::iter::repeat_n(Value::Nil, frame.saturating_sub(bound)));
         self.stack.extend(c.captures.iter().cloned());
         if lambda.uses_self {
             self.stack.push(Value::Func(func.clone()));
@@ -980,7 +989,9 @@ impl<'h> Interp<'h> {
     }
 
     fn run_closure_body(&mut self, lambda: &Lambda, args: &mut [Value]) -> EvalResult {
-        self.bind_params(lambda, args)?;
+        if !lambda.plain_params {
+            self.bind_params(lambda, args)?;
+        }
         let mut iterations: u64 = 0;
         loop {
             match self.eval(&lambda.body) {

@@ -132,6 +132,10 @@ pub(crate) struct Lambda {
     /// moved out, never rebound by `recur`): a caller may lend the arguments and take
     /// them back after the call (`Interp::apply_lent`).
     pub keeps_params: bool,
+    /// The parameters are plain names in the frame's first slots, in order (`[a b]`: slot
+    /// 0 and 1), with no `& rest`: a call pushes the arguments as the frame's first slots
+    /// instead of filling the frame with nil and binding each one.
+    pub plain_params: bool,
     /// Body.
     pub body: Node,
 }

@@ -17,6 +17,7 @@ mod args;
 mod constants;
 pub(crate) mod context;
 mod core;
+pub(crate) use core::functions::made_of;
 pub(crate) mod discovery;
 mod format;
 mod java;

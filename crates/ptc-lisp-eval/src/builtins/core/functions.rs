@@ -55,8 +55,12 @@ fn identity(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 pub(crate) fn comp(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(make_comp(a))
+}
+
+fn make_comp(a: &mut [Value]) -> Value {
     let fs: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("comp", Held::values(fs), |cx, fs, args| {
+    Function::native("comp", Held::values(fs), |cx, fs, args| {
         let Some((last, rest)) = fs.split_last() else {
             return Ok(args.first().cloned().unwrap_or(Value::Nil));
         };
@@ -65,39 +69,53 @@ pub(crate) fn comp(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             v = cx.apply(f, &mut [v])?;
         }
         Ok(v)
-    }))
+    })
 }
 
 fn partial(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(make_partial(a))
+}
+
+fn make_partial(a: &mut [Value]) -> Value {
     // held: f, then the fixed arguments
     let held: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("partial", Held::values(held), |cx, held, args| {
+    Function::native("partial", Held::values(held), |cx, held, args| {
         let Some((f, fixed)) = held.split_first() else { return Ok(Value::Nil) };
         let mut call = Vec::with_capacity(fixed.len() + args.len());
         call.extend_from_slice(fixed);
         call.extend(args.iter_mut().map(std::mem::take));
         cx.apply(f, &mut call)
-    }))
+    })
 }
 
 pub(crate) fn complement(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(make_complement(a))
+}
+
+fn make_complement(a: &mut [Value]) -> Value {
     let f = std::mem::take(&mut a[0]);
-    Ok(Function::native("complement", Held::values(vec![f]), |cx, held, args| {
+    Function::native("complement", Held::values(vec![f]), |cx, held, args| {
         let Some(f) = held.first() else { return Ok(Value::Nil) };
         Ok(Value::Bool(!cx.apply(f, args)?.truthy()))
-    }))
+    })
 }
 
 fn constantly(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(make_constantly(a))
+}
+
+fn make_constantly(a: &mut [Value]) -> Value {
     let v = std::mem::take(&mut a[0]);
-    Ok(Function::native("constantly", Held::values(vec![v]), |_, held, _| {
-        Ok(held.first().cloned().unwrap_or_default())
-    }))
+    Function::native("constantly", Held::values(vec![v]), |_, held, _| Ok(held.first().cloned().unwrap_or_default()))
 }
 
 fn every_pred(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(make_every_pred(a))
+}
+
+fn make_every_pred(a: &mut [Value]) -> Value {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("every-pred", Held::values(ps), |cx, ps, args| {
+    Function::native("every-pred", Held::values(ps), |cx, ps, args| {
         for p in ps {
             for x in args.iter() {
                 if !cx.apply(p, &mut [x.clone()])?.truthy() {
@@ -106,12 +124,16 @@ fn every_pred(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             }
         }
         Ok(Value::Bool(true))
-    }))
+    })
 }
 
 fn some_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(make_some_fn(a))
+}
+
+fn make_some_fn(a: &mut [Value]) -> Value {
     let ps: Vec<Value> = a.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("some-fn", Held::values(ps), |cx, ps, args| {
+    Function::native("some-fn", Held::values(ps), |cx, ps, args| {
         // like Clojure's (or (p1 x) (p1 y) (p2 x) ...): the first truthy result, else the last one
         let mut last = Value::Nil;
         for p in ps {
@@ -123,7 +145,7 @@ fn some_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             }
         }
         Ok(last)
-    }))
+    })
 }
 
 fn memoize(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -159,15 +181,19 @@ fn apply(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 }
 
 fn juxt(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    Ok(make_juxt(args))
+}
+
+fn make_juxt(args: &mut [Value]) -> Value {
     let fs: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("juxt", Held::values(fs), |cx, fs, call| {
+    Function::native("juxt", Held::values(fs), |cx, fs, call| {
         let mut out = PVector::new();
         for f in fs {
             let mut a: Vec<Value> = call.to_vec();
             out.push_back(cx.apply(f, &mut a)?);
         }
         Ok(Value::from_pvec(out))
-    }))
+    })
 }
 
 fn pmap(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
@@ -194,9 +220,13 @@ fn pcalls(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 }
 
 fn fnil(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    Ok(make_fnil(args))
+}
+
+fn make_fnil(args: &mut [Value]) -> Value {
     // held: f, then the defaults
     let held: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
-    Ok(Function::native("fnil", Held::values(held), |cx, held, call| {
+    Function::native("fnil", Held::values(held), |cx, held, call| {
         let Some((f, defaults)) = held.split_first() else { return Ok(Value::Nil) };
         for (slot, d) in call.iter_mut().zip(defaults.iter()) {
             if slot.is_nil() {
@@ -204,12 +234,16 @@ fn fnil(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
             }
         }
         cx.apply(f, call)
-    }))
+    })
 }
 
 fn comparator(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    Ok(make_comparator(a))
+}
+
+fn make_comparator(a: &mut [Value]) -> Value {
     let pred = std::mem::take(&mut a[0]);
-    Ok(Function::native("comparator", Held::values(vec![pred]), |cx, held, call| {
+    Function::native("comparator", Held::values(vec![pred]), |cx, held, call| {
         let Some(pred) = held.first() else { return Ok(Value::Nil) };
         let [x, y] = call else {
             return err(ErrorKind::ArityError, "a comparator takes 2 arguments");
@@ -222,7 +256,7 @@ fn comparator(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         } else {
             Ok(Value::Int(0))
         }
-    }))
+    })
 }
 
 fn trampoline(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -247,4 +281,26 @@ fn trampoline(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         result = cx.apply(&f, &mut [])?;
     }
     Ok(result)
+}
+
+/// The function a function-building builtin (`fnil`, `partial`, `comp`, `complement`,
+/// `constantly`, `juxt`, `every-pred`, `some-fn`, `comparator`) makes of `args`: these
+/// read nothing but their arguments, charge nothing and cannot fail once their arity
+/// holds, so the analyser makes the function of a call whose arguments are all constants
+/// once (`(update m k (fnil inc 0))` in a loop body then allocates nothing per pass).
+/// `None` for any other builtin.
+pub(crate) fn made_of(name: &str, args: &mut [Value]) -> Option<Value> {
+    let make = match name {
+        "comp" => make_comp,
+        "partial" => make_partial,
+        "complement" => make_complement,
+        "constantly" => make_constantly,
+        "every-pred" => make_every_pred,
+        "some-fn" => make_some_fn,
+        "fnil" => make_fnil,
+        "juxt" => make_juxt,
+        "comparator" => make_comparator,
+        _ => return None,
+    };
+    Some(make(args))
 }
