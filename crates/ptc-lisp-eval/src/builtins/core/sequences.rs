@@ -370,9 +370,9 @@ fn sort_pairs(
     }
 }
 
-/// [`Value::warm`] of a sort key.
-fn warm_key((k, _): &(Value, Value)) {
-    k.warm();
+/// [`Value::warm`] of a sort key, or with `header_only` [`Value::warm_header`].
+fn warm_key((k, _): &(Value, Value), header_only: bool) {
+    if header_only { k.warm_header() } else { k.warm() }
 }
 
 /// How a comparator's answer for `(f b a)` orders `b` (from the right run) against `a`:
@@ -425,7 +425,7 @@ fn merge_sort_moving<T: Default>(
     cx: &mut BuiltinContext,
     mut items: Vec<T>,
     mut b_first: impl FnMut(&mut BuiltinContext, &mut T, &mut T) -> EvalResult<bool>,
-    warm: fn(&T),
+    warm: fn(&T, bool),
 ) -> EvalResult<Vec<T>> {
     let n = items.len();
     let mut buf: Vec<T> = Vec::with_capacity(n);
@@ -471,7 +471,7 @@ fn merge_pass<T>(
     dst: &mut [T],
     width: usize,
     b_first: &mut impl FnMut(&mut BuiltinContext, &mut T, &mut T) -> EvalResult<bool>,
-    warm: fn(&T),
+    warm: fn(&T, bool),
 ) -> EvalResult<()> {
     let n = src.len().min(dst.len());
     let mut start = 0;
@@ -481,16 +481,20 @@ fn merge_pass<T>(
         let (mut i, mut j, mut k) = (start, mid, start);
         while i < mid && j < end {
             cx.tick(1)?;
-            // the next comparison reads one of these: start their loads now
-            if i + 1 < mid
-                && let Some(x) = src.get(i + 1)
-            {
-                warm(x);
-            }
-            if j + 1 < end
-                && let Some(x) = src.get(j + 1)
-            {
-                warm(x);
+            // the next comparison reads one of the next items: start their loads now,
+            // and the headers of the ones after them (so that the next step's loads of
+            // their entries do not wait on the header first)
+            for (at, stop) in [(i + 1, mid), (j + 1, end)] {
+                if at < stop
+                    && let Some(x) = src.get(at)
+                {
+                    warm(x, false);
+                }
+                if at + 1 < stop
+                    && let Some(x) = src.get(at + 1)
+                {
+                    warm(x, true);
+                }
             }
             let (left, right) = src.split_at_mut(j);
             let (Some(a), Some(b), Some(out)) = (left.get_mut(i), right.first_mut(), dst.get_mut(k)) else { break };
