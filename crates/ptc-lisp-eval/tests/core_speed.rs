@@ -44,11 +44,20 @@ fn closures_bind_every_kind_of_parameter_list() {
 }
 
 #[test]
-fn a_comparator_stopped_by_fuel_or_depth_gives_its_items_back() {
-    // the sort fails part way; nothing is lost or duplicated before the error
+fn a_comparator_sort_stopped_by_fuel_is_the_fuel_error() {
+    // a fuel limit half way through the merges (the read-ahead, the lent items) stops
+    // the sort with the fuel error, as before
+    let build = "(mapv (fn [i] {:k (mod (* i 7) 10)}) (range 200))";
+    let sort = format!("(sort (fn [a b] (compare (:k a) (:k b))) {build})");
+    let fuel_of = |src: &str| go(src).usage.fuel;
+    let (built, sorted) = (fuel_of(build), fuel_of(&sort));
+    assert!(sorted > built + 100, "{built} {sorted}");
     let o = run(
-        "(sort (fn [a b] (compare (:k a) (:k b))) (mapv (fn [i] {:k (mod (* i 7) 10)}) (range 50)))",
-        RunOptions { limits: Limits { max_fuel: Some(300), ..Limits::default() }, ..RunOptions::default() },
+        &sort,
+        RunOptions {
+            limits: Limits { max_fuel: Some((built + sorted) / 2), ..Limits::default() },
+            ..RunOptions::default()
+        },
     );
     assert!(matches!(&o.result, RunResult::Error(e) if e.kind.as_str() == "fuel_exhausted"), "{}", show_outcome(&o));
 }
