@@ -9,10 +9,15 @@
 //! stack guarantee of `stack.rs` holds on them:
 //!
 //! - **run threads** take whole runs (and compilations). A caller off the pool blocks while
-//!   its run is queued and running. Runs wait in one queue; at most `threads + queue_bound`
-//!   runs are admitted at once, the next one fails at once with
-//!   `parallel_capacity_exceeded` (load is shed, never a new thread). A run worker never
-//!   waits on queued work, so a run never picks up an unrelated run in the middle of its own.
+//!   its run is queued and running. Runs wait in one queue, first come first served; at most
+//!   `threads + queue_bound` runs are admitted at once, the next one fails at once with
+//!   `parallel_capacity_exceeded` (load is shed, never a new thread). An idle run thread
+//!   sleeps on the queue's condition variable and one handed run wakes one thread: rayon's
+//!   idle loop, which yields the CPU over and over before it sleeps, cost a service of small
+//!   runs more than the runs (the threads are still rayon's, so that a blocking caller's run,
+//!   which borrows from the caller, crosses over in a rayon scope; the queue then holds a
+//!   nudge for it). A run thread waiting for its `pmap` branches may take such a blocking
+//!   caller's queued run meanwhile (rayon's work stealing), never a spawned one.
 //! - **branch threads** take `pmap`/`pcalls` branches. The thread that calls `pmap` runs
 //!   branches itself: it and the helpers it queued share one list of calls, each taking the
 //!   next call when done with its last, so a `pmap` finishes even when no branch thread is
@@ -39,11 +44,12 @@
 //! ([`EvalPool::shared`]), started on first use.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::task::{Context, Poll, Waker};
 
 use crate::stack::{self, EVAL_STACK_BYTES, Failure};
@@ -127,8 +133,8 @@ pub struct EvalPool {
 }
 
 struct Inner {
-    runs: Threads,
-    branches: Arc<Threads>,
+    runs: Threads<RunSet>,
+    branches: Arc<Threads<rayon_core::ThreadPool>>,
     /// Runs queued or running right now.
     admitted: AtomicUsize,
     options: PoolOptions,
@@ -155,26 +161,32 @@ impl Drop for Inner {
 #[derive(Clone)]
 enum Role {
     /// A run thread (or a nested run's own thread): branches go to these threads.
-    Run(Weak<Threads>),
+    Run(Weak<Threads<rayon_core::ThreadPool>>),
     /// A branch thread: branches go to its own set (this is its handle, to renew it).
-    Branch(Weak<Threads>),
+    Branch(Weak<Threads<rayon_core::ThreadPool>>),
 }
 
-/// A set of rayon threads that can be replaced by a fresh set of the same kind.
-struct Threads {
-    current: Mutex<Generation>,
-    start: Box<dyn Fn() -> Option<rayon_core::ThreadPool> + Send + Sync>,
+/// A set of threads (`P`: the run threads' [`RunSet`], or the branch threads' rayon pool)
+/// that can be replaced by a fresh set of the same kind.
+struct Threads<P> {
+    current: Mutex<Generation<P>>,
+    start: Box<dyn Fn() -> Option<P> + Send + Sync>,
 }
 
-#[derive(Clone)]
-struct Generation {
+struct Generation<P> {
     number: u64,
-    pool: Option<Arc<rayon_core::ThreadPool>>,
+    pool: Option<Arc<P>>,
 }
 
-impl Threads {
+impl<P> Clone for Generation<P> {
+    fn clone(&self) -> Self {
+        Generation { number: self.number, pool: self.pool.clone() }
+    }
+}
+
+impl<P> Threads<P> {
     /// A set that starts its threads with `start` (see [`Threads::open`]).
-    fn new(start: impl Fn() -> Option<rayon_core::ThreadPool> + Send + Sync + 'static) -> Threads {
+    fn new(start: impl Fn() -> Option<P> + Send + Sync + 'static) -> Threads<P> {
         Threads { current: Mutex::new(Generation { number: 0, pool: None }), start: Box::new(start) }
     }
 
@@ -187,7 +199,7 @@ impl Threads {
     }
 
     /// The set new work goes to (`None` once the pool is gone).
-    fn current(&self) -> Generation {
+    fn current(&self) -> Generation<P> {
         match self.current.lock() {
             Ok(g) => g.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
@@ -213,6 +225,95 @@ impl Threads {
     }
 }
 
+/// One generation of run threads. They are rayon threads only so that a blocking caller's
+/// run, which borrows from the caller, can be handed over through a rayon scope; they wait
+/// for work on [`RunQueue`], asleep on a condition variable, never in rayon's idle loop
+/// (which yields the CPU in a loop before it sleeps: with a service's stream of small runs,
+/// idle run threads spent more time there than the runs took).
+struct RunSet {
+    rayon: rayon_core::ThreadPool,
+    queue: Arc<RunQueue>,
+}
+
+impl Drop for RunSet {
+    fn drop(&mut self) {
+        // the threads finish what is queued, then leave; rayon then ends them
+        self.queue.close();
+    }
+}
+
+/// Work for the run threads, first come first served.
+#[derive(Default)]
+struct RunQueue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    work: VecDeque<Work>,
+    closed: bool,
+}
+
+enum Work {
+    /// A spawned run (it contains its own panics).
+    Job(Box<dyn FnOnce() + Send>),
+    /// A run a blocking caller put in the set's rayon queue: take one job from there.
+    Scoped,
+}
+
+impl RunQueue {
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `work` and wakes one thread; hands it back when the queue is closed.
+    fn push(&self, work: Work) -> Result<(), Work> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(work);
+        }
+        state.work.push_back(work);
+        drop(state);
+        self.ready.notify_one();
+        Ok(())
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// A run thread's life: take work, or sleep until there is some; return once the
+    /// queue is closed and empty.
+    fn serve(&self) {
+        loop {
+            let work = {
+                let mut state = self.lock();
+                loop {
+                    if let Some(work) = state.work.pop_front() {
+                        break work;
+                    }
+                    if state.closed {
+                        return;
+                    }
+                    state = self.ready.wait(state).unwrap_or_else(PoisonError::into_inner);
+                }
+            };
+            match work {
+                Work::Job(job) => {
+                    let _ = catch_unwind(AssertUnwindSafe(job));
+                }
+                // the scoped job was queued before its nudge; when a run thread waiting
+                // for its `pmap` branches took it meanwhile, there is nothing to do
+                Work::Scoped => {
+                    rayon_core::yield_now();
+                }
+            }
+        }
+    }
+}
+
 /// Stack of a branch thread: a `pmap` branch recurses less deeply than a whole run may, as
 /// before the pool. A pooled thread keeps the stack pages it touched, so every branch
 /// thread with a 256 MiB stack could hold that much after one deep branch.
@@ -226,7 +327,7 @@ impl EvalPool {
     /// Starts `options.threads + options.branch_threads` evaluation threads.
     pub fn new(options: PoolOptions) -> Result<EvalPool, PoolError> {
         let branch_count = options.branch_threads.max(1);
-        let branches = Arc::new_cyclic(|me: &Weak<Threads>| {
+        let branches = Arc::new_cyclic(|me: &Weak<Threads<rayon_core::ThreadPool>>| {
             let me = me.clone();
             Threads::new(move || {
                 let me = me.clone();
@@ -247,7 +348,7 @@ impl EvalPool {
         let run_count = options.threads.max(1);
         let runs = Threads::new(move || {
             let for_runs = for_runs.clone();
-            rayon_core::ThreadPoolBuilder::new()
+            let rayon = rayon_core::ThreadPoolBuilder::new()
                 .num_threads(run_count)
                 .stack_size(EVAL_STACK_BYTES)
                 .thread_name(|i| format!("ptc-eval-{i}"))
@@ -256,7 +357,12 @@ impl EvalPool {
                     ROLE.with(|r| *r.borrow_mut() = Some(Role::Run(for_runs.clone())));
                 })
                 .build()
-                .ok()
+                .ok()?;
+            let queue = Arc::new(RunQueue::default());
+            let served = queue.clone();
+            // every thread of the set serves the queue until the set is dropped
+            rayon.spawn_broadcast(move |_| served.serve());
+            Some(RunSet { rayon, queue })
         });
         runs.open("run")?;
         Ok(EvalPool { inner: Arc::new(Inner { runs, branches, admitted: AtomicUsize::new(0), options }) })
@@ -306,13 +412,22 @@ impl EvalPool {
             return Err(Failure::Saturated);
         }
         let _admitted = Admitted(&inner.admitted);
-        let Generation { number, pool: Some(threads) } = inner.runs.current() else {
+        let Generation { number, pool: Some(set) } = inner.runs.current() else {
             return Err(Failure::NoThread);
         };
-        let (result, went_deep) = threads.install(|| {
-            let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
-            (result, stack::take_went_deep())
+        // `f` borrows from this caller, so it crosses through a rayon scope (which returns
+        // only once `f` has run); the nudge on the queue sends a run thread to take it
+        let mut done = None;
+        set.rayon.in_place_scope(|s| {
+            let done = &mut done;
+            s.spawn(move |_| {
+                let result = catch_unwind(AssertUnwindSafe(f)).map_err(|_| Failure::Panicked);
+                *done = Some((result, stack::take_went_deep()));
+            });
+            // the queue closes only when the set is dropped, and `set` holds it
+            let _ = set.queue.push(Work::Scoped);
         });
+        let (result, went_deep) = done.unwrap_or((Err(Failure::Panicked), false));
         // after the caller has its answer in hand: starting threads takes a while
         if went_deep {
             inner.runs.renew(number);
@@ -362,13 +477,17 @@ impl EvalPool {
             fill(&slot, Err(Failure::Saturated));
             return RunFuture { slot };
         }
-        let Generation { number, pool: Some(threads) } = inner.runs.current() else {
+        let Generation { number, pool: Some(set) } = inner.runs.current() else {
             inner.admitted.fetch_sub(1, Ordering::SeqCst);
             fill(&slot, Err(Failure::NoThread));
             return RunFuture { slot };
         };
         let admitted = inner.clone();
-        threads.spawn(move || job(Some((admitted, number))));
+        if set.queue.push(Work::Job(Box::new(move || job(Some((admitted, number)))))).is_err() {
+            // not while `set` is held (the queue closes when the set is dropped)
+            inner.admitted.fetch_sub(1, Ordering::SeqCst);
+            fill(&slot, Err(Failure::NoThread));
+        }
         RunFuture { slot }
     }
 }
@@ -473,7 +592,7 @@ pub(crate) fn fan_out<R: Send, F: FnOnce() -> R + Send>(jobs: Vec<F>) -> Vec<Res
 }
 
 /// Replaces the branch threads when a branch went deep on one of them.
-fn renew_if(went_deep: &AtomicBool, branches: Option<&Threads>, number: u64) {
+fn renew_if<P>(went_deep: &AtomicBool, branches: Option<&Threads<P>>, number: u64) {
     if went_deep.load(Ordering::Relaxed)
         && let Some(b) = branches
     {
@@ -508,4 +627,137 @@ fn spread<'scope, R: Send + 'scope, F: FnOnce() -> R + Send + 'scope>(
 
 fn contained<R>(job: impl FnOnce() -> R) -> Result<R, Failure> {
     catch_unwind(AssertUnwindSafe(job)).map_err(|_| Failure::Panicked)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use std::sync::Arc;
+    use std::thread::ThreadId;
+
+    use super::{EvalPool, PoolOptions};
+    use crate::{CallCx, Cancel, Engine, Host, Limits, NoTools, RunInput, ToolCall, ToolError, ToolSpec, Value};
+
+    fn pool(threads: usize) -> EvalPool {
+        EvalPool::new(PoolOptions::default().threads(threads).branch_threads(1)).unwrap()
+    }
+
+    /// Polls `f` to completion on this thread, parking between polls.
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        struct Unpark(std::thread::Thread);
+        impl std::task::Wake for Unpark {
+            fn wake(self: Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut f = std::pin::pin!(f);
+        loop {
+            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+            std::thread::park();
+        }
+    }
+
+    #[test]
+    fn blocking_and_spawned_runs_share_one_run_thread() {
+        // one run thread: blocking callers' runs (handed over through the rayon scope and a
+        // nudge) and spawned runs (on the queue) take turns on it, some with pmap waits
+        let engine = Engine::new(Limits::default()).with_pool(pool(1));
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let engine = engine.clone();
+                s.spawn(move || {
+                    for i in 0..25 {
+                        let program = format!("(reduce + (pmap inc [{t} {i}]))");
+                        assert_eq!(engine.eval_with(&program, &NoTools).printed, (t + i + 2).to_string());
+                    }
+                });
+            }
+            for t in 0..4 {
+                let engine = engine.clone();
+                s.spawn(move || {
+                    let runs: Vec<_> = (0..25)
+                        .map(|i| {
+                            let program = format!("(* {t} {i})");
+                            engine.eval_async(&program, RunInput::new(), Arc::new(NoTools), &Cancel::new())
+                        })
+                        .collect();
+                    for (i, run) in runs.into_iter().enumerate() {
+                        assert_eq!(block_on(run).printed, (t * i).to_string());
+                    }
+                });
+            }
+        });
+        assert_eq!(engine.pool().unwrap().busy(), 0);
+    }
+
+    /// The run thread a run of `engine` is on, asked the blocking way or spawned.
+    fn run_thread(engine: &Engine, spawned: bool) -> ThreadId {
+        if spawned {
+            block_on(engine.spawn(|| std::thread::current().id())).unwrap()
+        } else {
+            engine.batch(|| std::thread::current().id()).unwrap()
+        }
+    }
+
+    #[test]
+    fn a_deep_run_replaces_the_run_thread_whichever_way_it_came() {
+        // a long deadline: a debug build beside other builds is slow
+        let limits =
+            Limits { max_recursion_depth: u32::MAX, timeout: std::time::Duration::from_secs(300), ..Limits::default() };
+        // fills the stack: the stack guarantee ends it
+        let deep = "(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (f 100000000)";
+        let shallow = "(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1))))) (f 10)";
+        for spawned in [false, true] {
+            let engine = Engine::new(limits.clone()).with_pool(pool(1));
+            let eval = |program: &str| {
+                if spawned {
+                    block_on(engine.eval_async(program, RunInput::new(), Arc::new(NoTools), &Cancel::new()))
+                } else {
+                    engine.eval_with(program, &NoTools)
+                }
+            };
+            let before = run_thread(&engine, spawned);
+            assert_eq!(eval(shallow).printed, "10");
+            assert_eq!(run_thread(&engine, spawned), before, "a shallow run keeps the thread");
+            let out = eval(deep);
+            assert_eq!(out.error().map(|e| e.kind.as_str()), Some("recursion_limit_exceeded"));
+            // a spawned run's caller has its answer before the set is replaced: the next
+            // runs may still find the old thread for a moment
+            let started = std::time::Instant::now();
+            let mut after = run_thread(&engine, spawned);
+            while after == before && spawned && started.elapsed() < std::time::Duration::from_secs(60) {
+                after = run_thread(&engine, spawned);
+            }
+            assert_ne!(after, before, "the deep run's thread was retired (spawned: {spawned})");
+            // the fresh set serves both kinds of caller
+            assert_eq!(run_thread(&engine, !spawned), after);
+        }
+    }
+
+    #[test]
+    fn a_panicking_spawned_run_leaves_the_run_thread_serving() {
+        let engine = Engine::new(Limits::default()).with_pool(pool(1));
+        struct Boom;
+        impl Host for Boom {
+            fn tools(&self) -> Vec<ToolSpec> {
+                vec![ToolSpec::named("boom")]
+            }
+            fn call(&self, _call: &ToolCall, _cx: &CallCx<'_>) -> Result<Value, ToolError> {
+                panic!("the host broke")
+            }
+        }
+        let host = Arc::new(Boom);
+        for _ in 0..3 {
+            let out = block_on(engine.eval_async("(tool/boom {})", RunInput::new(), host.clone(), &Cancel::new()));
+            assert!(out.error().is_some_and(|e| e.message.contains("internal error")), "{:?}", out.error());
+            assert!(block_on(engine.spawn(|| -> u8 { panic!("broke") })).is_err());
+        }
+        assert_eq!(engine.eval_with("(+ 1 2)", &NoTools).printed, "3");
+        assert_eq!(block_on(engine.spawn(|| 7)).unwrap(), 7);
+    }
 }

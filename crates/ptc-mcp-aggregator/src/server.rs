@@ -448,19 +448,19 @@ impl PtcServer {
         }
         let run_cancel = Cancel::new();
         let context_bytes = parsed.context.as_ref().map_or(0, |t| t.len() as u64);
-        let watcher = {
-            let run_cancel = run_cancel.clone();
-            let cancel = cancel.clone();
-            tokio::spawn(async move {
-                cancel.cancelled().await;
-                run_cancel.cancel();
-            })
-        };
         // the context is parsed and the program runs on one of the engine's evaluation
-        // threads; this task awaits it without holding a thread
-        let job = self.eval_job(parsed.program, parsed.context, run_cancel);
-        let joined = self.engine.spawn(job).await;
-        watcher.abort();
+        // threads; this task awaits it without holding a thread, and passes the client's
+        // cancellation on to the run (no watcher task per call: spawning and aborting one
+        // cost more than a small program)
+        let job = self.eval_job(parsed.program, parsed.context, run_cancel.clone());
+        let mut run = std::pin::pin!(self.engine.spawn(job));
+        let joined = tokio::select! {
+            joined = &mut run => joined,
+            () = cancel.cancelled() => {
+                run_cancel.cancel();
+                run.await
+            }
+        };
         drop(permit);
         self.finish_eval(joined, parsed.output_type.as_ref(), context_bytes)
     }

@@ -205,9 +205,20 @@ fn concurrency_cap_answers_busy_immediately() {
 
 #[test]
 fn cancellation_stops_a_running_program() {
+    cancellation_stops_a_running_program_with(&[]);
+}
+
+#[test]
+fn cancellation_stops_a_running_program_on_rmcps_path() {
+    // the same through rmcp's handler, which passes the cancellation on while it awaits the run
+    cancellation_stops_a_running_program_with(&["--stdio-fast-path", "false"]);
+}
+
+fn cancellation_stops_a_running_program_with(extra: &[&str]) {
     // one worker: the next call is `busy` until the cancelled program has really stopped
-    let mut s =
-        Server::start(&["--max-concurrent-calls", "1", "--program-timeout-ms", "60000", "--queue-timeout-ms", "0"]);
+    let mut args = vec!["--max-concurrent-calls", "1", "--program-timeout-ms", "60000", "--queue-timeout-ms", "0"];
+    args.extend_from_slice(extra);
+    let mut s = Server::start(&args);
     let long = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(defn f [n] (if (= n 0) 0 (+ (f (dec n)) (f (dec n))))) (f 40)"}}});
     let quick = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}});
     // start the long call; if it raced a quick call and was refused, start it again
