@@ -81,7 +81,15 @@ impl LogArgs {
                 "invalid log level or filter {text:?}: use error, warn, info, debug or trace (or a RUST_LOG filter)"
             )
         })?;
-        let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+        // A log line that cannot be written (stderr closed, its reader gone) is dropped: by
+        // default the formatter reports the failed write with `eprintln!`, which panics on
+        // the same broken stderr, in whatever task logged, so a server stopped answering
+        // and ignored SIGTERM once whoever started it went away.
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .log_internal_errors(false);
         let result = match self.log_format {
             LogFormat::Json => builder.json().try_init(),
             LogFormat::Text => builder.try_init(),

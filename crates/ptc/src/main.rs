@@ -18,6 +18,15 @@ use ptc_lisp_eval::{Limits, RunOptions};
 
 use crate::exit::Exit;
 
+/// `eprintln!` that drops the line when stderr cannot be written (closed by whoever
+/// started `ptc`), where `eprintln!` would panic and end the run or the server.
+macro_rules! warn_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod agentic_flags;
 mod envelope;
 mod exit;
@@ -238,7 +247,7 @@ fn main() -> ExitCode {
         _ => "warn",
     };
     if let Err(e) = cli.log.init(default_level) {
-        eprintln!("ptc: {e:#}");
+        warn_line!("ptc: {e:#}");
         return Exit::UsageError.into();
     }
     let result = match cli.command {
@@ -262,7 +271,7 @@ fn main() -> ExitCode {
             if json_errors {
                 println!("{}", envelope::usage_error(&format!("{e:#}")));
             } else {
-                eprintln!("ptc: {e:#}");
+                warn_line!("ptc: {e:#}");
             }
             Exit::UsageError.into()
         }
@@ -429,11 +438,11 @@ fn print_text(outcome: &ptc_lisp_eval::Outcome, source: &str, show_nil: bool) {
         }
         ptc_lisp_eval::RunResult::Failed(_) => {
             let _ = out.flush();
-            eprintln!("Fail: {}", outcome.printed);
+            warn_line!("Fail: {}", outcome.printed);
         }
         ptc_lisp_eval::RunResult::Error(e) => {
             let _ = out.flush();
-            eprintln!("{}", envelope::render_error(e, source));
+            warn_line!("{}", envelope::render_error(e, source));
         }
     }
 }

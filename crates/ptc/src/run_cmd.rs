@@ -634,7 +634,7 @@ fn report(step: &Step, output: Output, mode: ModeArg, shown: Option<&str>) {
     match output {
         Output::Json => match serde_json::to_string(step) {
             Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("ptc: cannot print the step as JSON: {e}"),
+            Err(e) => warn_line!("ptc: cannot print the step as JSON: {e}"),
         },
         Output::Text => {
             let usage = &step.usage;
@@ -654,9 +654,9 @@ fn report(step: &Step, output: Output, mode: ModeArg, shown: Option<&str>) {
                 (None, Some(f)) => {
                     println!("── failed ── ({tally})");
                     if shown.is_some_and(|m| !m.is_empty() && f.message.contains(m)) {
-                        eprintln!("Failed ({}): the model error above", f.reason);
+                        warn_line!("Failed ({}): the model error above", f.reason);
                     } else {
-                        eprintln!("Failed ({}): {}", f.reason, f.message);
+                        warn_line!("Failed ({}): {}", f.reason, f.message);
                     }
                 }
                 (None, None) => println!("── answer ── ({tally})\nnull"),
@@ -883,8 +883,8 @@ impl Observer for LiveText {
             Event::LlmError { turn, kind, message, retry_in_ms, .. } => {
                 state.clear();
                 match retry_in_ms {
-                    Some(ms) => eprintln!("turn {turn}: model error ({kind}: {message}); retrying in {ms} ms"),
-                    None => eprintln!("turn {turn}: model error ({kind}: {message})"),
+                    Some(ms) => warn_line!("turn {turn}: model error ({kind}: {message}); retrying in {ms} ms"),
+                    None => warn_line!("turn {turn}: model error ({kind}: {message})"),
                 }
                 state.last_error = Some(message.clone());
             }

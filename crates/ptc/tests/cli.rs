@@ -254,3 +254,19 @@ fn stdin_program_is_size_checked_while_reading() {
     assert!(err(&o).contains("over --max-program-bytes (1000 bytes)"), "{}", err(&o));
     assert!(!writer.join().unwrap(), "ptc stopped reading before the end of the input");
 }
+
+/// With stderr closed by whoever started `ptc` (its reader gone), an error still ends the
+/// run with its own exit code: `eprintln!` would panic on the broken pipe (exit 101).
+#[test]
+fn a_closed_stderr_keeps_the_exit_code() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["eval", "(undefined-fn 1)"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "{status:?}");
+}

@@ -65,6 +65,8 @@ impl Reply {
 
 fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // a server that stopped answering fails the test instead of hanging it
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
@@ -431,6 +433,53 @@ fn sigterm_drains_and_exits_zero() {
     let text = long.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
     assert!(text.starts_with("timeout"), "the running call was answered: {}", long.body);
     assert_eq!(s.child.wait().unwrap().code(), Some(0));
+}
+
+/// The server keeps serving, and SIGTERM still ends it, once nobody reads its log: whoever
+/// started it went away and its stderr pipe is closed (every log line fails to write).
+#[test]
+fn a_closed_stderr_neither_stops_answers_nor_sigterm() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let port = loop {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "server exited before serving");
+        if let Some(rest) = line.split_once("serving MCP over Streamable HTTP at http://127.0.0.1:") {
+            break rest.1.split('/').next().unwrap().parse::<u16>().unwrap();
+        }
+    };
+    drop(err);
+    // killed if the test fails before the server exits
+    struct KillOnDrop(String);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").args(["-KILL", &self.0]).stderr(Stdio::null()).status();
+        }
+    }
+    let _guard = KillOnDrop(child.id().to_string());
+    let session = initialize(port, None);
+    for id in 0..20 {
+        let body = json!({"jsonrpc": "2.0", "id": id + 10, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}});
+        let r = post(port, Some(&session), &body.to_string());
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().contains('3'), "{}", r.body);
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait().map(|s| s.code())));
+    let Ok(code) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        panic!("ptc mcp --http still running 30 s after SIGTERM with its stderr closed");
+    };
+    assert_eq!(code.unwrap(), Some(0));
 }
 
 /// Within a session, a request reusing the id of one still running gets an error, and

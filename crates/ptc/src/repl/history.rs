@@ -97,7 +97,7 @@ impl HistoryFile {
 }
 
 fn warn(message: &str) {
-    eprintln!("ptc repl: warning: {message}");
+    warn_line!("ptc repl: warning: {message}");
 }
 
 #[cfg(test)]

@@ -182,7 +182,7 @@ pub fn run(opts: Options) -> Result<Ended> {
         return Ok(if shell.failed { Ended::AfterErrors } else { Ended::Clean });
     }
     let path = history::history_path(opts.history.as_deref(), |k| std::env::var_os(k)).unwrap_or_else(|why| {
-        eprintln!("ptc repl: warning: history is off: {why}");
+        warn_line!("ptc repl: warning: history is off: {why}");
         None
     });
     let completions = Completions::new(&session.data_keys(), &session.tool_names());
