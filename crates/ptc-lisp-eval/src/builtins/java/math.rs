@@ -244,5 +244,8 @@ fn floor_div(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn floor_mod(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (x, y) = int_div_args("Math/floorMod", a)?;
-    Ok(Value::Int(((x % y) + y) % y))
+    // as Java: the remainder takes the divisor's sign; `rem` then `+ y` only when the
+    // signs differ, which cannot overflow (`(r + y) % y` did for large operands)
+    let r = x.wrapping_rem(y);
+    Ok(Value::Int(if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r }))
 }
