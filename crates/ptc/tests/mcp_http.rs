@@ -21,6 +21,14 @@ impl Drop for Server {
 }
 
 fn start(extra: &[&str]) -> Server {
+    let (child, port, mut err) = spawn_serving(extra);
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    Server { child, port }
+}
+
+/// Starts `ptc mcp --http` and reads its log up to the "serving" line: the child, the
+/// port and the rest of its log (the caller drains it, or closes it).
+fn spawn_serving(extra: &[&str]) -> (Child, u16, BufReader<std::process::ChildStderr>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
         .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
         .args(extra)
@@ -41,8 +49,7 @@ fn start(extra: &[&str]) -> Server {
             break rest.1.split('/').next().unwrap().parse::<u16>().unwrap();
         }
     };
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    Server { child, port }
+    (child, port, err)
 }
 
 struct Reply {
@@ -439,22 +446,7 @@ fn sigterm_drains_and_exits_zero() {
 /// started it went away and its stderr pipe is closed (every log line fails to write).
 #[test]
 fn a_closed_stderr_neither_stops_answers_nor_sigterm() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "info"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let port = loop {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "server exited before serving");
-        if let Some(rest) = line.split_once("serving MCP over Streamable HTTP at http://127.0.0.1:") {
-            break rest.1.split('/').next().unwrap().parse::<u16>().unwrap();
-        }
-    };
+    let (mut child, port, err) = spawn_serving(&[]);
     drop(err);
     // killed if the test fails before the server exits
     struct KillOnDrop(String);
