@@ -27,6 +27,23 @@ macro_rules! warn_line {
     }};
 }
 
+/// `println!` that drops the line when stdout cannot be written (`ptc run … | head -1`
+/// closed it), where `println!` would panic with a backtrace instead of ending quietly.
+macro_rules! out_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` with `out_line!`'s handling of a closed stdout.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod agentic_flags;
 mod envelope;
 mod exit;
@@ -234,7 +251,7 @@ fn main() -> ExitCode {
         Err(e) if json_errors && e.use_stderr() => {
             let message = e.render().to_string();
             let first = message.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
-            println!("{}", envelope::usage_error(first));
+            out_line!("{}", envelope::usage_error(first));
             return Exit::UsageError.into();
         }
         Err(e) => e.exit(),
@@ -269,7 +286,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(UsageError(e)) => {
             if json_errors {
-                println!("{}", envelope::usage_error(&format!("{e:#}")));
+                out_line!("{}", envelope::usage_error(&format!("{e:#}")));
             } else {
                 warn_line!("ptc: {e:#}");
             }

@@ -360,13 +360,13 @@ fn check(args: &McpArgs) -> Result<ExitCode> {
         let preludes = ptc_mcp_aggregator::Preludes::load(&args.preludes, &args.config()?.limits, tools)?;
         no_prelude_named_like_an_upstream(&preludes, upstreams)?;
         for p in preludes.iter() {
-            println!("ok      prelude {} ({}): {} definition(s), {}", p.id, p.path, p.exports.len(), p.checksum);
+            out_line!("ok      prelude {} ({}): {} definition(s), {}", p.id, p.path, p.exports.len(), p.checksum);
         }
         Ok(())
     };
     if args.upstreams.path().is_none() {
         check_preludes(Vec::new(), &[])?;
-        println!("no upstreams configured (--upstreams FILE or PTC_UPSTREAMS): ptc mcp serves lisp_eval alone");
+        out_line!("no upstreams configured (--upstreams FILE or PTC_UPSTREAMS): ptc mcp serves lisp_eval alone");
         return Ok(ExitCode::SUCCESS);
     }
     // live: an upstream that fails is reported, not a reason to stop checking the others
@@ -375,7 +375,7 @@ fn check(args: &McpArgs) -> Result<ExitCode> {
     let mut all_ok = true;
     for c in rt.check() {
         match &c.tools {
-            Ok(tools) => println!(
+            Ok(tools) => out_line!(
                 "ok      {} ({}, {} ms): {} tool(s): {}",
                 c.name,
                 c.transport,
@@ -385,7 +385,7 @@ fn check(args: &McpArgs) -> Result<ExitCode> {
             ),
             Err(problem) => {
                 all_ok = false;
-                println!("FAILED  {} ({}, {} ms): {problem}", c.name, c.transport, c.ms);
+                out_line!("FAILED  {} ({}, {} ms): {problem}", c.name, c.transport, c.ms);
             }
         }
     }

@@ -34,8 +34,8 @@ pub fn run(args: ModelsArgs) -> Result<ExitCode> {
     if let Some(spec) = &args.spec {
         let resolved = resolve_with(spec, registry.as_ref(), &env).map_err(|e| anyhow!("{}", e.message))?;
         match args.output {
-            Output::Json => println!("{}", serde_json::to_string_pretty(&resolved)?),
-            Output::Text => print!("{resolved}"),
+            Output::Json => out_line!("{}", serde_json::to_string_pretty(&resolved)?),
+            Output::Text => out!("{resolved}"),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -50,7 +50,7 @@ pub fn run(args: ModelsArgs) -> Result<ExitCode> {
         Output::Json => {
             let source = registry.as_ref().and_then(Registry::source);
             let json = serde_json::json!({"registry": source, "aliases": resolutions});
-            println!("{}", serde_json::to_string_pretty(&json)?);
+            out_line!("{}", serde_json::to_string_pretty(&json)?);
         }
         Output::Text => print_aliases(registry.as_ref(), &resolutions),
     }
@@ -59,10 +59,10 @@ pub fn run(args: ModelsArgs) -> Result<ExitCode> {
 
 fn print_aliases(registry: Option<&Registry>, resolutions: &[Resolved]) {
     match registry.and_then(Registry::source) {
-        Some(path) => println!("LLM registry: {}", path.display()),
-        None if registry.is_some() => println!("LLM registry:"),
+        Some(path) => out_line!("LLM registry: {}", path.display()),
+        None if registry.is_some() => out_line!("LLM registry:"),
         None => {
-            println!(
+            out_line!(
                 "no LLM registry found (--llm-config FILE, $PTC_LLM_CONFIG, ./ptc-llms.json, $XDG_CONFIG_HOME/ptc/llms.json)"
             );
         }
@@ -74,7 +74,7 @@ fn print_aliases(registry: Option<&Registry>, resolutions: &[Resolved]) {
             None => "no key".to_string(),
         };
         let alias = r.alias.as_deref().unwrap_or_default();
-        println!("  {alias:width$}  {}  {}  {key}", r.label(), ptc_providers::redact_url(&r.base_url));
+        out_line!("  {alias:width$}  {}  {}  {key}", r.label(), ptc_providers::redact_url(&r.base_url));
     }
     let vendors: Vec<String> = Vendor::ALL
         .iter()
@@ -84,7 +84,7 @@ fn print_aliases(registry: Option<&Registry>, resolutions: &[Resolved]) {
             other => format!("{other}:MODEL"),
         })
         .collect();
-    println!("specs: {}", vendors.join(", "));
+    out_line!("specs: {}", vendors.join(", "));
 }
 
 /// The registry named by `--llm-config`, or found by the search order.

@@ -302,18 +302,18 @@ fn dry_model(spec: &str, llm_config: Option<&Path>, max_answer_bytes: usize) -> 
 fn print_dry_run(agent: &SubAgent, llm: &dyn Llm, resolved: &str, output: Output) -> Result<ExitCode> {
     let dry = agent.dry_run(llm);
     match output {
-        Output::Json => println!("{}", serde_json::to_string(&dry)?),
+        Output::Json => out_line!("{}", serde_json::to_string(&dry)?),
         Output::Text => {
-            print!("{resolved}");
-            println!("── checks ── prompt placeholders, signatures, tools, context, limits: ok");
+            out!("{resolved}");
+            out_line!("── checks ── prompt placeholders, signatures, tools, context, limits: ok");
             if let Some(cost) = dry.estimated_cost_usd {
-                println!("first request estimated at ${cost:.4}");
+                out_line!("first request estimated at ${cost:.4}");
             }
             for p in &dry.problems {
-                println!("problem: {p}");
+                out_line!("problem: {p}");
             }
-            println!("── first request (turn 1; nothing was sent) ──");
-            println!("{}", serde_json::to_string_pretty(&dry.first_request)?);
+            out_line!("── first request (turn 1; nothing was sent) ──");
+            out_line!("{}", serde_json::to_string_pretty(&dry.first_request)?);
         }
     }
     Ok(if dry.is_ok() { ExitCode::SUCCESS } else { Exit::DryRunFailed.into() })
@@ -633,7 +633,7 @@ fn load_tools(path: &Path, tool_timeout: Duration) -> Result<Vec<Tool>> {
 fn report(step: &Step, output: Output, mode: ModeArg, shown: Option<&str>) {
     match output {
         Output::Json => match serde_json::to_string(step) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => out_line!("{s}"),
             Err(e) => warn_line!("ptc: cannot print the step as JSON: {e}"),
         },
         Output::Text => {
@@ -644,28 +644,28 @@ fn report(step: &Step, output: Output, mode: ModeArg, shown: Option<&str>) {
             );
             match (&step.return_value, &step.fail) {
                 (Some(Json::String(text)), _) if matches!(mode, ModeArg::Text | ModeArg::Combined) => {
-                    println!("── answer ── ({tally})");
-                    println!("{text}");
+                    out_line!("── answer ── ({tally})");
+                    out_line!("{text}");
                 }
                 (Some(v), _) => {
-                    println!("── answer ── ({tally})");
-                    println!("{}", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
+                    out_line!("── answer ── ({tally})");
+                    out_line!("{}", serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()));
                 }
                 (None, Some(f)) => {
-                    println!("── failed ── ({tally})");
+                    out_line!("── failed ── ({tally})");
                     if shown.is_some_and(|m| !m.is_empty() && f.message.contains(m)) {
                         warn_line!("Failed ({}): the model error above", f.reason);
                     } else {
                         warn_line!("Failed ({}): {}", f.reason, f.message);
                     }
                 }
-                (None, None) => println!("── answer ── ({tally})\nnull"),
+                (None, None) => out_line!("── answer ── ({tally})\nnull"),
             }
             if !step.children.is_empty() {
-                print!("── agents ──\n{}", agent_file::tree(step));
+                out!("── agents ──\n{}", agent_file::tree(step));
             }
             if let Some(m) = &step.ptc_metrics {
-                println!("── upstreams ── {}", upstreams::summary(m));
+                out_line!("── upstreams ── {}", upstreams::summary(m));
             }
         }
     }

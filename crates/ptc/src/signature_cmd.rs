@@ -22,16 +22,16 @@ pub fn check(text: &str) -> Result<ExitCode> {
     })?;
     let canonical = ptc_signature::render(&sig);
     let lisp = ptc_signature::render::render(&sig, KeyStyle::Lisp);
-    println!("{canonical}");
+    out_line!("{canonical}");
     // the keyword form only when it reads differently (string keys)
     if lisp != canonical {
-        println!("lisp:   {lisp}");
+        out_line!("lisp:   {lisp}");
     }
     let schemas = serde_json::json!({
         "input": ptc_signature::schema::input_schema(&sig),
         "output": ptc_signature::schema::output_schema(&sig.output),
     });
-    println!("{}", serde_json::to_string_pretty(&schemas)?);
+    out_line!("{}", serde_json::to_string_pretty(&schemas)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -271,16 +271,16 @@ fn malformed_frames_keep_the_connection() {
 #[test]
 fn stdin_eof_exits_zero() {
     let mut s = Server::start(&[]);
-    let child_stdin = std::mem::replace(&mut s.stdin, {
-        // replace with a dummy pipe end we never use
-        let mut c = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
-        let p = c.stdin.take().unwrap();
-        let _ = c.wait();
-        p
-    });
-    drop(child_stdin);
-    let status = s.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(end_stdin(&mut s).code(), Some(0));
+}
+
+/// Closes the server's stdin (swapped for a pipe end nobody reads) and waits for its exit.
+fn end_stdin(s: &mut Server) -> std::process::ExitStatus {
+    let mut c = Command::new("true").stdin(Stdio::piped()).spawn().unwrap();
+    let unused = c.stdin.take().unwrap();
+    let _ = c.wait();
+    drop(std::mem::replace(&mut s.stdin, unused));
+    s.child.wait().unwrap()
 }
 
 /// Programs that recurse deeply, recurse mutually or build deeply nested data end in a
@@ -579,4 +579,33 @@ fn upstream_tool_calls_answer_alike_on_the_fast_path_and_through_rmcp() {
     assert!(text(&fast[0]).contains("Initech") && !text(&fast[0]).contains("Globex"), "{fast:?}");
     assert!(text(&fast[2]).starts_with("unknown_tool"), "{fast:?}");
     assert_eq!(fast, answers("false"));
+}
+
+/// A supervisor that exits closes the log pipe: the server keeps answering on both call
+/// paths at the most talkative level, and stdin's end still ends it with exit 0.
+#[test]
+fn a_closed_stderr_keeps_the_server_answering() {
+    for extra in [&[][..], &["--stdio-fast-path", "false"][..]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut args = vec!["--log-level", "debug"];
+        args.extend_from_slice(extra);
+        let child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .arg("mcp")
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(writer)
+            .spawn()
+            .unwrap();
+        let mut s = Server::handshake(child);
+        for id in 2..6 {
+            let r = s.call(id, json!({"program": "(undefined-fn 1)"}));
+            assert_eq!(r["isError"], true, "{extra:?}: {r}");
+            let ok = s.call(id + 100, json!({"program": "(+ 1 2)"}));
+            assert_eq!(text(&ok), "user=> 3", "{extra:?}: {ok}");
+        }
+        let status = end_stdin(&mut s);
+        assert_eq!(status.code(), Some(0), "{extra:?}: {status:?}");
+    }
 }

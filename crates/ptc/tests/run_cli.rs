@@ -547,3 +547,47 @@ fn tools_file_exposure_is_checked() {
         assert!(err(&o).contains(needle), "{}", err(&o));
     }
 }
+
+/// Whoever started `ptc run` may close its stdout and stderr (`| head -1`, an exited
+/// supervisor): the mission still runs to its end, keeps its exit code and writes its trace.
+#[test]
+fn closed_stdout_and_stderr_keep_the_exit_code_and_the_trace() {
+    let dir = scratch();
+    let trace = dir.join("trace.jsonl");
+    let trace_s = trace.to_string_lossy().to_string();
+    for output in ["text", "json"] {
+        let mut args = DEMO.to_vec();
+        args.extend(["script:fixtures/missions/top-customer/script.jsonl", "--output", output, "--trace", &trace_s]);
+        let (out_r, out_w) = std::io::pipe().unwrap();
+        let (err_r, err_w) = std::io::pipe().unwrap();
+        drop(out_r);
+        drop(err_r);
+        let status = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .args(&args)
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .stdout(out_w)
+            .stderr(err_w)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "--output {output}: {status:?}");
+        let lines = std::fs::read_to_string(&trace).unwrap();
+        assert!(lines.lines().count() >= 3, "--output {output}: {lines}");
+        std::fs::remove_file(&trace).unwrap();
+    }
+    // A failing mission keeps its failure code the same way.
+    let llm = script(&dir, &["(fail \"no data\")"]);
+    let (out_r, out_w) = std::io::pipe().unwrap();
+    drop(out_r);
+    let status = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["run", "--prompt", "find it", "--llm", &llm])
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(out_w)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let open = ptc(&["run", "--prompt", "find it", "--llm", &llm]);
+    assert_ne!(open.status.code(), Some(0), "{}", err(&open));
+    assert_eq!(status.code(), open.status.code(), "closed stdout changed the exit code: {status:?}");
+}

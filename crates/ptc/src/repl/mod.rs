@@ -195,7 +195,7 @@ pub fn run(opts: Options) -> Result<Ended> {
         colour: colour_allowed(std::io::stderr().is_terminal()),
         failed: false,
     };
-    println!("ptc {} PTC-Lisp REPL. (help) for help; :quit or Ctrl-D to leave.", env!("CARGO_PKG_VERSION"));
+    out_line!("ptc {} PTC-Lisp REPL. (help) for help; :quit or Ctrl-D to leave.", env!("CARGO_PKG_VERSION"));
     // exit commands stay out of the history, so Up in the next session recalls real work
     let record = |line: &str| !line.trim().is_empty() && command(line) != Some(Command::Quit);
     loop {
