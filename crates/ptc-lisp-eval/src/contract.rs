@@ -26,7 +26,8 @@ use crate::host::{CallCx, Discovery, Host, ToolCall, ToolErrorKind};
 use crate::limits::Limits;
 use crate::value::Value;
 
-/// How late a call may return after its deadline or cancellation.
+/// How late a call may return after its deadline or cancellation, unless the probe says
+/// otherwise ([`Probe::with_slack`]).
 pub const SLACK: Duration = Duration::from_millis(250);
 
 /// What to call while checking a host.
@@ -36,17 +37,28 @@ pub struct Probe {
     pub call: ToolCall,
     /// A call that takes longer than a second, to check deadlines and cancellation.
     pub slow: Option<ToolCall>,
+    /// How late the slow call may return after its deadline or cancellation ([`SLACK`]
+    /// unless set).
+    pub slack: Duration,
 }
 
 impl Probe {
     /// A probe with one quick call.
     pub fn new(tool: &str, args: Value) -> Self {
-        Probe { call: ToolCall { name: tool.to_string(), args }, slow: None }
+        Probe { call: ToolCall { name: tool.to_string(), args }, slow: None, slack: SLACK }
     }
 
     /// Adds a slow call.
     pub fn with_slow(mut self, tool: &str, args: Value) -> Self {
         self.slow = Some(ToolCall { name: tool.to_string(), args });
+        self
+    }
+
+    /// Allows the slow call to return up to `slack` after its deadline or cancellation
+    /// (a loaded test machine may need more than [`SLACK`]). The checks only mean something
+    /// while the slow call takes longer than 200 ms plus the slack.
+    pub fn with_slack(mut self, slack: Duration) -> Self {
+        self.slack = slack;
         self
     }
 }
@@ -91,9 +103,9 @@ pub fn check_host(host: &dyn Host, probe: &Probe) -> Report {
     report.push("discovery answers nothing or a value", discovery(host));
     report.push("engine records the call in the ledger", through_engine(host, &probe.call));
     if let Some(slow) = &probe.slow {
-        report.push("slow call returns by the deadline", slow_deadline(host, slow));
-        report.push("slow call stops on cancellation", slow_cancel(host, slow));
-        report.push("slow call through the engine ends in timeout", slow_through_engine(host, slow));
+        report.push("slow call returns by the deadline", slow_deadline(host, slow, probe.slack));
+        report.push("slow call stops on cancellation", slow_cancel(host, slow, probe.slack));
+        report.push("slow call through the engine ends in timeout", slow_through_engine(host, slow, probe.slack));
     }
     report
 }
@@ -164,20 +176,20 @@ fn through_engine(host: &dyn Host, call: &ToolCall) -> Result<(), String> {
     }
 }
 
-fn slow_deadline(host: &dyn Host, slow: &ToolCall) -> Result<(), String> {
+fn slow_deadline(host: &dyn Host, slow: &ToolCall, slack: Duration) -> Result<(), String> {
     let cancel = Cancel::new();
     let budget = Duration::from_millis(200);
     let started = Instant::now();
     let cx = CallCx::new(started + budget, &cancel, None);
     let _answer = guarded(|| host.call(slow, &cx))?;
     let took = started.elapsed();
-    if took > budget + SLACK {
+    if took > budget + slack {
         return Err(format!("returned {took:?} after a call with a {budget:?} deadline"));
     }
     Ok(())
 }
 
-fn slow_cancel(host: &dyn Host, slow: &ToolCall) -> Result<(), String> {
+fn slow_cancel(host: &dyn Host, slow: &ToolCall, slack: Duration) -> Result<(), String> {
     let cancel = Cancel::new();
     let started = Instant::now();
     let after = Duration::from_millis(100);
@@ -190,7 +202,7 @@ fn slow_cancel(host: &dyn Host, slow: &ToolCall) -> Result<(), String> {
         guarded(|| host.call(slow, &cx))
     })?;
     let took = started.elapsed();
-    if took > after + SLACK {
+    if took > after + slack {
         return Err(format!("returned {took:?} after cancellation at {after:?}"));
     }
     match r {
@@ -200,7 +212,7 @@ fn slow_cancel(host: &dyn Host, slow: &ToolCall) -> Result<(), String> {
     }
 }
 
-fn slow_through_engine(host: &dyn Host, slow: &ToolCall) -> Result<(), String> {
+fn slow_through_engine(host: &dyn Host, slow: &ToolCall, slack: Duration) -> Result<(), String> {
     let program = format!("(tool/{} {})", slow.name, crate::printer::to_clojure(&slow.args));
     let limit = Duration::from_millis(200);
     let started = Instant::now();
@@ -213,7 +225,7 @@ fn slow_through_engine(host: &dyn Host, slow: &ToolCall) -> Result<(), String> {
         )
     })?;
     let took = started.elapsed();
-    if took > limit + SLACK {
+    if took > limit + slack {
         return Err(format!("the program ran {took:?} with a {limit:?} time limit"));
     }
     match out.error() {

@@ -341,7 +341,12 @@ fn fn_host_passes_the_host_contract() {
         std::thread::sleep(Duration::from_secs(3));
         Ok(Value::Nil)
     });
-    let report = check_host(&host, &Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map()));
+    let report = check_host(
+        &host,
+        &Probe::new("echo", Value::empty_map())
+            .with_slow("sleepy", Value::empty_map())
+            .with_slack(Duration::from_secs(1)),
+    );
     assert!(report.passed(), "{report}");
 }
 
@@ -369,7 +374,12 @@ fn async_fn_host_tools_pass_the_host_contract_and_their_futures_are_dropped() {
     let host = FnHost::new()
         .with_async_tool("echo", |args| async move { Ok(args) })
         .with_async_tool("sleepy", move |_| Stalled(counter.clone()));
-    let report = check_host(&host, &Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map()));
+    let report = check_host(
+        &host,
+        &Probe::new("echo", Value::empty_map())
+            .with_slow("sleepy", Value::empty_map())
+            .with_slack(Duration::from_secs(1)),
+    );
     assert!(report.passed(), "{report}");
     // every abandoned call (deadline, cancel, engine timeout) dropped its future
     assert_eq!(dropped.load(Ordering::SeqCst), 3);

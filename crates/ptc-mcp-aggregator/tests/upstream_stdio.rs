@@ -259,7 +259,8 @@ fn the_upstream_host_passes_the_host_contract() {
             (Value::str("tool"), Value::str("slow")),
             (Value::str("args"), Value::map([(Value::str("ms"), Value::Int(3000))])),
         ]),
-    );
+    )
+    .with_slack(Duration::from_secs(1));
     let report = check_host(host.as_ref(), &probe);
     assert!(report.passed(), "{report}");
 }

@@ -463,7 +463,9 @@ mod tests {
             nest: None,
             extra: None,
         };
-        let probe = Probe::new("echo", Value::empty_map()).with_slow("sleepy", Value::empty_map());
+        let probe = Probe::new("echo", Value::empty_map())
+            .with_slow("sleepy", Value::empty_map())
+            .with_slack(Duration::from_secs(1));
         let report = check_host(&host, &probe);
         assert!(report.passed(), "{report}");
     }
