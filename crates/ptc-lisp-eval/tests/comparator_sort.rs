@@ -101,12 +101,15 @@ fn lent_arguments_come_back_whole() {
 #[test]
 fn fuel_of_a_comparator_sort_is_exact_and_runs_out_inside_a_lent_call() {
     let src = format!("(count (sort (fn [a b] (< (:w a) (:w b))) {}))", build(2500));
-    let used = run(&src, RunOptions::default()).usage.fuel;
+    // a generous time limit: a debug build on a loaded machine may pass the default second,
+    // and a run that timed out reports the fuel of its last check, not the whole sort's
+    let limits = Limits { timeout: std::time::Duration::from_secs(60), ..Limits::default() };
+    let whole = run(&src, RunOptions { limits: limits.clone(), ..RunOptions::default() });
+    assert_eq!(show_outcome(&whole), "2500");
+    let used = whole.usage.fuel;
     let at = |max| {
-        let o = run(
-            &src,
-            RunOptions { limits: Limits { max_fuel: Some(max), ..Limits::default() }, ..RunOptions::default() },
-        );
+        let o =
+            run(&src, RunOptions { limits: Limits { max_fuel: Some(max), ..limits.clone() }, ..RunOptions::default() });
         show_outcome(&o)
     };
     assert_eq!(at(used), "2500");

@@ -1,11 +1,15 @@
 //! Shared helpers for the evaluator's integration tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use ptc_lisp_eval::{Outcome, RunOptions, RunResult, run};
+use ptc_lisp_eval::{Limits, Outcome, RunOptions, RunResult, run};
 
-/// Runs a program with default options.
+/// Runs a program with default options, except a time limit of 30 s: a debug build on a
+/// loaded CI machine can pass the default second on programs whose answer (or whose
+/// loop, memory or fuel error) is what the test checks. Tests of the time limit set their
+/// own.
 pub fn go(src: &str) -> Outcome {
-    run(src, RunOptions::default())
+    let limits = Limits { timeout: std::time::Duration::from_secs(30), ..Limits::default() };
+    run(src, RunOptions { limits, ..RunOptions::default() })
 }
 
 /// The printed result, or `!kind: message` for errors, `!fail <v>` for fail.
