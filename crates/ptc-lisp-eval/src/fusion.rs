@@ -103,6 +103,12 @@ pub(crate) enum Consumer {
 }
 
 impl Sink {
+    /// The consumer keeps none of the items it gets (what a reducing function builds is
+    /// charged by the builtins that build it).
+    fn keeps_nothing(self) -> bool {
+        matches!(self, Sink::Reduce { .. } | Sink::Count | Sink::Sum | Sink::First)
+    }
+
     /// The consumer a builtin called with `argc` arguments is, if it declares one and
     /// the count is one the fuser handles.
     fn of(b: &Builtin, argc: usize) -> Option<Sink> {
@@ -296,7 +302,14 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
             let mut args = vals.split_off(vals.len().saturating_sub(argc));
             match int_range(&args) {
                 Some((start, n, step)) => {
-                    interp.charge(cost::items(n)).map_err(|e| with_span(e, span))?;
+                    // charged as `range` itself is: a range that fits in the heap left is
+                    // held (and charged), a longer one makes one number at a time and
+                    // keeps none, so `(reduce + (range 3000000))` is not a memory error.
+                    // A sink that keeps what it gets (a vector, `into`, `frequencies`)
+                    // is charged only when it ends, so for it the range is charged first.
+                    if !p.sink.keeps_nothing() || cost::items(n) <= interp.heap_left() {
+                        interp.charge(cost::items(n)).map_err(|e| with_span(e, span))?;
+                    }
                     Items::Ints { start, n, step }
                 }
                 None => Items::Value(b.call(interp, &mut args).map_err(|e| with_span(e, span))?),
@@ -318,6 +331,11 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     let sink = Acc::new(p.sink, sink_vals);
     let mut chain = Run::new(p, fns);
     match items {
+        // `(count (range n))`: the fuel of counting the numbers out, without making them
+        Items::Ints { n, .. } if p.steps.is_empty() && p.sink == Sink::Count => {
+            interp.tick(n)?;
+            Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+        }
         Items::Ints { start, n, step } => {
             let mut x = start as i128;
             let ints = (0..n).map(|_| {

@@ -38,7 +38,7 @@ fn timeout_fires_in_user_code() {
 fn timeout_fires_inside_iterating_builtins() {
     let limits = Limits { timeout: Duration::from_millis(50), max_heap_bytes: u64::MAX, ..Limits::default() };
     let started = Instant::now();
-    let (kind, msg) = kind_of("(count (range 100000000))", with(limits));
+    let (kind, msg) = kind_of("(count (filter even? (range 100000000)))", with(limits));
     assert_eq!(kind, "timeout", "{msg}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
@@ -48,9 +48,16 @@ fn memory_limit_stops_allocation_bombs() {
     let (kind, msg) = kind_of("(reduce (fn [s _] (str s s)) \"x\" (range 64))", RunOptions::default());
     assert_eq!(kind, "memory_exceeded", "{msg}");
     assert!(msg.contains("max_heap_bytes"), "{msg}");
-    // the default limit stops a huge range before it is built
-    let (kind, _) = kind_of("(count (range 100000000))", RunOptions::default());
-    assert_eq!(kind, "memory_exceeded");
+    // the default limit stops a huge range before it is built for a consumer that keeps
+    // it; one that keeps nothing reads it one number at a time
+    for src in ["(vec (range 100000000))", "(vec (map inc (range 100000000)))", "(frequencies (range 100000000))"] {
+        let (kind, _) = kind_of(src, RunOptions::default());
+        assert_eq!(kind, "memory_exceeded", "{src}");
+    }
+    assert_eq!(show("(count (range 100000000))"), "100000000");
+    assert_eq!(show("(reduce + (range 3000000))"), "4499998500000");
+    assert_eq!(show("(reduce + (take 3000000 (range)))"), "4499998500000");
+    assert_eq!(show("(count (filter even? (range 3000000)))"), "1500000");
     let small = Limits { max_heap_bytes: 10_000, ..Limits::default() };
     let (kind, _) = kind_of("(vec (range 1000))", with(small));
     assert_eq!(kind, "memory_exceeded");

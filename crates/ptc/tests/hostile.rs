@@ -60,8 +60,10 @@ fn cases() -> Vec<(String, &'static [&'static str])> {
         (format!("{DAG} (count (clojure.walk/postwalk identity d))"), &["timeout", "memory_exceeded"]),
         (format!("{DAG} d"), &["output_too_large", "timeout"]),
         ("(count (repeat 9223372036854775807 1))".into(), &["memory_exceeded"]),
-        ("(count (range 576460752303423488))".into(), &["memory_exceeded"]),
-        ("(count (range 0 9223372036854775807 1))".into(), &["memory_exceeded"]),
+        // counted without making the numbers, as Clojure counts a range
+        ("(count (range 576460752303423488))".into(), &["ok"]),
+        ("(vec (range 576460752303423488))".into(), &["memory_exceeded"]),
+        ("(count (range 0 9223372036854775807 1))".into(), &["ok"]),
         ("(count (combinations [1 2 3] 100000000000))".into(), &["ok"]),
         (
             format!("(def x {}) (count (clojure.walk/keywordize-keys x))", deep(250_000)),

@@ -507,18 +507,18 @@ pub(crate) fn reduce(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult 
     } else {
         (None, std::mem::take(&mut args[1]))
     };
-    let coll = match init {
-        None => crate::lazy::realized(cx, "reduce", coll)?,
-        Some(_) => coll,
-    };
+    let mut coll = coll;
     if crate::lazy::as_lazy(&coll).is_some() {
-        let Some(init) = init else {
-            return err(
+        use crate::builtins::core::transducers::{reduce_items, reduce_lazy_from_first};
+        let finite = crate::lazy::is_finite_lazy(&coll);
+        return match (init, crate::lazy::take_lazy(&mut coll)) {
+            (Some(init), Some(seq)) => reduce_items(cx, &f, init, Value::Lazy(seq), "reduce"),
+            (None, Some(seq)) if finite => reduce_lazy_from_first(cx, &f, seq),
+            _ => err(
                 ErrorKind::ArityError,
                 "reduce over an infinite sequence needs an initial value and a (reduced x) to stop",
-            );
+            ),
         };
-        return crate::builtins::core::transducers::reduce_items(cx, &f, init, coll, "reduce");
     }
     let mut it = seq_iter("reduce", &coll)?;
     let mut acc = match init {

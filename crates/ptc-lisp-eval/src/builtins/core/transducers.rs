@@ -96,18 +96,29 @@ fn ensure_reduced_fn(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 /// Reduces `coll` (finite or infinite) with `f` from `acc`, stopping at a `reduced`.
-pub(crate) fn reduce_items(
-    cx: &mut BuiltinContext,
-    f: &Value,
-    mut acc: Value,
-    mut coll: Value,
-    fname: &str,
-) -> EvalResult {
+pub(crate) fn reduce_items(cx: &mut BuiltinContext, f: &Value, acc: Value, mut coll: Value, fname: &str) -> EvalResult {
     // a lazy sequence handed over whole: read without caching when nobody else holds it
-    let mut items = match lazy::take_lazy(&mut coll) {
+    let items = match lazy::take_lazy(&mut coll) {
         Some(l) => Items::Lazy(lazy::Cursor::owned(l)),
         None => Items::of(fname, &coll)?,
     };
+    reduce_rest(cx, f, acc, items)
+}
+
+/// `(reduce f coll)` of a finite lazy sequence handed over whole: its first item is the
+/// start, `(f)` when it has none, and the rest streams as in [`reduce_items`] (nothing is
+/// kept when nobody else holds the sequence, so `(reduce + (range 3000000))` builds no
+/// vector of three million numbers).
+pub(crate) fn reduce_lazy_from_first(cx: &mut BuiltinContext, f: &Value, seq: Arc<lazy::LazySeq>) -> EvalResult {
+    let mut items = Items::Lazy(lazy::Cursor::owned(seq));
+    match items.next(cx)? {
+        Some(first) => reduce_rest(cx, f, first, items),
+        None => cx.apply(f, &mut []),
+    }
+}
+
+/// Folds what is left of `items` into `acc` with `f`, stopping at a `(reduced x)`.
+fn reduce_rest(cx: &mut BuiltinContext, f: &Value, mut acc: Value, mut items: Items) -> EvalResult {
     while let Some(x) = items.next(cx)? {
         cx.tick(1)?;
         acc = cx.apply(f, &mut [acc, x])?;
