@@ -205,7 +205,10 @@ impl Sessions {
 
     fn register(&self, id: &str, owner: &str) {
         if let Ok(mut t) = self.table.lock() {
-            t.insert(id.to_string(), SessionEntry { owner: owner.to_string(), last_used: Instant::now(), ready: false });
+            t.insert(
+                id.to_string(),
+                SessionEntry { owner: owner.to_string(), last_used: Instant::now(), ready: false },
+            );
         }
     }
 
@@ -592,8 +595,6 @@ pub(crate) async fn serve_listener(
             hosts: fast_hosts,
             origins: fast_origins,
             retry: manager.session_config.sse_retry,
-            keep_alive: http_config.sse_keep_alive,
-            stop: rmcp_stop.clone(),
         },
     ));
     if let Some(probe) = probe {

@@ -25,13 +25,13 @@
 //! whole answer at once, so only a connection cut inside that write would resume.
 //!
 //! A `notifications/cancelled` naming a running fast-path call cancels its program, and
-//! its answer is dropped as rmcp drops a cancelled call's: the client's stream stays open
-//! with keep-alive comments until the server stops.
+//! its answer is dropped as rmcp drops a cancelled call's: the client's stream ends after
+//! the priming event.
 
 use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -41,7 +41,6 @@ use axum::response::Response;
 use ptc_lisp_eval::Cancel;
 use rmcp::model::{CallToolResponse, CallToolResult, RequestId, ServerJsonRpcMessage, ServerResult};
 use serde_json::{Map, Value as Json};
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::server::PtcServer;
 
@@ -62,10 +61,6 @@ pub(crate) struct FastHttp {
     origins: Vec<String>,
     /// The `retry` of the priming event (rmcp's session `sse_retry`); none: no priming.
     retry: Option<Duration>,
-    /// The interval of keep-alive comments on a stream left open.
-    keep_alive: Option<Duration>,
-    /// rmcp's stop token: streams left open end with it.
-    stop: CancellationToken,
     running: Arc<Running>,
     /// Numbers the calls (a key reused after its client left is another call).
     next_run: AtomicU64,
@@ -87,8 +82,6 @@ pub(crate) struct FastHttpConfig {
     pub(crate) hosts: Vec<String>,
     pub(crate) origins: Vec<String>,
     pub(crate) retry: Option<Duration>,
-    pub(crate) keep_alive: Option<Duration>,
-    pub(crate) stop: CancellationToken,
 }
 
 /// The parameters of a `tools/call` the fast path takes: nothing but `name` and
@@ -192,8 +185,6 @@ impl FastHttp {
             hosts: c.hosts,
             origins: c.origins,
             retry: c.retry,
-            keep_alive: c.keep_alive,
-            stop: c.stop,
             running: Arc::default(),
             next_run: AtomicU64::new(0),
             next_stream: AtomicU64::new(FIRST_STREAM),
@@ -281,18 +272,11 @@ impl FastHttp {
         drop(entry);
         let mut frames = Vec::with_capacity(2);
         frames.extend(priming);
-        let hold = match answered {
-            Some(bytes) => {
-                frames.push(sse_event(&bytes, &format!("{next_index}/{stream}"), None));
-                None
-            }
-            // cancelled: rmcp never answers, and its stream stays open
-            None => Some(Hold {
-                stop: Box::pin(self.stop.clone().cancelled_owned()),
-                keep_alive: self.keep_alive.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every)),
-            }),
-        };
-        let mut resp = Response::new(Body::new(SseFrames { frames: frames.into(), hold }));
+        // cancelled: no answer, and the stream ends (as rmcp's does)
+        if let Some(bytes) = answered {
+            frames.push(sse_event(&bytes, &format!("{next_index}/{stream}"), None));
+        }
+        let mut resp = Response::new(Body::new(SseFrames { frames: frames.into() }));
         *resp.status_mut() = StatusCode::OK;
         let headers = resp.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -331,17 +315,10 @@ impl Drop for RunningEntry {
     }
 }
 
-/// What keeps a cancelled call's stream open: rmcp's stop token and keep-alive comments.
-struct Hold {
-    stop: Pin<Box<WaitForCancellationFutureOwned>>,
-    keep_alive: Option<tokio::time::Interval>,
-}
-
-/// The fast path's response body: its events, one frame each, then the end (or, for a
-/// cancelled call, keep-alive comments until the server stops).
+/// The fast path's response body: its events, one frame each (as rmcp sends them), then
+/// the end. Its length is not declared, so it goes out chunked, as rmcp's stream does.
 struct SseFrames {
     frames: std::collections::VecDeque<Bytes>,
-    hold: Option<Hold>,
 }
 
 impl hyper::body::Body for SseFrames {
@@ -350,26 +327,8 @@ impl hyper::body::Body for SseFrames {
 
     fn poll_frame(
         self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
+        _cx: &mut Context<'_>,
     ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
-        let this = self.get_mut();
-        if let Some(bytes) = this.frames.pop_front() {
-            return Poll::Ready(Some(Ok(hyper::body::Frame::data(bytes))));
-        }
-        let Some(hold) = this.hold.as_mut() else { return Poll::Ready(None) };
-        if hold.stop.as_mut().poll(cx).is_ready() {
-            this.hold = None;
-            return Poll::Ready(None);
-        }
-        if let Some(every) = hold.keep_alive.as_mut()
-            && every.poll_tick(cx).is_ready()
-        {
-            return Poll::Ready(Some(Ok(hyper::body::Frame::data(Bytes::from_static(b":\n\n")))));
-        }
-        Poll::Pending
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.frames.is_empty() && self.hold.is_none()
+        Poll::Ready(self.get_mut().frames.pop_front().map(|bytes| Ok(hyper::body::Frame::data(bytes))))
     }
 }

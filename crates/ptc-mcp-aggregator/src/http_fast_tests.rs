@@ -103,7 +103,9 @@ impl Reply {
     fn message(&self) -> Json {
         let text = self.text();
         let data = text.lines().filter_map(|l| l.strip_prefix("data: ")).filter(|d| !d.is_empty()).last();
-        data.and_then(|d| serde_json::from_str(d).ok()).or_else(|| serde_json::from_str(&text).ok()).unwrap_or(Json::Null)
+        data.and_then(|d| serde_json::from_str(d).ok())
+            .or_else(|| serde_json::from_str(&text).ok())
+            .unwrap_or(Json::Null)
     }
 
     /// Without what differs between two servers: the date, the session id, the number of
@@ -224,7 +226,8 @@ impl Conn {
                 chunks.push(c);
             }
         } else {
-            let len = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+            let len =
+                headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
             let mut body = vec![0; len];
             self.stream.read_exact(&mut body).expect("a body");
             chunks.push(String::from_utf8_lossy(&body).into_owned());
@@ -240,7 +243,7 @@ impl Conn {
     /// `initialize` (on `version`) and `notifications/initialized`: the session's id.
     fn open(&mut self, version: &str) -> String {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
-        let r = self.post(None, &[], &init);
+        let r = self.post(None, &[("mcp-protocol-version", version)], &init);
         let sid = r.header("mcp-session-id").expect("a session id").to_string();
         let r = self.post(Some(&sid), &[], &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         assert!(r.status.contains("202"), "{r:?}");
@@ -292,8 +295,16 @@ fn steps() -> Vec<(Sid, Vec<(&'static str, &'static str)>, Json)> {
             vec![],
             json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}, "_meta": {"progressToken": 7}}}),
         ),
-        (Sid::Open, vec![], json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "nope", "arguments": {}}})),
-        (Sid::Open, vec![], json!({"jsonrpc": "2.0", "id": 22, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": [1]}})),
+        (
+            Sid::Open,
+            vec![],
+            json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "nope", "arguments": {}}}),
+        ),
+        (
+            Sid::Open,
+            vec![],
+            json!({"jsonrpc": "2.0", "id": 22, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": [1]}}),
+        ),
         (Sid::Open, vec![], json!({"jsonrpc": "2.0", "id": 23, "method": "tools/list"})),
         (Sid::Open, vec![], json!({"jsonrpc": "2.0", "id": 24, "method": "ping"})),
         // headers rmcp refuses or judges itself
@@ -302,7 +313,11 @@ fn steps() -> Vec<(Sid, Vec<(&'static str, &'static str)>, Json)> {
         (Sid::Open, vec![("host", "evil.example")], eval(json!(32), json!({"program": "(+ 1 2)"}))),
         (Sid::Open, vec![("origin", "http://evil.example")], eval(json!(33), json!({"program": "(+ 1 2)"}))),
         (Sid::Open, vec![("accept", "application/json")], eval(json!(34), json!({"program": "(+ 1 2)"}))),
-        (Sid::Open, vec![("accept", "application/json;q=0, text/event-stream")], eval(json!(35), json!({"program": "1"}))),
+        (
+            Sid::Open,
+            vec![("accept", "application/json;q=0, text/event-stream")],
+            eval(json!(35), json!({"program": "1"})),
+        ),
         (Sid::Open, vec![("content-type", "text/plain")], eval(json!(36), json!({"program": "(+ 1 2)"}))),
         (Sid::Open, vec![("mcp-protocol-version", "1999-01-01")], eval(json!(37), json!({"program": "(+ 1 2)"}))),
         (Sid::Open, vec![("mcp-protocol-version", "2026-07-28")], eval(json!(38), json!({"program": "(+ 1 2)"}))),
@@ -362,7 +377,8 @@ fn fast_path_answers_are_the_programs() {
     assert!(r.chunks[0].starts_with("data: \nid: 0/") && r.chunks[0].ends_with("retry: 3000\n\n"), "{r:?}");
     assert_eq!(r.message()["id"], 1);
     assert_eq!(r.message()["result"]["content"][0]["text"], "user=> 3");
-    let r = conn.post(Some(&sid), &[], &eval(json!(2), json!({"program": "(count data/xs)", "context": {"xs": [1, 2]}})));
+    let r =
+        conn.post(Some(&sid), &[], &eval(json!(2), json!({"program": "(count data/xs)", "context": {"xs": [1, 2]}})));
     assert_eq!(r.message()["result"]["structuredContent"]["result"], "user=> 2", "{r:?}");
     assert_eq!(server.taken(), 2);
 }
@@ -394,9 +410,8 @@ fn a_call_before_notifications_initialized_is_rmcps() {
 }
 
 /// A ten-minute program holds the only slot; a second call is `busy`; cancelling the
-/// first frees the slot, and its stream stays open without an answer (as rmcp's does)
-/// until the server stops.
-fn cancel_run(fast: bool) -> (Reply, Vec<String>, u64) {
+/// first frees the slot, and its stream ends without an answer (as rmcp's does).
+fn cancel_run(fast: bool) -> (Reply, Json, Vec<String>, u64) {
     let mut c = config(fast, ResponseProfile::Slim);
     c.max_concurrent_calls = 1;
     c.queue_timeout = Duration::ZERO;
@@ -421,7 +436,8 @@ fn cancel_run(fast: bool) -> (Reply, Vec<String>, u64) {
     // a second request with the running id is refused
     let twice = b.post(Some(&sid), &[], &eval(json!(2), json!({"program": "(+ 1 2)"})));
     assert_eq!(twice.message()["error"]["code"], -32600, "{twice:?}");
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}});
+    let note =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}});
     let r = b.post(Some(&sid), &[], &note);
     assert!(r.status.contains("202"), "{r:?}");
     loop {
@@ -432,31 +448,30 @@ fn cancel_run(fast: bool) -> (Reply, Vec<String>, u64) {
         }
         assert!(started.elapsed() < Duration::from_secs(20), "the cancelled program kept its slot");
     }
-    // the cancelled call's stream: the priming event, then nothing until the server stops
+    // the cancelled call's stream: the priming event, then its end
     let (status, _) = a.head();
     assert_eq!(status, "HTTP/1.1 200 OK");
-    let mut events = vec![a.chunk().expect("the priming event")];
-    a.stream.get_mut().set_read_timeout(Some(Duration::from_millis(300))).expect("a read timeout");
-    let mut byte = [0u8; 1];
-    let quiet = matches!(a.stream.read(&mut byte), Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut));
-    assert!(quiet, "no answer for a cancelled call");
-    a.stream.get_mut().set_read_timeout(None).expect("no read timeout");
-    let taken = server.taken();
-    server.stop.cancel();
+    let mut events = Vec::new();
     while let Some(c) = a.chunk() {
         events.push(c);
     }
+    let taken = server.taken();
     let events = events.iter().map(|e| without_stream_numbers(e)).collect();
     drop(server);
-    (busy.normalised(), events, taken)
+    // which call saw the slot taken first varies
+    let busy_result = busy.message()["result"].clone();
+    let mut busy = busy.normalised();
+    busy.chunks.clear();
+    (busy, busy_result, events, taken)
 }
 
 #[test]
 fn cancelling_a_fast_path_call_frees_its_slot_and_drops_its_answer() {
-    let (fast_busy, fast_events, taken) = cancel_run(true);
-    let (slow_busy, slow_events, _) = cancel_run(false);
+    let (fast_busy, fast_result, fast_events, taken) = cancel_run(true);
+    let (slow_busy, slow_result, slow_events, _) = cancel_run(false);
     assert!(taken >= 2, "the long call and the call after the cancel took the fast path ({taken})");
-    assert_eq!(fast_busy.normalised(), slow_busy.normalised());
+    assert_eq!(fast_busy, slow_busy);
+    assert_eq!(fast_result, slow_result);
     assert_eq!(fast_events, slow_events);
 }
 
