@@ -102,7 +102,7 @@ impl Reply {
     /// The JSON-RPC message of the last event.
     fn message(&self) -> Json {
         let text = self.text();
-        let data = text.lines().filter_map(|l| l.strip_prefix("data: ")).filter(|d| !d.is_empty()).last();
+        let data = text.lines().filter_map(|l| l.strip_prefix("data: ")).rfind(|d| !d.is_empty());
         data.and_then(|d| serde_json::from_str(d).ok())
             .or_else(|| serde_json::from_str(&text).ok())
             .unwrap_or(Json::Null)
@@ -272,7 +272,10 @@ enum Sid {
 }
 
 /// Requests the fast path takes (the first 13), then ones it leaves to rmcp.
-fn steps() -> Vec<(Sid, Vec<(&'static str, &'static str)>, Json)> {
+/// A request: its session, headers over the defaults, body.
+type Step = (Sid, Vec<(&'static str, &'static str)>, Json);
+
+fn steps() -> Vec<Step> {
     let long_program = format!("(str {})", "\"x\" ".repeat(600));
     let plain = |id: Json, args: Json| (Sid::Open, vec![], eval(id, args));
     vec![
