@@ -89,6 +89,11 @@ pub struct McpConfig {
     /// rmcp, from the stdin reader straight to an evaluation thread (the same answer,
     /// fewer thread handoffs). Off: every call takes rmcp's path (for comparisons).
     pub stdio_fast_path: bool,
+    /// HTTP: answer a plain `POST /mcp` `tools/call` of `lisp_eval` on an initialised
+    /// session that finds a free slot without rmcp, from the connection's task straight to
+    /// an evaluation thread (the same answer, fewer handoffs; see `http_fast.rs`). Off:
+    /// every request takes rmcp's path (for comparisons).
+    pub http_fast_path: bool,
 }
 
 impl Default for McpConfig {
@@ -115,6 +120,7 @@ impl Default for McpConfig {
             sessions: crate::session::SessionConfig::default(),
             diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
             stdio_fast_path: true,
+            http_fast_path: true,
         }
     }
 }

@@ -34,6 +34,7 @@ use tower::ServiceExt;
 
 use crate::config::McpConfig;
 use crate::frame::{self, Rejection, Verdict};
+use crate::http_fast::{FastHttp, FastHttpConfig};
 use crate::server::PtcServer;
 
 /// How long a finished response stays available to a client resuming its stream.
@@ -177,6 +178,9 @@ async fn auth(
 struct SessionEntry {
     owner: String,
     last_used: Instant,
+    /// rmcp accepted the session's `notifications/initialized`: the HTTP fast path may
+    /// answer its calls.
+    ready: bool,
 }
 
 /// The sessions rmcp holds, with their owners, so that they can be capped.
@@ -188,17 +192,31 @@ struct Sessions {
 }
 
 impl Sessions {
-    fn touch(&self, id: &str) {
+    /// Notes a use of the session; true when its handshake is over (see `ready`).
+    fn touch(&self, id: &str) -> bool {
         if let Ok(mut t) = self.table.lock()
             && let Some(e) = t.get_mut(id)
         {
             e.last_used = Instant::now();
+            return e.ready;
         }
+        false
     }
 
     fn register(&self, id: &str, owner: &str) {
         if let Ok(mut t) = self.table.lock() {
-            t.insert(id.to_string(), SessionEntry { owner: owner.to_string(), last_used: Instant::now() });
+            t.insert(
+                id.to_string(),
+                SessionEntry { owner: owner.to_string(), last_used: Instant::now(), ready: false },
+            );
+        }
+    }
+
+    fn mark_ready(&self, id: &str) {
+        if let Ok(mut t) = self.table.lock()
+            && let Some(e) = t.get_mut(id)
+        {
+            e.ready = true;
         }
     }
 
@@ -296,6 +314,8 @@ struct GuardState {
     body_timeout: Duration,
     /// The server's lifted contexts.
     stash: Arc<crate::context_stash::ContextStash>,
+    /// Plain `lisp_eval` calls answered without rmcp (`http_fast.rs`).
+    fast: Arc<FastHttp>,
 }
 
 fn json_rpc_error(status: StatusCode, r: &Rejection) -> Response {
@@ -316,9 +336,7 @@ async fn frame_guard(
         req.extensions_mut().insert(crate::session::Owner::peer(peer.ip()));
     }
     let session = req.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
-    if let Some(s) = &session {
-        st.sessions.touch(s);
-    }
+    let ready = session.as_deref().is_some_and(|s| st.sessions.touch(s));
     if req.method() == Method::DELETE {
         let mut resp = next.run(req).await;
         if resp.status() == StatusCode::ACCEPTED {
@@ -418,7 +436,30 @@ async fn frame_guard(
         st.sessions.make_room(&owner).await;
     }
     let started = Instant::now();
-    let resp = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let mut fast = None;
+    if let Some(sid) = &session {
+        match method.as_deref() {
+            Some("notifications/cancelled") => st.fast.cancel(sid, &bytes),
+            Some("tools/call") if ready && st.fast.headers_allow(&parts.headers) => {
+                if let Some(id) = &id
+                    && st.sessions.manager.has_session(&sid.as_str().into()).await.unwrap_or(false)
+                {
+                    fast = st.fast.call(sid, id, &bytes).await;
+                }
+            }
+            _ => {}
+        }
+    }
+    let resp = match fast {
+        Some(resp) => resp,
+        None => next.run(Request::from_parts(parts, Body::from(bytes))).await,
+    };
+    if method.as_deref() == Some("notifications/initialized")
+        && resp.status() == StatusCode::ACCEPTED
+        && let Some(sid) = &session
+    {
+        st.sessions.mark_ready(sid);
+    }
     if opens_session && let Some(id) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
         st.sessions.register(id, &owner);
     }
@@ -504,7 +545,20 @@ pub async fn serve_http(
         _ => {}
     }
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| bind_error(addr, &e))?;
+    serve_listener(server, config, listener, shutdown, None).await
+}
+
+/// [`serve_http`] on a bound listener whose configuration was checked; `probe` receives
+/// the fast path's state (for tests).
+pub(crate) async fn serve_listener(
+    server: PtcServer,
+    config: &McpConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+    probe: Option<Arc<std::sync::OnceLock<Arc<FastHttp>>>>,
+) -> Result<(), HttpError> {
     let local = listener.local_addr()?;
+    let loopback = local.ip().is_loopback();
     let port = local.port();
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), "[::1]".into()];
     for h in ["localhost", "127.0.0.1", "[::1]"] {
@@ -518,6 +572,7 @@ pub async fn serve_http(
         ["http://localhost", "http://127.0.0.1", "http://[::1]"].iter().map(|o| format!("{o}:{port}")).collect();
     origins.extend(config.http_allowed_origins.iter().map(|o| origin_with_port(o)));
     let rmcp_stop = CancellationToken::new();
+    let (fast_hosts, fast_origins) = (hosts.clone(), origins.clone());
     let mut http_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
@@ -533,6 +588,18 @@ pub async fn serve_http(
     let mut manager = LocalSessionManager::default();
     manager.session_config.completed_cache_ttl = RESUME_CACHE_TTL;
     let manager = Arc::new(manager);
+    let fast = Arc::new(FastHttp::new(
+        server.clone(),
+        FastHttpConfig {
+            enabled: config.http_fast_path,
+            hosts: fast_hosts,
+            origins: fast_origins,
+            retry: manager.session_config.sse_retry,
+        },
+    ));
+    if let Some(probe) = probe {
+        let _ = probe.set(fast.clone());
+    }
     let factory_server = server.clone();
     let service = StreamableHttpService::new(move || Ok(factory_server.clone()), manager.clone(), http_config);
     let guard = Arc::new(Guard {
@@ -552,6 +619,7 @@ pub async fn serve_http(
         max_frame: config.max_frame_bytes,
         body_timeout: config.http_body_timeout,
         stash: server.stash_handle(),
+        fast,
     });
     let answering = guard_state.clone();
     let mcp = Router::new()
@@ -672,3 +740,7 @@ mod tests {
         assert_eq!(origin_with_port("http://localhost:*"), "http://localhost:*");
     }
 }
+
+#[cfg(test)]
+#[path = "http_fast_tests.rs"]
+mod fast_path_tests;

@@ -44,6 +44,7 @@ mod envelope;
 #[doc(hidden)]
 pub mod frame;
 mod http;
+mod http_fast;
 pub mod prelude;
 mod reason;
 mod server;

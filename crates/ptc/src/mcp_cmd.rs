@@ -47,6 +47,11 @@ pub struct McpArgs {
     /// rmcp (the same answer, fewer thread handoffs); false sends every call through rmcp.
     #[arg(long, env = "PTC_MCP_STDIO_FAST_PATH", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     stdio_fast_path: bool,
+    /// HTTP: answer a plain `POST /mcp` `tools/call` of `lisp_eval` on an initialised
+    /// session that finds a free slot without rmcp (the same answer, fewer handoffs); false
+    /// sends every request through rmcp.
+    #[arg(long, env = "PTC_MCP_HTTP_FAST_PATH", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    http_fast_path: bool,
     /// HTTP: sessions in total; a new session evicts the least recently used.
     #[arg(long, env = "PTC_MCP_HTTP_MAX_SESSIONS", default_value_t = 256)]
     http_max_sessions: usize,
@@ -291,6 +296,7 @@ impl McpArgs {
         c.max_queued_calls = self.max_queued_calls;
         c.queue_timeout = Duration::from_millis(self.queue_timeout_ms);
         c.stdio_fast_path = self.stdio_fast_path;
+        c.http_fast_path = self.http_fast_path;
         anyhow::ensure!(self.http_max_sessions >= 1, "--http-max-sessions must be at least 1");
         anyhow::ensure!(self.http_max_sessions_per_owner >= 1, "--http-max-sessions-per-owner must be at least 1");
         anyhow::ensure!(self.http_header_timeout_ms >= 1, "--http-header-timeout-ms must be at least 1");

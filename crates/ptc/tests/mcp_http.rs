@@ -555,3 +555,26 @@ fn result_preview_flags_over_http() {
     assert!(structured["result"].as_str().unwrap_or_default().ends_with("78 79]"), "{structured}");
     assert_eq!(structured["truncated"], json!(false));
 }
+
+/// `--http-fast-path` reaches the server: the fast path numbers its event streams from
+/// 2^63 (rmcp's path from 0), and both answer the same call alike.
+#[test]
+fn http_fast_path_flag_picks_the_path() {
+    let stream_number = |r: &Reply| -> u64 {
+        let id = r.body.lines().rev().find_map(|l| l.strip_prefix("id: ")).unwrap_or("");
+        id.split_once('/').and_then(|(_, n)| n.parse().ok()).unwrap_or(0)
+    };
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}}).to_string();
+    let mut texts = Vec::new();
+    for (flag, fast) in [(None, true), (Some("true"), true), (Some("false"), false)] {
+        let args: Vec<&str> = flag.map(|f| vec!["--http-fast-path", f]).unwrap_or_default();
+        let s = start(&args);
+        let session = initialize(s.port, None);
+        let r = post(s.port, Some(&session), &call);
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(stream_number(&r) >= 1 << 63, fast, "{flag:?}: {}", r.body);
+        texts.push(r.json()["result"].clone());
+    }
+    assert_eq!(texts[0]["content"][0]["text"], "user=> 3");
+    assert!(texts.iter().all(|t| *t == texts[0]), "{texts:?}");
+}

@@ -316,6 +316,9 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
     };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}}}).to_string();
     let duration = std::time::Duration::from_secs(secs);
+    // CPU of the server and of this process (the load threads) over the run, so that a
+    // reader can tell whether the load generator, not the server, is the ceiling
+    let cpu_before = (cpu_secs(child.id()), cpu_secs(std::process::id()));
     let handles: Vec<_> = (0..8)
         .map(|_| {
             let init = init.clone();
@@ -351,14 +354,35 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
             Err(_) => bail!("a load thread panicked"),
         }
     }
+    let cpu_after = (cpu_secs(child.id()), cpu_secs(std::process::id()));
+    let per_request = |before: Option<f64>, after: Option<f64>| match (before, after) {
+        (Some(b), Some(a)) if !all.is_empty() => format!("{:.0} µs", (a - b) * 1e6 / all.len() as f64),
+        _ => "?".to_string(),
+    };
+    let cpu = format!(
+        "; CPU per request: server {}, load generator {}",
+        per_request(cpu_before.0, cpu_after.0),
+        per_request(cpu_before.1, cpu_after.1)
+    );
     let _ = child.kill();
     let _ = child.wait();
     all.sort_by(|a, b| a.total_cmp(b));
     Ok(format!(
-        "MCP HTTP, 8 clients × {secs} s of `(+ 1 2)`, one keep-alive connection each: {:.0} req/s, p99 {:.2} ms (goal ≥ 20,000 req/s)",
+        "MCP HTTP, 8 clients × {secs} s of `(+ 1 2)`, one keep-alive connection each: {:.0} req/s, p99 {:.2} ms (goal ≥ 20,000 req/s){cpu}",
         all.len() as f64 / duration.as_secs_f64(),
         percentile(&all, 0.99)
     ))
+}
+
+/// User and system CPU seconds of a process so far, its finished threads included (Linux's
+/// `/proc/PID/stat`, in clock ticks of 1/100 s, the fixed `USER_HZ` of its ABI).
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // the fields after the command name, which is in parentheses and may hold spaces
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
 }
 
 /// Reads one HTTP/1.1 response from a keep-alive connection: its head (status line and
@@ -405,7 +429,23 @@ fn read_response(conn: &mut impl std::io::BufRead) -> Result<(String, String)> {
 
 #[cfg(test)]
 mod tests {
-    use super::read_response;
+    use super::{cpu_secs, read_response};
+
+    #[test]
+    fn cpu_time_of_a_process_grows_with_its_work() {
+        let start = cpu_secs(std::process::id()).expect("this process's CPU time");
+        let began = std::time::Instant::now();
+        let mut x = 0u64;
+        // burn CPU until the kernel has counted at least two ticks of it
+        while cpu_secs(std::process::id()).unwrap_or(start) < start + 0.02 {
+            for i in 0..100_000u64 {
+                x = x.wrapping_mul(31).wrapping_add(i);
+            }
+            std::hint::black_box(x);
+            assert!(began.elapsed() < std::time::Duration::from_secs(30), "CPU time never grew");
+        }
+        assert_eq!(cpu_secs(u32::MAX), None, "no such process");
+    }
 
     #[test]
     fn responses_are_read_by_length_or_by_chunks_leaving_the_next_one() {
