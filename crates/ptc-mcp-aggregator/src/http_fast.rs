@@ -198,6 +198,12 @@ impl FastHttp {
         self.taken.load(Ordering::Relaxed)
     }
 
+    /// Calls the server runs right now, on either path.
+    #[cfg(test)]
+    pub(crate) fn calls_in_flight(&self) -> usize {
+        self.server.calls_in_flight()
+    }
+
     /// Whether the request's headers let the fast path take it (the body is checked by
     /// [`FastHttp::call`]).
     pub(crate) fn headers_allow(&self, headers: &HeaderMap) -> bool {

@@ -424,8 +424,14 @@ fn cancel_run(fast: bool) -> (Reply, Json, Vec<String>, u64) {
     let mut a = server.connect();
     let sid = a.open("2025-11-25");
     a.send(Some(&sid), &[], &eval(json!(2), json!({"program": "(loop [i 0] (recur (inc i)))"})).to_string());
-    let mut b = server.connect();
     let started = Instant::now();
+    // the long call holds the slot before the other connection's calls start (one of
+    // them arriving first would take the slot and leave the long call `busy`)
+    while server.fast.calls_in_flight() == 0 {
+        assert!(started.elapsed() < Duration::from_secs(20), "the long call never started");
+        std::thread::yield_now();
+    }
+    let mut b = server.connect();
     let mut id = 3;
     // until the long call holds the slot
     let busy = loop {
