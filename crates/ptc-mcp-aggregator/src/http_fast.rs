@@ -40,7 +40,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use ptc_lisp_eval::Cancel;
 use rmcp::model::{CallToolResponse, CallToolResult, RequestId, ServerJsonRpcMessage, ServerResult};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 use crate::server::PtcServer;
 
@@ -82,28 +82,6 @@ pub(crate) struct FastHttpConfig {
     pub(crate) hosts: Vec<String>,
     pub(crate) origins: Vec<String>,
     pub(crate) retry: Option<Duration>,
-}
-
-/// The parameters of a `tools/call` the fast path takes: nothing but `name` and
-/// `arguments` (a `_meta`, a task request or anything else goes to rmcp).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlainCall {
-    #[allow(dead_code)]
-    jsonrpc: serde::de::IgnoredAny,
-    #[allow(dead_code)]
-    id: serde::de::IgnoredAny,
-    #[allow(dead_code)]
-    method: serde::de::IgnoredAny,
-    params: PlainParams,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlainParams {
-    name: String,
-    #[serde(default)]
-    arguments: Option<Map<String, Json>>,
 }
 
 /// `true` when the `Accept` values name both `application/json` and `text/event-stream`
@@ -235,10 +213,7 @@ impl FastHttp {
     /// Runs the `tools/call` in `frame` on the fast path and answers it; `None` when it
     /// must take rmcp's path. The caller has checked the headers and the session.
     pub(crate) async fn call(&self, session: &str, id: &Json, frame: &[u8]) -> Option<Response> {
-        let Ok(call) = serde_json::from_slice::<PlainCall>(frame) else { return None };
-        if call.params.name != "lisp_eval" {
-            return None;
-        }
+        let arguments = crate::server::plain_lisp_eval_call(frame)?;
         let request_id = serde_json::from_value::<RequestId>(id.clone()).ok()?;
         let key = format!("{session} {id}");
         let cancel = Cancel::new();
@@ -267,7 +242,7 @@ impl FastHttp {
                 }
             }
         };
-        if self.server.start_fast_eval(call.params.arguments, cancel, Instant::now(), finish).is_err() {
+        if self.server.start_fast_eval(arguments, cancel, Instant::now(), finish).is_err() {
             return None;
         }
         self.taken.fetch_add(1, Ordering::Relaxed);

@@ -15,6 +15,7 @@ use super::serve_listener;
 use crate::config::{McpConfig, ResponseProfile};
 use crate::http_fast::FastHttp;
 use crate::server::{PtcServer, ToolBackend};
+use crate::test_support::without_durations;
 
 struct Echo;
 
@@ -133,23 +134,6 @@ fn without_stream_numbers(chunk: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn without_durations(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("duration_ms") {
-        let (head, tail) = rest.split_at(at + "duration_ms".len());
-        out.push_str(head);
-        let value_at = tail.find(|c: char| c.is_ascii_digit()).unwrap_or(0);
-        out.push_str(&tail[..value_at]);
-        let tail = &tail[value_at..];
-        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-')).unwrap_or(tail.len());
-        out.push('N');
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// One keep-alive connection.

@@ -50,6 +50,8 @@ mod reason;
 mod server;
 pub mod session;
 mod stdio;
+#[cfg(test)]
+mod test_support;
 pub mod upstream;
 
 pub use config::{McpConfig, ResponseProfile};

@@ -825,6 +825,32 @@ fn log_call(tool: &str, took: Duration, payload: &CallPayload) {
     tracing::info!(method = "tools/call", tool, duration_ms, status, reason, "call");
 }
 
+/// The arguments of `frame` when it is a `tools/call` a fast path (stdio or HTTP) may
+/// take: `lisp_eval` with nothing but `name` and `arguments` in its parameters (a
+/// `_meta`, a task request or anything else is `None` and goes to rmcp).
+pub(crate) fn plain_lisp_eval_call(frame: &[u8]) -> Option<Option<Map<String, Json>>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct PlainCall {
+        #[allow(dead_code)]
+        jsonrpc: serde::de::IgnoredAny,
+        #[allow(dead_code)]
+        id: serde::de::IgnoredAny,
+        #[allow(dead_code)]
+        method: serde::de::IgnoredAny,
+        params: PlainParams,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct PlainParams {
+        name: String,
+        #[serde(default)]
+        arguments: Option<Map<String, Json>>,
+    }
+    let call = serde_json::from_slice::<PlainCall>(frame).ok()?;
+    (call.params.name == "lisp_eval").then_some(call.params.arguments)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use ptc_lisp_eval::Cancel;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
@@ -204,28 +204,6 @@ impl FastCalls {
     }
 }
 
-/// The parameters of a `tools/call` the fast path takes: nothing but `name` and
-/// `arguments` (a `_meta`, a task request or anything else goes to rmcp).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlainCall {
-    #[allow(dead_code)]
-    jsonrpc: serde::de::IgnoredAny,
-    #[allow(dead_code)]
-    id: serde::de::IgnoredAny,
-    #[allow(dead_code)]
-    method: serde::de::IgnoredAny,
-    params: PlainParams,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlainParams {
-    name: String,
-    #[serde(default)]
-    arguments: Option<Map<String, Json>>,
-}
-
 /// What the reader thread shares with the evaluation threads and the forwarder.
 struct Link {
     server: PtcServer,
@@ -246,10 +224,7 @@ impl Link {
         if !self.fast.enabled || !self.fast.ready.load(Ordering::SeqCst) {
             return false;
         }
-        let Ok(call) = serde_json::from_slice::<PlainCall>(frame) else { return false };
-        if call.params.name != "lisp_eval" {
-            return false;
-        }
+        let Some(arguments) = crate::server::plain_lisp_eval_call(frame) else { return false };
         let Ok(request_id) = serde_json::from_value::<RequestId>(id.clone()) else { return false };
         let key = id_key(id);
         let cancel = Cancel::new();
@@ -281,7 +256,7 @@ impl Link {
                 }
             }
         };
-        match self.server.start_fast_eval(call.params.arguments, cancel, Instant::now(), answer) {
+        match self.server.start_fast_eval(arguments, cancel, Instant::now(), answer) {
             Ok(()) => {
                 self.fast.taken.fetch_add(1, Ordering::Relaxed);
                 true

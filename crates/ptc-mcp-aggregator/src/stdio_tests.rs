@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::{StdioError, serve};
 use crate::config::{McpConfig, ResponseProfile};
 use crate::server::{PtcServer, ToolBackend};
+use crate::test_support::without_durations;
 
 /// Programs may call `tool/echo` (answers its arguments) and `tool/twice` (async).
 struct Echo;
@@ -100,24 +101,6 @@ fn config(fast: bool, profile: ResponseProfile) -> McpConfig {
     c.limits.max_heap_bytes = 200_000;
     c.limits.max_program_bytes = 2_000;
     c
-}
-
-/// `duration_ms` is the one field that differs from run to run.
-fn without_durations(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(at) = rest.find("duration_ms") {
-        let (head, tail) = rest.split_at(at + "duration_ms".len());
-        out.push_str(head);
-        let value_at = tail.find(|c: char| c.is_ascii_digit()).unwrap_or(0);
-        out.push_str(&tail[..value_at]);
-        let tail = &tail[value_at..];
-        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-')).unwrap_or(tail.len());
-        out.push('N');
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// One request per step, each answered before the next is sent.
