@@ -39,7 +39,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use ptc_lisp_eval::Cancel;
-use rmcp::model::{CallToolResponse, CallToolResult, RequestId, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{CallToolResult, RequestId};
 use serde_json::Value as Json;
 
 use crate::server::PtcServer;
@@ -231,14 +231,8 @@ impl FastHttp {
                     tracing::debug!(id = %key, "dropping response for cancelled request");
                     return;
                 }
-                let mut result = ServerResult::from(CallToolResponse::Complete(result));
-                result.strip_result_type_for_legacy_peer();
-                let message = ServerJsonRpcMessage::response(result, request_id);
-                match serde_json::to_vec(&message) {
-                    Ok(bytes) => {
-                        let _ = tx.send(bytes);
-                    }
-                    Err(e) => tracing::error!(error = %e, "cannot encode an answer"),
+                if let Some(bytes) = crate::server::encode_call_answer(result, request_id) {
+                    let _ = tx.send(bytes);
                 }
             }
         };

@@ -851,6 +851,15 @@ pub(crate) fn plain_lisp_eval_call(frame: &[u8]) -> Option<Option<Map<String, Js
     (call.params.name == "lisp_eval").then_some(call.params.arguments)
 }
 
+/// The JSON-RPC response a fast path writes for a finished `tools/call` (`None`, logged,
+/// when it cannot be encoded).
+pub(crate) fn encode_call_answer(result: CallToolResult, id: rmcp::model::RequestId) -> Option<Vec<u8>> {
+    let mut result = rmcp::model::ServerResult::from(rmcp::model::CallToolResponse::Complete(result));
+    result.strip_result_type_for_legacy_peer();
+    let message = rmcp::model::ServerJsonRpcMessage::response(result, id);
+    serde_json::to_vec(&message).map_err(|e| tracing::error!(error = %e, "cannot encode an answer")).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use ptc_lisp_eval::Cancel;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{CallToolResult, ProtocolVersion, RequestId};
 use serde_json::Value as Json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -243,16 +243,10 @@ impl Link {
                     tracing::debug!(id = %key, "dropping response for cancelled request");
                     return;
                 }
-                let mut result = ServerResult::from(CallToolResponse::Complete(result));
-                result.strip_result_type_for_legacy_peer();
-                let message = ServerJsonRpcMessage::response(result, request_id);
-                match serde_json::to_vec(&message) {
-                    Ok(bytes) => {
-                        if let Err(e) = write_line(&out, &bytes) {
-                            tracing::warn!(error = %e, "cannot write an answer to stdout");
-                        }
-                    }
-                    Err(e) => tracing::error!(error = %e, "cannot encode an answer"),
+                if let Some(bytes) = crate::server::encode_call_answer(result, request_id)
+                    && let Err(e) = write_line(&out, &bytes)
+                {
+                    tracing::warn!(error = %e, "cannot write an answer to stdout");
                 }
             }
         };
