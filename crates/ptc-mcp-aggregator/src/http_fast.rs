@@ -26,7 +26,9 @@
 //!
 //! A `notifications/cancelled` naming a running fast-path call cancels its program, and
 //! its answer is dropped as rmcp drops a cancelled call's: the client's stream ends after
-//! the priming event.
+//! the priming event. A client that closes its connection before the answer cancels the
+//! program too (its request's future is dropped); rmcp's path keeps such a call running,
+//! as its stream could be resumed.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -222,7 +224,8 @@ impl FastHttp {
         if let Ok(mut running) = self.running.0.lock() {
             running.insert(key.clone(), FastRun { cancel: cancel.clone(), cancelled: false, run });
         }
-        let entry = RunningEntry { running: self.running.clone(), key: key.clone(), run };
+        let mut entry =
+            RunningEntry { running: self.running.clone(), key: key.clone(), run, cancel: Some(cancel.clone()) };
         let (tx, rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
         let finish = {
             let (running, key) = (self.running.clone(), key.clone());
@@ -244,6 +247,8 @@ impl FastHttp {
         let priming = self.retry.map(|r| sse_event(b"", &format!("0/{stream}"), Some(r)));
         let next_index = u64::from(priming.is_some());
         let answered = rx.await.ok();
+        // finished: nothing left to cancel
+        entry.cancel = None;
         drop(entry);
         let mut frames = Vec::with_capacity(2);
         frames.extend(priming);
@@ -277,15 +282,24 @@ impl Running {
     }
 }
 
-/// Removes a call from the running set when its request ends (a client gone drops it).
+/// Removes a call from the running set when its request ends. A request dropped before
+/// its answer came (the client closed the connection, the server stops) cancels its
+/// program: nobody can read that answer (a fast-path stream cannot be resumed), so the
+/// program stops at once instead of running to its time limit and holding its slot.
 struct RunningEntry {
     running: Arc<Running>,
     key: String,
     run: u64,
+    /// The program's cancel, while its answer is still awaited.
+    cancel: Option<Cancel>,
 }
 
 impl Drop for RunningEntry {
     fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            tracing::info!(id = %self.key, "client gone: cancelling its call");
+            cancel.cancel();
+        }
         self.running.finish(&self.key, self.run);
     }
 }

@@ -471,6 +471,34 @@ fn cancelling_a_fast_path_call_frees_its_slot_and_drops_its_answer() {
 }
 
 #[test]
+fn a_client_gone_cancels_its_fast_path_program() {
+    let mut c = config(true, ResponseProfile::Slim);
+    c.limits.timeout = Duration::from_secs(600);
+    c.limits.max_loop_iterations = u64::MAX;
+    let server = Server::start(c);
+    let mut a = server.connect();
+    let sid = a.open("2025-11-25");
+    a.send(Some(&sid), &[], &eval(json!(1), json!({"program": "(loop [i 0] (recur (inc i)))"})).to_string());
+    let started = Instant::now();
+    // it holds a slot, on the fast path (counted just after it starts)
+    while server.fast.calls_in_flight() == 0 || server.taken() == 0 {
+        assert!(started.elapsed() < Duration::from_secs(20), "the long call never started on the fast path");
+        std::thread::yield_now();
+    }
+    let _ = a.stream.get_mut().shutdown(std::net::Shutdown::Both);
+    drop(a);
+    let gone = Instant::now();
+    while server.fast.calls_in_flight() != 0 {
+        assert!(gone.elapsed() < Duration::from_secs(20), "the program of a client gone kept running");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // the server still answers
+    let mut b = server.connect();
+    let r = b.post(Some(&sid), &[], &eval(json!(2), json!({"program": "(+ 1 2)"})));
+    assert_eq!(r.message()["result"]["content"][0]["text"], "user=> 3", "{r:?}");
+}
+
+#[test]
 fn session_servers_keep_rmcps_path() {
     let mut c = config(true, ResponseProfile::Structured);
     c.sessions.enabled = true;
