@@ -46,10 +46,10 @@ pub(crate) static TABLE: Table = Table {
             .doc("A set of maps with keys renamed by a {old new} map.")
             .ex(&[("(set/rename #{{:a 1}} {:a :b})", "#{{:b 1}}")]),
         Builtin::new("set/project", Exact(2), Set, set_project)
-            .doc("A set of maps with only the given keys.")
+            .doc("The set of the maps (from a set or any collection of maps) with only the given keys.")
             .ex(&[("(set/project #{{:a 1 :b 2}} [:a])", "#{{:a 1}}")]),
         Builtin::new("set/index", Exact(2), Set, set_index)
-            .doc("Map from {key values} to the set of maps having them.")
+            .doc("Map from {key values} to the set of maps (from a set or any collection of maps) having them.")
             .ex(&[("(set/index #{{:a 1 :b 2}} [:a])", "{{:a 1} #{{:a 1 :b 2}}}")]),
     ],
 };
@@ -206,14 +206,24 @@ fn set_rename(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn set_project(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let ks = all(cx, "set/project", &a[1])?;
-    Ok(Value::set(set_arg("set/project", &a[0])?.iter().map(|m| select_keys_of(m, &ks))))
+    // any collection of maps, as in Clojure (a vector of records from JSON is the usual one)
+    let mut out = PSet::new();
+    let coll = a[0].clone();
+    for m in seq_iter("set/project", &coll)? {
+        cx.tick(1)?;
+        out.insert(select_keys_of(&m, &ks));
+    }
+    Ok(Value::Set(Arc::new(out)))
 }
 
 fn set_index(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let ks = all(cx, "set/index", &a[1])?;
     let mut out = PMap::new();
-    for m in set_arg("set/index", &a[0])?.iter() {
-        let k = select_keys_of(m, &ks);
+    // any collection of maps, as in Clojure
+    let coll = a[0].clone();
+    for m in seq_iter("set/index", &coll)? {
+        cx.tick(1)?;
+        let k = select_keys_of(&m, &ks);
         let mut members = match out.get(&k) {
             Some(Value::Set(s)) => (**s).clone(),
             _ => PSet::new(),
