@@ -32,7 +32,7 @@ pub(crate) static TABLE: Table = Table {
             .doc("Map with only the given keys.")
             .ex(&[("(select-keys {:a 1 :b 2} [:a :c])", "{:a 1}")]),
         Builtin::new("contains?", Exact(2), Collection, contains)
-            .doc("Key present in a map, member of a set, or (DIV-27) element of a vector.")
+            .doc("Key present in a map, member of a set, or (DIV-27) element of a vector or substring of a string.")
             .ex(&[("(contains? {:a nil} :a)", "true"), ("(contains? [10 20] 10)", "true")]),
         Builtin::new("zipmap", Exact(2), Collection, zipmap)
             .doc("Map from keys to values, pairing in order.")
