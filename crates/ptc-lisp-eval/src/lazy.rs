@@ -418,8 +418,22 @@ pub(crate) fn stepped(step: Step, src: &Arc<LazySeq>) -> EvalResult {
     let infinite = src.infinite && !step.may_end();
     self::step(src.label.clone(), &[src], infinite, Source::Step { step, src: src.clone() })
 }
-/// `(drop n s)`.
+/// `(drop n s)`, and `rest`/`next` of a lazy sequence (`n` = 1).
+///
+/// A drop of a drop is one drop over the first's source, so `(loop [xs s] ... (recur
+/// (rest xs)))` reads `s` through one step at every turn instead of stacking a step per
+/// turn (each of which cached its own copy of the items: memory that grew with the square
+/// of the turns, and the stack of steps ended in an error after a thousand). That is only
+/// the same sequence when the source's items are made once either way: when the first
+/// drop has not started (nothing went through it yet), or when its source caches what it
+/// makes (it is started, so every reader reads it through its cache; a source read by
+/// its only reader keeps nothing, and skipping it again would make its items twice).
 pub(crate) fn drop(n: usize, src: &Arc<LazySeq>) -> EvalResult {
+    if let Source::Step { step: Step::Drop { left }, src: inner } = &src.source
+        && (src.unstarted() || !inner.unstarted())
+    {
+        return stepped(Step::Drop { left: left.saturating_add(n) }, inner);
+    }
     stepped(Step::Drop { left: n }, src)
 }
 /// `(reductions f s)` or `(reductions f init s)`.
@@ -604,6 +618,17 @@ impl Cursor {
         }
     }
 
+    /// Moves past up to `left` items that the sequence has cached already (a cursor
+    /// through the cache only), taking them off `left`.
+    fn skip_cached(&mut self, left: &mut usize) {
+        if let Pos::Shared { seq, at, .. } = &mut self.pos {
+            let cached = seq.cache().items.len();
+            let k = (*left).min(cached.saturating_sub(*at));
+            *at += k;
+            *left -= k;
+        }
+    }
+
     /// The sequence this cursor reads through the cache, if it does.
     fn shared(&self) -> Option<&Arc<LazySeq>> {
         match &self.pos {
@@ -746,7 +771,14 @@ impl State {
                 State::Map { f: f.clone(), inputs: inputs.iter().map(Cursor::of_source).collect() }
             }
             Source::Step { step, src } => {
-                State::Step { step: step.clone(), buf: VecDeque::new(), done: step.is_spent(), src: boxed(src) }
+                let mut src = boxed(src);
+                let mut step = step.clone();
+                // a drop passes over what its source has cached without reading it item by
+                // item: `rest` of a cached sequence costs one step, as in Clojure
+                if let Step::Drop { left } = &mut step {
+                    src.skip_cached(left);
+                }
+                State::Step { done: step.is_spent(), step, buf: VecDeque::new(), src }
             }
             Source::Concat { prefix, tail } => State::Concat { prefix: prefix.clone(), i: 0, tail: boxed(tail) },
             Source::Interleave(srcs) => {

@@ -384,3 +384,53 @@ fn a_huge_partition_size_or_step_answers_at_once() {
         ("(vec (partition-all 2 10000000000 (map inc (range 5))))", "[[1 2]]"),
     ]);
 }
+
+/// Runs with a loop limit high enough for the walks below (the default is 1,000 turns).
+fn go_long(src: &str) -> ptc_lisp_eval::Outcome {
+    let limits = ptc_lisp_eval::Limits {
+        max_loop_iterations: 1_000_000,
+        timeout: std::time::Duration::from_secs(30),
+        ..ptc_lisp_eval::Limits::default()
+    };
+    ptc_lisp_eval::run(src, ptc_lisp_eval::RunOptions { limits, ..ptc_lisp_eval::RunOptions::default() })
+}
+
+/// Walking a lazy sequence with `rest`, `next` or `drop 1` in a `loop` reads it through
+/// one step: the memory charged grows with the items, not with their square, no stack of
+/// steps builds up, and every item is still made once.
+#[test]
+fn walking_a_lazy_sequence_with_rest_is_linear() {
+    let walks = [
+        "(loop [xs (filter odd? (range N)) s 0] (if (seq xs) (recur (next xs) (+ s (first xs))) s))",
+        "(loop [xs (map inc (filter even? (range N))) s 0] (if (seq xs) (recur (rest xs) (+ s (first xs))) s))",
+        "(loop [xs (filter odd? (range N)) s 0] (if (empty? xs) s (recur (drop 1 xs) (+ s (first xs)))))",
+        "(loop [[x & more] (filter odd? (range N)) s 0] (if x (recur more (+ s x)) s))",
+        "(loop [xs (iterate inc 0) n 0] (if (< n (quot N 2)) (recur (rest xs) (inc n)) (first xs)))",
+        // lazy: a filter over an endless range, read through its cache
+        "(let [odds (filter odd? (range))] (loop [xs odds n 0 s 0] (if (< n (quot N 2)) (recur (next xs) (inc n) (+ s (first xs))) s)))",
+        "(loop [xs (map inc (range)) n 0] (if (< n N) (recur (rest xs) (inc n)) (first xs)))",
+    ];
+    for walk in walks {
+        let heap = |n: u64| {
+            let o = go_long(&walk.replace('N', &n.to_string()));
+            assert!(matches!(o.result, ptc_lisp_eval::RunResult::Value(_)), "{walk} at {n}: {}", show_outcome(&o));
+            o.usage.heap_bytes
+        };
+        let (small, big) = (heap(4_000), heap(40_000));
+        // ten times the items: about ten times the memory (the square would be a hundred)
+        assert!(big <= small.max(1) * 20, "{walk}: {small} bytes at 4,000 items, {big} at 40,000");
+    }
+    let sum =
+        go_long("(loop [xs (filter odd? (range 200000)) s 0] (if (seq xs) (recur (next xs) (+ s (first xs))) s))");
+    assert_eq!(show_outcome(&sum), "10000000000");
+    // the items of the walked sequence are made once, and the walk sees each of them
+    let (prints, got) = prints_and_result(
+        "(let [s (map #(do (println %) %) (take-while #(< % 4) (range)))] (loop [xs s acc []] (if (seq xs) (recur (rest xs) (conj acc (first xs))) (conj acc (vec s)))))",
+    );
+    assert_eq!((prints, got.as_str()), (vec!["0".into(), "1".into(), "2".into(), "3".into()], "[0 1 2 3 [0 1 2 3]]"));
+    // a source read by its one drop and then dropped again is not made twice
+    let (prints, got) = prints_and_result(
+        "(let [d (drop 1 (map #(do (println %) %) (take-while #(< % 4) (range))))] [(first d) (first (rest d)) (vec (drop 2 d))])",
+    );
+    assert_eq!((prints, got.as_str()), (vec!["0".into(), "1".into(), "2".into(), "3".into()], "[1 2 [3]]"));
+}

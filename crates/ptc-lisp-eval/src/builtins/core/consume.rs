@@ -166,6 +166,15 @@ pub(crate) fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         cx.charge(cost::HEADER)?;
         return Ok(Value::List(Arc::new(v.skip(1))));
     }
+    // the rest of a vector shares its items, as `rest` does (a copy at every turn of a
+    // `loop` over `next` grew with the square of the turns)
+    if let Value::Vector(v) = &a[0] {
+        if v.len() <= 1 {
+            return Ok(Value::Nil);
+        }
+        cx.charge(cost::HEADER)?;
+        return Ok(Value::from_pvec(v.skip(1)));
+    }
     cx.charge(crate::builtins::materialized_cost(&a[0]))?;
     let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
     if rest.is_empty() { Ok(Value::Nil) } else { vec_out(cx, rest) }

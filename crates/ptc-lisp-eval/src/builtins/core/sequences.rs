@@ -196,7 +196,19 @@ fn drop_xf(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 pub(crate) fn drop(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    eager_or_lazy(cx, Step::Drop { left: count_arg("drop", &a[0])? }, &a[1])
+    let n = count_arg("drop", &a[0])?;
+    match &a[1] {
+        // the rest of a vector or list shares its items (a `loop` that drops one item a
+        // turn would otherwise copy what is left at every turn)
+        Value::Vector(v) | Value::List(v) => {
+            cx.charge(cost::HEADER)?;
+            Ok(Value::from_pvec(v.skip(n)))
+        }
+        coll => match crate::lazy::as_lazy(coll) {
+            Some(l) => crate::lazy::drop(n, l),
+            None => run_into_vector(cx, Step::Drop { left: n }, coll),
+        },
+    }
 }
 
 /// `(take-while pred)`: the transducer form.
