@@ -179,8 +179,11 @@ print(med(lambda: exec(code, {{}})), med(lambda: exec(compile(src, "<tiny>", "ex
 }
 
 /// pydantic-monty's median µs for `feed_run` of the snippet (parse + run), if installed
-/// (`pip install pydantic-monty`).
+/// (`pip install pydantic-monty`), or in the venv the bench's peers are installed into
+/// (`target/peers/venv`, made by the full bench on a machine without it).
 fn monty_feed(python: &Path) -> Result<f64, String> {
+    let venv = crate::target_dir().join("peers/venv/bin/python");
+    let python = if venv.exists() { venv.as_path() } else { python };
     let script = format!(
         r#"
 import time, pydantic_monty as m
