@@ -550,3 +550,30 @@ fn the_security_doc_lists_every_limit() {
         );
     }
 }
+
+/// Building up a string or slicing a vector a piece per turn is charged about what the
+/// result holds, not every intermediate copy: the memory limit bounds what a program
+/// keeps, and a string grown in a loop keeps one string. A string that is still held
+/// elsewhere is charged in full.
+#[test]
+fn accumulating_a_string_or_slicing_a_vector_is_charged_linearly() {
+    let heap = |src: &str, n: u64| {
+        let limits = Limits { max_loop_iterations: 1_000_000, timeout: Duration::from_secs(30), ..Limits::default() };
+        let o = run(&src.replace('N', &n.to_string()), with(limits));
+        assert!(matches!(o.result, ptc_lisp_eval::RunResult::Value(_)), "{src} at {n}: {}", show_outcome(&o));
+        o.usage.heap_bytes
+    };
+    for src in [
+        "(loop [i 0 acc \"\"] (if (< i N) (recur (inc i) (str acc \"line \" i \"\\n\")) (count acc)))",
+        "(count (reduce (fn [acc i] (str acc \"row \" i \";\")) \"\" (range N)))",
+        "(let [v (vec (range N))] (count (loop [v v] (if (> (count v) 1) (recur (subvec v 1)) v))))",
+    ] {
+        let (small, big) = (heap(src, 2_000), heap(src, 20_000));
+        assert!(big < small * 20, "{src}: {small} bytes at 2,000 turns, {big} at 20,000");
+    }
+    // 20,000 lines of about 12 bytes: well under the default 64 MiB (it was 2.4 GB charged)
+    assert!(heap("(count (reduce (fn [acc i] (str acc \"line \" i \"\\n\")) \"\" (range N)))", 20_000) < 2_000_000);
+    // a string that stays held is charged again each time it is copied
+    let kept = heap("(let [s (apply str (repeat 1000 \"x\"))] (count (mapv (fn [i] (str s i)) (range N))))", 100);
+    assert!(kept > 100_000, "{kept}");
+}

@@ -399,6 +399,18 @@ fn pop(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 }
 
 fn subvec(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    // a slice of a vector shares its items, as in Clojure (a `loop` that takes
+    // `(subvec v 1)` every turn copied what was left at every turn)
+    if let Value::Vector(v) = &a[0] {
+        let n = v.len() as i64;
+        let start = int_arg("subvec", &a[1])?.clamp(0, n);
+        let end = match a.get(2) {
+            Some(e) => int_arg("subvec", e)?.clamp(start, n),
+            None => n,
+        };
+        cx.charge(cost::HEADER)?;
+        return Ok(Value::from_pvec(v.skip(start as usize).take((end - start) as usize)));
+    }
     let v = all(cx, "subvec", &a[0])?;
     let n = v.len() as i64;
     let start = int_arg("subvec", &a[1])?.clamp(0, n);

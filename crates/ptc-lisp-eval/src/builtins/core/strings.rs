@@ -202,6 +202,21 @@ fn push_int(out: &mut String, i: i64) {
 }
 
 fn str_fn(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    // `(str acc x)` where nobody else holds the string `acc` (an accumulator moved into
+    // the call): it is freed when the call returns, so only what the new string adds is
+    // charged. A string built up a piece at a time in a loop is then charged about its
+    // final length, where charging every intermediate copy in full grew with the square
+    // of the pieces and ended in memory_exceeded on a few thousand lines.
+    if let [Value::Str(acc), rest @ ..] = args
+        && !rest.is_empty()
+        && Arc::strong_count(acc) == 1
+    {
+        let tail = concat_str_forms(cx, || rest.iter(), "")?;
+        let mut out = String::with_capacity(acc.len() + tail.len());
+        out.push_str(acc);
+        out.push_str(&tail);
+        return Ok(Value::str(out));
+    }
     Ok(Value::str(concat_str_forms(cx, || args.iter(), "")?))
 }
 
