@@ -1206,6 +1206,33 @@ pub(crate) fn some(cx: &mut BuiltinContext, pred: &Value, seq: Arc<LazySeq>) -> 
     Ok(Value::Nil)
 }
 
+/// `(every? pred s)`: false at the first item `pred` rejects, read one item at a time
+/// (nothing is kept); on an endless sequence whose items all pass, the run's limits end
+/// it, as Clojure would loop forever.
+pub(crate) fn every(cx: &mut BuiltinContext, pred: &Value, seq: Arc<LazySeq>) -> EvalResult<bool> {
+    let mut c = Cursor::owned(seq);
+    while let Some(x) = c.next(cx)? {
+        if !cx.apply(pred, &mut [x])?.truthy() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `(last s)` of a finite lazy sequence, read one item at a time (nothing is kept); an
+/// endless one is an error naming its producer.
+pub(crate) fn last(cx: &mut BuiltinContext, seq: Arc<LazySeq>) -> EvalResult {
+    if seq.infinite {
+        return unbounded("last", &seq);
+    }
+    let mut c = Cursor::owned(seq);
+    let mut last = Value::Nil;
+    while let Some(x) = c.next(cx)? {
+        last = x;
+    }
+    Ok(last)
+}
+
 /// Items of a finite collection or a lazy sequence, for consumers that stop on their own
 /// (a finite partner of `map`/`zipmap`, or `reduce` with `reduced`).
 pub(crate) enum Items<'a> {

@@ -434,3 +434,23 @@ fn walking_a_lazy_sequence_with_rest_is_linear() {
     );
     assert_eq!((prints, got.as_str()), (vec!["0".into(), "1".into(), "2".into(), "3".into()], "[1 2 [3]]"));
 }
+
+/// `last`, `every?` and `not-every?` read a lazy sequence one item at a time, so a range
+/// too long to hold answers under the default memory limit; `last` of an endless one is
+/// an error naming it.
+#[test]
+fn last_and_every_stream_a_lazy_sequence() {
+    check(&[
+        ("(last (range 3000000))", "2999999"),
+        ("(last (map inc (range 3000000)))", "3000000"),
+        ("(every? number? (range 3000000))", "true"),
+        ("(every? #(< % 10) (range))", "false"),
+        ("(not-every? #(< % 10) (range))", "true"),
+        ("(not-every? number? (range 3000000))", "false"),
+        ("(last (take 3 (iterate inc 5)))", "7"),
+        ("(last (filter odd? (range 10)))", "9"),
+    ]);
+    check_err(&[("(last (range))", "loop_limit_exceeded", "(range) is infinite")]);
+    let (prints, got) = prints_and_result("(let [s (map #(do (println %) %) (take 3 (range)))] [(last s) (vec s)])");
+    assert_eq!((prints, got.as_str()), (vec!["0".into(), "1".into(), "2".into()], "[2 [0 1 2]]"));
+}

@@ -24,7 +24,7 @@ pub(crate) static TABLE: Table = Table {
             .lazy()
             .doc("Second item, or nil.")
             .ex(&[("(second [1 2 3])", "2")]),
-        Builtin::new("last", Exact(1), Sequence, last).doc("Last item, or nil.").ex(&[("(last [1 2 3])", "3")]),
+        Builtin::new("last", Exact(1), Sequence, last).lazy().doc("Last item, or nil.").ex(&[("(last [1 2 3])", "3")]),
         Builtin::new("next", Exact(1), Sequence, next)
             .lazy()
             .doc("All but the first item, or nil when nothing is left.")
@@ -45,6 +45,7 @@ pub(crate) static TABLE: Table = Table {
             .doc("The first truthy (pred item), or nil.")
             .ex(&[("(some even? [1 4 5])", "true"), ("(some #{2} [1 2])", "2")]),
         Builtin::new("every?", Exact(2), Sequence, every)
+            .lazy()
             .doc("True when (pred item) is truthy for every item.")
             .ex(&[("(every? pos? [1 2])", "true")]),
         Builtin::new("not-any?", Exact(2), Sequence, not_any)
@@ -85,6 +86,7 @@ pub(crate) static TABLE: Table = Table {
             .doc("The argument with the smallest (f x); ties go to the last.")
             .ex(&[("(min-key count \"ab\" \"c\")", "\"c\"")]),
         Builtin::new("not-every?", Exact(2), Sequence, not_every)
+            .lazy()
             .doc("True when (pred item) is falsy for some item.")
             .ex(&[("(not-every? odd? [1 2])", "true")]),
         Builtin::new("fnext", Exact(1), Sequence, fnext).lazy().doc("Same as second.").ex(&[("(fnext [1 2])", "2")]),
@@ -147,7 +149,11 @@ pub(crate) fn second(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     Ok(seq_iter("second", &a[0])?.nth(1).unwrap_or(Value::Nil))
 }
 
-pub(crate) fn last(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+pub(crate) fn last(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
+    // a lazy sequence streams to its end: (last (range 3000000)) keeps nothing
+    if let Some(l) = crate::lazy::take_lazy(&mut a[0]) {
+        return crate::lazy::last(cx, l);
+    }
     match &a[0] {
         Value::Vector(v) | Value::List(v) => Ok(v.back().cloned().unwrap_or(Value::Nil)),
         other => Ok(seq_iter("last", other)?.last().unwrap_or(Value::Nil)),
@@ -244,6 +250,9 @@ pub(crate) fn some(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 pub(crate) fn every(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
+    if let Some(l) = crate::lazy::take_lazy(&mut a[1]) {
+        return Ok(Value::Bool(crate::lazy::every(cx, &f, l)?));
+    }
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("every?", &coll)? {
@@ -393,6 +402,9 @@ fn min_key(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn not_every(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = a[0].clone();
+    if let Some(l) = crate::lazy::take_lazy(&mut a[1]) {
+        return b(!crate::lazy::every(cx, &f, l)?);
+    }
     // one item at a time: nothing is collected first
     let coll = a[1].clone();
     for item in seq_iter("not-every?", &coll)? {
