@@ -567,6 +567,7 @@ fn accumulating_a_string_or_slicing_a_vector_is_charged_linearly() {
         "(loop [i 0 acc \"\"] (if (< i N) (recur (inc i) (str acc \"line \" i \"\\n\")) (count acc)))",
         "(count (reduce (fn [acc i] (str acc \"row \" i \";\")) \"\" (range N)))",
         "(let [v (vec (range N))] (count (loop [v v] (if (> (count v) 1) (recur (subvec v 1)) v))))",
+        "(count (reduce (fn [acc x] (concat acc [x])) [] (range N)))",
     ] {
         let (small, big) = (heap(src, 2_000), heap(src, 20_000));
         assert!(big < small * 20, "{src}: {small} bytes at 2,000 turns, {big} at 20,000");

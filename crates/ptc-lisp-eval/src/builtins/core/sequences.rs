@@ -259,18 +259,25 @@ pub(crate) fn concat(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             return crate::lazy::concat(prefix, l);
         }
     }
-    // the total is charged before anything is copied: (apply concat (repeat 1000 v))
+    // a first vector or list is shared, not copied: a vector grown a turn at a time by
+    // (concat acc [x]) was copied whole (and charged) at every turn. The total of the
+    // rest is charged before anything is copied: (apply concat (repeat 1000 v))
+    let shares_first = matches!(a.first(), Some(Value::Vector(_) | Value::List(_)));
     let mut total = cost::HEADER;
-    for c in a.iter() {
+    for (i, c) in a.iter().enumerate() {
         seq_iter("concat", c)?;
+        if i == 0 && shares_first {
+            continue;
+        }
         let n = seq_len(c).unwrap_or(0) as u64;
         total =
             total.saturating_add(cost::ELEM.saturating_mul(n)).saturating_add(crate::builtins::materialized_cost(c));
     }
     cx.charge(total)?;
     let mut out = PVector::new();
-    for c in a.iter() {
+    for (i, c) in a.iter().enumerate() {
         match c {
+            Value::Vector(v) | Value::List(v) if i == 0 => out = (**v).clone(),
             Value::Vector(v) | Value::List(v) => out.append((**v).clone()),
             other => out.extend(seq_iter("concat", other)?),
         }
