@@ -1398,6 +1398,14 @@ impl Analyzer<'_> {
                     for n in names {
                         let (key_name, bind_name) = match &n.kind {
                             FormKind::Symbol { ns: None, name } => (name.clone(), name.clone()),
+                            // {:keys [user/id]} and {:keys [:user/id]} bind id to :user/id
+                            FormKind::Symbol { ns: Some(ns), name } if kw == "keys" => {
+                                (format!("{ns}/{name}"), name.clone())
+                            }
+                            FormKind::Keyword(name) if kw == "keys" && name.contains('/') => {
+                                let local = name.rsplit('/').next().unwrap_or(name).to_string();
+                                (name.clone(), local)
+                            }
                             FormKind::Keyword(name) => (name.clone(), name.clone()),
                             _ => {
                                 return Err(EvalError::new(
