@@ -209,12 +209,20 @@ impl ContextArgs {
         })
     }
 
+    /// Where the context came from, for its error messages (`--context data.json`).
+    fn origin(&self) -> String {
+        match &self.context_file {
+            Some(path) => format!("--context {}", path.display()),
+            None => "--context-json".to_string(),
+        }
+    }
+
     /// The context as values, loaded straight from the JSON text under `--max-context-bytes`.
     fn load_values(&self) -> Result<Arc<PMap>> {
         match self.text()? {
             Some(text) => ptc_lisp_eval::json::parse_context(&text, self.max_context_bytes)
                 .map(Arc::new)
-                .map_err(anyhow::Error::msg),
+                .map_err(|e| anyhow::anyhow!("{}: {e}", self.origin())),
             None => Ok(Arc::new(PMap::new())),
         }
     }
@@ -224,10 +232,11 @@ impl ContextArgs {
     fn load(&self) -> Result<serde_json::Map<String, serde_json::Value>> {
         let Some(text) = self.text()? else { return Ok(serde_json::Map::new()) };
         // the same checks and messages as load_values
-        ptc_lisp_eval::json::parse_context(&text, self.max_context_bytes).map_err(anyhow::Error::msg)?;
+        ptc_lisp_eval::json::parse_context(&text, self.max_context_bytes)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.origin()))?;
         match serde_json::from_str(&text) {
             Ok(serde_json::Value::Object(m)) => Ok(m),
-            _ => anyhow::bail!("the context must be a JSON object whose keys become data/<key>"),
+            _ => anyhow::bail!("{}: the context must be a JSON object whose keys become data/<key>", self.origin()),
         }
     }
 }

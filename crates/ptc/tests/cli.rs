@@ -270,3 +270,19 @@ fn a_closed_stderr_keeps_the_exit_code() {
         .unwrap();
     assert_eq!(status.code(), Some(1), "{status:?}");
 }
+
+#[test]
+fn a_bad_context_names_where_it_came_from() {
+    let dir = std::env::temp_dir().join(format!("ptc-cli-bad-context-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("broken.json");
+    std::fs::write(&file, "{\"a\": [1, 2,").unwrap();
+    let o = ptc(&["eval", "--context", file.to_str().unwrap(), "(count data/a)"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let e = err(&o);
+    assert!(e.contains(&format!("--context {}: the context is not valid JSON", file.display())), "{e}");
+    let o = ptc(&["eval", "--context-json", "[1]", "1"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("--context-json: the context must be a JSON object"), "{}", err(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
