@@ -396,25 +396,34 @@ fn a_call_before_notifications_initialized_is_rmcps() {
     assert_eq!(fast.message()["result"]["content"][0]["text"], "user=> 3", "{fast:?}");
 }
 
+/// A server (on `c`, its time limit raised to ten minutes) running the endless program
+/// of call `id` on connection `a` of session `sid`, once the call holds a slot (with
+/// `fast`, once it is counted on the fast path, just after it starts): the server, `a`,
+/// `sid` and when the call was sent.
+fn long_call(mut c: McpConfig, id: u64, fast: bool) -> (Server, Conn, String, Instant) {
+    c.limits.timeout = Duration::from_secs(600);
+    c.limits.max_loop_iterations = u64::MAX;
+    let server = Server::start(c);
+    let mut a = server.connect();
+    let sid = a.open("2025-11-25");
+    a.send(Some(&sid), &[], &eval(json!(id), json!({"program": "(loop [i 0] (recur (inc i)))"})).to_string());
+    let started = Instant::now();
+    while server.fast.calls_in_flight() == 0 || (fast && server.taken() == 0) {
+        assert!(started.elapsed() < Duration::from_secs(20), "the long call never started");
+        std::thread::yield_now();
+    }
+    (server, a, sid, started)
+}
+
 /// A ten-minute program holds the only slot; a second call is `busy`; cancelling the
 /// first frees the slot, and its stream ends without an answer (as rmcp's does).
 fn cancel_run(fast: bool) -> (Reply, Json, Vec<String>, u64) {
     let mut c = config(fast, ResponseProfile::Slim);
     c.max_concurrent_calls = 1;
     c.queue_timeout = Duration::ZERO;
-    c.limits.timeout = Duration::from_secs(600);
-    c.limits.max_loop_iterations = u64::MAX;
-    let server = Server::start(c);
-    let mut a = server.connect();
-    let sid = a.open("2025-11-25");
-    a.send(Some(&sid), &[], &eval(json!(2), json!({"program": "(loop [i 0] (recur (inc i)))"})).to_string());
-    let started = Instant::now();
     // the long call holds the slot before the other connection's calls start (one of
     // them arriving first would take the slot and leave the long call `busy`)
-    while server.fast.calls_in_flight() == 0 {
-        assert!(started.elapsed() < Duration::from_secs(20), "the long call never started");
-        std::thread::yield_now();
-    }
+    let (server, mut a, sid, started) = long_call(c, 2, fast);
     let mut b = server.connect();
     let mut id = 3;
     // until the long call holds the slot
@@ -472,19 +481,7 @@ fn cancelling_a_fast_path_call_frees_its_slot_and_drops_its_answer() {
 
 #[test]
 fn a_client_gone_cancels_its_fast_path_program() {
-    let mut c = config(true, ResponseProfile::Slim);
-    c.limits.timeout = Duration::from_secs(600);
-    c.limits.max_loop_iterations = u64::MAX;
-    let server = Server::start(c);
-    let mut a = server.connect();
-    let sid = a.open("2025-11-25");
-    a.send(Some(&sid), &[], &eval(json!(1), json!({"program": "(loop [i 0] (recur (inc i)))"})).to_string());
-    let started = Instant::now();
-    // it holds a slot, on the fast path (counted just after it starts)
-    while server.fast.calls_in_flight() == 0 || server.taken() == 0 {
-        assert!(started.elapsed() < Duration::from_secs(20), "the long call never started on the fast path");
-        std::thread::yield_now();
-    }
+    let (server, mut a, sid, _) = long_call(config(true, ResponseProfile::Slim), 1, true);
     let _ = a.stream.get_mut().shutdown(std::net::Shutdown::Both);
     drop(a);
     let gone = Instant::now();

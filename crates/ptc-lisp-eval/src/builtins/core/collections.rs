@@ -402,23 +402,25 @@ fn subvec(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     // a slice of a vector shares its items, as in Clojure (a `loop` that takes
     // `(subvec v 1)` every turn copied what was left at every turn)
     if let Value::Vector(v) = &a[0] {
-        let n = v.len() as i64;
-        let start = int_arg("subvec", &a[1])?.clamp(0, n);
-        let end = match a.get(2) {
-            Some(e) => int_arg("subvec", e)?.clamp(start, n),
-            None => n,
-        };
+        let (start, len) = subvec_bounds(a, v.len())?;
         cx.charge(cost::HEADER)?;
-        return Ok(Value::from_pvec(v.skip(start as usize).take((end - start) as usize)));
+        return Ok(Value::from_pvec(v.skip(start).take(len)));
     }
     let v = all(cx, "subvec", &a[0])?;
-    let n = v.len() as i64;
+    let (start, len) = subvec_bounds(a, v.len())?;
+    out_vec(cx, v.into_iter().skip(start).take(len))
+}
+
+/// Where `(subvec coll start end?)` starts in a collection of `n` items and how many it
+/// takes, the indexes clamped into the collection.
+fn subvec_bounds(a: &[Value], n: usize) -> EvalResult<(usize, usize)> {
+    let n = n as i64;
     let start = int_arg("subvec", &a[1])?.clamp(0, n);
     let end = match a.get(2) {
         Some(e) => int_arg("subvec", e)?.clamp(start, n),
         None => n,
     };
-    out_vec(cx, v.into_iter().skip(start as usize).take((end - start) as usize))
+    Ok((start as usize, (end - start) as usize))
 }
 
 fn find(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {

@@ -165,21 +165,15 @@ pub(crate) fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         let rest = crate::lazy::drop(1, l)?;
         return crate::lazy::nil_if_empty(cx, rest);
     }
-    if let Value::List(v) = &a[0] {
+    // the rest of a list or vector shares its items (a copy at every turn of a `loop`
+    // over `next` grew with the square of the turns)
+    if let Value::List(v) | Value::Vector(v) = &a[0] {
         if v.len() <= 1 {
             return Ok(Value::Nil);
         }
         cx.charge(cost::HEADER)?;
-        return Ok(Value::List(Arc::new(v.skip(1))));
-    }
-    // the rest of a vector shares its items, as `rest` does (a copy at every turn of a
-    // `loop` over `next` grew with the square of the turns)
-    if let Value::Vector(v) = &a[0] {
-        if v.len() <= 1 {
-            return Ok(Value::Nil);
-        }
-        cx.charge(cost::HEADER)?;
-        return Ok(Value::from_pvec(v.skip(1)));
+        let rest = v.skip(1);
+        return Ok(if matches!(a[0], Value::List(_)) { Value::List(Arc::new(rest)) } else { Value::from_pvec(rest) });
     }
     cx.charge(crate::builtins::materialized_cost(&a[0]))?;
     let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
