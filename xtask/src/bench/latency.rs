@@ -256,9 +256,13 @@ pub fn mcp(ptc: &Path, http_secs: u64) -> Result<Vec<String>> {
     let idle = status_kib(child.id(), "VmRSS:");
     let mut times = Vec::with_capacity(1000);
     for id in 1..=1000 {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}});
+        // one write per frame, as an MCP client sends it: `writeln!` of a `json!` value
+        // would write it token by token, one syscall (and one wake-up of the server's
+        // reader) each, and time this client instead of the server
+        let mut call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}}).to_string();
+        call.push('\n');
         let t = Instant::now();
-        writeln!(stdin, "{call}")?;
+        stdin.write_all(call.as_bytes())?;
         stdin.flush()?;
         line.clear();
         stdout.read_line(&mut line)?;
