@@ -77,3 +77,55 @@ fn keys_that_stop_fitting_fall_back() {
         ("(sort-by (juxt :a) [{:a \"b\"} {:a \"a\"} {:a nil}])", "[{:a nil} {:a \"a\"} {:a \"b\"}]"),
     ]);
 }
+
+/// Comparators of one key of each argument, each paired with the same comparator written
+/// so that it is not recognised (its answer bound by a `let`): `sort` with the first
+/// computes each key once and sorts by the keys, and must answer exactly what calling the
+/// second at every comparison answers, errors included.
+const KEY_COMPARATORS: &[(&str, &str)] = &[
+    ("(fn [x y] (compare (:a x) (:a y)))", "(fn [x y] (let [c (compare (:a x) (:a y))] c))"),
+    ("(fn [x y] (compare (:a y) (:a x)))", "(fn [x y] (let [c (compare (:a y) (:a x))] c))"),
+    ("#(compare [(:a %2) (:b %2)] [(:a %1) (:b %1)])", "#(let [c (compare [(:a %2) (:b %2)] [(:a %1) (:b %1)])] c)"),
+    (
+        "(fn [x y] (compare [(:b x) (:a x)] [(:b y) (:a y)]))",
+        "(fn [x y] (let [c (compare [(:b x) (:a x)] [(:b y) (:a y)])] c))",
+    ),
+    ("(fn [x y] (compare (get x :b) (get y :b)))", "(fn [x y] (let [c (compare (get x :b) (get y :b))] c))"),
+    ("(fn [x y] (< (:a x) (:a y)))", "(fn [x y] (let [c (< (:a x) (:a y))] c))"),
+    ("(fn [x y] (> (:b x) (:b y)))", "(fn [x y] (let [c (> (:b x) (:b y))] c))"),
+    ("(fn [x y] (< (:a y) (:a x)))", "(fn [x y] (let [c (< (:a y) (:a x))] c))"),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn a_key_comparator_sorts_as_calling_it_does(data in records()) {
+        for (keyed, called) in KEY_COMPARATORS {
+            let want = show(&format!("(map :id (sort {called} {data}))"));
+            prop_assert_eq!(show(&format!("(map :id (sort {keyed} {data}))")), want, "{}", keyed);
+        }
+    }
+
+    #[test]
+    fn a_key_comparator_over_numbers_sorts_as_calling_it_does(data in int_records()) {
+        for (keyed, called) in KEY_COMPARATORS {
+            let want = show(&format!("(map :id (sort {called} {data}))"));
+            prop_assert!(!want.contains("error"), "{}", want);
+            prop_assert_eq!(show(&format!("(map :id (sort {keyed} {data}))")), want, "{}", keyed);
+        }
+    }
+}
+
+#[test]
+fn key_comparators_keep_what_a_program_can_see() {
+    check(&[
+        // one item: the comparator is never called, so its key is never computed
+        ("(sort (fn [a b] (compare (nth a 5) (nth b 5))) [[1]])", "[[1]]"),
+        ("(sort (fn [a b] (compare (:k b) (:k a))) [])", "[]"),
+        // `<` puts nil first, as compare does
+        ("(sort (fn [a b] (< (:k a) (:k b))) [{:k 2} {:k nil}])", "[{:k nil} {:k 2}]"),
+        // a captured value in the key
+        ("(let [w 10] (sort (fn [a b] (compare (mod (+ a w) 7) (mod (+ b w) 7))) [1 2 3 4 5 6 7]))", "[4 5 6 7 1 2 3]"),
+    ]);
+}

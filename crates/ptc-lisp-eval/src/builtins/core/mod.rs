@@ -4,6 +4,7 @@
 //! functions.
 
 pub(crate) mod collections;
+pub(crate) mod comparators;
 pub(crate) mod consume;
 pub(crate) mod functions;
 pub(crate) mod io;

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
+use crate::builtins::core::comparators::{key_comparator, known_comparator};
 use crate::builtins::core::transducers::xf_step;
 use crate::builtins::{Arity, Builtin, Category, Library, Table, compare_values, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
@@ -295,6 +296,9 @@ pub(crate) fn reverse(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 enum Order {
     Asc,
     Desc,
+    /// What the `compare` builtin answers, with the arguments swapped when true
+    /// (`#(compare %1 %2)`, `#(compare %2 %1)`): no call per comparison.
+    Compare(bool),
     Fn(Value),
 }
 
@@ -302,7 +306,10 @@ fn order_arg(v: Value) -> Order {
     match &v {
         Value::Keyword(k) if &**k == "desc" => Order::Desc,
         Value::Keyword(k) if &**k == "asc" => Order::Asc,
-        _ => Order::Fn(v),
+        _ => match known_comparator(&v) {
+            Some(flipped) => Order::Compare(flipped),
+            None => Order::Fn(v),
+        },
     }
 }
 
@@ -365,27 +372,25 @@ fn sort_pairs(
             });
             Ok(pairs)
         }
-        Order::Fn(f) => match known_comparator(f) {
-            // `#(compare %2 %1)` and friends: the builtin, without a closure call each time
-            Some(flipped) => merge_sort_moving(
-                cx,
-                pairs,
-                |_, (a, _), (b, _)| {
-                    // what the `compare` builtin answers for (f b a), read in place
-                    let (x, y) = if flipped { (a, b) } else { (b, a) };
-                    Ok(crate::builtins::core::numbers::clojure_compare(x, y)? < 0)
-                },
-                warm_key,
-            ),
-            // the keys are lent to the comparator: a closure that only reads its
-            // arguments gets them without a reference count changing on each call
-            None => merge_sort_moving(
-                cx,
-                pairs,
-                |cx, (a, _), (b, _)| Ok(b_goes_first(&cx.apply_lent(f, &mut [b, a])?)),
-                warm_key,
-            ),
-        },
+        // `#(compare %2 %1)` and friends: the builtin, without a closure call each time
+        &Order::Compare(flipped) => merge_sort_moving(
+            cx,
+            pairs,
+            |_, (a, _), (b, _)| {
+                // what the `compare` builtin answers for (f b a), read in place
+                let (x, y) = if flipped { (a, b) } else { (b, a) };
+                Ok(crate::builtins::core::numbers::clojure_compare(x, y)? < 0)
+            },
+            warm_key,
+        ),
+        // the keys are lent to the comparator: a closure that only reads its
+        // arguments gets them without a reference count changing on each call
+        Order::Fn(f) => merge_sort_moving(
+            cx,
+            pairs,
+            |cx, (a, _), (b, _)| Ok(b_goes_first(&cx.apply_lent(f, &mut [b, a])?)),
+            warm_key,
+        ),
     }
 }
 
@@ -403,33 +408,6 @@ fn b_goes_first(res: &Value) -> bool {
         Value::Float(x) => *x < 0.0,
         Value::Nil => false,
         _ => true,
-    }
-}
-
-/// A comparator that is exactly `(fn [x y] (compare x y))` or `(fn [x y] (compare y x))`
-/// (`#(compare %1 %2)`, `#(compare %2 %1)`): whether the arguments are swapped.
-fn known_comparator(f: &Value) -> Option<bool> {
-    use crate::function::FnRepr;
-    use crate::node::{Node, Pattern};
-    let Value::Func(func) = f else { return None };
-    let FnRepr::Closure(c) = func.repr() else { return None };
-    let l = &c.lambda;
-    if !c.captures.is_empty() || l.rest.is_some() || l.uses_self {
-        return None;
-    }
-    let [Pattern::Bind(p0), Pattern::Bind(p1)] = l.params.as_slice() else { return None };
-    let Node::CallBuiltin(b, args, _) = &l.body else { return None };
-    if b.name != "compare" {
-        return None;
-    }
-    let local = |n: &Node| match n {
-        Node::Local(s) | Node::LocalMove(s) => Some(*s),
-        _ => None,
-    };
-    match (args.first().and_then(local), args.get(1).and_then(local), args.len()) {
-        (Some(x), Some(y), 2) if x == *p0 && y == *p1 => Some(false),
-        (Some(x), Some(y), 2) if x == *p1 && y == *p0 => Some(true),
-        _ => None,
     }
 }
 
@@ -672,13 +650,12 @@ impl FlatKeys {
                 });
                 Ok(idx)
             }
-            Order::Fn(f) => {
-                let flipped = known_comparator(f).unwrap_or(false);
-                merge_sort_idx(cx, self.rows, |_, a, b| {
-                    let (x, y) = if flipped { (a, b) } else { (b, a) };
-                    Ok(self.compare_as_builtin(x, y)? < 0)
-                })
-            }
+            &Order::Compare(flipped) => merge_sort_idx(cx, self.rows, |_, a, b| {
+                let (x, y) = if flipped { (a, b) } else { (b, a) };
+                Ok(self.compare_as_builtin(x, y)? < 0)
+            }),
+            // a table is only made for the orders above
+            Order::Fn(_) => err(ErrorKind::RuntimeError, "sort: internal error: a spread key table with a comparator"),
         }
     }
 }
@@ -689,8 +666,20 @@ pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     } else {
         (Order::Asc, std::mem::take(&mut a[0]))
     };
-    let vals = items(cx, "sort", &coll)?;
-    if !matches!(order, Order::Fn(_)) {
+    let mut vals = items(cx, "sort", &coll)?;
+    // `(fn [a b] (compare (:k b) (:k a)))`: sorted by the key, each key made once (with
+    // fewer than two items the comparator is never called, nor the key computed)
+    if let Order::Fn(f) = &order
+        && vals.len() > 1
+        && let Some(kc) = key_comparator(f)
+    {
+        let key = |cx: &mut BuiltinContext, item: &Value| cx.apply(&kc.key, &mut [item.clone(), item.clone()]);
+        match sort_by_key(cx, key, Order::Compare(kc.flipped), vals, kc.numbers_only)? {
+            Ok(sorted) => return Ok(sorted),
+            Err(back) => vals = back,
+        }
+    }
+    if matches!(order, Order::Asc | Order::Desc) {
         check_sortable("sort", &vals)?;
     }
     let pairs = vals.into_iter().map(|v| (v.clone(), v)).collect();
@@ -706,41 +695,63 @@ fn sort_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         (Order::Asc, std::mem::take(&mut a[1]))
     };
     let items = items(cx, "sort-by", &coll)?;
+    let key = |cx: &mut BuiltinContext, item: &Value| cx.apply(&keyfn, &mut [item.clone()]);
+    match sort_by_key(cx, key, order, items, false)? {
+        Ok(sorted) => Ok(sorted),
+        Err(_) => err(ErrorKind::RuntimeError, "sort-by: internal error: keys refused"),
+    }
+}
+
+/// `items` sorted by their keys (`key` of each, in order) in `order`. With `numbers_only`,
+/// a key that is neither a number nor nil gives the items back (`Ok(Err(items))`) for the
+/// caller's comparator to sort (`<` and `>` order those two as `compare` does).
+fn sort_by_key(
+    cx: &mut BuiltinContext,
+    mut key: impl FnMut(&mut BuiltinContext, &Value) -> EvalResult,
+    order: Order,
+    items: Vec<Value>,
+    numbers_only: bool,
+) -> EvalResult<Result<Value, Vec<Value>>> {
     // keys that are vectors of plain values of one width (`(juxt :a :b)`) are spread into
     // one table when only the builtin order looks at them
     let mut flat = match &order {
         Order::Asc | Order::Desc => Some(FlatKeys::new(false)),
-        Order::Fn(f) => known_comparator(f).map(|_| FlatKeys::new(true)),
+        Order::Compare(_) => Some(FlatKeys::new(true)),
+        Order::Fn(_) => None,
     };
     let mut pairs = Vec::new();
     // the items while their keys are in `flat`
     let mut vals = Vec::new();
-    for item in items {
+    for item in &items {
         cx.tick(1)?;
-        let k = cx.apply(&keyfn, &mut [item.clone()])?;
+        let k = key(cx, item)?;
+        if numbers_only && !matches!(k, Value::Int(_) | Value::Float(_) | Value::Nil) {
+            return Ok(Err(items));
+        }
         match &mut flat {
             Some(f) => match f.push(k) {
-                Ok(()) => vals.push(item),
+                Ok(()) => vals.push(item.clone()),
                 Err(k) => {
                     pairs = f.unspread().into_iter().zip(std::mem::take(&mut vals)).collect();
-                    pairs.push((k, item));
+                    pairs.push((k, item.clone()));
                     flat = None;
                 }
             },
-            None => pairs.push((k, item)),
+            None => pairs.push((k, item.clone())),
         }
     }
+    std::mem::drop(items);
     if let Some(f) = flat {
         let order = f.sort(cx, &order)?;
         let mut slots: Vec<Option<Value>> = vals.into_iter().map(Some).collect();
-        return vec_out(cx, order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take)));
+        return vec_out(cx, order.into_iter().filter_map(|i| slots.get_mut(i).and_then(Option::take))).map(Ok);
     }
-    if !matches!(order, Order::Fn(_)) {
+    if matches!(order, Order::Asc | Order::Desc) {
         let keys: Vec<Value> = pairs.iter().map(|(k, _)| k.clone()).collect();
         check_sortable("sort-by", &keys)?;
     }
     let sorted = sort_pairs(cx, pairs, &order)?;
-    vec_out(cx, sorted.into_iter().map(|(_, v)| v))
+    vec_out(cx, sorted.into_iter().map(|(_, v)| v)).map(Ok)
 }
 
 /// `(distinct)`: the transducer form.
