@@ -95,10 +95,10 @@ impl Limit {
     /// [`Limit::max_bytes`] bytes now; answers its size. For files another library reads
     /// (the REPL's history); prefer [`Limit::read`], which also bounds the read itself.
     pub fn check(&self, path: &Path) -> Result<u64, FileError> {
-        let meta = std::fs::metadata(path).map_err(|source| FileError::Io {
+        let meta = std::fs::metadata(path).map_err(|error| FileError::Io {
             what: self.what.clone(),
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         self.check_type(path, meta.file_type())?;
         if meta.len() > self.max_bytes {
@@ -109,7 +109,7 @@ impl Limit {
 
     /// The file's bytes, if it is a regular file of at most [`Limit::max_bytes`] bytes.
     pub fn read(&self, path: &Path) -> Result<Vec<u8>, FileError> {
-        let io = |source| FileError::Io { what: self.what.clone(), path: path.to_path_buf(), source };
+        let io = |error| FileError::Io { what: self.what.clone(), path: path.to_path_buf(), error };
         // refuse special files before opening: opening a FIFO or a tape device has effects
         let before = std::fs::metadata(path).map_err(io)?;
         self.check_type(path, before.file_type())?;
@@ -225,15 +225,15 @@ pub fn human_bytes(n: u64) -> String {
 #[non_exhaustive]
 pub enum FileError {
     /// The file could not be opened or read.
-    #[error("{what} {}: cannot read it: {source}", path.display())]
+    #[error("{what} {}: cannot read it: {error}", path.display())]
     Io {
         /// The flag or field that named the file.
         what: String,
         /// The file.
         path: PathBuf,
-        /// What the system said.
-        #[source]
-        source: io::Error,
+        /// What the system said. It is part of the message, not a separate cause, so a
+        /// caller printing the whole chain of causes shows it once.
+        error: io::Error,
     },
     /// The path is a device, a FIFO, a socket or a directory.
     #[error(

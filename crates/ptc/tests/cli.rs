@@ -284,5 +284,12 @@ fn a_bad_context_names_where_it_came_from() {
     let o = ptc(&["eval", "--context-json", "[1]", "1"], None);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     assert!(err(&o).contains("--context-json: the context must be a JSON object"), "{}", err(&o));
+    // a file that is not there: the system's reason, once (it was printed twice)
+    let missing = dir.join("missing.json");
+    let o = ptc(&["eval", "--context", missing.to_str().unwrap(), "1"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let e = err(&o);
+    assert!(e.contains(&format!("--context {}: cannot read it: ", missing.display())), "{e}");
+    assert_eq!(e.matches("os error 2").count(), 1, "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
