@@ -108,7 +108,10 @@ fn two_params(f: &Value) -> Option<(u32, u32, &Node)> {
 fn mirrored(x: &Node, y: &Node, p: u32, q: u32) -> bool {
     let all = |xs: &[Node], ys: &[Node]| xs.len() == ys.len() && xs.iter().zip(ys).all(|(a, b)| mirrored(a, b, p, q));
     match (x, y) {
-        (Node::Const(a), Node::Const(b)) => a == b && !matches!(a, Value::Func(_)),
+        // the same kind too: `=` holds between 1 and 1.0, which sum differently
+        (Node::Const(a), Node::Const(b)) => {
+            std::mem::discriminant(a) == std::mem::discriminant(b) && a == b && !matches!(a, Value::Func(_))
+        }
         (Node::Local(a) | Node::LocalMove(a), Node::Local(b) | Node::LocalMove(b)) => *a == p && *b == q,
         (Node::GetKey(k1, t1, d1), Node::GetKey(k2, t2, d2)) => {
             k1 == k2
