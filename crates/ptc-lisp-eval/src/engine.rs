@@ -280,6 +280,31 @@ impl Engine {
         EvalPool::run_on(self.pool(), f).map_err(|e| self.internal_error(e))
     }
 
+    /// Starts a thread of the caller's own that runs programs inline: it reserves the stack
+    /// of an evaluation thread of the pool, so every [`Engine::eval`], [`Engine::run`] or
+    /// [`Engine::batch`] made on it runs on it, with the same stack guarantee (deep
+    /// recursion still ends in `recursion_limit_exceeded`) and no handoff to the pool. For
+    /// a service's own reader thread that answers tiny programs itself (`ptc mcp` over
+    /// stdio); a run on it holds that thread until it ends, so such a caller bounds its runs
+    /// (a small `max_fuel` and `timeout`) and sends the rest to the pool.
+    ///
+    /// ```
+    /// use ptc_lisp_eval::{Engine, Limits, NoTools};
+    /// let engine = Engine::new(Limits::default());
+    /// let here = Engine::spawn_eval_thread("reader", move || engine.eval_with("(+ 1 2)", &NoTools).printed)?;
+    /// assert_eq!(here.join().ok().as_deref(), Some("3"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn spawn_eval_thread<T: Send + 'static>(
+        name: impl Into<String>,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> std::io::Result<std::thread::JoinHandle<T>> {
+        std::thread::Builder::new().name(name.into()).stack_size(stack::EVAL_STACK_BYTES).spawn(move || {
+            stack::mark_eval_thread(stack::EVAL_STACK_BYTES);
+            f()
+        })
+    }
+
     /// Hands `f` to a run thread of the engine's pool and returns at once; the future
     /// resolves to what `f` returns. No thread waits meanwhile, so an async service awaits
     /// many runs on a few runtime threads; runs `f` starts happen inline on its run thread.

@@ -239,7 +239,7 @@ impl FastHttp {
                 }
             }
         };
-        if self.server.start_fast_eval(arguments, cancel, Instant::now(), finish).is_err() {
+        if self.server.start_fast_eval(arguments, cancel, false, Instant::now(), finish).is_err() {
             return None;
         }
         self.taken.fetch_add(1, Ordering::Relaxed);

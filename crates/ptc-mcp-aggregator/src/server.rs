@@ -89,6 +89,8 @@ pub struct PtcServer {
     /// `--prelude` definitions, and the memory every run starts with.
     preludes: Arc<crate::prelude::Preludes>,
     prelude_memory: Arc<ptc_lisp_eval::Memory>,
+    /// Calls answered on the stdio reader thread ([`PtcServer::eval_inline`]; for tests).
+    inline_runs: Arc<AtomicU64>,
 }
 
 /// What `lisp_debug` takes, for its `args_error` feedback.
@@ -146,7 +148,14 @@ impl PtcServer {
             session_store: Arc::new(crate::session::InProcessStore::new()),
             preludes: Arc::new(crate::prelude::Preludes::none()),
             prelude_memory: Arc::new(ptc_lisp_eval::Memory::default()),
+            inline_runs: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Calls answered on the stdio reader thread so far (for tests).
+    #[cfg(test)]
+    pub(crate) fn inline_runs(&self) -> u64 {
+        self.inline_runs.load(Ordering::Relaxed)
     }
 
     /// The same server with `preludes` loaded into every `lisp_eval`, session and
@@ -465,6 +474,63 @@ impl PtcServer {
         self.finish_eval(joined, parsed.output_type.as_ref(), context_bytes)
     }
 
+    /// Runs a tiny `lisp_eval` call on this thread, which must have been started by
+    /// [`Engine::spawn_eval_thread`] (the stdio reader): one handoff between threads fewer
+    /// per call. The run gets at most [`INLINE_FUEL`] units of fuel and [`INLINE_TIME`],
+    /// and no tool call (a tool's effects cannot be undone). When it finishes within that,
+    /// its outcome is the call's, the same a pool thread would give; when it runs out of
+    /// either, or calls a tool, its work is dropped (`None`) and the caller runs the
+    /// program from the start on the pool, under the call's own limits. A context larger
+    /// than [`INLINE_CONTEXT_BYTES`] goes to the pool at once (loading it twice would cost
+    /// more than the handoff).
+    fn eval_inline(
+        &self,
+        program: &str,
+        context_text: Option<&str>,
+        run_cancel: &Cancel,
+    ) -> Option<Result<ptc_lisp_eval::Outcome, String>> {
+        if context_text.is_some_and(|t| t.len() > INLINE_CONTEXT_BYTES) {
+            return None;
+        }
+        let limits = self.engine.limits();
+        let fuel = limits.max_fuel.map_or(INLINE_FUEL, |f| f.min(INLINE_FUEL));
+        let time = limits.timeout.min(INLINE_TIME);
+        let (context, used) = match load_context(context_text, limits.max_heap_bytes) {
+            Ok(loaded) => loaded,
+            Err(msg) => return Some(Err(msg)),
+        };
+        let input = RunInput {
+            strict_data: true,
+            context: Arc::new(context),
+            memory: (*self.prelude_memory).clone(),
+            ..RunInput::new()
+        };
+        let host = NoToolCalls { inner: self.host(), refused: AtomicBool::new(false) };
+        let engine = Engine::new(Limits {
+            max_heap_bytes: limits.max_heap_bytes.saturating_sub(used),
+            max_fuel: Some(fuel),
+            timeout: time,
+            ..limits.clone()
+        });
+        let mut outcome = engine.eval(program, input, &host, run_cancel);
+        if host.refused.load(Ordering::SeqCst) {
+            return None;
+        }
+        if let RunResult::Error(e) = &outcome.result {
+            let cut_short = match e.kind {
+                ErrorKind::FuelExhausted => limits.max_fuel.is_none_or(|f| f > fuel),
+                ErrorKind::Timeout => limits.timeout > time,
+                _ => false,
+            };
+            if cut_short {
+                return None;
+            }
+        }
+        explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
+        self.inline_runs.fetch_add(1, Ordering::Relaxed);
+        Some(Ok(outcome))
+    }
+
     /// The work of one `lisp_eval` run on its evaluation thread: load the context, then
     /// compile and run the program (an `Err` is an `args_error` about the context).
     fn eval_job(
@@ -528,11 +594,14 @@ impl PtcServer {
     /// `answer` with the finished result, logged and recorded as [`ServerHandler::call_tool`]
     /// does. Everything else (sessions, shutdown, a full house that must queue) is handed
     /// back as `Err(arguments)` for rmcp's path. `answer` may also run on this thread (an
-    /// `args_error`, a saturated pool).
+    /// `args_error`, a saturated pool). With `inline` (this thread was started by
+    /// [`Engine::spawn_eval_thread`]), a tiny program is answered on this thread first
+    /// (see [`PtcServer::eval_inline`]).
     pub(crate) fn start_fast_eval(
         &self,
         args: Option<Map<String, Json>>,
         run_cancel: Cancel,
+        inline: bool,
         started: Instant,
         answer: impl FnOnce(CallToolResult) + Send + 'static,
     ) -> Result<(), Option<Map<String, Json>>> {
@@ -571,6 +640,11 @@ impl PtcServer {
         }
         let context_bytes = parsed.context.as_ref().map_or(0, |t| t.len() as u64);
         let output_type = parsed.output_type;
+        if inline && let Some(outcome) = self.eval_inline(&parsed.program, parsed.context.as_deref(), &run_cancel) {
+            drop(permit);
+            finish(self.finish_eval(Ok(outcome), output_type.as_ref(), context_bytes));
+            return Ok(());
+        }
         let job = self.eval_job(parsed.program, parsed.context, run_cancel);
         // what the run thread needs to answer, or this thread when the pool refuses the job
         let rest = Arc::new(std::sync::Mutex::new(Some((permit, output_type, finish))));
@@ -661,6 +735,51 @@ impl PtcServer {
 
 /// What a `lisp_eval` run hands back from its evaluation thread.
 type EvalJoin = Result<Result<ptc_lisp_eval::Outcome, String>, ptc_lisp_eval::EvalError>;
+
+/// The fuel a program answered on the stdio reader thread may use ([`PtcServer::eval_inline`]):
+/// about 100 µs of work at most.
+const INLINE_FUEL: u64 = 2_000;
+
+/// The time a program answered on the stdio reader thread may take.
+const INLINE_TIME: Duration = Duration::from_millis(2);
+
+/// The largest context (JSON text) a program answered on the stdio reader thread may get.
+const INLINE_CONTEXT_BYTES: usize = 16 * 1024;
+
+/// The host of a run on the stdio reader thread: tools are listed (so the program compiles
+/// as it would on the pool) and discovery answers, but a call is refused and noted, and the
+/// run is dropped for one on the pool.
+struct NoToolCalls {
+    inner: Arc<dyn Host>,
+    refused: AtomicBool,
+}
+
+impl Host for NoToolCalls {
+    fn tools(&self) -> Vec<ptc_lisp_eval::ToolSpec> {
+        self.inner.tools()
+    }
+
+    fn call(
+        &self,
+        _: &ptc_lisp_eval::ToolCall,
+        _: &ptc_lisp_eval::CallCx<'_>,
+    ) -> Result<ptc_lisp_eval::Value, ptc_lisp_eval::ToolError> {
+        self.refused.store(true, Ordering::SeqCst);
+        Err(ptc_lisp_eval::ToolError::failed("tool calls run on the pool (internal: this run is dropped)"))
+    }
+
+    fn discover(
+        &self,
+        query: &ptc_lisp_eval::Discovery<'_>,
+        cx: &ptc_lisp_eval::CallCx<'_>,
+    ) -> Option<Result<ptc_lisp_eval::Value, ptc_lisp_eval::ToolError>> {
+        self.inner.discover(query, cx)
+    }
+
+    fn clock_millis(&self) -> Option<i64> {
+        self.inner.clock_millis()
+    }
+}
 
 pub(crate) struct ParsedArgs {
     pub(crate) program: String,

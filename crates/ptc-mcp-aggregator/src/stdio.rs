@@ -250,7 +250,7 @@ impl Link {
                 }
             }
         };
-        match self.server.start_fast_eval(arguments, cancel, Instant::now(), answer) {
+        match self.server.start_fast_eval(arguments, cancel, true, Instant::now(), answer) {
             Ok(()) => {
                 self.fast.taken.fetch_add(1, Ordering::Relaxed);
                 true
@@ -414,7 +414,9 @@ where
     {
         let link = link.clone();
         let runtime = tokio::runtime::Handle::current();
-        std::thread::Builder::new().name("ptc-stdin".into()).spawn(move || {
+        // an evaluation thread of its own: tiny programs are answered on it (see
+        // `PtcServer::eval_inline`)
+        ptc_lisp_eval::Engine::spawn_eval_thread("ptc-stdin", move || {
             let _ = done_tx.send(read_loop(input, &link, &runtime, to_rmcp));
         })?;
     }

@@ -313,3 +313,57 @@ fn session_tools_keep_rmcps_path() {
     assert_eq!(slow.call(4, json!({"program": "(+ 1 2)"})), sessions_lisp_eval);
     let _ = slow.finish();
 }
+
+/// Tiny programs are answered on the reader thread; a program that needs more than its
+/// budget, calls a tool or recurses deep is run again from the start on the pool, and
+/// answers as it would have there. Each answer is checked against rmcp's path too.
+#[test]
+fn tiny_programs_run_on_the_reader_and_the_rest_on_the_pool() {
+    let mut c = config(true, ResponseProfile::Structured);
+    c.limits.max_loop_iterations = 1_000_000;
+    c.limits.max_heap_bytes = 64 * 1024 * 1024;
+    let server = PtcServer::new(c, Arc::new(Echo));
+    let probe = server.clone();
+    let (in_r, in_w) = std::io::pipe().expect("a pipe");
+    let (out_r, out_w) = std::io::pipe().expect("a pipe");
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+        runtime.block_on(serve(server, CancellationToken::new(), in_r, Box::new(out_w)))
+    });
+    let mut s = Session { stdin: Some(in_w), stdout: BufReader::new(out_r), server: Some(thread), lines: Vec::new() };
+    s.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}));
+    s.read();
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    s.send(&json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"}));
+    s.read();
+    let text = |a: &Json| a["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
+    let reason = |a: &Json| a["result"]["structuredContent"]["reason"].as_str().unwrap_or("").to_string();
+    let deep = "(defn down [n] (if (= n 0) 0 (inc (down (dec n))))) (down 100000)";
+    let cases: Vec<(Json, bool, &str)> = vec![
+        (json!({"program": "(+ 1 2)"}), true, "user=> 3"),
+        (json!({"program": "(println \"hi\") (count data/xs)", "context": {"xs": [1, 2]}}), true, "user=> 2"),
+        // needs far more than the reader's fuel: run again on the pool
+        (json!({"program": "(reduce + (range 100000))"}), false, "user=> 4999950000"),
+        // a tool call is never made on the reader thread
+        (json!({"program": "(tool/echo {:a 1})"}), false, "user=> {\"a\" 1}"),
+        // deep recursion ends as it does on the pool
+        (json!({"program": deep}), false, "recursion_limit_exceeded"),
+        // a context over the reader's size goes to the pool at once
+        (
+            json!({"program": "(count data/xs)", "context": {"xs": (0..5_000).collect::<Vec<_>>()}}),
+            false,
+            "user=> 5000",
+        ),
+        // the program's own error, found within the budget, is answered there
+        (json!({"program": "(/ 1 0)"}), true, "arithmetic_error"),
+    ];
+    for (i, (arguments, inline, want)) in cases.into_iter().enumerate() {
+        let before = probe.inline_runs();
+        let answer = s.call(100 + i as i64, arguments.clone());
+        let got = if text(&answer).contains(want) { want.to_string() } else { reason(&answer) };
+        assert_eq!(got, want, "{arguments}: {answer}");
+        assert_eq!(probe.inline_runs() - before, u64::from(inline), "{arguments}: ran inline?");
+    }
+    let (_, done) = s.finish();
+    assert_eq!(done.expect("the server ends cleanly"), 7, "every call took the fast path");
+}
