@@ -495,24 +495,13 @@ impl PtcServer {
         let limits = self.engine.limits();
         let fuel = limits.max_fuel.map_or(INLINE_FUEL, |f| f.min(INLINE_FUEL));
         let time = limits.timeout.min(INLINE_TIME);
-        let (context, used) = match load_context(context_text, limits.max_heap_bytes) {
-            Ok(loaded) => loaded,
+        let capped = Limits { max_fuel: Some(fuel), timeout: time, ..limits.clone() };
+        let host = NoToolCalls { inner: self.host(), refused: AtomicBool::new(false) };
+        let memory = (*self.prelude_memory).clone();
+        let outcome = match run_lisp_eval(program, context_text, &capped, memory, &host, run_cancel) {
+            Ok(outcome) => outcome,
             Err(msg) => return Some(Err(msg)),
         };
-        let input = RunInput {
-            strict_data: true,
-            context: Arc::new(context),
-            memory: (*self.prelude_memory).clone(),
-            ..RunInput::new()
-        };
-        let host = NoToolCalls { inner: self.host(), refused: AtomicBool::new(false) };
-        let engine = Engine::new(Limits {
-            max_heap_bytes: limits.max_heap_bytes.saturating_sub(used),
-            max_fuel: Some(fuel),
-            timeout: time,
-            ..limits.clone()
-        });
-        let mut outcome = engine.eval(program, input, &host, run_cancel);
         if host.refused.load(Ordering::SeqCst) {
             return None;
         }
@@ -526,7 +515,6 @@ impl PtcServer {
                 return None;
             }
         }
-        explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
         self.inline_runs.fetch_add(1, Ordering::Relaxed);
         Some(Ok(outcome))
     }
@@ -542,17 +530,9 @@ impl PtcServer {
         let limits = self.engine.limits().clone();
         let host = self.host();
         let memory = (*self.prelude_memory).clone();
-        move || {
-            // the context is loaded only now that the call has its slot, so at most
-            // max_concurrent_calls contexts exist as values at once
-            let (context, used) = load_context(context_text.as_deref(), limits.max_heap_bytes)?;
-            let input = RunInput { strict_data: true, context: Arc::new(context), memory, ..RunInput::new() };
-            let engine =
-                Engine::new(Limits { max_heap_bytes: limits.max_heap_bytes.saturating_sub(used), ..limits.clone() });
-            let mut outcome = engine.eval(&program, input, host.as_ref(), &run_cancel);
-            explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
-            Ok(outcome)
-        }
+        // the context is loaded only now that the call has its slot, so at most
+        // max_concurrent_calls contexts exist as values at once
+        move || run_lisp_eval(&program, context_text.as_deref(), &limits, memory, host.as_ref(), &run_cancel)
     }
 
     /// Shapes a finished run (its slot already given back) into the call's payload, and
@@ -735,6 +715,25 @@ impl PtcServer {
 
 /// What a `lisp_eval` run hands back from its evaluation thread.
 type EvalJoin = Result<Result<ptc_lisp_eval::Outcome, String>, ptc_lisp_eval::EvalError>;
+
+/// One `lisp_eval` run on this thread: the context loaded (and charged) under `limits`,
+/// the program compiled and run with what the context left of the heap, and a memory
+/// error told the context's share (an `Err` is an `args_error` about the context).
+fn run_lisp_eval(
+    program: &str,
+    context_text: Option<&str>,
+    limits: &Limits,
+    memory: ptc_lisp_eval::Memory,
+    host: &dyn Host,
+    cancel: &Cancel,
+) -> Result<ptc_lisp_eval::Outcome, String> {
+    let (context, used) = load_context(context_text, limits.max_heap_bytes)?;
+    let input = RunInput { strict_data: true, context: Arc::new(context), memory, ..RunInput::new() };
+    let engine = Engine::new(Limits { max_heap_bytes: limits.max_heap_bytes.saturating_sub(used), ..limits.clone() });
+    let mut outcome = engine.eval(program, input, host, cancel);
+    explain_memory_error(&mut outcome, used, limits.max_heap_bytes);
+    Ok(outcome)
+}
 
 /// The fuel a program answered on the stdio reader thread may use ([`PtcServer::eval_inline`]):
 /// about 100 µs of work at most.

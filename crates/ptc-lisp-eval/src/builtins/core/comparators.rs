@@ -12,8 +12,8 @@ use crate::value::Value;
 /// A comparator that is exactly `(fn [x y] (compare x y))` or `(fn [x y] (compare y x))`
 /// (`#(compare %1 %2)`, `#(compare %2 %1)`): whether the arguments are swapped.
 pub(crate) fn known_comparator(f: &Value) -> Option<bool> {
-    let (p0, p1, body) = two_params(f)?;
-    let Node::CallBuiltin(b, args, _) = body else { return None };
+    let (c, p0, p1) = two_params(f)?;
+    let Node::CallBuiltin(b, args, _) = &c.lambda.body else { return None };
     if b.name != "compare" {
         return None;
     }
@@ -50,10 +50,8 @@ pub(crate) struct KeyComparator {
 /// output builtin, so computing it a different number of times changes nothing a program
 /// can see but the fuel it uses.
 pub(crate) fn key_comparator(f: &Value) -> Option<KeyComparator> {
-    let Value::Func(func) = f else { return None };
-    let FnRepr::Closure(c) = func.repr() else { return None };
-    let (p0, p1, body) = two_params(f)?;
-    let (x, y, numbers_only, flipped_op) = match body {
+    let (c, p0, p1) = two_params(f)?;
+    let (x, y, numbers_only, flipped_op) = match &c.lambda.body {
         Node::CallBuiltin(b, args, _) if b.name == "compare" && args.len() == 2 => {
             (args[0].clone(), args[1].clone(), false, false)
         }
@@ -90,9 +88,9 @@ pub(crate) fn key_comparator(f: &Value) -> Option<KeyComparator> {
     Some(KeyComparator { key, flipped: flipped != flipped_op, numbers_only })
 }
 
-/// The two parameter slots and the body of a closure `(fn [a b] body)` with plain names,
-/// no rest parameter and no reference to itself.
-fn two_params(f: &Value) -> Option<(u32, u32, &Node)> {
+/// A closure `(fn [a b] body)` with plain names, no rest parameter and no reference to
+/// itself, and its two parameter slots.
+fn two_params(f: &Value) -> Option<(&Closure, u32, u32)> {
     let Value::Func(func) = f else { return None };
     let FnRepr::Closure(c) = func.repr() else { return None };
     let l = &c.lambda;
@@ -100,7 +98,7 @@ fn two_params(f: &Value) -> Option<(u32, u32, &Node)> {
         return None;
     }
     let [Pattern::Bind(p0), Pattern::Bind(p1)] = l.params.as_slice() else { return None };
-    Some((*p0, *p1, &l.body))
+    Some((c, *p0, *p1))
 }
 
 /// Whether `x` reads parameter `p` only where `y` reads `q`, and is otherwise the same
