@@ -305,6 +305,22 @@ impl Engine {
         })
     }
 
+    /// True on a thread whose stack the engine chose: a thread of an evaluation pool or
+    /// one started by [`Engine::spawn_eval_thread`]. A run made here runs inline, with the
+    /// stack guarantee; elsewhere it is handed to the pool. A service that answers small
+    /// programs on its own threads asks this before it runs one in place.
+    ///
+    /// ```
+    /// use ptc_lisp_eval::Engine;
+    /// assert!(!Engine::on_eval_thread());
+    /// let there = Engine::spawn_eval_thread("worker", Engine::on_eval_thread)?;
+    /// assert_eq!(there.join().ok(), Some(true));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn on_eval_thread() -> bool {
+        stack::is_eval_thread()
+    }
+
     /// Hands `f` to a run thread of the engine's pool and returns at once; the future
     /// resolves to what `f` returns. No thread waits meanwhile, so an async service awaits
     /// many runs on a few runtime threads; runs `f` starts happen inline on its run thread.

@@ -79,6 +79,11 @@ pub(crate) enum Failure {
     Saturated,
 }
 
+/// True on a thread this module chose the stack of.
+pub(crate) fn is_eval_thread() -> bool {
+    EVAL_THREAD.with(Cell::get).is_some()
+}
+
 /// True on an evaluation thread with room for a whole nested run.
 pub(crate) fn has_room_for_nested_run() -> bool {
     let (_, left) = budget_here();

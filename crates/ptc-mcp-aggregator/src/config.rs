@@ -94,6 +94,11 @@ pub struct McpConfig {
     /// an evaluation thread (the same answer, fewer handoffs; see `http_fast.rs`). Off:
     /// every request takes rmcp's path (for comparisons).
     pub http_fast_path: bool,
+    /// HTTP: threads that serve connections, each an evaluation thread with a runtime of
+    /// its own, on which the fast path answers a tiny program without a handoff to the
+    /// pool (a bigger one still goes to the pool). 0: connections are served on the
+    /// caller's runtime and every call goes to the pool.
+    pub http_conn_threads: usize,
 }
 
 impl Default for McpConfig {
@@ -121,6 +126,7 @@ impl Default for McpConfig {
             diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
             stdio_fast_path: true,
             http_fast_path: true,
+            http_conn_threads: cpus.min(8),
         }
     }
 }

@@ -651,6 +651,7 @@ pub(crate) async fn serve_listener(
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(config.http_header_timeout).keep_alive(true);
     let builder = Arc::new(builder);
+    let conn_threads = ConnThreads::start(config.http_conn_threads);
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -670,30 +671,30 @@ pub(crate) async fn serve_listener(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(%peer, error = %e, "cannot set TCP_NODELAY");
         }
-        let app = app.clone();
-        let builder = builder.clone();
-        let stop = stop_conns.clone();
-        let alive = alive_tx.clone();
-        tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-                req.extensions_mut().insert(ConnectInfo(peer));
-                app.clone().oneshot(req.map(Body::new))
-            });
-            let conn = builder.serve_connection(TokioIo::new(stream), svc).with_upgrades();
-            tokio::pin!(conn);
-            tokio::select! {
-                r = conn.as_mut() => {
-                    if let Err(e) = r {
-                        tracing::debug!(%peer, error = %e, "connection ended with an error");
-                    }
+        let conn = Conn {
+            peer,
+            app: app.clone(),
+            builder: builder.clone(),
+            stop: stop_conns.clone(),
+            alive: alive_tx.clone(),
+        };
+        match conn_threads.next() {
+            // the socket moves to that thread's runtime, whose reactor then wakes it
+            Some(thread) => match stream.into_std() {
+                Ok(stream) => {
+                    thread.spawn(async move {
+                        match tokio::net::TcpStream::from_std(stream) {
+                            Ok(stream) => conn.serve(stream).await,
+                            Err(e) => tracing::debug!(%peer, error = %e, "cannot register the connection"),
+                        }
+                    });
                 }
-                _ = stop.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
-                }
+                Err(e) => tracing::debug!(%peer, error = %e, "cannot hand the connection over"),
+            },
+            None => {
+                tokio::spawn(conn.serve(stream));
             }
-            drop(alive);
-        });
+        }
     }
     drop(listener);
     tracing::info!("shutting down: draining calls in flight");
@@ -705,7 +706,115 @@ pub(crate) async fn serve_listener(
     stop_conns.cancel();
     drop(alive_tx);
     let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
+    conn_threads.stop().await;
     Ok(())
+}
+
+/// One accepted connection and what serving it needs.
+struct Conn {
+    peer: SocketAddr,
+    app: Router,
+    builder: Arc<hyper::server::conn::http1::Builder>,
+    stop: CancellationToken,
+    /// Dropped when the connection ends (shutdown waits for every one).
+    alive: tokio::sync::mpsc::Sender<()>,
+}
+
+impl Conn {
+    async fn serve(self, stream: tokio::net::TcpStream) {
+        let Conn { peer, app, builder, stop, alive } = self;
+        let svc = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(ConnectInfo(peer));
+            app.clone().oneshot(req.map(Body::new))
+        });
+        let conn = builder.serve_connection(TokioIo::new(stream), svc).with_upgrades();
+        tokio::pin!(conn);
+        tokio::select! {
+            r = conn.as_mut() => {
+                if let Err(e) = r {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                }
+            }
+            _ = stop.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
+            }
+        }
+        drop(alive);
+    }
+}
+
+/// The threads that serve connections: each an evaluation thread
+/// ([`Engine::spawn_eval_thread`](ptc_lisp_eval::Engine::spawn_eval_thread)) running a
+/// current-thread runtime, so the fast path answers a tiny `lisp_eval` on the
+/// connection's own thread, with the stack guarantee and no handoff to the pool (as the
+/// stdio reader does). Connections are dealt out in turn; everything a connection's
+/// requests start (rmcp's sessions and handlers) runs on its thread's runtime. With no
+/// thread (none asked for, or the OS refused them) connections stay on the caller's
+/// runtime and every fast-path call goes to the pool.
+struct ConnThreads {
+    threads: Vec<ConnThread>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+struct ConnThread {
+    handle: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Resolves when the thread's runtime has shut down.
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl ConnThreads {
+    fn start(count: usize) -> ConnThreads {
+        let mut threads = Vec::with_capacity(count);
+        for i in 0..count {
+            let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+            let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+            let started = ptc_lisp_eval::Engine::spawn_eval_thread(format!("ptc-http-{i}"), move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot start a connection thread's runtime");
+                        return;
+                    }
+                };
+                if handle_tx.send(runtime.handle().clone()).is_err() {
+                    return;
+                }
+                let _ = runtime.block_on(stop_rx);
+                // connections still open after the server's own grace period end here
+                runtime.shutdown_timeout(Duration::from_secs(1));
+                let _ = done_tx.send(());
+            });
+            if let Err(e) = started {
+                tracing::warn!(error = %e, "cannot start a connection thread; serving on the runtime's workers");
+                continue;
+            }
+            if let Ok(handle) = handle_rx.recv() {
+                threads.push(ConnThread { handle, stop: Some(stop_tx), done: done_rx });
+            }
+        }
+        ConnThreads { threads, next: std::sync::atomic::AtomicUsize::new(0) }
+    }
+
+    /// The runtime of the thread whose turn it is.
+    fn next(&self) -> Option<&tokio::runtime::Handle> {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.threads.get(n.checked_rem(self.threads.len())?).map(|t| &t.handle)
+    }
+
+    /// Ends every thread and waits (briefly) until they have.
+    async fn stop(mut self) {
+        for t in &mut self.threads {
+            if let Some(stop) = t.stop.take() {
+                let _ = stop.send(());
+            }
+        }
+        for t in self.threads {
+            let _ = tokio::time::timeout(Duration::from_secs(3), t.done).await;
+        }
+    }
 }
 
 #[cfg(test)]

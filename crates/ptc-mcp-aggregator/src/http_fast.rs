@@ -5,7 +5,10 @@
 //! the handler, the handler to an evaluation thread, and the answer goes back the same
 //! way before the connection task writes it. Here, when the request is one the fast path
 //! can answer exactly as rmcp would, the connection task starts the program on an
-//! evaluation thread itself and waits for its answer: one handoff each way.
+//! evaluation thread itself and waits for its answer: one handoff each way. On a
+//! connection thread (`http.rs`'s `ConnThreads`, evaluation threads themselves) a tiny
+//! program is first run in place, as the stdio reader does (`PtcServer::eval_inline`):
+//! no handoff at all.
 //!
 //! The fast path takes a request only when every check rmcp would make is known to pass:
 //! the session is one this server opened and saw `notifications/initialized` for, rmcp
@@ -178,6 +181,12 @@ impl FastHttp {
         self.taken.load(Ordering::Relaxed)
     }
 
+    /// Calls answered on the thread that read them (a connection thread) so far.
+    #[cfg(test)]
+    pub(crate) fn inline_runs(&self) -> u64 {
+        self.server.inline_runs()
+    }
+
     /// Calls the server runs right now, on either path.
     #[cfg(test)]
     pub(crate) fn calls_in_flight(&self) -> usize {
@@ -239,7 +248,9 @@ impl FastHttp {
                 }
             }
         };
-        if self.server.start_fast_eval(arguments, cancel, false, Instant::now(), finish).is_err() {
+        // on a connection thread (an evaluation thread), a tiny program is answered here
+        let inline = ptc_lisp_eval::Engine::on_eval_thread();
+        if self.server.start_fast_eval(arguments, cancel, inline, Instant::now(), finish).is_err() {
             return None;
         }
         self.taken.fetch_add(1, Ordering::Relaxed);

@@ -371,6 +371,54 @@ fn fast_path_answers_are_the_programs() {
 }
 
 #[test]
+fn tiny_programs_run_on_the_connection_thread_and_the_rest_on_the_pool() {
+    let mut c = config(true, ResponseProfile::Structured);
+    c.limits.max_loop_iterations = 1_000_000;
+    c.limits.max_heap_bytes = 64 * 1024 * 1024;
+    c.limits.max_program_bytes = 100_000;
+    let deep = "(defn down [n] (if (= n 0) 0 (inc (down (dec n))))) (down 100000)";
+    let cases: Vec<(Json, bool, &str)> = vec![
+        (json!({"program": "(+ 1 2)"}), true, "user=> 3"),
+        (json!({"program": "(println \"hi\") (count data/xs)", "context": {"xs": [1, 2]}}), true, "user=> 2"),
+        // needs far more than an inline run's fuel: run again on the pool
+        (json!({"program": "(reduce + (range 100000))"}), false, "user=> 4999950000"),
+        // a tool call is never made on a connection thread
+        (json!({"program": "(tool/echo {:a 1})"}), false, "user=> {\"a\" 1}"),
+        // deep recursion ends as it does on the pool
+        (json!({"program": deep}), false, "recursion_limit_exceeded"),
+        // a context over the inline size goes to the pool at once
+        (
+            json!({"program": "(count data/xs)", "context": {"xs": (0..5_000).collect::<Vec<_>>()}}),
+            false,
+            "user=> 5000",
+        ),
+        // the program's own error, found within the budget, is answered there
+        (json!({"program": "(/ 1 0)"}), true, "arithmetic_error"),
+    ];
+    for threads in [2, 0] {
+        let server = Server::start(McpConfig { http_conn_threads: threads, ..c.clone() });
+        let mut conn = server.connect();
+        let sid = conn.open("2025-11-25");
+        for (i, (arguments, inline, want)) in cases.iter().enumerate() {
+            let before = server.fast.inline_runs();
+            let r = conn.post(Some(&sid), &[], &eval(json!(i), arguments.clone()));
+            let m = r.message();
+            let text = m["result"]["content"][0]["text"].as_str().unwrap_or("");
+            let got = if text.contains(want) {
+                want
+            } else {
+                m["result"]["structuredContent"]["reason"].as_str().unwrap_or("")
+            };
+            assert_eq!(got, *want, "{arguments} with {threads} connection threads: {r:?}");
+            // without connection threads, every call goes to the pool
+            let ran_inline = *inline && threads > 0;
+            assert_eq!(server.fast.inline_runs() - before, u64::from(ran_inline), "{arguments}: ran inline?");
+        }
+        assert_eq!(server.taken(), cases.len() as u64, "every call took the fast path");
+    }
+}
+
+#[test]
 fn a_call_before_notifications_initialized_is_rmcps() {
     let run = |fast: bool| {
         let server = Server::start(config(fast, ResponseProfile::Slim));

@@ -152,7 +152,8 @@ impl PtcServer {
         }
     }
 
-    /// Calls answered on the stdio reader thread so far (for tests).
+    /// Calls answered on the thread that read them (the stdio reader, an HTTP connection
+    /// thread) so far (for tests).
     #[cfg(test)]
     pub(crate) fn inline_runs(&self) -> u64 {
         self.inline_runs.load(Ordering::Relaxed)

@@ -52,6 +52,11 @@ pub struct McpArgs {
     /// sends every request through rmcp.
     #[arg(long, env = "PTC_MCP_HTTP_FAST_PATH", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     http_fast_path: bool,
+    /// HTTP: threads that serve connections; on them the fast path answers a tiny program
+    /// without a handoff to the evaluation pool. 0 serves connections on the runtime's
+    /// workers, every call going to the pool. Default: the number of CPUs, at most 8.
+    #[arg(long, env = "PTC_MCP_HTTP_CONN_THREADS", value_name = "N")]
+    http_conn_threads: Option<usize>,
     /// HTTP: sessions in total; a new session evicts the least recently used.
     #[arg(long, env = "PTC_MCP_HTTP_MAX_SESSIONS", default_value_t = 256)]
     http_max_sessions: usize,
@@ -297,6 +302,10 @@ impl McpArgs {
         c.queue_timeout = Duration::from_millis(self.queue_timeout_ms);
         c.stdio_fast_path = self.stdio_fast_path;
         c.http_fast_path = self.http_fast_path;
+        if let Some(n) = self.http_conn_threads {
+            anyhow::ensure!(n <= 256, "--http-conn-threads must be at most 256 (got {n})");
+            c.http_conn_threads = n;
+        }
         anyhow::ensure!(self.http_max_sessions >= 1, "--http-max-sessions must be at least 1");
         anyhow::ensure!(self.http_max_sessions_per_owner >= 1, "--http-max-sessions-per-owner must be at least 1");
         anyhow::ensure!(self.http_header_timeout_ms >= 1, "--http-header-timeout-ms must be at least 1");
