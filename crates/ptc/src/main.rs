@@ -272,10 +272,14 @@ fn main() -> ExitCode {
         Command::Run(_) => "error",
         _ => "warn",
     };
-    if let Err(e) = cli.log.init(default_level) {
-        warn_line!("ptc: {e:#}");
-        return Exit::UsageError.into();
-    }
+    // held to the end of the command: dropping it writes the log lines still waiting
+    let log = match cli.log.init(default_level) {
+        Ok(guard) => guard,
+        Err(e) => {
+            warn_line!("ptc: {e:#}");
+            return Exit::UsageError.into();
+        }
+    };
     let result = match cli.command {
         Command::Eval(args) => eval_cmd(args),
         Command::Repl(args) => repl_cmd(args),
@@ -291,6 +295,8 @@ fn main() -> ExitCode {
         Command::Man => man_page().map_err(UsageError),
         Command::Script(argv) => script_cmd(argv),
     };
+    // the log lines come before the closing error line
+    drop(log);
     match result {
         Ok(code) => code,
         Err(UsageError(e)) => {

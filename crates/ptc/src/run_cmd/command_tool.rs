@@ -464,6 +464,7 @@ impl Processes {
                         // tool was killed still exits with the signal's status
                         SIGNALLED.store(signal as i32, std::sync::atomic::Ordering::SeqCst);
                         end_run();
+                        crate::logging::flush();
                         std::process::exit(128 + signal as i32);
                     }
                 });
