@@ -213,7 +213,22 @@ fn short_tokens_and_open_binds_are_refused() {
 /// Over HTTP too, a deep program ends in a clean error and the server keeps serving.
 #[test]
 fn deep_recursion_over_http_is_a_clean_error() {
-    let s = start(&["--max-recursion-depth", "100000", "--timeout-ms", "20000"]);
+    // connection threads (the default) answer tiny programs in place; without them
+    // (`0`) every call goes to the pool: the same answers either way
+    for threads in [None, Some("0"), Some("1")] {
+        let mut args = vec!["--max-recursion-depth", "100000", "--timeout-ms", "20000"];
+        args.extend(threads.map(|t| ["--http-conn-threads", t]).into_iter().flatten());
+        deep_recursion_is_a_clean_error(&start(&args));
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--http-conn-threads", "300"])
+        .output()
+        .expect("ptc runs");
+    assert_eq!(o.status.code(), Some(2), "a usage error");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--http-conn-threads must be at most 256"));
+}
+
+fn deep_recursion_is_a_clean_error(s: &Server) {
     let session = initialize(s.port, None);
     let h = [JSON, ACCEPT, ("Mcp-Session-Id", session.as_str()), ("Mcp-Protocol-Version", "2025-11-25")];
     let programs = [
