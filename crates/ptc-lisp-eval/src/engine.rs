@@ -307,7 +307,8 @@ impl Engine {
 
     /// True on a thread whose stack the engine chose: a thread of an evaluation pool or
     /// one started by [`Engine::spawn_eval_thread`]. A run made here runs inline, with the
-    /// stack guarantee; elsewhere it is handed to the pool. A service that answers small
+    /// stack guarantee, while the stack has room for it (a nested run short of room gets
+    /// a fresh thread); elsewhere it is handed to the pool. A service that answers small
     /// programs on its own threads asks this before it runs one in place.
     ///
     /// ```

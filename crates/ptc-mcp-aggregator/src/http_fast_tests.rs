@@ -15,7 +15,7 @@ use super::serve_listener;
 use crate::config::{McpConfig, ResponseProfile};
 use crate::http_fast::FastHttp;
 use crate::server::{PtcServer, ToolBackend};
-use crate::test_support::without_durations;
+use crate::test_support::{inline_cases, without_durations};
 
 struct Echo;
 
@@ -376,25 +376,7 @@ fn tiny_programs_run_on_the_connection_thread_and_the_rest_on_the_pool() {
     c.limits.max_loop_iterations = 1_000_000;
     c.limits.max_heap_bytes = 64 * 1024 * 1024;
     c.limits.max_program_bytes = 100_000;
-    let deep = "(defn down [n] (if (= n 0) 0 (inc (down (dec n))))) (down 100000)";
-    let cases: Vec<(Json, bool, &str)> = vec![
-        (json!({"program": "(+ 1 2)"}), true, "user=> 3"),
-        (json!({"program": "(println \"hi\") (count data/xs)", "context": {"xs": [1, 2]}}), true, "user=> 2"),
-        // needs far more than an inline run's fuel: run again on the pool
-        (json!({"program": "(reduce + (range 100000))"}), false, "user=> 4999950000"),
-        // a tool call is never made on a connection thread
-        (json!({"program": "(tool/echo {:a 1})"}), false, "user=> {\"a\" 1}"),
-        // deep recursion ends as it does on the pool
-        (json!({"program": deep}), false, "recursion_limit_exceeded"),
-        // a context over the inline size goes to the pool at once
-        (
-            json!({"program": "(count data/xs)", "context": {"xs": (0..5_000).collect::<Vec<_>>()}}),
-            false,
-            "user=> 5000",
-        ),
-        // the program's own error, found within the budget, is answered there
-        (json!({"program": "(/ 1 0)"}), true, "arithmetic_error"),
-    ];
+    let cases = inline_cases();
     for threads in [2, 0] {
         let server = Server::start(McpConfig { http_conn_threads: threads, ..c.clone() });
         let mut conn = server.connect();

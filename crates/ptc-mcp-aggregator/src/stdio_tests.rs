@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::{StdioError, serve};
 use crate::config::{McpConfig, ResponseProfile};
 use crate::server::{PtcServer, ToolBackend};
-use crate::test_support::without_durations;
+use crate::test_support::{inline_cases, without_durations};
 
 /// Programs may call `tool/echo` (answers its arguments) and `tool/twice` (async).
 struct Echo;
@@ -338,25 +338,7 @@ fn tiny_programs_run_on_the_reader_and_the_rest_on_the_pool() {
     s.read();
     let text = |a: &Json| a["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
     let reason = |a: &Json| a["result"]["structuredContent"]["reason"].as_str().unwrap_or("").to_string();
-    let deep = "(defn down [n] (if (= n 0) 0 (inc (down (dec n))))) (down 100000)";
-    let cases: Vec<(Json, bool, &str)> = vec![
-        (json!({"program": "(+ 1 2)"}), true, "user=> 3"),
-        (json!({"program": "(println \"hi\") (count data/xs)", "context": {"xs": [1, 2]}}), true, "user=> 2"),
-        // needs far more than the reader's fuel: run again on the pool
-        (json!({"program": "(reduce + (range 100000))"}), false, "user=> 4999950000"),
-        // a tool call is never made on the reader thread
-        (json!({"program": "(tool/echo {:a 1})"}), false, "user=> {\"a\" 1}"),
-        // deep recursion ends as it does on the pool
-        (json!({"program": deep}), false, "recursion_limit_exceeded"),
-        // a context over the reader's size goes to the pool at once
-        (
-            json!({"program": "(count data/xs)", "context": {"xs": (0..5_000).collect::<Vec<_>>()}}),
-            false,
-            "user=> 5000",
-        ),
-        // the program's own error, found within the budget, is answered there
-        (json!({"program": "(/ 1 0)"}), true, "arithmetic_error"),
-    ];
+    let cases = inline_cases();
     for (i, (arguments, inline, want)) in cases.into_iter().enumerate() {
         let before = probe.inline_runs();
         let answer = s.call(100 + i as i64, arguments.clone());
