@@ -323,44 +323,30 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
     };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}}}).to_string();
     let duration = std::time::Duration::from_secs(secs);
-    // CPU of the server and of this process (the load threads) over the run, so that a
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}}).to_string();
+    // each client opens its session with blocking calls, then all 8 are driven from one
+    // thread by readiness (as `wrk` and `oha` do), so the load generator spends its CPU on
+    // the requests and not on switching between 8 blocked threads
+    let mut clients = Vec::new();
+    for _ in 0..8 {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_nodelay(true)?;
+        let mut conn = BufReader::new(stream);
+        let (sid, _) = post(&mut conn, None, &init)?;
+        post(&mut conn, Some(&sid), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())?;
+        if !conn.buffer().is_empty() {
+            bail!("the server sent more than the handshake's answers");
+        }
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {sid}\r\nContent-Length: {}\r\n\r\n{call}",
+            call.len()
+        );
+        clients.push((conn.into_inner(), request.into_bytes()));
+    }
+    // CPU of the server and of this process (the load thread) over the run, so that a
     // reader can tell whether the load generator, not the server, is the ceiling
     let cpu_before = (cpu_secs(child.id()), cpu_secs(std::process::id()));
-    let handles: Vec<_> = (0..8)
-        .map(|_| {
-            let init = init.clone();
-            std::thread::spawn(move || -> Result<Vec<f64>> {
-                let stream = TcpStream::connect(("127.0.0.1", port))?;
-                stream.set_nodelay(true)?;
-                let mut conn = BufReader::new(stream);
-                let (sid, _) = post(&mut conn, None, &init)?;
-                post(
-                    &mut conn,
-                    Some(&sid),
-                    &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-                )?;
-                let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}}).to_string();
-                let start = Instant::now();
-                let mut times = Vec::new();
-                while start.elapsed() < duration {
-                    let t = Instant::now();
-                    let (_, raw) = post(&mut conn, Some(&sid), &call)?;
-                    if !raw.contains("user=> 3") {
-                        bail!("unexpected HTTP reply: {raw}");
-                    }
-                    times.push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-                Ok(times)
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for h in handles {
-        match h.join() {
-            Ok(r) => all.extend(r?),
-            Err(_) => bail!("a load thread panicked"),
-        }
-    }
+    let mut all = drive_clients(clients, duration, "user=> 3")?;
     let cpu_after = (cpu_secs(child.id()), cpu_secs(std::process::id()));
     let per_request = |before: Option<f64>, after: Option<f64>| match (before, after) {
         (Some(b), Some(a)) if !all.is_empty() => format!("{:.0} µs", (a - b) * 1e6 / all.len() as f64),
@@ -379,6 +365,91 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
         all.len() as f64 / duration.as_secs_f64(),
         percentile(&all, 0.99)
     ))
+}
+
+/// Runs each client's request in a closed loop for `duration` (one request in flight
+/// per connection), all from one thread on a current-thread tokio runtime; returns every
+/// request's round trip in ms. A reply that lacks `expect` fails the run.
+fn drive_clients(
+    clients: Vec<(std::net::TcpStream, Vec<u8>)>,
+    duration: std::time::Duration,
+    expect: &str,
+) -> Result<Vec<f64>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+    rt.block_on(async move {
+        let mut set = tokio::task::JoinSet::new();
+        for (stream, request) in clients {
+            stream.set_nonblocking(true)?;
+            let mut stream = tokio::net::TcpStream::from_std(stream)?;
+            let expect = expect.to_string();
+            set.spawn(async move {
+                let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
+                let mut times = Vec::new();
+                let start = Instant::now();
+                while start.elapsed() < duration {
+                    let t = Instant::now();
+                    stream.write_all(&request).await?;
+                    let body = loop {
+                        if let Some((used, body)) = parse_response(&buf)? {
+                            buf.drain(..used);
+                            break body;
+                        }
+                        if stream.read_buf(&mut buf).await? == 0 {
+                            bail!("the server closed the connection mid-response");
+                        }
+                    };
+                    times.push(t.elapsed().as_secs_f64() * 1000.0);
+                    if !String::from_utf8_lossy(&body).contains(&expect) {
+                        bail!("unexpected HTTP reply: {}", String::from_utf8_lossy(&body));
+                    }
+                }
+                Ok::<_, anyhow::Error>(times)
+            });
+        }
+        let mut all = Vec::new();
+        while let Some(r) = set.join_next().await {
+            all.extend(r.context("a load task panicked")??);
+        }
+        Ok(all)
+    })
+}
+
+/// One whole HTTP/1.1 response at the start of `buf`, if it has arrived: the bytes it
+/// takes and its body (sized by `Content-Length` or sent in chunks).
+fn parse_response(buf: &[u8]) -> Result<Option<(usize, Vec<u8>)>> {
+    let Some(head_end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else { return Ok(None) };
+    let head = std::str::from_utf8(&buf[..head_end]).context("a response head that is not UTF-8")?;
+    let header = |name: &str| {
+        head.lines().find_map(|h| {
+            let (k, v) = h.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_ascii_lowercase())
+        })
+    };
+    let mut at = head_end + 4;
+    if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        let mut body = Vec::new();
+        loop {
+            let Some(eol) = buf[at..].windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
+            let line = std::str::from_utf8(&buf[at..at + eol]).unwrap_or("");
+            let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
+                .with_context(|| format!("bad chunk size {line:?}"))?;
+            let data = at + eol + 2;
+            if buf.len() < data + size + 2 {
+                return Ok(None);
+            }
+            body.extend_from_slice(&buf[data..data + size]);
+            at = data + size + 2;
+            if size == 0 {
+                return Ok(Some((at, body)));
+            }
+        }
+    }
+    let len: usize = header("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    if buf.len() < at + len {
+        return Ok(None);
+    }
+    Ok(Some((at + len, buf[at..at + len].to_vec())))
 }
 
 /// User and system CPU seconds of a process so far, its finished threads included (Linux's
@@ -436,7 +507,7 @@ fn read_response(conn: &mut impl std::io::BufRead) -> Result<(String, String)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cpu_secs, read_response};
+    use super::{cpu_secs, parse_response, read_response};
 
     #[test]
     fn cpu_time_of_a_process_grows_with_its_work() {
@@ -468,5 +539,21 @@ mod tests {
         assert!(head.starts_with("HTTP/1.1 202"));
         assert_eq!(body, "");
         assert!(read_response(&mut conn).is_err(), "nothing more on the wire");
+    }
+
+    #[test]
+    fn a_buffered_response_is_parsed_only_once_it_is_whole() {
+        let wire: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+        let first = wire.windows(5).position(|w| w == b"hello").unwrap() + 5;
+        for cut in 0..first {
+            assert_eq!(parse_response(&wire[..cut]).unwrap(), None, "cut at {cut}");
+        }
+        assert_eq!(parse_response(wire).unwrap(), Some((first, b"hello".to_vec())));
+        let rest = &wire[first..];
+        for cut in 0..rest.len() {
+            assert_eq!(parse_response(&rest[..cut]).unwrap(), None, "cut at {cut}");
+        }
+        assert_eq!(parse_response(rest).unwrap(), Some((rest.len(), b"abcde".to_vec())));
+        assert!(parse_response(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").is_err());
     }
 }
