@@ -129,3 +129,37 @@ fn key_comparators_keep_what_a_program_can_see() {
         ("(let [w 10] (sort (fn [a b] (compare (mod (+ a w) 7) (mod (+ b w) 7))) [1 2 3 4 5 6 7]))", "[4 5 6 7 1 2 3]"),
     ]);
 }
+
+/// Items of one kind (or nil) that `sort` orders by `compare`, and some it refuses.
+fn plain_list() -> impl Strategy<Value = String> {
+    let ints = proptest::collection::vec((-5i64..5).prop_map(|i| i.to_string()), 0..40);
+    let numbers = proptest::collection::vec(
+        prop_oneof![
+            3 => (-3i64..3).prop_map(|i| i.to_string()),
+            1 => prop_oneof![Just("0.0"), Just("-0.0"), Just("1.5"), Just("nil"), Just("-2.0")].prop_map(String::from),
+        ],
+        0..40,
+    );
+    let mixed = proptest::collection::vec(item(), 0..12);
+    prop_oneof![3 => ints, 3 => numbers, 1 => mixed].prop_map(|xs| format!("[{}]", xs.join(" ")))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// `sort` orders the items themselves (integers alone as machine integers); sort-by
+    /// with the item as its key goes through keyed pairs: both keep equal items (0.0 and
+    /// -0.0) in the order given and refuse the same mixtures.
+    #[test]
+    fn sort_of_plain_items_is_sort_by_the_item(data in plain_list()) {
+        for order in ["", ":asc ", ":desc "] {
+            let direct = show(&format!("(sort {order}{data})"));
+            let keyed = show(&format!("(vec (map :v (sort-by :v {order}(map (fn [x] {{:v x}}) {data}))))"));
+            if direct.starts_with('!') || keyed.starts_with('!') {
+                prop_assert_eq!(direct.split(':').next(), keyed.split(':').next(), "order {:?}", order);
+            } else {
+                prop_assert_eq!(direct, keyed, "order {:?}", order);
+            }
+        }
+    }
+}

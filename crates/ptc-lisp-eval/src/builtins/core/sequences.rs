@@ -679,8 +679,27 @@ pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             Err(back) => vals = back,
         }
     }
-    if matches!(order, Order::Asc | Order::Desc) {
+    if let Order::Asc | Order::Desc = order {
+        // each item is its own key: sorted in place, with no key beside it
         check_sortable("sort", &vals)?;
+        let desc = matches!(order, Order::Desc);
+        cx.tick(vals.len() as u64)?;
+        if vals.iter().all(|v| matches!(v, Value::Int(_))) {
+            // integers alone sort as machine integers (two equal ones cannot be told
+            // apart, so which comes first does not matter)
+            let mut xs: Vec<i64> = vals.iter().map(|v| if let Value::Int(i) = v { *i } else { 0 }).collect();
+            std::mem::drop(vals);
+            xs.sort_unstable();
+            if desc {
+                xs.reverse();
+            }
+            return vec_out(cx, xs.into_iter().map(Value::Int));
+        }
+        vals.sort_by(|a, b| {
+            let o = compare_values(a, b).ok().flatten().unwrap_or_else(|| a.cmp(b));
+            if desc { o.reverse() } else { o }
+        });
+        return vec_out(cx, vals);
     }
     let pairs = vals.into_iter().map(|v| (v.clone(), v)).collect();
     let sorted = sort_pairs(cx, pairs, &order)?;
