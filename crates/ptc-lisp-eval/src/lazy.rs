@@ -1233,6 +1233,20 @@ pub(crate) fn last(cx: &mut BuiltinContext, seq: Arc<LazySeq>) -> EvalResult {
     Ok(last)
 }
 
+/// `(count s)`: the items of a finite lazy sequence counted as they come, none kept
+/// (unless another reader shares the sequence, whose cache keeps them as it would).
+pub(crate) fn count(cx: &mut BuiltinContext, seq: Arc<LazySeq>) -> EvalResult {
+    if seq.infinite {
+        return unbounded("count", &seq);
+    }
+    let mut c = Cursor::owned(seq);
+    let mut n: i64 = 0;
+    while c.next(cx)?.is_some() {
+        n += 1;
+    }
+    Ok(Value::Int(n))
+}
+
 /// Items of a finite collection or a lazy sequence, for consumers that stop on their own
 /// (a finite partner of `map`/`zipmap`, or `reduce` with `reduced`).
 pub(crate) enum Items<'a> {

@@ -454,3 +454,24 @@ fn last_and_every_stream_a_lazy_sequence() {
     let (prints, got) = prints_and_result("(let [s (map #(do (println %) %) (take 3 (range)))] [(last s) (vec s)])");
     assert_eq!((prints, got.as_str()), (vec!["0".into(), "1".into(), "2".into()], "[2 [0 1 2]]"));
 }
+
+/// `count` of a lazy sequence counts its items as they stream: a sequence too long to
+/// hold under the default memory limit is counted, one shared with another reader is
+/// made once, and an endless one is the same error as before.
+#[test]
+fn count_streams_a_lazy_sequence() {
+    check(&[
+        ("(count (mapcat (fn [x] [x x]) (take-while #(< % 300000) (range))))", "600000"),
+        ("(count (map inc (take-while #(< % 3000000) (range))))", "3000000"),
+        ("(count (filter even? (take 10 (iterate inc 0))))", "5"),
+        ("(count (mapcat (fn [x] [x x]) (take 3 (range))))", "6"),
+        ("(count (take 0 (range)))", "0"),
+    ]);
+    check_err(&[
+        ("(count (range))", "loop_limit_exceeded", "(range) is infinite, so count would never finish"),
+        ("(count (map inc (range)))", "loop_limit_exceeded", "(range) is infinite, so count would never finish"),
+    ]);
+    let (prints, got) =
+        prints_and_result("(let [s (map #(do (println %) %) (take 3 (range)))] [(count s) (vec s) (count s)])");
+    assert_eq!((prints, got.as_str()), (vec!["0".into(), "1".into(), "2".into()], "[3 [0 1 2] 3]"));
+}

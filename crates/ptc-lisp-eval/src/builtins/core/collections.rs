@@ -90,7 +90,7 @@ pub(crate) static TABLE: Table = Table {
             .ext()
             .doc("The [k v] entries of a map, sorted by key.")
             .ex(&[("(entries {:b 2 :a 1})", "[[:a 1] [:b 2]]")]),
-        Builtin::new("count", Exact(1), Collection, count).sink(crate::fusion::Consumer::Count).doc("Number of items (characters for strings, 0 for nil).").ex(&[("(count [1 2 3])", "3"), ("(count \"héllo\")", "5")]),
+        Builtin::new("count", Exact(1), Collection, count).sink(crate::fusion::Consumer::Count).lazy().doc("Number of items (characters for strings, 0 for nil).").ex(&[("(count [1 2 3])", "3"), ("(count \"héllo\")", "5")]),
         Builtin::new("get", Range(2, 3), Collection, get).doc("Value at a key or index, or the default (nil). Keys match flexibly: :user-id finds \"user_id\".").ex(&[("(get {:a 1} :a)", "1"), ("(get [10 20] 5 :none)", ":none")]),
         Builtin::new("get-in", Range(2, 3), Collection, get_in).doc("Value at a path of keys/indexes, or the default.").ex(&[("(get-in {:a [{:b 1}]} [:a 0 :b])", "1")]),
         Builtin::new("assoc", AtLeast(3), Collection, assoc).doc("Map with keys set to values; vectors by index (up to the length).").ex(&[("(assoc {:a 1} :b 2)", "{:a 1 :b 2}"), ("(assoc [1 2] 2 3)", "[1 2 3]")]),
@@ -451,7 +451,11 @@ pub(crate) fn entries(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     }
 }
 
-pub(crate) fn count(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+pub(crate) fn count(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
+    // a lazy sequence is counted as it streams: (count (mapcat f xs)) keeps none of it
+    if let Some(l) = crate::lazy::take_lazy(&mut args[0]) {
+        return crate::lazy::count(cx, l);
+    }
     match seq_len(&args[0]) {
         Some(n) => Ok(Value::Int(n as i64)),
         None => expected("count", "a collection or string", &args[0]),
