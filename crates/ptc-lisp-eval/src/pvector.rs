@@ -373,6 +373,16 @@ impl DoubleEndedIterator for IntoIter {
 
 impl ExactSizeIterator for IntoIter {}
 
+impl PVector {
+    /// The items as a plain `Vec` (a small vector's own, without a copy).
+    pub(crate) fn into_vec(mut self) -> Vec<Value> {
+        match std::mem::take(&mut self.repr) {
+            Repr::Small(v) => v,
+            Repr::Large(v) => (*v).into_iter().collect(),
+        }
+    }
+}
+
 impl IntoIterator for PVector {
     type Item = Value;
     type IntoIter = IntoIter;

@@ -304,7 +304,15 @@ impl Step {
                     None => x,
                 };
                 let fname = if f.is_some() { "mapcat" } else { "concat" };
-                Fed::Many(crate::lazy::finite_items(cx, fname, &ys)?)
+                match ys {
+                    // a vector made for this item alone (`(fn [x] [x x])`) gives up its
+                    // items without a copy
+                    Value::Vector(v) => Fed::Many(match std::sync::Arc::try_unwrap(v) {
+                        Ok(owned) => owned.into_vec(),
+                        Err(shared) => shared.iter().cloned().collect(),
+                    }),
+                    ys => Fed::Many(crate::lazy::finite_items(cx, fname, &ys)?),
+                }
             }
         })
     }

@@ -165,3 +165,17 @@ fn nth_indexes_every_seqable_kind() {
         ("(nth nil 0 :none)", ":none"),
     ]);
 }
+
+/// `mapcat` takes the items of a vector its function made for one item without copying
+/// them, and copies those of a vector held elsewhere, which stays as it was.
+#[test]
+fn mapcat_of_made_and_held_vectors() {
+    check(&[
+        ("(mapcat (fn [x] [x (* 10 x)]) [1 2 3])", "[1 10 2 20 3 30]"),
+        ("(let [v [1 2]] [(vec (mapcat (fn [_] v) [:a :b])) v])", "[[1 2 1 2] [1 2]]"),
+        ("(into [] (mapcat (fn [x] [x x])) (range 3))", "[0 0 1 1 2 2]"),
+        ("(let [v (vec (range 40))] (count (mapcat (fn [_] v) (range 3))))", "120"),
+        ("(count (mapcat (fn [x] (vec (range x))) (range 50)))", "1225"),
+        ("(mapcat (fn [x] (list x x)) [1 2])", "[1 1 2 2]"),
+    ]);
+}
