@@ -232,8 +232,10 @@ pub(crate) fn add2(a: &Value, b: &Value) -> EvalResult {
 }
 
 fn add(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
-    let mut acc = Value::Int(0);
-    for a in args.iter() {
+    // from the first operand, not from 0: (+ -0.0 -0.0) is -0.0, as in Clojure
+    let Some((first, rest)) = args.split_first() else { return Ok(Value::Int(0)) };
+    let mut acc = num("+", first)?;
+    for a in rest {
         acc = add2(&acc, a)?;
     }
     Ok(acc)
