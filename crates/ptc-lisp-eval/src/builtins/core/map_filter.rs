@@ -96,7 +96,7 @@ pub(crate) fn map(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let mut iters: Vec<SeqIter<'_>> = colls.iter().map(|c| seq_iter("map", c)).collect::<EvalResult<_>>()?;
     let mut out = PVector::new();
     loop {
-        let mut call: Vec<Value> = Vec::with_capacity(iters.len());
+        let mut call: smallvec::SmallVec<[Value; 4]> = smallvec::SmallVec::with_capacity(iters.len());
         for it in iters.iter_mut() {
             match it.next() {
                 Some(v) => call.push(v),
