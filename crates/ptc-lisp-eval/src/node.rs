@@ -309,36 +309,20 @@ impl ArithOp {
         }
     }
 
-    /// The result when both operands are plain numbers and nothing can go wrong; `None`
-    /// sends the call to the builtin (types, overflow, division by zero, mixed numbers).
+    /// The result when both operands are numbers and nothing can go wrong; `None` sends
+    /// the call to the builtin (other types, overflow, division by zero, `mod`/`rem`/`quot`
+    /// of floats). The one table is [`ArithOp::fast_num`].
     #[inline(always)]
     pub(crate) fn fast(self, a: &Value, b: Option<&Value>) -> Option<Value> {
-        match (self, a, b) {
-            (ArithOp::Add, Value::Int(x), Some(Value::Int(y))) => x.checked_add(*y).map(Value::Int),
-            (ArithOp::Sub, Value::Int(x), Some(Value::Int(y))) => x.checked_sub(*y).map(Value::Int),
-            (ArithOp::Mul, Value::Int(x), Some(Value::Int(y))) => x.checked_mul(*y).map(Value::Int),
-            (ArithOp::Rem, Value::Int(x), Some(Value::Int(y))) if *y != 0 => x.checked_rem(*y).map(Value::Int),
-            (ArithOp::Quot, Value::Int(x), Some(Value::Int(y))) if *y != 0 => x.checked_div(*y).map(Value::Int),
-            (ArithOp::Mod, Value::Int(x), Some(Value::Int(y))) if *x >= 0 && *y > 0 => Some(Value::Int(x % y)),
-            (ArithOp::Inc, Value::Int(x), None) => x.checked_add(1).map(Value::Int),
-            (ArithOp::Dec, Value::Int(x), None) => x.checked_sub(1).map(Value::Int),
-            (ArithOp::Add, Value::Float(x), Some(Value::Float(y))) => Some(Value::Float(x + y)),
-            (ArithOp::Sub, Value::Float(x), Some(Value::Float(y))) => Some(Value::Float(x - y)),
-            (ArithOp::Mul, Value::Float(x), Some(Value::Float(y))) => Some(Value::Float(x * y)),
-            // an integer meeting a float becomes a float, as the builtins do
-            (ArithOp::Add, Value::Int(x), Some(Value::Float(y))) => Some(Value::Float(*x as f64 + y)),
-            (ArithOp::Add, Value::Float(x), Some(Value::Int(y))) => Some(Value::Float(x + *y as f64)),
-            (ArithOp::Sub, Value::Int(x), Some(Value::Float(y))) => Some(Value::Float(*x as f64 - y)),
-            (ArithOp::Sub, Value::Float(x), Some(Value::Int(y))) => Some(Value::Float(x - *y as f64)),
-            (ArithOp::Mul, Value::Int(x), Some(Value::Float(y))) => Some(Value::Float(*x as f64 * y)),
-            (ArithOp::Mul, Value::Float(x), Some(Value::Int(y))) => Some(Value::Float(x * *y as f64)),
-            (ArithOp::Inc, Value::Float(x), None) => Some(Value::Float(x + 1.0)),
-            (ArithOp::Dec, Value::Float(x), None) => Some(Value::Float(x - 1.0)),
-            _ => None,
-        }
+        let b = match b {
+            Some(b) => Some(Num::of(b)?),
+            None => None,
+        };
+        self.fast_num(Num::of(a)?, b).map(Num::value)
     }
-    /// [`ArithOp::fast`] on plain numbers: the same answers (and the same refusals), for
-    /// nested arithmetic evaluated without building intermediate values.
+    /// The in-place arithmetic on plain numbers, for [`ArithOp::fast`] and for nested
+    /// arithmetic evaluated without building intermediate values. An integer meeting a
+    /// float becomes a float, as in the builtins.
     #[inline(always)]
     pub(crate) fn fast_num(self, a: Num, b: Option<Num>) -> Option<Num> {
         match (self, a, b) {

@@ -304,15 +304,7 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
     // one keep-alive connection per client, as an MCP client library keeps one
     let post = move |conn: &mut BufReader<TcpStream>, session: Option<&str>, body: &str| -> Result<(String, String)> {
-        let mut req = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        if let Some(sid) = session {
-            req.push_str(&format!("Mcp-Session-Id: {sid}\r\n"));
-        }
-        req.push_str("\r\n");
-        req.push_str(body);
+        let req = mcp_post(port, session, body);
         conn.get_mut().write_all(req.as_bytes())?;
         let (headers, body) = read_response(conn)?;
         let sid = headers
@@ -337,10 +329,7 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
         if !conn.buffer().is_empty() {
             bail!("the server sent more than the handshake's answers");
         }
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {sid}\r\nContent-Length: {}\r\n\r\n{call}",
-            call.len()
-        );
+        let request = mcp_post(port, Some(&sid), &call);
         clients.push((conn.into_inner(), request.into_bytes()));
     }
     // CPU of the server and of this process (the load thread) over the run, so that a
@@ -367,6 +356,15 @@ fn http_load(ptc: &Path, secs: u64) -> Result<String> {
     ))
 }
 
+/// A `POST /mcp` of `body` on a keep-alive connection to 127.0.0.1:`port`, in `session`.
+fn mcp_post(port: u16, session: Option<&str>, body: &str) -> String {
+    let sid = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\n{sid}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 /// Runs each client's request in a closed loop for `duration` (one request in flight
 /// per connection), all from one thread on a current-thread tokio runtime; returns every
 /// request's round trip in ms. A reply that lacks `expect` fails the run.
@@ -376,7 +374,9 @@ fn drive_clients(
     expect: &str,
 ) -> Result<Vec<f64>> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+    // a server that stops answering fails the run instead of hanging it
+    const REQUEST_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     rt.block_on(async move {
         let mut set = tokio::task::JoinSet::new();
         for (stream, request) in clients {
@@ -389,16 +389,22 @@ fn drive_clients(
                 let start = Instant::now();
                 while start.elapsed() < duration {
                     let t = Instant::now();
-                    stream.write_all(&request).await?;
-                    let body = loop {
-                        if let Some((used, body)) = parse_response(&buf)? {
-                            buf.drain(..used);
-                            break body;
-                        }
-                        if stream.read_buf(&mut buf).await? == 0 {
-                            bail!("the server closed the connection mid-response");
+                    let exchange = async {
+                        stream.write_all(&request).await?;
+                        loop {
+                            if let Some((used, body)) = parse_response(&buf)? {
+                                buf.drain(..used);
+                                return Ok::<_, anyhow::Error>(body);
+                            }
+                            if stream.read_buf(&mut buf).await? == 0 {
+                                bail!("the server closed the connection mid-response");
+                            }
                         }
                     };
+                    let Ok(body) = tokio::time::timeout(REQUEST_LIMIT, exchange).await else {
+                        bail!("no answer within {} s", REQUEST_LIMIT.as_secs());
+                    };
+                    let body = body?;
                     times.push(t.elapsed().as_secs_f64() * 1000.0);
                     if !String::from_utf8_lossy(&body).contains(&expect) {
                         bail!("unexpected HTTP reply: {}", String::from_utf8_lossy(&body));
@@ -463,46 +469,30 @@ fn cpu_secs(pid: u32) -> Option<f64> {
     Some(ticks as f64 / 100.0)
 }
 
-/// Reads one HTTP/1.1 response from a keep-alive connection: its head (status line and
-/// headers) and its body, sized by `Content-Length` or sent in chunks.
+/// Reads one HTTP/1.1 response from a keep-alive connection ([`parse_response`] over
+/// what arrives), leaving what follows it: its head (status line and headers) and body.
 fn read_response(conn: &mut impl std::io::BufRead) -> Result<(String, String)> {
-    let mut head = String::new();
+    let mut got: Vec<u8> = Vec::new();
     loop {
-        let mut line = String::new();
-        if conn.read_line(&mut line)? == 0 {
-            bail!("the server closed the connection mid-response: {head}");
+        let fresh = conn.fill_buf()?;
+        if fresh.is_empty() {
+            bail!("the server closed the connection mid-response: {}", String::from_utf8_lossy(&got));
         }
-        if line == "\r\n" || line == "\n" {
-            break;
-        }
-        head.push_str(&line);
+        let before = got.len();
+        got.extend_from_slice(fresh);
+        let Some((used, body)) = parse_response(&got)? else {
+            let n = fresh.len();
+            conn.consume(n);
+            continue;
+        };
+        // the response ends in what just arrived (the bytes before did not hold it whole)
+        conn.consume(used - before);
+        let head_end = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(used);
+        return Ok((
+            String::from_utf8_lossy(&got[..head_end]).into_owned(),
+            String::from_utf8_lossy(&body).into_owned(),
+        ));
     }
-    let header = |name: &str| {
-        head.lines().find_map(|h| {
-            let (k, v) = h.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_ascii_lowercase())
-        })
-    };
-    let mut body = Vec::new();
-    if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-        loop {
-            let mut size = String::new();
-            conn.read_line(&mut size)?;
-            let size = usize::from_str_radix(size.trim().split(';').next().unwrap_or(""), 16)
-                .with_context(|| format!("bad chunk size {size:?}"))?;
-            let mut chunk = vec![0; size + 2]; // the chunk and its CRLF
-            conn.read_exact(&mut chunk)?;
-            if size == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..size]);
-        }
-    } else {
-        let len: usize = header("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
-        body.resize(len, 0);
-        conn.read_exact(&mut body)?;
-    }
-    Ok((head, String::from_utf8_lossy(&body).into_owned()))
 }
 
 #[cfg(test)]
