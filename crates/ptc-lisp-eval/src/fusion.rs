@@ -16,6 +16,7 @@
 //! counts fused here; fuel is charged per step and item as the eager builtins do.
 
 use ptc_lisp_syntax::Span;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 
 use crate::builtins::{self, Builtin, BuiltinContext};
@@ -160,6 +161,10 @@ pub(crate) enum Source {
     /// `(vals m)` (`false`) or `(keys m)` (`true`) whose argument is the last node: a map's
     /// values or keys are read in place instead of being copied into a vector first.
     MapView(&'static Builtin, Span, bool),
+    /// `(map f c1 c2 ...)` of two or more collections, whose function and collections are
+    /// the last `usize` nodes: each item is `(f x1 x2 ...)` of the collections' items in
+    /// step, made as the chain asks for it instead of collected into a vector first.
+    Zip(&'static Builtin, Span, usize),
 }
 
 /// The sources a builtin can declare (`.source(..)` on its registry entry): calls whose
@@ -227,6 +232,11 @@ type Chain = (Vec<StepCall>, Vec<Node>, Source);
 /// (`(map f x)`...) or an already fused collecting chain, else `Err(coll)` unchanged.
 fn peel(coll: Node) -> Result<Chain, Node> {
     match coll {
+        // `(map f xs ys ...)`: the collections in step are the chain's source
+        Node::CallBuiltin(b, args, span) if Step::of(b) == Some(Step::Map) && args.len() >= 3 => {
+            let n = args.len();
+            Ok((Vec::new(), args, Source::Zip(b, span, n)))
+        }
         Node::CallBuiltin(b, args, span) => match (Step::of(b), <[Node; 2]>::try_from(args)) {
             (Some(step), Ok([f, inner])) => {
                 let mut steps = vec![(step, b, span)];
@@ -290,11 +300,22 @@ pub(crate) fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) ->
 /// Evaluates a fused chain.
 pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     let mut vals: Vec<Value> = Vec::with_capacity(p.nodes.len());
-    for n in &p.nodes {
+    // the collections of a `map` over several are the last nodes, each its own source
+    let zip_colls = match p.source {
+        Source::Zip(_, _, argc) => argc.saturating_sub(1).min(p.nodes.len()),
+        _ => 0,
+    };
+    let (plain, colls) = p.nodes.split_at(p.nodes.len() - zip_colls);
+    for n in plain {
         vals.push(interp.eval(n)?);
     }
+    let mut zipped: Vec<ZipColl> = Vec::with_capacity(colls.len());
+    for n in colls {
+        zipped.push(zip_coll(interp, n, p.sink)?);
+    }
     // one tick per call, as the nested builtin calls charge
-    interp.tick(1 + p.steps.len() as u64)?;
+    let zip_call = matches!(p.source, Source::Zip(..)) as u64;
+    interp.tick(1 + p.steps.len() as u64 + zip_call)?;
     // the source's arguments (or value) are the last nodes
     let items = match p.source {
         Source::Value => Items::Value(vals.pop().unwrap_or(Value::Nil)),
@@ -321,6 +342,17 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
             // nil and the errors of anything else are the builtin's
             other => Items::Value(b.call(interp, &mut [other]).map_err(|e| with_span(e, span))?),
         },
+        Source::Zip(b, span, _) => {
+            let f = vals.pop().unwrap_or(Value::Nil);
+            if zipped.iter().any(|c| matches!(c, ZipColl::Value(v) if crate::lazy::as_lazy(v).is_some())) {
+                // a lazy collection among them: the builtin's own lazy `map`
+                let mut args = vec![f];
+                args.extend(zipped.drain(..).map(ZipColl::into_value));
+                Items::Value(b.call(interp, &mut args).map_err(|e| with_span(e, span))?)
+            } else {
+                Items::Zip(f, span)
+            }
+        }
     };
     let k = p.sink_args().min(vals.len());
     let (sink_vals, fns) = vals.split_at_mut(k);
@@ -352,6 +384,7 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         }
         Items::View { keys: true, map } => drive_ref(interp, p, &mut chain, sink, map.keys()),
         Items::View { keys: false, map } => drive_ref(interp, p, &mut chain, sink, map.values()),
+        Items::Zip(f, span) => drive_zip(interp, p, &mut chain, sink, f, &zipped, span),
         // items of a vector are read in place: only what a step keeps is cloned
         Items::Value(Value::Vector(v) | Value::List(v)) => drive_ref(interp, p, &mut chain, sink, v.iter()),
         Items::Value(source) => {
@@ -373,6 +406,68 @@ enum Items {
     Split(Vec<Value>, Span),
     /// A map whose keys or values are the items.
     View { keys: bool, map: std::sync::Arc<crate::value::PMap> },
+    /// The function of a `map` over several (finite) collections, and its call's span.
+    Zip(Value, Span),
+}
+
+/// A collection of a `map` over several, evaluated.
+enum ZipColl {
+    /// An all-integer finite range, counted out: `(start, count, step)`.
+    Ints(i64, u64, i64),
+    /// Any other value.
+    Value(Value),
+}
+
+impl ZipColl {
+    /// The collection as a value (a range built as the `range` builtin builds it).
+    fn into_value(self) -> Value {
+        match self {
+            ZipColl::Value(v) => v,
+            ZipColl::Ints(start, n, step) => {
+                let mut x = start as i128;
+                Value::from_pvec(
+                    (0..n)
+                        .map(|_| {
+                            let item = Value::Int(x as i64);
+                            x += step as i128;
+                            item
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+}
+
+/// Evaluates one collection of a `map` over several: an all-integer `range` call is
+/// counted out instead of built (charged as the single-source range is), anything else is
+/// its value.
+fn zip_coll(interp: &mut Interp, node: &Node, sink: Sink) -> EvalResult<ZipColl> {
+    if let Node::CallBuiltin(b, args, span) = node
+        && source_kind(b, args.len()) == Some(SourceKind::Range)
+    {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(interp.eval(a)?);
+        }
+        interp.tick(1)?;
+        return match int_range(&vals) {
+            Some((start, n, step)) => {
+                if !sink.keeps_nothing() || cost::items(n) <= interp.heap_left() {
+                    interp.charge(cost::items(n)).map_err(|e| with_span(e, *span))?;
+                }
+                Ok(ZipColl::Ints(start, n, step))
+            }
+            None => Ok(ZipColl::Value(b.call(interp, &mut vals).map_err(|e| with_span(e, *span))?)),
+        };
+    }
+    Ok(ZipColl::Value(interp.eval(node)?))
+}
+
+/// The items of one collection of a `map` over several.
+enum ZipIter<'a> {
+    Ints { x: i128, left: u64, step: i64 },
+    Seq(builtins::SeqIter<'a>),
 }
 
 /// The steps of a chain, innermost first, as the shared step definitions
@@ -529,6 +624,57 @@ fn drive(
         }
     }
     finish(interp, p, chain, sink)
+}
+
+/// Pushes `(f x1 x2 ...)` of the items of `colls` in step
+/// through the steps into the consumer, until the shortest collection ends. Fuel and
+/// errors are the `map` builtin's: one unit per item, a bad collection named as its
+/// argument, a failing call at the `map` call's span.
+fn drive_zip(
+    interp: &mut Interp,
+    p: &Pipeline,
+    chain: &mut Run,
+    mut sink: Acc,
+    f: Value,
+    colls: &[ZipColl],
+    span: Span,
+) -> EvalResult {
+    let mut iters = colls
+        .iter()
+        .map(|c| match c {
+            ZipColl::Ints(start, n, step) => Ok(ZipIter::Ints { x: *start as i128, left: *n, step: *step }),
+            ZipColl::Value(v) => builtins::seq_iter("map", v).map(ZipIter::Seq),
+        })
+        .collect::<EvalResult<SmallVec<[ZipIter<'_>; 4]>>>()
+        .map_err(|e| with_span(e, span))?;
+    loop {
+        let mut call: SmallVec<[Value; 4]> = SmallVec::with_capacity(iters.len());
+        for it in iters.iter_mut() {
+            let next = match it {
+                ZipIter::Ints { left: 0, .. } => None,
+                ZipIter::Ints { x, left, step } => {
+                    // the range's own fuel, one unit per number
+                    interp.tick(1)?;
+                    let item = Value::Int(*x as i64);
+                    *x += *step as i128;
+                    *left -= 1;
+                    Some(item)
+                }
+                ZipIter::Seq(items) => items.next(),
+            };
+            match next {
+                Some(x) => call.push(x),
+                None => return finish(interp, p, chain, sink),
+            }
+        }
+        interp.tick(1)?;
+        let item = BuiltinContext::new(interp, "map").apply(&f, &mut call).map_err(|e| with_span(e, span))?;
+        match chain.through(interp, p, 0, item, &mut sink)? {
+            Ctl::Go => {}
+            Ctl::Done(v) => return Ok(v),
+            Ctl::End => return sink.finish(interp, p),
+        }
+    }
 }
 
 /// The source has ended: the steps give out what they hold, and the consumer finishes.

@@ -109,6 +109,57 @@ proptest! {
     }
 }
 
+/// Functions of several arguments for `(map f xs ys ...)`.
+const ZIP_FNS: &[&str] = &[
+    "vector",
+    "+",
+    "list",
+    "(fn [a b & more] (if (number? a) a [b (count more)]))",
+    "#(when (some? %2) {:a %1})",
+    "str",
+];
+
+/// A collection for a `map` over several: finite ones, and lazy ones with a finite partner.
+fn zip_coll() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => source(),
+        1 => Just("(range)".to_string()),
+        1 => Just("(iterate inc 3)".to_string()),
+        1 => Just("(take 4 (repeat 2))".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// `(map f xs ys ...)` under steps and a consumer streams its items in step, and
+    /// answers (and fails) as the nested eager calls do.
+    #[test]
+    fn fused_zips_agree_with_nested_calls(
+        f in 0..ZIP_FNS.len(),
+        colls in prop::collection::vec(zip_coll(), 2..4),
+        steps in prop::collection::vec(0..STEPS.len(), 0..3),
+        sink in 0..SINKS.len(),
+    ) {
+        let sink = SINKS[sink];
+        // an unbounded partner only where another collection ends (else both sides run
+        // into the loop limit, which is not what this compares)
+        prop_assume!(colls.iter().any(|c| c != "(range)" && !c.starts_with("(iterate")));
+        let args = colls.join(" ");
+        let fused_src = program(&steps, sink, &format!("(map {} {args})", ZIP_FNS[f]), true);
+        let plain_src = program(&steps, sink, &format!("(map* {} {args})", ZIP_FNS[f]), false);
+        prop_assume!(!steps.is_empty() || !sink.is_empty());
+        let fused = go(&fused_src);
+        let plain = go(&plain_src);
+        let stops_early = sink == "first" || sink.contains("reduced");
+        match (&plain.result, &fused.result) {
+            (RunResult::Error(_), RunResult::Error(_)) => {}
+            (RunResult::Error(_), _) if stops_early => {}
+            _ => prop_assert_eq!(show_outcome(&fused), show_outcome(&plain), "program {}", fused_src),
+        }
+    }
+}
+
 #[test]
 fn fused_chains() {
     check(&[
@@ -145,6 +196,13 @@ fn fused_chains() {
         ("(first (keys {:b 1 :a 2}))", ":a"),
         ("(->> (zipmap (range 50) (range 50)) vals (filter even?) count)", "25"),
         ("(into [] (keys {:b 1 :a 2}))", "[:a :b]"),
+        // a map over several collections streams them in step
+        ("(reduce (fn [acc [a b]] (+ acc (* a b))) 0 (map vector (range 4) (range 10)))", "14"),
+        ("(count (map + (range 1000000) (range 1000000)))", "1000000"),
+        ("(->> (map + [1 2 3] [10 20 30] [100 200]) (filter even?) vec)", "[222]"),
+        ("(first (map vector [1 2] (range)))", "[1 0]"),
+        ("(count (map list \"abc\" {:a 1 :b 2}))", "2"),
+        ("(into {} (map vector [:a :b] (iterate inc 1)))", "{:a 1 :b 2}"),
         // a user definition named like a step is called, never fused
         ("(defn map [f xs] [f]) (->> [1 2] (map inc) (filter fn?) count)", "1"),
     ]);
@@ -161,5 +219,8 @@ fn fused_chains_fail_like_the_steps() {
         ("(count (split 5 #\",\"))", "type_error", "split"),
         ("(reduce + (vals [1 2]))", "type_error", "vals"),
         ("(->> (split \"a\" \",,\") (map inc) count)", "type_error", "plain-string separator"),
+        ("(count (map vector [1 2] 5))", "type_error", "map"),
+        ("(reduce + (map + [1 2] [3 nil]))", "type_error", ""),
+        ("(count (map vector (range) (range)))", "loop_limit_exceeded", ""),
     ]);
 }

@@ -205,6 +205,7 @@ fn every_fused_step_sink_and_source_is_fused() {
                     Source::Value => "Value",
                     Source::Range(..) => "Range",
                     Source::Split(..) => "Split",
+                    Source::Zip(..) => "Zip",
                     Source::MapView(by, _, keys) => {
                         assert!(std::ptr::eq(by, b) && keys == (b.source == Some(SourceKind::Keys)), "{src}");
                         "MapView"
