@@ -55,3 +55,33 @@ fn keyword_writes_reach_the_string_keys_of_json_data() {
     let refs: Vec<(&str, &str)> = owned.iter().map(|(p, w)| (p.as_str(), *w)).collect();
     check(&refs);
 }
+
+/// `update-in` and `assoc-in` take each level out of a map or vector nobody else holds and
+/// change it in place; a level that is shared (held by a local, by another map, by the
+/// argument itself) is left as it was.
+#[test]
+fn nested_updates_change_unshared_levels_and_keep_shared_ones() {
+    check(&[
+        ("(update-in {:a {:b [1]}} [:a :b] conj 2)", "{:a {:b [1 2]}}"),
+        ("(let [m {:a {:b [1]}} n (update-in m [:a :b] conj 2)] [m n])", "[{:a {:b [1]}} {:a {:b [1 2]}}]"),
+        (
+            "(let [inner {:b 1} m {:a inner} n (update-in m [:a :b] inc)] [inner m n])",
+            "[{:b 1} {:a {:b 1}} {:a {:b 2}}]",
+        ),
+        ("(let [v [[0 1] [2 3]] w (update-in v [1 0] + 10)] [v w])", "[[[0 1] [2 3]] [[0 1] [12 3]]]"),
+        ("(let [m {:a {:n 1}} n (assoc-in m [:a :n] 5)] [m n])", "[{:a {:n 1}} {:a {:n 5}}]"),
+        (
+            "(reduce (fn [m i] (update-in m [(mod i 3) :n] (fnil + 0) i)) {} (range 10))",
+            "{0 {:n 18} 1 {:n 12} 2 {:n 15}}",
+        ),
+        ("(reduce (fn [m i] (assoc-in m [(mod i 2) :last] i)) {} (range 5))", "{0 {:last 4} 1 {:last 3}}"),
+        // the value a function sees is the one a read finds (a keyword finds a string key)
+        ("(update-in {\"a\" {\"b\" 1}} [:a :b] inc)", "{\"a\" {\"b\" 2}}"),
+        ("(update-in {:a 1 \"a\" 2} [:a] inc)", "{:a 2 \"a\" 2}"),
+        ("(update-in {:a 1} [] (fn [m] (count m)))", "1"),
+    ]);
+    check_err(&[
+        ("(update-in {:a [1 2]} [:a 5] (fnil inc 0))", "runtime_error", "index 5 out of bounds"),
+        ("(update-in {:a 1} [:a :b] (fnil inc 0))", "type_error", "got integer 1"),
+    ]);
+}

@@ -231,11 +231,39 @@ fn path(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
     }
 }
 
-fn assoc_path(cx: &mut BuiltinContext, coll: Value, keys: &[Value], v: Value) -> EvalResult {
+/// The value under `k` in `coll` taken out of it, when `coll` is a map or vector nobody
+/// else holds and `k` finds it exactly as a read would: the caller puts a new value back
+/// under `k`, so what it changes is not shared and is changed in place, not copied.
+fn take_inner(coll: &mut Value, k: &Value) -> Option<Value> {
+    match coll {
+        Value::Map(m) => {
+            let pm = Arc::get_mut(m)?;
+            // only the entry a read finds (a keyword can find a string key of its name)
+            match (crate::interp::flex_get(pm, k), pm.get(k)) {
+                (Some(read), Some(exact)) if std::ptr::eq(read, exact) => {}
+                _ => return None,
+            }
+            pm.get_mut(k).map(std::mem::take)
+        }
+        Value::Vector(v) => match k {
+            Value::Int(i) if *i >= 0 => Arc::get_mut(v)?.get_mut(*i as usize).map(std::mem::take),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The value under `k` in `coll` for a path step that puts a new one back: taken out when
+/// nobody else holds `coll`, else read (nil when absent).
+fn inner_for_update(coll: &mut Value, k: &Value) -> Value {
+    take_inner(coll, k).unwrap_or_else(|| get_in_value(coll, k).unwrap_or(Value::Nil))
+}
+
+fn assoc_path(cx: &mut BuiltinContext, mut coll: Value, keys: &[Value], v: Value) -> EvalResult {
     match keys {
         [] => Ok(v),
         [k, rest @ ..] => {
-            let inner = get_in_value(&coll, k).unwrap_or(Value::Nil);
+            let inner = if rest.is_empty() { Value::Nil } else { inner_for_update(&mut coll, k) };
             let nv = assoc_path(cx, inner, rest, v)?;
             crate::builtins::core::collections::assoc1(cx, coll, k.clone(), nv)
         }
@@ -248,18 +276,30 @@ fn assoc_in(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     assoc_path(cx, std::mem::take(&mut a[0]), &keys, v)
 }
 
+/// `(f old extra...)` put back under `keys` in `coll`: each level's value is taken out of
+/// its unshared parent on the way down (so `f` and the `assoc` back change it in place),
+/// `f` runs at the end of the path, and the levels are put back innermost first.
+fn update_path(cx: &mut BuiltinContext, mut coll: Value, keys: &[Value], f: &Value, extra: &mut [Value]) -> EvalResult {
+    match keys {
+        [] => {
+            let mut call: SmallVec<[Value; 4]> = SmallVec::with_capacity(1 + extra.len());
+            call.push(coll);
+            call.extend(extra.iter_mut().map(std::mem::take));
+            cx.apply(f, &mut call)
+        }
+        [k, rest @ ..] => {
+            let inner = inner_for_update(&mut coll, k);
+            let nv = update_path(cx, inner, rest, f, extra)?;
+            crate::builtins::core::collections::assoc1(cx, coll, k.clone(), nv)
+        }
+    }
+}
+
 fn update_in(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let keys = path("update-in", &a[1])?;
     let f = std::mem::take(&mut a[2]);
     let coll = std::mem::take(&mut a[0]);
-    let mut old = coll.clone();
-    for k in &keys {
-        old = get_in_value(&old, k).unwrap_or(Value::Nil);
-    }
-    let mut call = vec![old];
-    call.extend(a[3..].iter_mut().map(std::mem::take));
-    let new = cx.apply(&f, &mut call)?;
-    assoc_path(cx, coll, &keys, new)
+    update_path(cx, coll, &keys, &f, &mut a[3..])
 }
 
 pub(crate) fn set(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
