@@ -40,6 +40,22 @@ pub(crate) enum Step {
     Remove,
     /// `(keep f coll)`.
     Keep,
+    /// `(map-indexed f coll)`.
+    MapIndexed,
+    /// `(keep-indexed f coll)`.
+    KeepIndexed,
+    /// `(mapcat f coll)`.
+    Mapcat,
+    /// `(take n coll)`.
+    Take,
+    /// `(drop n coll)`.
+    Drop,
+    /// `(take-while pred coll)`.
+    TakeWhile,
+    /// `(drop-while pred coll)`.
+    DropWhile,
+    /// `(distinct coll)`.
+    Distinct,
 }
 
 impl Step {
@@ -48,15 +64,46 @@ impl Step {
         b.fused
     }
 
-    /// The step's one definition (`crate::steps`), with its function.
-    fn make(self, f: Value) -> steps::Step {
+    /// How many arguments the call takes before the collection (its function or count).
+    pub(crate) const fn lead(self) -> usize {
         match self {
-            Step::Map => steps::Step::Map(f),
-            Step::Filter => steps::Step::Filter { pred: f, keep: true },
-            Step::Remove => steps::Step::Filter { pred: f, keep: false },
-            Step::Keep => steps::Step::Keep(f),
+            Step::Distinct => 0,
+            _ => 1,
         }
     }
+
+    /// The step's one definition (`crate::steps`), with its leading argument (`Nil` for a
+    /// step without one); a count that is not an integer fails as the builtin's does.
+    fn make(self, name: &str, arg: Value) -> EvalResult<steps::Step> {
+        Ok(match self {
+            Step::Map => steps::Step::Map(arg),
+            Step::Filter => steps::Step::Filter { pred: arg, keep: true },
+            Step::Remove => steps::Step::Filter { pred: arg, keep: false },
+            Step::Keep => steps::Step::Keep(arg),
+            Step::MapIndexed => steps::Step::MapIndexed { f: arg, i: 0 },
+            Step::KeepIndexed => steps::Step::KeepIndexed { f: arg, i: 0 },
+            Step::Mapcat => steps::Step::Mapcat(Some(arg)),
+            Step::Take => steps::Step::Take { left: builtins::count_arg(name, &arg)? },
+            Step::Drop => steps::Step::Drop { left: builtins::count_arg(name, &arg)? },
+            Step::TakeWhile => steps::Step::TakeWhile(arg),
+            Step::DropWhile => steps::Step::drop_while(arg),
+            Step::Distinct => steps::Step::distinct(),
+        })
+    }
+}
+
+/// Where each step's leading argument sits among a chain's step arguments (outermost
+/// step first), `None` for a step without one.
+fn lead_slots(steps: &[StepCall]) -> SmallVec<[Option<usize>; 8]> {
+    let mut at = 0;
+    steps
+        .iter()
+        .map(|(kind, _, _)| {
+            let slot = (kind.lead() == 1).then_some(at);
+            at += kind.lead();
+            slot
+        })
+        .collect()
 }
 
 /// A step with the builtin that names it and the span of its call.
@@ -237,10 +284,11 @@ fn peel(coll: Node) -> Result<Chain, Node> {
             let n = args.len();
             Ok((Vec::new(), args, Source::Zip(b, span, n)))
         }
-        Node::CallBuiltin(b, args, span) => match (Step::of(b), <[Node; 2]>::try_from(args)) {
-            (Some(step), Ok([f, inner])) => {
+        Node::CallBuiltin(b, mut args, span) => match Step::of(b) {
+            Some(step) if args.len() == step.lead() + 1 => {
+                let Some(inner) = args.pop() else { return Err(Node::CallBuiltin(b, args, span)) };
                 let mut steps = vec![(step, b, span)];
-                let mut nodes = vec![f];
+                let mut nodes = args;
                 let source = match peel(inner) {
                     Ok((more_steps, more_nodes, source)) => {
                         steps.extend(more_steps);
@@ -251,8 +299,7 @@ fn peel(coll: Node) -> Result<Chain, Node> {
                 };
                 Ok((steps, nodes, source))
             }
-            (_, Ok(two)) => Err(Node::CallBuiltin(b, two.into(), span)),
-            (_, Err(args)) => Err(Node::CallBuiltin(b, args, span)),
+            _ => Err(Node::CallBuiltin(b, args, span)),
         },
         Node::Pipeline(p) if p.sink == Sink::Collect => Ok((p.steps, p.nodes, p.source)),
         other => Err(other),
@@ -264,7 +311,7 @@ fn peel(coll: Node) -> Result<Chain, Node> {
 pub(crate) fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) -> Node {
     let sink = match (Step::of(b), Sink::of(b, args.len())) {
         // a step over another step: fused, collecting what comes out of the outer one
-        (Some(_), _) if args.len() == 2 => Sink::Collect,
+        (Some(step), _) if args.len() == step.lead() + 1 => Sink::Collect,
         (None, Some(sink)) => sink,
         _ => return Node::CallBuiltin(b, args, span),
     };
@@ -288,7 +335,7 @@ pub(crate) fn call_node(b: &'static Builtin, mut args: Vec<Node>, span: Span) ->
     let mut steps = steps;
     let mut nodes = args;
     if sink == Sink::Collect {
-        // the outer step's own function comes before the inner chain's (`nodes` holds it)
+        // the outer step's own argument comes before the inner chain's (`nodes` holds it)
         if let Some(step) = Step::of(b) {
             steps.insert(0, (step, b, span));
         }
@@ -314,8 +361,10 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         zipped.push(zip_coll(interp, n, p.sink)?);
     }
     // one tick per call, as the nested builtin calls charge
+    // (a collecting chain's consumer is its outermost step, already among the steps)
     let zip_call = matches!(p.source, Source::Zip(..)) as u64;
-    interp.tick(1 + p.steps.len() as u64 + zip_call)?;
+    let sink_call = (p.sink != Sink::Collect) as u64;
+    interp.tick(sink_call + p.steps.len() as u64 + zip_call)?;
     // the source's arguments (or value) are the last nodes
     let items = match p.source {
         Source::Value => Items::Value(vals.pop().unwrap_or(Value::Nil)),
@@ -328,10 +377,18 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
                     // keeps none, so `(reduce + (range 3000000))` is not a memory error.
                     // A sink that keeps what it gets (a vector, `into`, `frequencies`)
                     // is charged only when it ends, so for it the range is charged first.
-                    if !p.sink.keeps_nothing() || cost::items(n) <= interp.heap_left() {
-                        interp.charge(cost::items(n)).map_err(|e| with_span(e, span))?;
+                    // A chain that may end before its source (`take`) over a range too
+                    // long to hold reads the lazy range the builtin makes instead.
+                    let fits = cost::items(n) <= interp.heap_left();
+                    let may_end = p.steps.iter().any(|(k, _, _)| matches!(k, Step::Take | Step::TakeWhile));
+                    if !fits && may_end && !p.sink.keeps_nothing() {
+                        Items::Value(b.call(interp, &mut args).map_err(|e| with_span(e, span))?)
+                    } else {
+                        if !p.sink.keeps_nothing() || fits {
+                            interp.charge(cost::items(n)).map_err(|e| with_span(e, span))?;
+                        }
+                        Items::Ints { start, n, step }
                     }
-                    Items::Ints { start, n, step }
                 }
                 None => Items::Value(b.call(interp, &mut args).map_err(|e| with_span(e, span))?),
             }
@@ -361,7 +418,7 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         other => other,
     };
     let sink = Acc::new(p.sink, sink_vals);
-    let mut chain = Run::new(p, fns);
+    let mut chain = Run::new(p, fns)?;
     match items {
         // `(count (range n))`: the fuel of counting the numbers out, without making them
         Items::Ints { n, .. } if p.steps.is_empty() && p.sink == Sink::Count => {
@@ -488,15 +545,16 @@ enum Ctl {
 }
 
 impl Run {
-    /// The chain of `p`, its functions (outermost first) taken from `fns`.
-    fn new(p: &Pipeline, fns: &mut [Value]) -> Run {
+    /// The chain of `p`, its steps' arguments (outermost first) taken from `args`.
+    fn new(p: &Pipeline, args: &mut [Value]) -> EvalResult<Run> {
         let mut steps = Vec::with_capacity(p.steps.len());
         let mut spans = Vec::with_capacity(p.steps.len());
-        for (i, (kind, _, span)) in p.steps.iter().enumerate().rev() {
-            steps.push(kind.make(fns.get_mut(i).map(std::mem::take).unwrap_or(Value::Nil)));
+        for ((kind, b, span), slot) in p.steps.iter().zip(lead_slots(&p.steps)).rev() {
+            let arg = slot.and_then(|i| args.get_mut(i)).map(std::mem::take).unwrap_or(Value::Nil);
+            steps.push(kind.make(b.name, arg).map_err(|e| with_span(e, *span))?);
             spans.push(*span);
         }
-        Run { steps, spans }
+        Ok(Run { steps, spans })
     }
 
     /// Runs a borrowed item through the chain into the consumer.
@@ -706,9 +764,13 @@ pub(crate) fn int_range(args: &[Value]) -> Option<(i64, u64, i64)> {
 /// The nested calls, one after the other (for sources the streaming path does not cover).
 fn unfused(interp: &mut Interp, p: &Pipeline, sink_vals: &mut [Value], fns: &mut [Value], source: Value) -> EvalResult {
     let mut coll = source;
-    for (i, (_, b, span)) in p.steps.iter().enumerate().rev() {
-        let f = std::mem::take(&mut fns[i]);
-        coll = b.call(interp, &mut [f, coll]).map_err(|e| with_span(e, *span))?;
+    for ((_, b, span), slot) in p.steps.iter().zip(lead_slots(&p.steps)).rev() {
+        let mut args: SmallVec<[Value; 2]> = SmallVec::new();
+        if let Some(f) = slot.and_then(|i| fns.get_mut(i)) {
+            args.push(std::mem::take(f));
+        }
+        args.push(coll);
+        coll = b.call(interp, &mut args).map_err(|e| with_span(e, *span))?;
     }
     if p.sink == Sink::Collect {
         return Ok(coll);
@@ -757,7 +819,12 @@ impl Acc {
     fn push(&mut self, interp: &mut Interp, p: &Pipeline, x: Value) -> Result<Option<Value>, Flow> {
         let span = p.sink_span;
         match self {
-            Acc::Collect(v) => v.push_back(x),
+            // charged as each item is kept: a step that makes several items of one
+            // (`mapcat`) cannot build past the limit before the end is charged
+            Acc::Collect(v) => {
+                interp.charge(cost::ELEM).map_err(|e| with_span(e, span))?;
+                v.push_back(x)
+            }
             Acc::Reduce { f, acc, plus } => match acc.take() {
                 None => *acc = Some(x),
                 Some(a) => {
@@ -775,7 +842,13 @@ impl Acc {
             },
             Acc::Frequencies(counts) => {
                 interp.tick(1)?;
-                *counts.entry(x).or_insert(0) += 1;
+                match counts.get_mut(&x) {
+                    Some(n) => *n += 1,
+                    None => {
+                        interp.charge(cost::ENTRY).map_err(|e| with_span(e, span))?;
+                        counts.insert(x, 1);
+                    }
+                }
             }
             Acc::Count(n) => *n += 1,
             Acc::Sum(total) => {
@@ -798,7 +871,7 @@ impl Acc {
     fn finish(self, interp: &mut Interp, p: &Pipeline) -> EvalResult {
         match self {
             Acc::Collect(v) => {
-                interp.charge(cost::items(v.len() as u64))?;
+                interp.charge(cost::HEADER)?;
                 Ok(Value::from_pvec(v))
             }
             Acc::Reduce { f, acc, .. } => match acc {
@@ -806,7 +879,7 @@ impl Acc {
                 None => interp.apply(&f, &mut []).map_err(|e| with_span(e, p.sink_span)),
             },
             Acc::Frequencies(counts) => {
-                interp.charge(cost::entries(counts.len() as u64))?;
+                interp.charge(cost::HEADER)?;
                 Ok(Value::map(counts.into_iter().map(|(k, n)| (k, Value::Int(n)))))
             }
             Acc::Count(n) => Ok(Value::Int(n)),
@@ -831,7 +904,8 @@ mod tests {
         assert_eq!(source_kind(b("range"), 0), None);
         assert_eq!(source_kind(b("keys"), 1), Some(SourceKind::Keys));
         let step = |name| crate::builtins::lookup(name).and_then(Step::of);
-        assert_eq!(step("mapcat"), None);
+        assert_eq!(step("mapcat"), Some(Step::Mapcat));
+        assert_eq!(step("partition"), None);
         assert_eq!(step("mapv"), Some(Step::Map));
         assert_eq!(step("filterv"), Some(Step::Filter));
     }

@@ -31,6 +31,7 @@ pub(crate) use args::*;
 pub(crate) use context::BuiltinContext;
 pub(crate) use core::collections::conj1;
 pub(crate) use core::numbers::{add2, clojure_compare_items, compare_values};
+pub(crate) use core::sequences::count_arg;
 pub(crate) use core::transducers::{reduced_value, transducer_over_vectors};
 pub use discovery::{names_in_namespace, namespaces};
 pub(crate) use string::split_parts;
@@ -533,7 +534,25 @@ mod tests {
     #[test]
     fn specialisations_are_declared_on_the_entries() {
         assert_eq!(declaring(|b| b.arith.is_some()), ["*", "+", "-", "dec", "inc", "mod", "quot", "rem"]);
-        assert_eq!(declaring(|b| b.fused.is_some()), ["filter", "filterv", "keep", "map", "mapv", "remove"]);
+        assert_eq!(
+            declaring(|b| b.fused.is_some()),
+            [
+                "distinct",
+                "drop",
+                "drop-while",
+                "filter",
+                "filterv",
+                "keep",
+                "keep-indexed",
+                "map",
+                "map-indexed",
+                "mapcat",
+                "mapv",
+                "remove",
+                "take",
+                "take-while"
+            ]
+        );
         assert_eq!(declaring(|b| b.quotes_name), ["dir", "doc", "meta", "ns-name", "ns-publics"]);
         assert_eq!(declaring(|b| b.spread_lazy.is_some()), ["concat"]);
         assert_eq!(declaring(|b| b.compare.is_some()), ["<", "<=", "=", ">", ">=", "not="]);

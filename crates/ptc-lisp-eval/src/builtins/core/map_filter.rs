@@ -26,9 +26,11 @@ pub(crate) static TABLE: Table = Table {
             .doc("Non-nil results of (f item).")
             .ex(&[("(keep :a [{:a 1} {:b 2}])", "[1]")]),
         Builtin::new("mapcat", AtLeast(1), Sequence, mapcat).transducer(1, mapcat_xf).lazy()
+            .fused(crate::fusion::Step::Mapcat)
             .doc("Concatenation of (f item) for each item.")
             .ex(&[("(mapcat (fn [x] [x x]) [1 2])", "[1 1 2 2]")]),
         Builtin::new("keep-indexed", Exact(2), Sequence, keep_indexed).lazy()
+            .fused(crate::fusion::Step::KeepIndexed)
             .doc("Non-nil results of (f index item).")
             .ex(&[("(keep-indexed (fn [i x] (when (odd? i) x)) [:a :b :c])", "[:b]")]),
         Builtin::new("map", AtLeast(1), Sequence, map).transducer(1, map_xf).lazy().fused(crate::fusion::Step::Map).doc("Applies f to each item (to items of several collections in step, stopping at the shortest); returns a vector. (map f) is a transducer; over infinite sequences map is lazy.").ex(&[("(map inc [1 2 3])", "[2 3 4]"), ("(map + [1 2] [10 20 30])", "[11 22]")]),
@@ -36,7 +38,7 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("filter", Range(1, 2), Sequence, filter).transducer(1, filter_xf).lazy().fused(crate::fusion::Step::Filter).doc("Items for which (pred item) is truthy.").ex(&[("(filter even? [1 2 3 4])", "[2 4]")]),
         Builtin::new("filterv", Exact(2), Sequence, filter).fused(crate::fusion::Step::Filter).doc("Like filter.").ex(&[("(filterv odd? [1 2 3])", "[1 3]")]),
         Builtin::new("remove", Range(1, 2), Sequence, remove).transducer(1, remove_xf).lazy().fused(crate::fusion::Step::Remove).doc("Items for which (pred item) is falsy.").ex(&[("(remove even? [1 2 3 4])", "[1 3]")]),
-        Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).transducer(1, map_indexed_xf).lazy().doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
+        Builtin::new("map-indexed", Range(1, 2), Sequence, map_indexed).transducer(1, map_indexed_xf).lazy().fused(crate::fusion::Step::MapIndexed).doc("Applies (f index item) to each item.").ex(&[("(map-indexed vector [:a :b])", "[[0 :a] [1 :b]]")]),
     ],
 };
 

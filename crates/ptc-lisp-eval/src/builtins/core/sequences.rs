@@ -22,12 +22,12 @@ use Category::Sequence;
 pub(crate) static TABLE: Table = Table {
     library: Library::Core,
     builtins: &[
-        Builtin::new("take", Range(1, 2), Sequence, take).transducer(1, take_xf).lazy().doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
-        Builtin::new("drop", Range(1, 2), Sequence, drop).transducer(1, drop_xf).lazy().doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
-        Builtin::new("take-while", Range(1, 2), Sequence, take_while).transducer(1, take_while_xf).lazy()
+        Builtin::new("take", Range(1, 2), Sequence, take).transducer(1, take_xf).lazy().fused(crate::fusion::Step::Take).doc("The first n items.").ex(&[("(take 2 [1 2 3])", "[1 2]")]),
+        Builtin::new("drop", Range(1, 2), Sequence, drop).transducer(1, drop_xf).lazy().fused(crate::fusion::Step::Drop).doc("All but the first n items.").ex(&[("(drop 2 [1 2 3])", "[3]")]),
+        Builtin::new("take-while", Range(1, 2), Sequence, take_while).transducer(1, take_while_xf).lazy().fused(crate::fusion::Step::TakeWhile)
             .doc("Leading items while (pred item) is truthy.")
             .ex(&[("(take-while pos? [1 2 -1 3])", "[1 2]")]),
-        Builtin::new("drop-while", Range(1, 2), Sequence, drop_while).transducer(1, drop_while_xf).lazy()
+        Builtin::new("drop-while", Range(1, 2), Sequence, drop_while).transducer(1, drop_while_xf).lazy().fused(crate::fusion::Step::DropWhile)
             .doc("Items after the leading run where (pred item) is truthy.")
             .ex(&[("(drop-while pos? [1 2 -1 3])", "[-1 3]")]),
         Builtin::new("concat", AtLeast(0), Sequence, concat).spread_lazy(concat_lazy_tail)
@@ -48,7 +48,7 @@ pub(crate) static TABLE: Table = Table {
                 ("(sort-by :age [{:age 3} {:age 1}])", "[{:age 1} {:age 3}]"),
                 ("(sort-by count > [\"a\" \"abc\"])", "[\"abc\" \"a\"]"),
             ]),
-        Builtin::new("distinct", Range(0, 1), Sequence, distinct).transducer(0, distinct_xf).lazy()
+        Builtin::new("distinct", Range(0, 1), Sequence, distinct).transducer(0, distinct_xf).lazy().fused(crate::fusion::Step::Distinct)
             .doc("Items without repeats, first occurrence kept.")
             .ex(&[("(distinct [1 2 1 3])", "[1 2 3]")]),
         Builtin::new("partition", Range(2, 4), Sequence, partition).lazy()
@@ -165,7 +165,8 @@ pub(crate) fn vec_out(cx: &mut BuiltinContext, items: impl IntoIterator<Item = V
     Ok(Value::from_pvec(v))
 }
 
-fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {
+/// A count argument (`take`, `drop`): an integer, negative ones as 0.
+pub(crate) fn count_arg(fname: &str, v: &Value) -> EvalResult<usize> {
     Ok(int_arg(fname, v)?.max(0) as usize)
 }
 
