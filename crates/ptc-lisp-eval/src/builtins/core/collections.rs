@@ -232,19 +232,12 @@ fn path(fname: &str, v: &Value) -> EvalResult<Vec<Value>> {
 }
 
 /// The value under `k` in `coll` taken out of it, when `coll` is a map or vector nobody
-/// else holds and `k` finds it exactly as a read would: the caller puts a new value back
-/// under `k`, so what it changes is not shared and is changed in place, not copied.
+/// else holds and has `k` exactly (a read finds an exact key before a keyword's string
+/// twin): the caller puts a new value back under `k` ([`put_back`]), so what it changes is
+/// not shared and is changed in place, not copied.
 fn take_inner(coll: &mut Value, k: &Value) -> Option<Value> {
     match coll {
-        Value::Map(m) => {
-            let pm = Arc::get_mut(m)?;
-            // only the entry a read finds (a keyword can find a string key of its name)
-            match (crate::interp::flex_get(pm, k), pm.get(k)) {
-                (Some(read), Some(exact)) if std::ptr::eq(read, exact) => {}
-                _ => return None,
-            }
-            pm.get_mut(k).map(std::mem::take)
-        }
+        Value::Map(m) => Arc::get_mut(m)?.get_mut(k).map(std::mem::take),
         Value::Vector(v) => match k {
             Value::Int(i) if *i >= 0 => Arc::get_mut(v)?.get_mut(*i as usize).map(std::mem::take),
             _ => None,
@@ -253,20 +246,51 @@ fn take_inner(coll: &mut Value, k: &Value) -> Option<Value> {
     }
 }
 
-/// The value under `k` in `coll` for a path step that puts a new one back: taken out when
-/// nobody else holds `coll`, else read (nil when absent).
-fn inner_for_update(coll: &mut Value, k: &Value) -> Value {
-    take_inner(coll, k).unwrap_or_else(|| get_in_value(coll, k).unwrap_or(Value::Nil))
+/// Puts `v` back where [`take_inner`] took a value from (charged as `assoc` charges).
+fn put_back(cx: &mut BuiltinContext, coll: &mut Value, k: &Value, v: Value) -> EvalResult<()> {
+    let slot = match coll {
+        Value::Map(m) => {
+            cx.charge(cost::ENTRY)?;
+            Arc::make_mut(m).get_mut(k)
+        }
+        Value::Vector(items) => {
+            cx.charge(cost::ELEM)?;
+            match k {
+                Value::Int(i) if *i >= 0 => Arc::make_mut(items).get_mut(*i as usize),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if let Some(slot) = slot {
+        *slot = v;
+    }
+    Ok(())
 }
 
-fn assoc_path(cx: &mut BuiltinContext, mut coll: Value, keys: &[Value], v: Value) -> EvalResult {
+/// `coll` with the value under `k` replaced by what `change` makes of it: taken out and
+/// put back in place when `coll` is not shared, else read and `assoc`ed.
+fn update_level(
+    cx: &mut BuiltinContext,
+    mut coll: Value,
+    k: &Value,
+    change: impl FnOnce(&mut BuiltinContext, Value) -> EvalResult,
+) -> EvalResult {
+    if let Some(inner) = take_inner(&mut coll, k) {
+        let nv = change(cx, inner)?;
+        put_back(cx, &mut coll, k, nv)?;
+        return Ok(coll);
+    }
+    let inner = get_in_value(&coll, k).unwrap_or(Value::Nil);
+    let nv = change(cx, inner)?;
+    crate::builtins::core::collections::assoc1(cx, coll, k.clone(), nv)
+}
+
+fn assoc_path(cx: &mut BuiltinContext, coll: Value, keys: &[Value], v: Value) -> EvalResult {
     match keys {
         [] => Ok(v),
-        [k, rest @ ..] => {
-            let inner = if rest.is_empty() { Value::Nil } else { inner_for_update(&mut coll, k) };
-            let nv = assoc_path(cx, inner, rest, v)?;
-            crate::builtins::core::collections::assoc1(cx, coll, k.clone(), nv)
-        }
+        [k] => crate::builtins::core::collections::assoc1(cx, coll, k.clone(), v),
+        [k, rest @ ..] => update_level(cx, coll, k, |cx, inner| assoc_path(cx, inner, rest, v)),
     }
 }
 
@@ -279,7 +303,7 @@ fn assoc_in(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 /// `(f old extra...)` put back under `keys` in `coll`: each level's value is taken out of
 /// its unshared parent on the way down (so `f` and the `assoc` back change it in place),
 /// `f` runs at the end of the path, and the levels are put back innermost first.
-fn update_path(cx: &mut BuiltinContext, mut coll: Value, keys: &[Value], f: &Value, extra: &mut [Value]) -> EvalResult {
+fn update_path(cx: &mut BuiltinContext, coll: Value, keys: &[Value], f: &Value, extra: &mut [Value]) -> EvalResult {
     match keys {
         [] => {
             let mut call: SmallVec<[Value; 4]> = SmallVec::with_capacity(1 + extra.len());
@@ -287,11 +311,7 @@ fn update_path(cx: &mut BuiltinContext, mut coll: Value, keys: &[Value], f: &Val
             call.extend(extra.iter_mut().map(std::mem::take));
             cx.apply(f, &mut call)
         }
-        [k, rest @ ..] => {
-            let inner = inner_for_update(&mut coll, k);
-            let nv = update_path(cx, inner, rest, f, extra)?;
-            crate::builtins::core::collections::assoc1(cx, coll, k.clone(), nv)
-        }
+        [k, rest @ ..] => update_level(cx, coll, k, |cx, inner| update_path(cx, inner, rest, f, extra)),
     }
 }
 
