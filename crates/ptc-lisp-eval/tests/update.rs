@@ -85,3 +85,23 @@ fn nested_updates_change_unshared_levels_and_keep_shared_ones() {
         ("(update-in {:a 1} [:a :b] (fnil inc 0))", "type_error", "got integer 1"),
     ]);
 }
+
+/// `merge-with` merges into its first map (in place when nobody else holds it); a map a
+/// local still holds is left as it was.
+#[test]
+fn merge_with_merges_into_the_first_map_and_keeps_shared_ones() {
+    check(&[
+        ("(merge-with + {:a 1 :b 2} {:a 10 :c 3} nil {:a 100})", "{:a 111 :b 2 :c 3}"),
+        ("(let [m {:a 1} n (merge-with + m {:a 2})] [m n])", "[{:a 1} {:a 3}]"),
+        ("(let [m {:a [1]} n (merge-with into m {:a [2]})] [m n])", "[{:a [1]} {:a [1 2]}]"),
+        ("(merge-with + nil {:a 1})", "{:a 1}"),
+        ("(merge-with +)", "nil"),
+        ("(merge-with + nil nil)", "nil"),
+        ("(reduce #(merge-with + %1 %2) {} (map (fn [i] {(mod i 3) 1}) (range 10)))", "{0 4 1 3 2 3}"),
+        ("(merge-with (fn [a b] (merge-with + a b)) {:x {:n 1}} {:x {:n 2 :m 1}})", "{:x {:m 1 :n 3}}"),
+    ]);
+    check_err(&[
+        ("(merge-with + {:a 1} 5)", "type_error", "merge-with"),
+        ("(merge-with + {:a \"s\"} {:a 1})", "type_error", ""),
+    ]);
+}

@@ -146,29 +146,38 @@ pub(crate) fn merge(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
 
 fn merge_with(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let f = std::mem::take(&mut a[0]);
-    let mut out: Option<PMap> = None;
-    for m in a[1..].iter() {
-        match m {
+    // the first map is the result to merge into (changed in place when nobody else holds
+    // it, as `merge` does), not copied entry by entry
+    let mut out: Option<Arc<PMap>> = None;
+    for m in a[1..].iter_mut() {
+        match std::mem::take(m) {
             Value::Nil => {}
             Value::Map(src) => {
-                let dst = out.get_or_insert_with(PMap::new);
+                let Some(dst) = out.as_mut() else {
+                    out = Some(src);
+                    continue;
+                };
+                let d = Arc::make_mut(dst);
                 for (k, v) in src.iter() {
                     cx.tick(1)?;
-                    let k = &write_key(dst, k.clone());
-                    let nv = match dst.get(k) {
-                        Some(old) => cx.apply(&f, &mut [old.clone(), v.clone()])?,
+                    let k = write_key(d, k.clone());
+                    match d.get_mut(&k) {
+                        // the old value is taken out for the call, so f may change it in place
+                        Some(slot) => {
+                            let old = std::mem::take(slot);
+                            *slot = cx.apply(&f, &mut [old, v.clone()])?;
+                        }
                         None => {
                             cx.charge(cost::ENTRY)?;
-                            v.clone()
+                            d.insert(k, v.clone());
                         }
-                    };
-                    dst.insert(k.clone(), nv);
+                    }
                 }
             }
-            other => return expected("merge-with", "maps (or nil)", other),
+            other => return expected("merge-with", "maps (or nil)", &other),
         }
     }
-    Ok(out.map(|m| Value::Map(Arc::new(m))).unwrap_or(Value::Nil))
+    Ok(out.map(Value::Map).unwrap_or(Value::Nil))
 }
 
 fn select_keys(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
