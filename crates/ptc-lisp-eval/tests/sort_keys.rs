@@ -163,3 +163,37 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// `<` and `>` passed as the comparator of `sort` and `sort-by` sort numeric keys
+    /// without a call per comparison: the order (equal numbers, `1` and `1.0`, `0.0` and
+    /// `-0.0`, `##NaN` and nil included) and the errors are those of the same builtin
+    /// called through a function the sort cannot see into. `sort-by` makes each key once
+    /// either way (its `println`s show it).
+    #[test]
+    fn lt_and_gt_comparators_sort_as_calling_them(data in plain_list(), recs in records()) {
+        for op in ["<", ">"] {
+            let wrapped = format!("(let [op {op}] (fn [a b] (op a b)))");
+            let direct = show(&format!("(sort {op} {data})"));
+            let called = show(&format!("(sort {wrapped} {data})"));
+            prop_assert_eq!(&direct, &called, "(sort {} {})", op, data);
+            let direct = go(&format!("(mapv :id (sort-by #(do (println (:id %)) (:a %)) {op} {recs}))"));
+            let called = go(&format!("(mapv :id (sort-by #(do (println (:id %)) (:a %)) {wrapped} {recs}))"));
+            prop_assert_eq!(show_outcome(&direct), show_outcome(&called), "sort-by :a {} {}", op, recs);
+            prop_assert_eq!(direct.prints, called.prints);
+        }
+    }
+}
+
+#[test]
+fn lt_and_gt_comparators() {
+    check(&[
+        ("(sort > [3 1 2])", "[3 2 1]"),
+        ("(sort < [3 1.5 nil 2])", "[nil 1.5 2 3]"),
+        ("(sort-by :n > [{:n 1 :i 0} {:n 2 :i 1} {:n 1.0 :i 2}])", "[{:i 1 :n 2} {:i 0 :n 1} {:i 2 :n 1.0}]"),
+        ("(sort > [\"b\" \"a\" \"c\"])", "[\"c\" \"b\" \"a\"]"),
+        ("(sort-by :s < [{:s \"b\"} {:s \"a\"}])", "[{:s \"a\"} {:s \"b\"}]"),
+    ]);
+}

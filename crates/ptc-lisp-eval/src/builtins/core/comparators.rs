@@ -28,6 +28,21 @@ pub(crate) fn known_comparator(f: &Value) -> Option<bool> {
     }
 }
 
+/// The `<` or `>` builtin passed as a comparator (`(sort > xs)`, `(sort-by :score > xs)`):
+/// whether it is `>` (a descending order). While every key is a number or nil it orders
+/// two keys exactly as `compare` does (equal numbers, `1` and `1.0` included, are neither
+/// less nor greater, as `compare` finds them equal), so the sort needs no call per
+/// comparison; any other key must go through the builtin.
+pub(crate) fn numeric_comparator(f: &Value) -> Option<bool> {
+    let Value::Func(func) = f else { return None };
+    let FnRepr::Builtin(b) = func.repr() else { return None };
+    match b.compare {
+        Some(CmpOp::Lt) => Some(false),
+        Some(CmpOp::Gt) => Some(true),
+        _ => None,
+    }
+}
+
 /// A comparator that compares the same key of both its arguments.
 pub(crate) struct KeyComparator {
     /// A function of the item that gives its key (called with the item as both of the

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
-use crate::builtins::core::comparators::{key_comparator, known_comparator};
+use crate::builtins::core::comparators::{key_comparator, known_comparator, numeric_comparator};
 use crate::builtins::core::transducers::xf_step;
 use crate::builtins::{Arity, Builtin, Category, Library, Table, compare_values, expected, int_arg, seq_iter, seq_len};
 use crate::error::{ErrorKind, EvalResult, err};
@@ -670,6 +670,17 @@ pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut vals = items(cx, "sort", &coll)?;
     // `(fn [a b] (compare (:k b) (:k a)))`: sorted by the key, each key made once (with
     // fewer than two items the comparator is never called, nor the key computed)
+    // `(sort > xs)`: numbers (and nil) sorted as `compare` sorts them, without a call each
+    if let Order::Fn(f) = &order
+        && vals.len() > 1
+        && let Some(flipped) = numeric_comparator(f)
+    {
+        let key = |_: &mut BuiltinContext, item: &Value| Ok(item.clone());
+        match sort_by_key(cx, key, Order::Compare(flipped), vals, true)? {
+            Ok(sorted) => return Ok(sorted),
+            Err(back) => vals = back,
+        }
+    }
     if let Order::Fn(f) = &order
         && vals.len() > 1
         && let Some(kc) = key_comparator(f)
@@ -716,6 +727,26 @@ fn sort_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     };
     let items = items(cx, "sort-by", &coll)?;
     let key = |cx: &mut BuiltinContext, item: &Value| cx.apply(&keyfn, &mut [item.clone()]);
+    // `(sort-by :score > rows)`: numeric keys sorted as `compare` sorts them, without a
+    // call per comparison. The keys are made first, once each, to see whether they all are
+    // numbers (or nil); any other key leaves the order to the builtin.
+    if let Order::Fn(f) = &order
+        && items.len() > 1
+        && let Some(flipped) = numeric_comparator(f)
+    {
+        let mut keys = Vec::with_capacity(items.len());
+        for item in &items {
+            keys.push(cx.apply(&keyfn, &mut [item.clone()])?);
+        }
+        let numeric = keys.iter().all(|k| matches!(k, Value::Int(_) | Value::Float(_) | Value::Nil));
+        let order = if numeric { Order::Compare(flipped) } else { order };
+        let mut made = keys.into_iter();
+        let key = |_: &mut BuiltinContext, _: &Value| Ok(made.next().unwrap_or(Value::Nil));
+        return match sort_by_key(cx, key, order, items, false)? {
+            Ok(sorted) => Ok(sorted),
+            Err(_) => err(ErrorKind::RuntimeError, "sort-by: internal error: keys refused"),
+        };
+    }
     match sort_by_key(cx, key, order, items, false)? {
         Ok(sorted) => Ok(sorted),
         Err(_) => err(ErrorKind::RuntimeError, "sort-by: internal error: keys refused"),
