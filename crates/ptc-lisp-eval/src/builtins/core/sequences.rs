@@ -651,10 +651,21 @@ impl FlatKeys {
                 });
                 Ok(idx)
             }
-            &Order::Compare(flipped) => merge_sort_idx(cx, self.rows, |_, a, b| {
-                let (x, y) = if flipped { (a, b) } else { (b, a) };
-                Ok(self.compare_as_builtin(x, y)? < 0)
-            }),
+            &Order::Compare(flipped) => {
+                // single integer keys: the same merge sort and comparisons, on machine integers
+                if self.width == 1 && self.items.iter().all(|v| matches!(v, Value::Int(_))) {
+                    let ints: Vec<i64> =
+                        self.items.iter().map(|v| if let Value::Int(i) = v { *i } else { 0 }).collect();
+                    return merge_sort_idx(cx, self.rows, |_, a, b| {
+                        let (x, y) = if flipped { (a, b) } else { (b, a) };
+                        Ok(ints[x] < ints[y])
+                    });
+                }
+                merge_sort_idx(cx, self.rows, |_, a, b| {
+                    let (x, y) = if flipped { (a, b) } else { (b, a) };
+                    Ok(self.compare_as_builtin(x, y)? < 0)
+                })
+            }
             // a table is only made for the orders above
             Order::Fn(_) => err(ErrorKind::RuntimeError, "sort: internal error: a spread key table with a comparator"),
         }
@@ -668,8 +679,6 @@ pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         (Order::Asc, std::mem::take(&mut a[0]))
     };
     let mut vals = items(cx, "sort", &coll)?;
-    // `(fn [a b] (compare (:k b) (:k a)))`: sorted by the key, each key made once (with
-    // fewer than two items the comparator is never called, nor the key computed)
     // `(sort > xs)`: numbers (and nil) sorted as `compare` sorts them, without a call each
     if let Order::Fn(f) = &order
         && vals.len() > 1
@@ -681,6 +690,8 @@ pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
             Err(back) => vals = back,
         }
     }
+    // `(fn [a b] (compare (:k b) (:k a)))`: sorted by the key, each key made once (with
+    // fewer than two items the comparator is never called, nor the key computed)
     if let Order::Fn(f) = &order
         && vals.len() > 1
         && let Some(kc) = key_comparator(f)
