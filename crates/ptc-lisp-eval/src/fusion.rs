@@ -75,6 +75,11 @@ impl Step {
         }
     }
 
+    /// The step may end the chain before its input ends (as `steps::Step::may_end`).
+    fn may_end(self) -> bool {
+        matches!(self, Step::Take | Step::TakeWhile)
+    }
+
     /// The step's one definition (`crate::steps`), with its leading argument (`Nil` for a
     /// step without one); a count that is not an integer fails as the builtin's does.
     fn make(self, name: &str, arg: Value) -> EvalResult<steps::Step> {
@@ -361,7 +366,7 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     }
     let mut zipped: Vec<ZipColl> = Vec::with_capacity(colls.len());
     for n in colls {
-        zipped.push(zip_coll(interp, n, p.sink)?);
+        zipped.push(zip_coll(interp, p, n)?);
     }
     // one tick per call, as the nested builtin calls charge
     // (a collecting chain's consumer is its outermost step, already among the steps)
@@ -373,27 +378,9 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         Source::Value => Items::Value(vals.pop().unwrap_or(Value::Nil)),
         Source::Range(b, span, argc) => {
             let mut args = vals.split_off(vals.len().saturating_sub(argc));
-            match int_range(&args) {
-                Some((start, n, step)) => {
-                    // charged as `range` itself is: a range that fits in the heap left is
-                    // held (and charged), a longer one makes one number at a time and
-                    // keeps none, so `(reduce + (range 3000000))` is not a memory error.
-                    // A sink that keeps what it gets (a vector, `into`, `frequencies`)
-                    // is charged only when it ends, so for it the range is charged first.
-                    // A chain that may end before its source (`take`) over a range too
-                    // long to hold reads the lazy range the builtin makes instead.
-                    let fits = cost::items(n) <= interp.heap_left();
-                    let may_end = p.steps.iter().any(|(k, _, _)| matches!(k, Step::Take | Step::TakeWhile));
-                    if !fits && may_end && !p.sink.keeps_nothing() {
-                        Items::Value(b.call(interp, &mut args).map_err(|e| with_span(e, span))?)
-                    } else {
-                        if !p.sink.keeps_nothing() || fits {
-                            interp.charge(cost::items(n)).map_err(|e| with_span(e, span))?;
-                        }
-                        Items::Ints { start, n, step }
-                    }
-                }
-                None => Items::Value(b.call(interp, &mut args).map_err(|e| with_span(e, span))?),
+            match range_source(interp, p, b, span, &mut args)? {
+                Ok(ints) => Items::Ints(ints),
+                Err(value) => Items::Value(value),
             }
         }
         Source::Split(span, argc) => Items::Split(vals.split_off(vals.len().saturating_sub(argc)), span),
@@ -424,19 +411,11 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
     let mut chain = Run::new(p, fns)?;
     match items {
         // `(count (range n))`: the fuel of counting the numbers out, without making them
-        Items::Ints { n, .. } if p.steps.is_empty() && p.sink == Sink::Count => {
+        Items::Ints(IntRange { left: n, .. }) if p.steps.is_empty() && p.sink == Sink::Count => {
             interp.tick(n)?;
             Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
         }
-        Items::Ints { start, n, step } => {
-            let mut x = start as i128;
-            let ints = (0..n).map(|_| {
-                let item = Value::Int(x as i64);
-                x += step as i128;
-                item
-            });
-            drive(interp, p, &mut chain, sink, ints, true)
-        }
+        Items::Ints(ints) => drive(interp, p, &mut chain, sink, ints, true),
         Items::Split(args, span) => {
             let parts = builtins::split_parts(&mut BuiltinContext::new(interp, "split"), &args)
                 .map_err(|e| with_span(e, span))?;
@@ -461,7 +440,7 @@ enum Items {
     /// Any value (a collection, nil, or what a source call fell back to).
     Value(Value),
     /// An all-integer finite range, counted out.
-    Ints { start: i64, n: u64, step: i64 },
+    Ints(IntRange),
     /// The arguments of a `split` call.
     Split(Vec<Value>, Span),
     /// A map whose keys or values are the items.
@@ -470,39 +449,85 @@ enum Items {
     Zip(Value, Span),
 }
 
+/// The numbers of an all-integer finite range, made one at a time.
+#[derive(Clone)]
+struct IntRange {
+    x: i128,
+    left: u64,
+    step: i64,
+}
+
+impl Iterator for IntRange {
+    type Item = Value;
+
+    #[inline]
+    fn next(&mut self) -> Option<Value> {
+        if self.left == 0 {
+            return None;
+        }
+        let item = Value::Int(self.x as i64);
+        self.x += self.step as i128;
+        self.left -= 1;
+        Some(item)
+    }
+}
+
+/// An all-integer `range` call (its evaluated `args`) as a chain's source: its numbers
+/// counted out (`Ok`), or the value the builtin makes (`Err`: a range of other numbers, or
+/// one too long to hold under a chain that keeps what it gets and may end before its
+/// source, which reads the lazy range the builtin makes). Counted out, it is charged as
+/// `range` itself is: a range that fits in the heap left is held (and charged), a longer
+/// one makes one number at a time and keeps none, so `(reduce + (range 3000000))` is not a
+/// memory error. A consumer that keeps what it gets (a vector, `into`, `frequencies`) has
+/// the range charged first.
+fn range_source(
+    interp: &mut Interp,
+    p: &Pipeline,
+    b: &'static Builtin,
+    span: Span,
+    args: &mut [Value],
+) -> EvalResult<Result<IntRange, Value>> {
+    let Some((start, n, step)) = int_range(args) else {
+        return b.call(interp, args).map(Err).map_err(|e| with_span(e, span));
+    };
+    let fits = cost::items(n) <= interp.heap_left();
+    let keeps = !p.sink.keeps_nothing();
+    if !fits && keeps && p.steps.iter().any(|(k, _, _)| k.may_end()) {
+        return b.call(interp, args).map(Err).map_err(|e| with_span(e, span));
+    }
+    if keeps || fits {
+        interp.charge(cost::items(n)).map_err(|e| with_span(e, span))?;
+    }
+    Ok(Ok(IntRange { x: start as i128, left: n, step }))
+}
+
 /// A collection of a `map` over several, evaluated.
 enum ZipColl {
-    /// An all-integer finite range, counted out: `(start, count, step)`.
-    Ints(i64, u64, i64),
+    /// An all-integer finite range, counted out.
+    Ints(IntRange),
     /// Any other value.
     Value(Value),
 }
 
 impl ZipColl {
-    /// The collection as a value (a range built as the `range` builtin builds it).
+    /// The collection as a value for the builtin `map` (a range as a lazy range of the same
+    /// numbers: it is read once, and may be too long to hold).
     fn into_value(self) -> Value {
         match self {
             ZipColl::Value(v) => v,
-            ZipColl::Ints(start, n, step) => {
-                let mut x = start as i128;
-                Value::from_pvec(
-                    (0..n)
-                        .map(|_| {
-                            let item = Value::Int(x as i64);
-                            x += step as i128;
-                            item
-                        })
-                        .collect(),
-                )
+            ZipColl::Ints(IntRange { x, left, step }) => {
+                // one past the last number, kept within i64 (no number is skipped or added)
+                let end = x + i128::from(left) * i128::from(step);
+                let end = end.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+                crate::lazy::range_to(x as i64, end, step)
             }
         }
     }
 }
 
-/// Evaluates one collection of a `map` over several: an all-integer `range` call is
-/// counted out instead of built (charged as the single-source range is), anything else is
-/// its value.
-fn zip_coll(interp: &mut Interp, node: &Node, sink: Sink) -> EvalResult<ZipColl> {
+/// Evaluates one collection of a `map` over several: an all-integer `range` call is a
+/// [`range_source`] as the single source of a chain is, anything else is its value.
+fn zip_coll(interp: &mut Interp, p: &Pipeline, node: &Node) -> EvalResult<ZipColl> {
     if let Node::CallBuiltin(b, args, span) = node
         && source_kind(b, args.len()) == Some(SourceKind::Range)
     {
@@ -511,22 +536,17 @@ fn zip_coll(interp: &mut Interp, node: &Node, sink: Sink) -> EvalResult<ZipColl>
             vals.push(interp.eval(a)?);
         }
         interp.tick(1)?;
-        return match int_range(&vals) {
-            Some((start, n, step)) => {
-                if !sink.keeps_nothing() || cost::items(n) <= interp.heap_left() {
-                    interp.charge(cost::items(n)).map_err(|e| with_span(e, *span))?;
-                }
-                Ok(ZipColl::Ints(start, n, step))
-            }
-            None => Ok(ZipColl::Value(b.call(interp, &mut vals).map_err(|e| with_span(e, *span))?)),
-        };
+        return Ok(match range_source(interp, p, b, *span, &mut vals)? {
+            Ok(ints) => ZipColl::Ints(ints),
+            Err(value) => ZipColl::Value(value),
+        });
     }
     Ok(ZipColl::Value(interp.eval(node)?))
 }
 
 /// The items of one collection of a `map` over several.
 enum ZipIter<'a> {
-    Ints { x: i128, left: u64, step: i64 },
+    Ints(IntRange),
     Seq(builtins::SeqIter<'a>),
 }
 
@@ -703,7 +723,7 @@ fn drive_zip(
     let mut iters = colls
         .iter()
         .map(|c| match c {
-            ZipColl::Ints(start, n, step) => Ok(ZipIter::Ints { x: *start as i128, left: *n, step: *step }),
+            ZipColl::Ints(ints) => Ok(ZipIter::Ints(ints.clone())),
             ZipColl::Value(v) => builtins::seq_iter("map", v).map(ZipIter::Seq),
         })
         .collect::<EvalResult<SmallVec<[ZipIter<'_>; 4]>>>()
@@ -712,14 +732,13 @@ fn drive_zip(
         let mut call: SmallVec<[Value; 4]> = SmallVec::with_capacity(iters.len());
         for it in iters.iter_mut() {
             let next = match it {
-                ZipIter::Ints { left: 0, .. } => None,
-                ZipIter::Ints { x, left, step } => {
-                    // the range's own fuel, one unit per number
-                    interp.tick(1)?;
-                    let item = Value::Int(*x as i64);
-                    *x += *step as i128;
-                    *left -= 1;
-                    Some(item)
+                ZipIter::Ints(ints) => {
+                    let item = ints.next();
+                    if item.is_some() {
+                        // the range's own fuel, one unit per number
+                        interp.tick(1)?;
+                    }
+                    item
                 }
                 ZipIter::Seq(items) => items.next(),
             };

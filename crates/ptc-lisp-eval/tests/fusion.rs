@@ -221,6 +221,10 @@ fn fused_chains() {
         ("(first (map vector [1 2] (range)))", "[1 0]"),
         ("(count (map list \"abc\" {:a 1 :b 2}))", "2"),
         ("(into {} (map vector [:a :b] (iterate inc 1)))", "{:a 1 :b 2}"),
+        // a range among them too long to hold stays lazy where the chain may not read it all
+        ("(vec (take 3 (map + (range 1000000000000) (range 1000000000000))))", "[0 2 4]"),
+        ("(first (map + (range 1000000000000) (iterate inc 5)))", "5"),
+        ("(vec (take 2 (map vector (range 3 1000000000000 7) (iterate inc 0))))", "[[3 0] [10 1]]"),
         // a user definition named like a step is called, never fused
         ("(defn map [f xs] [f]) (->> [1 2] (map inc) (filter fn?) count)", "1"),
     ]);

@@ -653,9 +653,9 @@ impl FlatKeys {
             }
             &Order::Compare(flipped) => {
                 // single integer keys: the same merge sort and comparisons, on machine integers
-                if self.width == 1 && self.items.iter().all(|v| matches!(v, Value::Int(_))) {
-                    let ints: Vec<i64> =
-                        self.items.iter().map(|v| if let Value::Int(i) = v { *i } else { 0 }).collect();
+                if self.width == 1
+                    && let Some(ints) = all_ints(&self.items)
+                {
                     return merge_sort_idx(cx, self.rows, |_, a, b| {
                         let (x, y) = if flipped { (a, b) } else { (b, a) };
                         Ok(ints[x] < ints[y])
@@ -670,6 +670,11 @@ impl FlatKeys {
             Order::Fn(_) => err(ErrorKind::RuntimeError, "sort: internal error: a spread key table with a comparator"),
         }
     }
+}
+
+/// The values as machine integers, when every one is an integer.
+fn all_ints(vals: &[Value]) -> Option<Vec<i64>> {
+    vals.iter().map(|v| if let Value::Int(i) = v { Some(*i) } else { None }).collect()
 }
 
 pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -707,10 +712,9 @@ pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         check_sortable("sort", &vals)?;
         let desc = matches!(order, Order::Desc);
         cx.tick(vals.len() as u64)?;
-        if vals.iter().all(|v| matches!(v, Value::Int(_))) {
+        if let Some(mut xs) = all_ints(&vals) {
             // integers alone sort as machine integers (two equal ones cannot be told
             // apart, so which comes first does not matter)
-            let mut xs: Vec<i64> = vals.iter().map(|v| if let Value::Int(i) = v { *i } else { 0 }).collect();
             std::mem::drop(vals);
             xs.sort_unstable();
             if desc {
@@ -737,10 +741,11 @@ fn sort_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         (Order::Asc, std::mem::take(&mut a[1]))
     };
     let items = items(cx, "sort-by", &coll)?;
-    let key = |cx: &mut BuiltinContext, item: &Value| cx.apply(&keyfn, &mut [item.clone()]);
     // `(sort-by :score > rows)`: numeric keys sorted as `compare` sorts them, without a
     // call per comparison. The keys are made first, once each, to see whether they all are
     // numbers (or nil); any other key leaves the order to the builtin.
+    let mut made = None;
+    let mut order = order;
     if let Order::Fn(f) = &order
         && items.len() > 1
         && let Some(flipped) = numeric_comparator(f)
@@ -749,15 +754,15 @@ fn sort_by(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
         for item in &items {
             keys.push(cx.apply(&keyfn, &mut [item.clone()])?);
         }
-        let numeric = keys.iter().all(|k| matches!(k, Value::Int(_) | Value::Float(_) | Value::Nil));
-        let order = if numeric { Order::Compare(flipped) } else { order };
-        let mut made = keys.into_iter();
-        let key = |_: &mut BuiltinContext, _: &Value| Ok(made.next().unwrap_or(Value::Nil));
-        return match sort_by_key(cx, key, order, items, false)? {
-            Ok(sorted) => Ok(sorted),
-            Err(_) => err(ErrorKind::RuntimeError, "sort-by: internal error: keys refused"),
-        };
+        if keys.iter().all(|k| matches!(k, Value::Int(_) | Value::Float(_) | Value::Nil)) {
+            order = Order::Compare(flipped);
+        }
+        made = Some(keys.into_iter());
     }
+    let key = |cx: &mut BuiltinContext, item: &Value| match &mut made {
+        Some(keys) => Ok(keys.next().unwrap_or(Value::Nil)),
+        None => cx.apply(&keyfn, &mut [item.clone()]),
+    };
     match sort_by_key(cx, key, order, items, false)? {
         Ok(sorted) => Ok(sorted),
         Err(_) => err(ErrorKind::RuntimeError, "sort-by: internal error: keys refused"),
