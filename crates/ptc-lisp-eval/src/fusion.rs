@@ -136,6 +136,14 @@ pub(crate) enum Sink {
     Vec,
     /// `(first coll)`.
     First,
+    /// `(last coll)`.
+    Last,
+    /// `(some pred coll)` (`negate` false) / `(not-any? pred coll)`.
+    Some { negate: bool },
+    /// `(every? pred coll)` (`negate` false) / `(not-every? pred coll)`.
+    Every { negate: bool },
+    /// `(apply f coll)`.
+    Apply,
 }
 
 /// The consumers a builtin can declare (`.sink(..)` on its registry entry); with the
@@ -156,13 +164,34 @@ pub(crate) enum Consumer {
     Vec,
     /// `(first coll)`.
     First,
+    /// `(last coll)`.
+    Last,
+    /// `(some pred coll)`.
+    Some,
+    /// `(not-any? pred coll)`.
+    NotAny,
+    /// `(every? pred coll)`.
+    Every,
+    /// `(not-every? pred coll)`.
+    NotEvery,
+    /// `(apply f coll)`.
+    Apply,
 }
 
 impl Sink {
     /// The consumer keeps none of the items it gets (what a reducing function builds is
     /// charged by the builtins that build it).
     fn keeps_nothing(self) -> bool {
-        matches!(self, Sink::Reduce { .. } | Sink::Count | Sink::Sum | Sink::First)
+        matches!(
+            self,
+            Sink::Reduce { .. }
+                | Sink::Count
+                | Sink::Sum
+                | Sink::First
+                | Sink::Last
+                | Sink::Some { .. }
+                | Sink::Every { .. }
+        )
     }
 
     /// The consumer a builtin called with `argc` arguments is, if it declares one and
@@ -177,6 +206,12 @@ impl Sink {
             (Consumer::Into, 2) => Sink::Into,
             (Consumer::Vec, 1) => Sink::Vec,
             (Consumer::First, 1) => Sink::First,
+            (Consumer::Last, 1) => Sink::Last,
+            (Consumer::Some, 2) => Sink::Some { negate: false },
+            (Consumer::NotAny, 2) => Sink::Some { negate: true },
+            (Consumer::Every, 2) => Sink::Every { negate: false },
+            (Consumer::NotEvery, 2) => Sink::Every { negate: true },
+            (Consumer::Apply, 2) => Sink::Apply,
             _ => return None,
         })
     }
@@ -273,9 +308,9 @@ impl Pipeline {
     fn sink_args(&self) -> usize {
         match self.sink {
             Sink::Collect => 0,
-            Sink::Reduce { init: false } | Sink::Into => 1,
+            Sink::Reduce { init: false } | Sink::Into | Sink::Some { .. } | Sink::Every { .. } | Sink::Apply => 1,
             Sink::Reduce { init: true } => 2,
-            Sink::Frequencies | Sink::Count | Sink::Sum | Sink::Vec | Sink::First => 0,
+            Sink::Frequencies | Sink::Count | Sink::Sum | Sink::Vec | Sink::First | Sink::Last => 0,
         }
     }
 }
@@ -407,7 +442,7 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
         Items::Value(v) if crate::lazy::as_lazy(&v).is_some() => return unfused(interp, p, sink_vals, fns, v),
         other => other,
     };
-    let sink = Acc::new(p.sink, sink_vals);
+    let sink = Acc::new(p, sink_vals);
     let mut chain = Run::new(p, fns)?;
     match items {
         // `(count (range n))`: the fuel of counting the numbers out, without making them
@@ -805,16 +840,37 @@ fn unfused(interp: &mut Interp, p: &Pipeline, sink_vals: &mut [Value], fns: &mut
 /// A consumer's state.
 enum Acc {
     Collect(PVector),
-    Reduce { f: Value, acc: Option<Value>, plus: bool },
+    Reduce {
+        f: Value,
+        acc: Option<Value>,
+        plus: bool,
+    },
     Frequencies(HashMap<Value, i64, FastHash>),
     Count(i64),
     Sum(Value),
     Into(Value),
     First,
+    Last(Value),
+    Some {
+        pred: Value,
+        negate: bool,
+    },
+    Every {
+        pred: Value,
+        negate: bool,
+    },
+    /// `charge`: each item is charged as it is kept (not when a range or split source
+    /// without steps was charged whole already, as the builtin would have been).
+    Apply {
+        f: Value,
+        call: Vec<Value>,
+        charge: bool,
+    },
 }
 
 impl Acc {
-    fn new(sink: Sink, args: &mut [Value]) -> Acc {
+    fn new(p: &Pipeline, args: &mut [Value]) -> Acc {
+        let sink = p.sink;
         let mut args = args.iter_mut().map(std::mem::take);
         match sink {
             Sink::Collect | Sink::Vec => Acc::Collect(PVector::new()),
@@ -834,6 +890,14 @@ impl Acc {
                 Some(to) => to,
             }),
             Sink::First => Acc::First,
+            Sink::Last => Acc::Last(Value::Nil),
+            Sink::Some { negate } => Acc::Some { pred: args.next().unwrap_or(Value::Nil), negate },
+            Sink::Every { negate } => Acc::Every { pred: args.next().unwrap_or(Value::Nil), negate },
+            Sink::Apply => Acc::Apply {
+                f: args.next().unwrap_or(Value::Nil),
+                call: Vec::new(),
+                charge: !(p.steps.is_empty() && matches!(p.source, Source::Range(..) | Source::Split(..))),
+            },
         }
     }
 
@@ -886,6 +950,28 @@ impl Acc {
                     .map_err(|e| with_span(e, span))?;
             }
             Acc::First => return Ok(Some(x)),
+            Acc::Last(last) => *last = x,
+            // one fuel unit per item tested, as the builtins charge
+            Acc::Some { pred, negate } => {
+                interp.tick(1)?;
+                let r = interp.apply(pred, &mut [x]).map_err(|e| with_span(e, span))?;
+                if r.truthy() {
+                    return Ok(Some(if *negate { Value::Bool(false) } else { r }));
+                }
+            }
+            Acc::Every { pred, negate } => {
+                interp.tick(1)?;
+                if !interp.apply(pred, &mut [x]).map_err(|e| with_span(e, span))?.truthy() {
+                    return Ok(Some(Value::Bool(*negate)));
+                }
+            }
+            // the arguments are held until the call, charged as `apply` charges them
+            Acc::Apply { call, charge, .. } => {
+                if *charge {
+                    interp.charge(cost::ELEM).map_err(|e| with_span(e, span))?;
+                }
+                call.push(x);
+            }
         }
         Ok(None)
     }
@@ -908,6 +994,15 @@ impl Acc {
             Acc::Sum(total) => Ok(total),
             Acc::Into(to) => Ok(to),
             Acc::First => Ok(Value::Nil),
+            Acc::Last(last) => Ok(last),
+            Acc::Some { negate, .. } => Ok(if negate { Value::Bool(true) } else { Value::Nil }),
+            Acc::Every { negate, .. } => Ok(Value::Bool(!negate)),
+            Acc::Apply { f, mut call, charge } => {
+                if charge {
+                    interp.charge(cost::HEADER).map_err(|e| with_span(e, p.sink_span))?;
+                }
+                interp.apply(&f, &mut call).map_err(|e| with_span(e, p.sink_span))
+            }
         }
     }
 }

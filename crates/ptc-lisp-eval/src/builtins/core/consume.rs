@@ -24,7 +24,11 @@ pub(crate) static TABLE: Table = Table {
             .lazy()
             .doc("Second item, or nil.")
             .ex(&[("(second [1 2 3])", "2")]),
-        Builtin::new("last", Exact(1), Sequence, last).lazy().doc("Last item, or nil.").ex(&[("(last [1 2 3])", "3")]),
+        Builtin::new("last", Exact(1), Sequence, last)
+            .sink(crate::fusion::Consumer::Last)
+            .lazy()
+            .doc("Last item, or nil.")
+            .ex(&[("(last [1 2 3])", "3")]),
         Builtin::new("next", Exact(1), Sequence, next)
             .lazy()
             .doc("All but the first item, or nil when nothing is left.")
@@ -41,14 +45,17 @@ pub(crate) static TABLE: Table = Table {
             .doc("Map from item to how often it occurs.")
             .ex(&[("(frequencies [:a :b :a])", "{:a 2 :b 1}")]),
         Builtin::new("some", Exact(2), Sequence, some)
+            .sink(crate::fusion::Consumer::Some)
             .lazy()
             .doc("The first truthy (pred item), or nil.")
             .ex(&[("(some even? [1 4 5])", "true"), ("(some #{2} [1 2])", "2")]),
         Builtin::new("every?", Exact(2), Sequence, every)
+            .sink(crate::fusion::Consumer::Every)
             .lazy()
             .doc("True when (pred item) is truthy for every item.")
             .ex(&[("(every? pos? [1 2])", "true")]),
         Builtin::new("not-any?", Exact(2), Sequence, not_any)
+            .sink(crate::fusion::Consumer::NotAny)
             .lazy()
             .doc("True when (pred item) is falsy for every item.")
             .ex(&[("(not-any? neg? [1 2])", "true")]),
@@ -86,6 +93,7 @@ pub(crate) static TABLE: Table = Table {
             .doc("The argument with the smallest (f x); ties go to the last.")
             .ex(&[("(min-key count \"ab\" \"c\")", "\"c\"")]),
         Builtin::new("not-every?", Exact(2), Sequence, not_every)
+            .sink(crate::fusion::Consumer::NotEvery)
             .lazy()
             .doc("True when (pred item) is falsy for some item.")
             .ex(&[("(not-every? odd? [1 2])", "true")]),

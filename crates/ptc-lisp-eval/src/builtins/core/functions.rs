@@ -37,7 +37,7 @@ pub(crate) static TABLE: Table = Table {
             .doc("A function returning the first truthy result of the given functions.")
             .ex(&[("((some-fn :a :b) {:b 2})", "2")]),
         Builtin::new("fnil", Range(2, 4), Functional, fnil).doc("A function like f that replaces nil arguments with defaults.").ex(&[("((fnil inc 0) nil)", "1")]),
-        Builtin::new("apply", AtLeast(2), Functional, apply).lazy().doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
+        Builtin::new("apply", AtLeast(2), Functional, apply).sink(crate::fusion::Consumer::Apply).lazy().doc("Calls f with the leading arguments plus the items of the last one.").ex(&[("(apply + 1 [2 3])", "6")]),
         Builtin::new("juxt", AtLeast(1), Functional, juxt).doc("A function returning a vector of each function applied to its argument.").ex(&[("((juxt :a :b) {:a 1 :b 2})", "[1 2]")]),
         Builtin::new("pmap", AtLeast(2), Functional, pmap).ext().doc("Like map, with the calls run in parallel (bounded workers, shared deadline); results in order.").ex(&[("(pmap inc [1 2 3])", "[2 3 4]")]),
         Builtin::new("pcalls", AtLeast(0), Functional, pcalls).ext().doc("Calls zero-argument functions in parallel; returns their results in order.").ex(&[("(pcalls (fn [] 1) (fn [] 2))", "[1 2]")]),
