@@ -556,7 +556,24 @@ mod tests {
         assert_eq!(declaring(|b| b.quotes_name), ["dir", "doc", "meta", "ns-name", "ns-publics"]);
         assert_eq!(declaring(|b| b.spread_lazy.is_some()), ["concat"]);
         assert_eq!(declaring(|b| b.compare.is_some()), ["<", "<=", "=", ">", ">=", "not="]);
-        assert_eq!(declaring(|b| b.sink.is_some()), ["count", "first", "frequencies", "into", "reduce", "sum", "vec"]);
+        assert_eq!(
+            declaring(|b| b.sink.is_some()),
+            [
+                "apply",
+                "count",
+                "every?",
+                "first",
+                "frequencies",
+                "into",
+                "last",
+                "not-any?",
+                "not-every?",
+                "reduce",
+                "some",
+                "sum",
+                "vec"
+            ]
+        );
         assert_eq!(declaring(|b| b.source.is_some()), ["keys", "range", "split", "vals"]);
         assert_eq!(
             declaring(|b| b.transducer.is_some()),

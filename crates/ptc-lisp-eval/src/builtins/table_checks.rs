@@ -174,7 +174,7 @@ fn every_fused_step_sink_and_source_is_fused() {
         }
     }
     let sinks = declaring(|b| b.sink.is_some());
-    assert_eq!(sinks.len(), 7);
+    assert_eq!(sinks.len(), 13);
     for b in sinks {
         let calls: &[(&str, Sink)] = match b.sink {
             Some(Consumer::Reduce) => &[("+ ", Sink::Reduce { init: false }), ("+ 0 ", Sink::Reduce { init: true })],
@@ -184,6 +184,12 @@ fn every_fused_step_sink_and_source_is_fused() {
             Some(Consumer::Sum) => &[("", Sink::Sum)],
             Some(Consumer::Vec) => &[("", Sink::Vec)],
             Some(Consumer::First) => &[("", Sink::First)],
+            Some(Consumer::Last) => &[("", Sink::Last)],
+            Some(Consumer::Some) => &[("odd? ", Sink::Some { negate: false })],
+            Some(Consumer::NotAny) => &[("odd? ", Sink::Some { negate: true })],
+            Some(Consumer::Every) => &[("odd? ", Sink::Every { negate: false })],
+            Some(Consumer::NotEvery) => &[("odd? ", Sink::Every { negate: true })],
+            Some(Consumer::Apply) => &[("+ ", Sink::Apply)],
             None => &[],
         };
         for (lead, sink) in calls {
