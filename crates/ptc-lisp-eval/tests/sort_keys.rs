@@ -197,3 +197,56 @@ fn lt_and_gt_comparators() {
         ("(sort-by :s < [{:s \"b\"} {:s \"a\"}])", "[{:s \"a\"} {:s \"b\"}]"),
     ]);
 }
+
+/// A string literal of bytes that share prefixes around the 8-byte mark, with multi-byte
+/// characters and a NUL.
+fn name() -> impl Strategy<Value = String> {
+    proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("é"), Just("\\u0000"), Just("z")], 0..11)
+        .prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Strings (and keywords) alone sort by prefix beside an index; a vector of each,
+    /// which takes the general path, must come out in the same order.
+    #[test]
+    fn strings_alone_sort_like_the_general_path(names in proptest::collection::vec(name(), 0..30)) {
+        let strs: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+        let strs = strs.join(" ");
+        for order in ["", "<"] {
+            let fast = show(&format!("(sort {order} [{strs}])"));
+            let general = show(&format!("(map first (sort {order} (map vector [{strs}])))"));
+            prop_assert_eq!(&fast, &general);
+        }
+        for (fast, general) in [
+            (format!("(sort [{strs}])"), format!("(map first (sort (map vector [{strs}])))")),
+            (format!("(sort #(compare %2 %1) [{strs}])"), format!("(map first (sort #(compare %2 %1) (map vector [{strs}])))")),
+            (format!("(sort (map keyword [{strs}]))"), format!("(map first (sort (map (comp vector keyword) [{strs}])))")),
+        ] {
+            prop_assert_eq!(show(&fast), show(&general));
+        }
+        // string keys of records, ties kept in the records' order either way
+        let rows: Vec<String> = names.iter().enumerate().map(|(i, n)| format!("{{:id {i} :s \"{n}\"}}")).collect();
+        let rows = rows.join(" ");
+        for order in ["", ":asc", ":desc"] {
+            let fast = show(&format!("(map :id (sort-by :s {order} [{rows}]))"));
+            let general = show(&format!("(map :id (sort-by (fn [r] [[(:s r)]]) {order} [{rows}]))"));
+            prop_assert_eq!(fast, general, "order {}", order);
+        }
+    }
+}
+
+#[test]
+fn strings_alone_sort_by_their_bytes() {
+    check(&[
+        (
+            "(sort [\"b\" \"a\" \"ab\" \"\" \"abcdefghi\" \"abcdefgh\" \"abcdefgha\"])",
+            "[\"\" \"a\" \"ab\" \"abcdefgh\" \"abcdefgha\" \"abcdefghi\" \"b\"]",
+        ),
+        ("(sort #(compare %2 %1) [\"b\" \"a\" \"c\"])", "[\"c\" \"b\" \"a\"]"),
+        ("(sort [:b :a :c])", "[:a :b :c]"),
+        ("(sort [\"b\" nil \"a\"])", "[nil \"a\" \"b\"]"),
+    ]);
+    check_err(&[("(sort [\"b\" :a])", "type_error", "cannot compare string with keyword")]);
+}
