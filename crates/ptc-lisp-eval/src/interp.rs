@@ -1176,7 +1176,13 @@ impl<'h> Interp<'h> {
         let mut out = ForOut::default();
         if let Some(ForClause::Bind(p, coll)) = f.clauses.first() {
             // a `for` over a lazy first binding is itself lazy (see `crate::lazy`)
-            let coll = self.eval(coll)?;
+            let coll = match self.binding_coll(coll)? {
+                BindColl::Ints { start, n, step } => {
+                    self.for_ints(f, 0, p, (start, n, step), &mut out)?;
+                    return self.for_out(f, out);
+                }
+                BindColl::Value(coll) => coll,
+            };
             if let Some(seq) = crate::lazy::as_lazy(&coll)
                 && !f.discard
                 && !for_bounded(f, 0)
@@ -1187,12 +1193,66 @@ impl<'h> Interp<'h> {
         } else {
             self.for_level(f, 0, &mut out)?;
         }
+        self.for_out(f, out)
+    }
+
+    /// What a finished `for` (or `doseq`) answers.
+    fn for_out(&mut self, f: &ForNode, out: ForOut) -> EvalResult {
         if f.discard {
             return Ok(Value::Nil);
         }
         // each item was charged as it was kept
         self.charge(cost::HEADER)?;
         out.into_value()
+    }
+
+    /// The collection of a `for`/`doseq` binding. An all-integer `(range ...)` that fits in
+    /// the heap left is charged as the builtin charges it (its memory at once, a fuel unit
+    /// per number) and its numbers are counted out as the binding takes them, so an inner
+    /// `(range 1000)` run a thousand times builds no vector; any other range is the
+    /// builtin's (a lazy one when too long to hold).
+    fn binding_coll(&mut self, coll: &Node) -> EvalResult<BindColl> {
+        if let Node::CallBuiltin(b, args, span) = coll
+            && b.source == Some(crate::fusion::SourceKind::Range)
+            && (1..=3).contains(&args.len())
+        {
+            let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+            for a in args {
+                vals.push(self.eval(a)?);
+            }
+            self.tick(1)?;
+            if let Some((start, n, step)) = crate::fusion::int_range(&vals)
+                && cost::items(n) <= self.heap_left()
+            {
+                self.charge(cost::items(n)).map_err(|e| with_span(e, *span))?;
+                return Ok(BindColl::Ints { start, n, step });
+            }
+            return b.call(self, &mut vals).map(BindColl::Value).map_err(|e| with_span(e, *span));
+        }
+        self.eval(coll).map(BindColl::Value)
+    }
+
+    /// The binding at clause `i` over the numbers of a counted-out range, then the levels
+    /// after it for each.
+    fn for_ints(
+        &mut self,
+        f: &ForNode,
+        i: usize,
+        p: &Pattern,
+        (start, n, step): (i64, u64, i64),
+        out: &mut ForOut,
+    ) -> Result<bool, Flow> {
+        let mut x = i128::from(start);
+        for _ in 0..n {
+            // the range's unit for the number and the binding's for the item
+            self.tick(2)?;
+            self.bind(p, Value::Int(x as i64))?;
+            x += i128::from(step);
+            if !self.for_level(f, i + 1, out)? {
+                break;
+            }
+        }
+        Ok(out.tail.is_none())
     }
 
     /// A binding over an infinite sequence: only a `:while` right after it (before the next
@@ -1314,10 +1374,10 @@ impl<'h> Interp<'h> {
             return Ok(true);
         };
         match clause {
-            ForClause::Bind(p, coll) => {
-                let coll = self.eval(coll)?;
-                self.for_bind(f, i, p, coll, out)
-            }
+            ForClause::Bind(p, coll) => match self.binding_coll(coll)? {
+                BindColl::Ints { start, n, step } => self.for_ints(f, i, p, (start, n, step), out),
+                BindColl::Value(coll) => self.for_bind(f, i, p, coll, out),
+            },
             ForClause::Let(bindings) => {
                 for (p, n) in bindings {
                     let v = self.eval(n)?;
@@ -1720,6 +1780,17 @@ fn loop_limit<T>(max: u64) -> EvalResult<T> {
 
 /// What a `for` made so far: its items, then (once an endless binding was reached) the
 /// lazy rest of it.
+/// The collection of a `for` binding ([`Interp::binding_coll`]).
+enum BindColl {
+    /// An all-integer range, charged, whose numbers are counted out.
+    Ints {
+        start: i64,
+        n: u64,
+        step: i64,
+    },
+    Value(Value),
+}
+
 #[derive(Default)]
 struct ForOut {
     items: PVector,
