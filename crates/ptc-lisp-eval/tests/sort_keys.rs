@@ -246,6 +246,11 @@ fn strings_alone_sort_by_their_bytes() {
         ),
         ("(sort #(compare %2 %1) [\"b\" \"a\" \"c\"])", "[\"c\" \"b\" \"a\"]"),
         ("(sort [:b :a :c])", "[:a :b :c]"),
+        // a namespace orders first, none before any (as `compare`)
+        ("(sort [:b :a/b :c/a :a])", "[:a :b :a/b :c/a]"),
+        ("(sort [:a.b/c :a/c :a-b/c])", "[:a/c :a-b/c :a.b/c]"),
+        ("(sort-by :k [{:k :b} {:k :a/b}])", "[{:k :b} {:k :a/b}]"),
+        ("(sort (map symbol [\"b\" \"a/b\"]))", "[b a/b]"),
         ("(sort [\"b\" nil \"a\"])", "[nil \"a\" \"b\"]"),
     ]);
     check_err(&[("(sort [\"b\" :a])", "type_error", "cannot compare string with keyword")]);

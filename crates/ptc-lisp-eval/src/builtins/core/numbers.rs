@@ -356,6 +356,12 @@ pub(crate) fn compare_values(a: &Value, b: &Value) -> EvalResult<Option<Ordering
         (Value::Nil, Value::Nil) => Ok(Some(Ordering::Equal)),
         (Value::Nil, _) => Ok(Some(Ordering::Less)),
         (_, Value::Nil) => Ok(Some(Ordering::Greater)),
+        // a namespace orders first (none before any), as Clojure's keywords and symbols do
+        (Value::Keyword(x), Value::Keyword(y)) | (Value::Symbol(x), Value::Symbol(y))
+            if x.contains('/') || y.contains('/') =>
+        {
+            Ok(Some(clojure_compare(a, b)?.cmp(&0)))
+        }
         (Value::Str(_), Value::Str(_))
         | (Value::Keyword(_), Value::Keyword(_))
         | (Value::Symbol(_), Value::Symbol(_))

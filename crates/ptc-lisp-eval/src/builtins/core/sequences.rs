@@ -325,6 +325,7 @@ fn check_sortable(fname: &str, keys: &[Value]) -> EvalResult<()> {
             Value::Keyword(_) => 3,
             Value::Bool(_) => 4,
             Value::Vector(_) | Value::List(_) => 5,
+            Value::Symbol(_) => 7,
             _ => 6,
         }
     }
@@ -335,7 +336,7 @@ fn check_sortable(fname: &str, keys: &[Value]) -> EvalResult<()> {
             continue;
         }
         if kd == 6 {
-            return expected(fname, "sortable keys (numbers, strings, keywords, booleans or vectors)", k);
+            return expected(fname, "sortable keys (numbers, strings, keywords, symbols, booleans or vectors)", k);
         }
         match seen {
             None => seen = Some((kd, k.clone())),
@@ -676,7 +677,7 @@ impl FlatKeys {
 }
 
 /// The order (as indices, ascending or with `desc` descending) of rows whose keys are all
-/// strings or all keywords, in `compare`'s order for them (their bytes); `None` for
+/// strings or all keywords without a namespace, in `compare`'s order for them (their bytes); `None` for
 /// anything else. Each key's first 8 bytes sit beside its index, so most comparisons read
 /// no string: a sort of 300k strings otherwise waits on memory for two strings at every
 /// comparison. Rows with equal keys keep their order (the sort is stable), as the general
@@ -684,7 +685,9 @@ impl FlatKeys {
 fn name_order<T>(rows: &[T], key: impl Fn(&T) -> &Value, desc: bool) -> Option<Vec<usize>> {
     fn name(v: &Value) -> Option<&[u8]> {
         match v {
-            Value::Str(s) | Value::Keyword(s) => Some(s.as_bytes()),
+            Value::Str(s) => Some(s.as_bytes()),
+            // a keyword with a namespace orders by it first (`compare_values`)
+            Value::Keyword(k) if !k.contains('/') => Some(k.as_bytes()),
             _ => None,
         }
     }
