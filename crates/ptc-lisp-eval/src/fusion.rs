@@ -144,6 +144,8 @@ pub(crate) enum Sink {
     Every { negate: bool },
     /// `(apply f coll)`.
     Apply,
+    /// `(sort coll)` (`by` false) / `(sort comparator coll)`.
+    Sort { by: bool },
 }
 
 /// The consumers a builtin can declare (`.sink(..)` on its registry entry); with the
@@ -176,6 +178,8 @@ pub(crate) enum Consumer {
     NotEvery,
     /// `(apply f coll)`.
     Apply,
+    /// `(sort coll)` / `(sort comparator coll)`.
+    Sort,
 }
 
 impl Sink {
@@ -212,6 +216,8 @@ impl Sink {
             (Consumer::Every, 2) => Sink::Every { negate: false },
             (Consumer::NotEvery, 2) => Sink::Every { negate: true },
             (Consumer::Apply, 2) => Sink::Apply,
+            (Consumer::Sort, 1) => Sink::Sort { by: false },
+            (Consumer::Sort, 2) => Sink::Sort { by: true },
             _ => return None,
         })
     }
@@ -308,9 +314,20 @@ impl Pipeline {
     fn sink_args(&self) -> usize {
         match self.sink {
             Sink::Collect => 0,
-            Sink::Reduce { init: false } | Sink::Into | Sink::Some { .. } | Sink::Every { .. } | Sink::Apply => 1,
+            Sink::Reduce { init: false }
+            | Sink::Into
+            | Sink::Some { .. }
+            | Sink::Every { .. }
+            | Sink::Apply
+            | Sink::Sort { by: true } => 1,
             Sink::Reduce { init: true } => 2,
-            Sink::Frequencies | Sink::Count | Sink::Sum | Sink::Vec | Sink::First | Sink::Last => 0,
+            Sink::Frequencies
+            | Sink::Count
+            | Sink::Sum
+            | Sink::Vec
+            | Sink::First
+            | Sink::Last
+            | Sink::Sort { by: false } => 0,
         }
     }
 }
@@ -859,13 +876,24 @@ enum Acc {
         pred: Value,
         negate: bool,
     },
-    /// `charge`: each item is charged as it is kept (not when a range or split source
-    /// without steps was charged whole already, as the builtin would have been).
-    Apply {
-        f: Value,
-        call: Vec<Value>,
+    /// `apply` or `sort`: the items are gathered, then handed over whole. `charge`: each
+    /// item is charged as it is kept (not when a range or split source without steps was
+    /// charged whole already, as the builtin would have been).
+    Gather {
+        then: Then,
+        lead: Option<Value>,
+        items: Vec<Value>,
         charge: bool,
     },
+}
+
+/// What a gathering consumer does with its items.
+#[derive(Clone, Copy)]
+enum Then {
+    /// `(apply f items)`.
+    Apply,
+    /// `(sort items)` / `(sort comparator items)`.
+    Sort,
 }
 
 impl Acc {
@@ -893,9 +921,10 @@ impl Acc {
             Sink::Last => Acc::Last(Value::Nil),
             Sink::Some { negate } => Acc::Some { pred: args.next().unwrap_or(Value::Nil), negate },
             Sink::Every { negate } => Acc::Every { pred: args.next().unwrap_or(Value::Nil), negate },
-            Sink::Apply => Acc::Apply {
-                f: args.next().unwrap_or(Value::Nil),
-                call: Vec::new(),
+            Sink::Apply | Sink::Sort { .. } => Acc::Gather {
+                then: if sink == Sink::Apply { Then::Apply } else { Then::Sort },
+                lead: args.next(),
+                items: Vec::new(),
                 charge: !(p.steps.is_empty() && matches!(p.source, Source::Range(..) | Source::Split(..))),
             },
         }
@@ -966,11 +995,11 @@ impl Acc {
                 }
             }
             // the arguments are held until the call, charged as `apply` charges them
-            Acc::Apply { call, charge, .. } => {
+            Acc::Gather { items, charge, .. } => {
                 if *charge {
                     interp.charge(cost::ELEM).map_err(|e| with_span(e, span))?;
                 }
-                call.push(x);
+                items.push(x);
             }
         }
         Ok(None)
@@ -997,11 +1026,15 @@ impl Acc {
             Acc::Last(last) => Ok(last),
             Acc::Some { negate, .. } => Ok(if negate { Value::Bool(true) } else { Value::Nil }),
             Acc::Every { negate, .. } => Ok(Value::Bool(!negate)),
-            Acc::Apply { f, mut call, charge } => {
+            Acc::Gather { then, lead, mut items, charge } => {
                 if charge {
                     interp.charge(cost::HEADER).map_err(|e| with_span(e, p.sink_span))?;
                 }
-                interp.apply(&f, &mut call).map_err(|e| with_span(e, p.sink_span))
+                match then {
+                    Then::Apply => interp.apply(&lead.unwrap_or(Value::Nil), &mut items),
+                    Then::Sort => builtins::sort_items(&mut BuiltinContext::new(interp, "sort"), lead, items),
+                }
+                .map_err(|e| with_span(e, p.sink_span))
             }
         }
     }

@@ -66,6 +66,9 @@ const SINKS: &[&str] = &[
     "apply str",
     "apply max",
     "apply merge",
+    "sort",
+    "sort >",
+    "sort #(compare %2 %1)",
 ];
 
 /// Consumers that may stop before their input ends (the nested eager calls run every
@@ -242,6 +245,11 @@ fn fused_chains() {
         ("(apply hash-map (mapcat identity {:a 1 :b 2}))", "{:a 1 :b 2}"),
         ("(apply + (vals {:a 1 :b 2}))", "3"),
         ("(apply vector (split \"a,b\" #\",\"))", "[\"a\" \"b\"]"),
+        // sort over a chain: the items are gathered, then sorted as the builtin sorts
+        ("(sort (map - (range 5)))", "[-4 -3 -2 -1 0]"),
+        ("(sort > (filter odd? (range 8)))", "[7 5 3 1]"),
+        ("(sort (map str (range 12)))", "[\"0\" \"1\" \"10\" \"11\" \"2\" \"3\" \"4\" \"5\" \"6\" \"7\" \"8\" \"9\"]"),
+        ("(sort (vals {:a 3 :b 1}))", "[1 3]"),
         ("(first (range 0 0))", "nil"),
         ("(reduce + (take 3 (range)))", "3"),
         ("(first (map inc (range 4 4 0)))", "nil"),

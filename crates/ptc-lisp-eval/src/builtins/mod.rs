@@ -31,7 +31,7 @@ pub(crate) use args::*;
 pub(crate) use context::BuiltinContext;
 pub(crate) use core::collections::conj1;
 pub(crate) use core::numbers::{add2, clojure_compare_items, compare_values};
-pub(crate) use core::sequences::count_arg;
+pub(crate) use core::sequences::{count_arg, sort_items};
 pub(crate) use core::transducers::{reduced_value, transducer_over_vectors};
 pub use discovery::{names_in_namespace, namespaces};
 pub(crate) use string::split_parts;
@@ -570,6 +570,7 @@ mod tests {
                 "not-every?",
                 "reduce",
                 "some",
+                "sort",
                 "sum",
                 "vec"
             ]

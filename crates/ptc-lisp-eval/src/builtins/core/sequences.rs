@@ -40,6 +40,7 @@ pub(crate) static TABLE: Table = Table {
             .doc("(replace smap coll): each item that is a key of smap (a map, or a vector by index) becomes its value. (replace s match replacement) is str/replace (PTC extension).")
             .ex(&[("(replace {:a 1} [:a :b])", "[1 :b]"), ("(replace [:x :y] [0 1 5])", "[:x :y 5]")]),
         Builtin::new("sort", Range(1, 2), Sequence, sort)
+            .sink(crate::fusion::Consumer::Sort)
             .doc("Sorted items (numbers, strings or keywords; optional comparator fn, :asc or :desc).")
             .ex(&[("(sort [3 1 2])", "[1 2 3]"), ("(sort > [3 1 2])", "[3 2 1]")]),
         Builtin::new("sort-by", Range(2, 3), Sequence, sort_by)
@@ -721,11 +722,18 @@ fn all_ints(vals: &[Value]) -> Option<Vec<i64>> {
 
 pub(crate) fn sort(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let (order, coll) = if a.len() == 2 {
-        (order_arg(std::mem::take(&mut a[0])), std::mem::take(&mut a[1]))
+        (Some(std::mem::take(&mut a[0])), std::mem::take(&mut a[1]))
     } else {
-        (Order::Asc, std::mem::take(&mut a[0]))
+        (None, std::mem::take(&mut a[0]))
     };
-    let mut vals = items(cx, "sort", &coll)?;
+    let vals = items(cx, "sort", &coll)?;
+    sort_items(cx, order, vals)
+}
+
+/// `(sort vals)` or, with a comparator or order, `(sort order vals)` of items already
+/// gathered (the builtin's, and a fused chain's under `sort`).
+pub(crate) fn sort_items(cx: &mut BuiltinContext, order: Option<Value>, mut vals: Vec<Value>) -> EvalResult {
+    let order = order.map_or(Order::Asc, order_arg);
     // `(sort > xs)`: numbers (and nil) sorted as `compare` sorts them, without a call each
     if let Order::Fn(f) = &order
         && vals.len() > 1
