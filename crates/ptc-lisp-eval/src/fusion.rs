@@ -1,18 +1,20 @@
 //! Pipeline fusion: a chain of one-collection step calls (`map`, `filter`, `remove`,
 //! `keep`, `map-indexed`, `keep-indexed`, `mapcat`, `take`, `drop`, `take-while`,
 //! `drop-while`, `distinct`) ending in a consumer (`reduce`, `frequencies`, `count`, `sum`,
-//! `into`, `vec`, `first`, or simply the outermost step) is run item by item, without
-//! building the intermediate vectors the eager builtins would return. Its source may be a
-//! `map` over several collections, whose items are made in step as the chain asks.
+//! `into`, `vec`, `first`, `last`, `some`, `every?`, `not-any?`, `not-every?`, `apply`,
+//! `sort`, or simply the outermost step) is run item by item, without building the
+//! intermediate vectors the eager builtins would return. Its source may be a `map` over
+//! several collections, whose items are made in step as the chain asks.
 //!
 //! `(->> orders (filter paid?) (map :amount) (reduce +))` walks `orders` once: each order
 //! goes through the predicate, then the key lookup, then the addition. The result is the
 //! one the nested calls give; what changes is only the interleaving of the functions'
 //! calls (as with Clojure's lazy sequences, whose chunks interleave them too) and that a
-//! consumer or step that stops early (`first`, `reduced`, `take`) stops the steps under
-//! it as well (DIV-fused-take: Clojure realises a chunk of up to 32 items). Anything the
-//! streaming path does not cover — an infinite source (`(range)`, `iterate`...) — falls
-//! back to calling the builtins one after the other, exactly as written.
+//! consumer or step that stops early (`first`, `some`, `every?`, `reduced`, `take`) stops
+//! the steps under it as well (DIV-fused-take: Clojure realises a chunk of up to 32
+//! items). Anything the streaming path does not cover — an infinite source (`(range)`,
+//! `iterate`...) — falls back to calling the builtins one after the other, exactly as
+//! written.
 //!
 //! The analyzer builds a [`Pipeline`] only from calls that resolve to these builtins (a
 //! user definition named `map` is a global, not a builtin) and with exactly the argument
