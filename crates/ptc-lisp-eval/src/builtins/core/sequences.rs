@@ -678,11 +678,11 @@ impl FlatKeys {
 }
 
 /// The order (as indices, ascending or with `desc` descending) of rows whose keys are all
-/// strings or all keywords without a namespace, in `compare`'s order for them (their bytes); `None` for
-/// anything else. Each key's first 8 bytes sit beside its index, so most comparisons read
-/// no string: a sort of 300k strings otherwise waits on memory for two strings at every
-/// comparison. Rows with equal keys keep their order (the sort is stable), as the general
-/// sort keeps them.
+/// strings or all keywords without a namespace, in `compare`'s order for them (their
+/// bytes); `None` for anything else. Each key's first 8 bytes sit beside its index, so most
+/// comparisons read no string: a sort of 300k strings otherwise waits on memory for two
+/// strings at every comparison. Rows with equal keys keep their order (the sort is
+/// stable), as the general sort keeps them.
 fn name_order<T>(rows: &[T], key: impl Fn(&T) -> &Value, desc: bool) -> Option<Vec<usize>> {
     fn name(v: &Value) -> Option<&[u8]> {
         match v {
