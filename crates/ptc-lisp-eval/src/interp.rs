@@ -1778,8 +1778,6 @@ fn loop_limit<T>(max: u64) -> EvalResult<T> {
     )
 }
 
-/// What a `for` made so far: its items, then (once an endless binding was reached) the
-/// lazy rest of it.
 /// The collection of a `for` binding ([`Interp::binding_coll`]).
 enum BindColl {
     /// An all-integer range, charged, whose numbers are counted out.
@@ -1791,6 +1789,8 @@ enum BindColl {
     Value(Value),
 }
 
+/// What a `for` made so far: its items, then (once an endless binding was reached) the
+/// lazy rest of it.
 #[derive(Default)]
 struct ForOut {
     items: PVector,
