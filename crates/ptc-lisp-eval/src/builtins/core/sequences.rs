@@ -41,7 +41,7 @@ pub(crate) static TABLE: Table = Table {
             .ex(&[("(replace {:a 1} [:a :b])", "[1 :b]"), ("(replace [:x :y] [0 1 5])", "[:x :y 5]")]),
         Builtin::new("sort", Range(1, 2), Sequence, sort)
             .sink(crate::fusion::Consumer::Sort)
-            .doc("Sorted items (numbers, strings or keywords; optional comparator fn, :asc or :desc).")
+            .doc("Sorted items (numbers, strings, keywords or symbols; optional comparator fn, :asc or :desc).")
             .ex(&[("(sort [3 1 2])", "[1 2 3]"), ("(sort > [3 1 2])", "[3 2 1]")]),
         Builtin::new("sort-by", Range(2, 3), Sequence, sort_by)
             .doc("Items sorted by (keyfn item); optional comparator, :asc or :desc. Stable.")
