@@ -2,7 +2,7 @@
 //! `keep`, `map-indexed`, `keep-indexed`, `mapcat`, `take`, `drop`, `take-while`,
 //! `drop-while`, `distinct`) ending in a consumer (`reduce`, `frequencies`, `count`, `sum`,
 //! `into`, `vec`, `first`, `last`, `some`, `every?`, `not-any?`, `not-every?`, `apply`,
-//! `sort`, or simply the outermost step) is run item by item, without building the
+//! `sort`, `set`, or simply the outermost step) is run item by item, without building the
 //! intermediate vectors the eager builtins would return. Its source may be a `map` over
 //! several collections, whose items are made in step as the chain asks.
 //!
@@ -22,7 +22,8 @@
 
 use ptc_lisp_syntax::Span;
 use smallvec::SmallVec;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::builtins::{self, Builtin, BuiltinContext};
 use crate::error::{EvalResult, Flow};
@@ -30,7 +31,7 @@ use crate::interp::{Interp, with_span};
 use crate::limits::cost;
 use crate::node::Node;
 use crate::steps::{self, Fed};
-use crate::value::{PVector, Value};
+use crate::value::{PSet, PVector, Value};
 
 type FastHash = foldhash::fast::RandomState;
 
@@ -148,6 +149,8 @@ pub(crate) enum Sink {
     Apply,
     /// `(sort coll)` (`by` false) / `(sort comparator coll)`.
     Sort { by: bool },
+    /// `(set coll)`.
+    Set,
 }
 
 /// The consumers a builtin can declare (`.sink(..)` on its registry entry); with the
@@ -182,6 +185,8 @@ pub(crate) enum Consumer {
     Apply,
     /// `(sort coll)` / `(sort comparator coll)`.
     Sort,
+    /// `(set coll)`.
+    Set,
 }
 
 impl Sink {
@@ -220,6 +225,7 @@ impl Sink {
             (Consumer::Apply, 2) => Sink::Apply,
             (Consumer::Sort, 1) => Sink::Sort { by: false },
             (Consumer::Sort, 2) => Sink::Sort { by: true },
+            (Consumer::Set, 1) => Sink::Set,
             _ => return None,
         })
     }
@@ -329,7 +335,8 @@ impl Pipeline {
             | Sink::Vec
             | Sink::First
             | Sink::Last
-            | Sink::Sort { by: false } => 0,
+            | Sink::Sort { by: false }
+            | Sink::Set => 0,
         }
     }
 }
@@ -887,6 +894,14 @@ enum Acc {
         items: Vec<Value>,
         charge: bool,
     },
+    /// `set`: while the items come in increasing order they are kept in `ordered`; from
+    /// the first that does not, in `members`, where the first of equal items stays.
+    /// `charge` as for `Gather`.
+    Set {
+        ordered: Vec<Value>,
+        members: Option<HashSet<Value, FastHash>>,
+        charge: bool,
+    },
 }
 
 /// What a gathering consumer does with its items.
@@ -927,8 +942,9 @@ impl Acc {
                 then: if sink == Sink::Apply { Then::Apply } else { Then::Sort },
                 lead: args.next(),
                 items: Vec::new(),
-                charge: !(p.steps.is_empty() && matches!(p.source, Source::Range(..) | Source::Split(..))),
+                charge: gathered_charge(p),
             },
+            Sink::Set => Acc::Set { ordered: Vec::new(), members: None, charge: gathered_charge(p) },
         }
     }
 
@@ -1003,6 +1019,24 @@ impl Acc {
                 }
                 items.push(x);
             }
+            // each item charged as the vector the unfused `set` reads would be; a
+            // repeated item is dropped at once (`insert` keeps the member it has)
+            Acc::Set { ordered, members, charge } => {
+                if *charge {
+                    interp.charge(cost::ELEM).map_err(|e| with_span(e, span))?;
+                }
+                match members {
+                    Some(m) => {
+                        m.insert(x);
+                    }
+                    None if ordered.last().is_none_or(|last| *last < x) => ordered.push(x),
+                    None => {
+                        let mut m: HashSet<Value, FastHash> = std::mem::take(ordered).into_iter().collect();
+                        m.insert(x);
+                        *members = Some(m);
+                    }
+                }
+            }
         }
         Ok(None)
     }
@@ -1038,8 +1072,30 @@ impl Acc {
                 }
                 .map_err(|e| with_span(e, p.sink_span))
             }
+            Acc::Set { ordered, members, charge } => {
+                if charge {
+                    interp.charge(cost::HEADER).map_err(|e| with_span(e, p.sink_span))?;
+                }
+                let set = match members {
+                    None => PSet::from_items(ordered),
+                    Some(m) => {
+                        let mut m: Vec<Value> = m.into_iter().collect();
+                        m.sort_unstable();
+                        PSet::from_items(m)
+                    }
+                };
+                interp.charge(cost::items(set.len() as u64)).map_err(|e| with_span(e, p.sink_span))?;
+                Ok(Value::Set(Arc::new(set)))
+            }
         }
     }
+}
+
+/// Whether a gathering consumer charges each item it keeps: not when its items come
+/// straight from a `range` or `split` source, which was charged whole already, as the
+/// builtin's argument would have been.
+fn gathered_charge(p: &Pipeline) -> bool {
+    !(p.steps.is_empty() && matches!(p.source, Source::Range(..) | Source::Split(..)))
 }
 
 #[cfg(test)]

@@ -69,6 +69,7 @@ const SINKS: &[&str] = &[
     "sort",
     "sort >",
     "sort #(compare %2 %1)",
+    "set",
 ];
 
 /// Consumers that may stop before their input ends (the nested eager calls run every

@@ -569,6 +569,7 @@ mod tests {
                 "not-any?",
                 "not-every?",
                 "reduce",
+                "set",
                 "some",
                 "sort",
                 "sum",

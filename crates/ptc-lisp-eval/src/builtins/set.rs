@@ -62,31 +62,68 @@ fn set_arg(fname: &str, v: &Value) -> EvalResult<PSet> {
     }
 }
 
+/// As Clojure's: the largest set is the base (of equal sizes, the first of two, the last
+/// of more) and the others' members are added to it in order; a member already there
+/// stays (a vector and a list of the same items are equal).
 fn union(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let mut out = PSet::new();
-    for s in a.iter() {
-        for x in set_arg("union", s)?.iter() {
-            out.insert(x.clone());
+    let sets = a.iter().map(|s| set_arg("union", s)).collect::<EvalResult<Vec<PSet>>>()?;
+    let Some(base) = pick(&sets, |s| s.len(), |best, len| len > best || (sets.len() > 2 && len == best)) else {
+        return Ok(Value::Set(Arc::new(PSet::new())));
+    };
+    let mut out = sets[base].clone();
+    for (i, s) in sets.iter().enumerate() {
+        if i != base {
+            out.extend(s.iter().cloned());
         }
     }
     cx.charge(cost::items(out.len() as u64))?;
     Ok(Value::Set(Arc::new(out)))
 }
 
+/// As Clojure's: from the smallest set (of equal sizes, the first of two, the last of
+/// more), each other set in turn keeps the members of the smaller side found in the
+/// larger.
 fn intersection(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
-    let mut out = set_arg("intersection", &a[0])?;
-    for s in a[1..].iter() {
-        let other = set_arg("intersection", s)?;
-        out = PSet::from_items(out.iter().filter(|x| other.contains(x)).cloned());
+    let sets = a.iter().map(|s| set_arg("intersection", s)).collect::<EvalResult<Vec<PSet>>>()?;
+    let Some(first) = pick(&sets, |s| s.len(), |best, len| len < best || (sets.len() > 2 && len == best)) else {
+        return Ok(Value::Set(Arc::new(PSet::new())));
+    };
+    let mut out = sets[first].clone();
+    for (i, s) in sets.iter().enumerate() {
+        if i == first {
+            continue;
+        }
+        let (small, large) = if s.len() < out.len() { (s, &out) } else { (&out, s) };
+        out = PSet::from_items(small.iter().filter(|x| large.contains(x)).cloned());
     }
     Ok(Value::Set(Arc::new(out)))
 }
 
+/// The index of the item `better` prefers by `key` (each item against the best so far).
+fn pick<T>(items: &[T], key: impl Fn(&T) -> usize, better: impl Fn(usize, usize) -> bool) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    for (i, x) in items.iter().enumerate() {
+        let k = key(x);
+        if best.is_none_or(|(_, b)| better(b, k)) {
+            best = Some((i, k));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// As Clojure's: the first set's members that no other set has. A first set smaller than
+/// the next keeps its members not found there; otherwise the next set's members are
+/// taken out of it.
 pub(crate) fn difference(_: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     let mut out = set_arg("difference", &a[0])?;
     for s in a[1..].iter() {
-        for x in set_arg("difference", s)?.iter() {
-            out.remove(x);
+        let other = set_arg("difference", s)?;
+        if out.len() < other.len() {
+            out = PSet::from_items(out.iter().filter(|x| !other.contains(x)).cloned());
+        } else {
+            for x in other.iter() {
+                out.remove(x);
+            }
         }
     }
     Ok(Value::Set(Arc::new(out)))

@@ -174,7 +174,7 @@ fn every_fused_step_sink_and_source_is_fused() {
         }
     }
     let sinks = declaring(|b| b.sink.is_some());
-    assert_eq!(sinks.len(), 14);
+    assert_eq!(sinks.len(), 15);
     for b in sinks {
         let calls: &[(&str, Sink)] = match b.sink {
             Some(Consumer::Reduce) => &[("+ ", Sink::Reduce { init: false }), ("+ 0 ", Sink::Reduce { init: true })],
@@ -191,6 +191,7 @@ fn every_fused_step_sink_and_source_is_fused() {
             Some(Consumer::NotEvery) => &[("odd? ", Sink::Every { negate: true })],
             Some(Consumer::Apply) => &[("+ ", Sink::Apply)],
             Some(Consumer::Sort) => &[("", Sink::Sort { by: false }), ("> ", Sink::Sort { by: true })],
+            Some(Consumer::Set) => &[("", Sink::Set)],
             None => &[],
         };
         for (lead, sink) in calls {

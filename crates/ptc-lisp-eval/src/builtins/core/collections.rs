@@ -43,7 +43,7 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("update-in", AtLeast(3), Collection, update_in)
             .doc("Nested update along a path.")
             .ex(&[("(update-in {:a {:b 1}} [:a :b] inc)", "{:a {:b 2}}")]),
-        Builtin::new("set", Exact(1), Set, set).doc("A set of the items.").ex(&[("(set [1 2 2])", "#{1 2}")]),
+        Builtin::new("set", Exact(1), Set, set).sink(crate::fusion::Consumer::Set).doc("A set of the items.").ex(&[("(set [1 2 2])", "#{1 2}")]),
         Builtin::new("hash-set", AtLeast(0), Set, hash_set)
             .doc("A set of the arguments.")
             .ex(&[("(hash-set 1 2)", "#{1 2}")]),
@@ -793,6 +793,17 @@ pub(crate) fn into(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     let from = &crate::lazy::realized(cx, "into", std::mem::take(from))?;
     if matches!(to, Value::Nil) {
         to = Value::empty_list();
+    }
+    if let Value::Set(set) = &mut to {
+        // charged as conj charges each item; the new members go in at once
+        let mut items = Vec::new();
+        for item in seq_iter("into", from)? {
+            cx.tick(1)?;
+            cx.charge(cost::ELEM)?;
+            items.push(item);
+        }
+        Arc::make_mut(set).extend(items);
+        return Ok(to);
     }
     for item in seq_iter("into", from)? {
         cx.tick(1)?;
