@@ -22,7 +22,7 @@
 
 use ptc_lisp_syntax::Span;
 use smallvec::SmallVec;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::builtins::{self, Builtin, BuiltinContext};
@@ -31,7 +31,7 @@ use crate::interp::{Interp, with_span};
 use crate::limits::cost;
 use crate::node::Node;
 use crate::steps::{self, Fed};
-use crate::value::{PSet, PVector, Value};
+use crate::value::{PSet, PVector, SetBuilder, Value};
 
 type FastHash = foldhash::fast::RandomState;
 
@@ -894,12 +894,10 @@ enum Acc {
         items: Vec<Value>,
         charge: bool,
     },
-    /// `set`: while the items come in increasing order they are kept in `ordered`; from
-    /// the first that does not, in `members`, where the first of equal items stays.
-    /// `charge` as for `Gather`.
+    /// `set`: the members so far (the first of equal items stays); `charge` as for
+    /// `Gather`.
     Set {
-        ordered: Vec<Value>,
-        members: Option<HashSet<Value, FastHash>>,
+        members: Box<SetBuilder>,
         charge: bool,
     },
 }
@@ -944,7 +942,7 @@ impl Acc {
                 items: Vec::new(),
                 charge: gathered_charge(p),
             },
-            Sink::Set => Acc::Set { ordered: Vec::new(), members: None, charge: gathered_charge(p) },
+            Sink::Set => Acc::Set { members: Box::new(SetBuilder::new(PSet::new())), charge: gathered_charge(p) },
         }
     }
 
@@ -1021,21 +1019,11 @@ impl Acc {
             }
             // each item charged as the vector the unfused `set` reads would be; a
             // repeated item is dropped at once (`insert` keeps the member it has)
-            Acc::Set { ordered, members, charge } => {
+            Acc::Set { members, charge } => {
                 if *charge {
                     interp.charge(cost::ELEM).map_err(|e| with_span(e, span))?;
                 }
-                match members {
-                    Some(m) => {
-                        m.insert(x);
-                    }
-                    None if ordered.last().is_none_or(|last| *last < x) => ordered.push(x),
-                    None => {
-                        let mut m: HashSet<Value, FastHash> = std::mem::take(ordered).into_iter().collect();
-                        m.insert(x);
-                        *members = Some(m);
-                    }
-                }
+                members.push(x);
             }
         }
         Ok(None)
@@ -1072,18 +1060,11 @@ impl Acc {
                 }
                 .map_err(|e| with_span(e, p.sink_span))
             }
-            Acc::Set { ordered, members, charge } => {
+            Acc::Set { members, charge } => {
                 if charge {
                     interp.charge(cost::HEADER).map_err(|e| with_span(e, p.sink_span))?;
                 }
-                let set = match members {
-                    None => PSet::from_items(ordered),
-                    Some(m) => {
-                        let mut m: Vec<Value> = m.into_iter().collect();
-                        m.sort_unstable();
-                        PSet::from_items(m)
-                    }
-                };
+                let set = members.finish();
                 interp.charge(cost::items(set.len() as u64)).map_err(|e| with_span(e, p.sink_span))?;
                 Ok(Value::Set(Arc::new(set)))
             }
