@@ -857,7 +857,7 @@ impl PSet {
 
     /// Adds the items the set does not have yet (of equal items, the member or the first
     /// item stays); see [`SetBuilder`].
-    pub fn extend(&mut self, items: impl IntoIterator<Item = Value>) {
+    pub(crate) fn extend(&mut self, items: impl IntoIterator<Item = Value>) {
         let mut b = SetBuilder::new(std::mem::take(self));
         for x in items {
             b.push(x);
