@@ -865,7 +865,10 @@ fn unfused(interp: &mut Interp, p: &Pipeline, sink_vals: &mut [Value], fns: &mut
 
 /// A consumer's state.
 enum Acc {
-    Collect(PVector),
+    /// `vec` (or the outermost step): the items so far; `charge` as for `Gather` (the
+    /// vector of a bare `range` or `split` source was charged whole, as the builtin's
+    /// result is, and `vec` of a vector returns it).
+    Collect(PVector, bool),
     Reduce {
         f: Value,
         acc: Option<Value>,
@@ -916,7 +919,7 @@ impl Acc {
         let sink = p.sink;
         let mut args = args.iter_mut().map(std::mem::take);
         match sink {
-            Sink::Collect | Sink::Vec => Acc::Collect(PVector::new()),
+            Sink::Collect | Sink::Vec => Acc::Collect(PVector::new(), gathered_charge(p)),
             Sink::Reduce { init } => {
                 let f = args.next().unwrap_or(Value::Nil);
                 let acc = if init { Some(args.next().unwrap_or(Value::Nil)) } else { None };
@@ -952,8 +955,10 @@ impl Acc {
         match self {
             // charged as each item is kept: a step that makes several items of one
             // (`mapcat`) cannot build past the limit before the end is charged
-            Acc::Collect(v) => {
-                interp.charge(cost::ELEM).map_err(|e| with_span(e, span))?;
+            Acc::Collect(v, charge) => {
+                if *charge {
+                    interp.charge(cost::ELEM).map_err(|e| with_span(e, span))?;
+                }
                 v.push_back(x)
             }
             Acc::Reduce { f, acc, plus } => match acc.take() {
@@ -1031,8 +1036,10 @@ impl Acc {
 
     fn finish(self, interp: &mut Interp, p: &Pipeline) -> EvalResult {
         match self {
-            Acc::Collect(v) => {
-                interp.charge(cost::HEADER)?;
+            Acc::Collect(v, charge) => {
+                if charge {
+                    interp.charge(cost::HEADER)?;
+                }
                 Ok(Value::from_pvec(v))
             }
             Acc::Reduce { f, acc, .. } => match acc {

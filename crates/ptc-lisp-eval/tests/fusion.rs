@@ -297,3 +297,25 @@ fn fused_chains_fail_like_the_steps() {
         ("(count (map vector (range) (range)))", "loop_limit_exceeded", ""),
     ]);
 }
+
+/// A consumer over a bare `range` or `split` source charges what the nested calls
+/// charge: the source's vector once (`vec` of a vector returns it; `set`, `sort` and
+/// `apply` read it), never each item again.
+#[test]
+fn bare_sources_are_charged_once() {
+    for (fused, plain) in [
+        ("(vec (range 100000))", "(let [r (range 100000)] (vec r))"),
+        (
+            "(vec (split (apply str (repeat 1000 \"a,\")) #\",\"))",
+            "(let [s (split (apply str (repeat 1000 \"a,\")) #\",\")] (vec s))",
+        ),
+        ("(count (vec (map inc (range 1000))))", "(let [m (map inc (range 1000))] (count (vec m)))"),
+        ("(set (range 1000))", "(let [r (range 1000)] (set r))"),
+        ("(sort (range 1000))", "(let [r (range 1000)] (sort r))"),
+        ("(apply + (range 1000))", "(let [r (range 1000)] (apply + r))"),
+    ] {
+        let (f, p) = (go(fused), go(plain));
+        assert_eq!(show_outcome(&f), show_outcome(&p), "{fused}");
+        assert_eq!(f.usage.heap_bytes, p.usage.heap_bytes, "{fused} against {plain}");
+    }
+}
