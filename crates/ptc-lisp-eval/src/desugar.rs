@@ -365,6 +365,19 @@ pub(crate) fn multi_arity(
     Ok((vec![sym("&", span), sym(&args, span)], body))
 }
 
+/// Whether `name` is written as a plain symbol anywhere in `forms` (a quoted or shadowed
+/// one counts too: that only makes a sibling the function does not call).
+fn mentions(forms: &[Form], name: &str) -> bool {
+    forms.iter().any(|f| match &f.kind {
+        FormKind::Symbol { ns: None, name: n } => n == name,
+        FormKind::List(xs) | FormKind::Vector(xs) | FormKind::Map(xs) | FormKind::Set(xs) | FormKind::ShortFn(xs) => {
+            mentions(xs, name)
+        }
+        FormKind::Quote(x) => mentions(std::slice::from_ref(x), name),
+        _ => false,
+    })
+}
+
 /// `(letfn [(f [x] ...) (g [y] ...)] body...)`: the functions live in one bundle function
 /// that hands out each of them by index; every function body first binds the others, so
 /// they can call each other (mutual recursion) with closures that capture by value.
@@ -396,7 +409,8 @@ pub(crate) fn letfn(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> Strin
         let FormKind::List(items) = &s.kind else { continue };
         let mut others = Vec::new();
         for (j, other) in names.iter().enumerate() {
-            if j != i {
+            // only the siblings the function names are made at each of its calls
+            if j != i && mentions(&items[1..], other) {
                 others.push(sym(other, s.span));
                 others.push(list(vec![sym(&bundle, s.span), int(j, s.span)], s.span));
             }
