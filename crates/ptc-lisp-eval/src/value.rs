@@ -786,9 +786,11 @@ impl Drop for Reduced {
 /// Adds items to a set one at a time. A B-tree insert of an item the set has already
 /// costs about what inserting a new one does, so items also go through a hash set,
 /// where a repeat costs one lookup (`(set (map :customer orders))`: four times faster).
-/// Hashing a new item too makes it cost twice as much, so once more than
-/// [`SetBuilder::HASHED`] distinct items were seen with fewer than one in eight
-/// repeating, the hash set is dropped and the items go straight to the tree.
+/// Hashing a new item too makes it cost twice as much, so hashing starts only after
+/// [`SetBuilder::UNHASHED`] items (a small set never allocates a hash set), and once more
+/// than [`SetBuilder::HASHED`] distinct items were hashed with fewer than one in eight
+/// repeating, the hash set is dropped and the items go straight to the tree. The hash set
+/// only saves work: the tree's `insert` keeps the member it has either way.
 pub(crate) struct SetBuilder {
     set: PSet,
     seen: Option<std::collections::HashSet<Value, foldhash::fast::FixedState>>,
@@ -797,16 +799,21 @@ pub(crate) struct SetBuilder {
 }
 
 impl SetBuilder {
+    /// Items inserted before hashing starts.
+    const UNHASHED: usize = 32;
     /// Distinct items hashed before deciding whether hashing pays.
     const HASHED: usize = 8192;
 
     pub(crate) fn new(set: PSet) -> Self {
-        SetBuilder { set, seen: Some(Default::default()), pushed: 0, repeats: 0 }
+        SetBuilder { set, seen: None, pushed: 0, repeats: 0 }
     }
 
     #[inline]
     pub(crate) fn push(&mut self, x: Value) {
         self.pushed += 1;
+        if self.pushed == Self::UNHASHED {
+            self.seen = Some(Default::default());
+        }
         match &mut self.seen {
             None => self.set.insert(x),
             Some(seen) => {
@@ -880,10 +887,12 @@ impl PSet {
     /// Adds in place; a member equal to `v` stays (only a collection can be equal to a
     /// value it does not print like: a vector and a list of the same items).
     pub fn insert(&mut self, v: Value) {
-        if matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)) && self.items.contains(&v) {
-            return;
+        if let Some(old) = self.items.insert(v)
+            && matches!(old, Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_))
+        {
+            // put the member back over its equal newcomer
+            self.items.insert(old);
         }
-        self.items.insert(v);
     }
     /// Removes in place.
     pub fn remove(&mut self, v: &Value) {

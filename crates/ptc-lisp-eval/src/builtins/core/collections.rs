@@ -794,16 +794,15 @@ pub(crate) fn into(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if matches!(to, Value::Nil) {
         to = Value::empty_list();
     }
-    if let Value::Set(set) = &mut to {
-        // charged as conj charges each item; the new members go in at once
-        let mut items = Vec::new();
+    if let Value::Set(set) = to {
+        // charged as conj charges each item; repeats skipped as `set` skips them
+        let mut members = crate::value::SetBuilder::new(Arc::unwrap_or_clone(set));
         for item in seq_iter("into", from)? {
             cx.tick(1)?;
             cx.charge(cost::ELEM)?;
-            items.push(item);
+            members.push(item);
         }
-        Arc::make_mut(set).extend(items);
-        return Ok(to);
+        return Ok(Value::Set(Arc::new(members.finish())));
     }
     for item in seq_iter("into", from)? {
         cx.tick(1)?;
