@@ -1034,7 +1034,7 @@ impl<'h> Interp<'h> {
         }
         if let Some(rest) = &lambda.rest {
             let extra = &mut args[fixed..];
-            let v = if extra.is_empty() { Value::Nil } else { Value::vector(extra.iter_mut().map(std::mem::take)) };
+            let v = if extra.is_empty() { Value::Nil } else { Value::list(extra.iter_mut().map(std::mem::take)) };
             self.bind(rest, v)?;
         }
         Ok(())
@@ -1079,16 +1079,35 @@ impl<'h> Interp<'h> {
                         ),
                     );
                 }
+                if let (Some(r), None) = (rest, as_slot)
+                    && let Value::Vector(vec) | Value::List(vec) = &v
+                    && Arc::strong_count(vec) == 1
+                {
+                    // `[x & more]` of a vector nothing else holds (a `loop` recurring on
+                    // `more` hands it over): the items are taken off its front in place, so
+                    // walking a big vector this way copies nothing at each turn
+                    if let Value::Vector(mut vec) | Value::List(mut vec) = v {
+                        let front = Arc::make_mut(&mut vec);
+                        for p in items.iter() {
+                            let item = front.pop_front().unwrap_or(Value::Nil);
+                            self.bind(p, item)?;
+                        }
+                        // a sequence, as in Clojure (`conj` adds to its front)
+                        let tail = if vec.is_empty() { Value::Nil } else { Value::List(vec) };
+                        self.bind(r, tail)?;
+                    }
+                    return Ok(());
+                }
                 if let Value::Vector(vec) | Value::List(vec) = &v {
                     // positional items straight from the vector: no intermediate list
                     for (i, p) in items.iter().enumerate() {
                         self.bind(p, vec.get(i).cloned().unwrap_or(Value::Nil))?;
                     }
                     if let Some(r) = rest {
-                        let tail = match &v {
-                            _ if vec.len() <= items.len() => Value::Nil,
-                            Value::List(_) => Value::List(Arc::new(vec.skip(items.len()))),
-                            _ => Value::from_pvec(vec.skip(items.len())),
+                        let tail = if vec.len() <= items.len() {
+                            Value::Nil
+                        } else {
+                            Value::List(Arc::new(vec.skip(items.len())))
                         };
                         self.bind(r, tail)?;
                     }
@@ -1108,7 +1127,7 @@ impl<'h> Interp<'h> {
                     let left = crate::builtins::seq_len(&v).unwrap_or(0).saturating_sub(items.len());
                     let tail = if left > 0 {
                         self.charge(cost::items(left as u64).saturating_add(crate::builtins::materialized_cost(&v)))?;
-                        Value::vector(it.by_ref())
+                        Value::list(it.by_ref())
                     } else {
                         Value::Nil
                     };

@@ -25,6 +25,17 @@ enum Repr {
     Small(Vec<Value>),
     /// Boxed: a tree's root is several pointers wide, and most vectors are small.
     Large(Box<imbl::Vector<Value>>),
+    /// A big vector's items from the given index on: what `rest`, `next` and `[x & more]`
+    /// make of a big vector something else still holds. The tree is shared, not cut (a
+    /// cut copies the chunk it falls in), so walking a held vector with `rest` costs no
+    /// copy per step. Any change but taking the front item settles it into `Large`.
+    Tail(Box<(imbl::Vector<Value>, usize)>),
+}
+
+/// A vector to change in place: a [`Repr::Tail`] settled first.
+enum Edit<'a> {
+    Small(&'a mut Vec<Value>),
+    Large(&'a mut imbl::Vector<Value>),
 }
 
 impl Drop for PVector {
@@ -62,6 +73,7 @@ impl PVector {
         match &self.repr {
             Repr::Small(v) => v.len(),
             Repr::Large(v) => v.len(),
+            Repr::Tail(t) => t.0.len() - t.1,
         }
     }
 
@@ -77,14 +89,15 @@ impl PVector {
         match &self.repr {
             Repr::Small(v) => v.get(i),
             Repr::Large(v) => v.get(i),
+            Repr::Tail(t) => t.1.checked_add(i).and_then(|i| t.0.get(i)),
         }
     }
 
     /// The item at `i`, mutable.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut Value> {
-        match &mut self.repr {
-            Repr::Small(v) => v.get_mut(i),
-            Repr::Large(v) => v.get_mut(i),
+        match self.edit() {
+            Edit::Small(v) => v.get_mut(i),
+            Edit::Large(v) => v.get_mut(i),
         }
     }
 
@@ -98,6 +111,8 @@ impl PVector {
         match &self.repr {
             Repr::Small(v) => v.last(),
             Repr::Large(v) => v.back(),
+            Repr::Tail(t) if t.1 < t.0.len() => t.0.back(),
+            Repr::Tail(_) => None,
         }
     }
 
@@ -112,6 +127,22 @@ impl PVector {
         match &self.repr {
             Repr::Small(v) => Iter(IterRepr::Small(v.iter())),
             Repr::Large(v) => Iter(IterRepr::Large(v.iter())),
+            Repr::Tail(t) => Iter(IterRepr::Large(t.0.focus().narrow(t.1..).into_iter())),
+        }
+    }
+
+    /// The representation to change in place: a tail is settled into a tree of its own
+    /// items first.
+    fn edit(&mut self) -> Edit<'_> {
+        if let Repr::Tail(t) = &self.repr {
+            let own = Repr::Large(Box::new(t.0.skip(t.1)));
+            crate::release::release(std::mem::replace(&mut self.repr, own));
+        }
+        match &mut self.repr {
+            Repr::Small(v) => Edit::Small(v),
+            Repr::Large(v) => Edit::Large(v),
+            // settled above
+            Repr::Tail(t) => Edit::Large(&mut t.0),
         }
     }
 
@@ -127,26 +158,26 @@ impl PVector {
     /// Appends an item.
     pub fn push_back(&mut self, x: Value) {
         self.grow();
-        match &mut self.repr {
-            Repr::Small(v) => v.push(x),
-            Repr::Large(v) => v.push_back(x),
+        match self.edit() {
+            Edit::Small(v) => v.push(x),
+            Edit::Large(v) => v.push_back(x),
         }
     }
 
     /// Prepends an item.
     pub fn push_front(&mut self, x: Value) {
         self.grow();
-        match &mut self.repr {
-            Repr::Small(v) => v.insert(0, x),
-            Repr::Large(v) => v.push_front(x),
+        match self.edit() {
+            Edit::Small(v) => v.insert(0, x),
+            Edit::Large(v) => v.push_front(x),
         }
     }
 
     /// Removes the last item.
     pub fn pop_back(&mut self) -> Option<Value> {
-        match &mut self.repr {
-            Repr::Small(v) => v.pop(),
-            Repr::Large(v) => v.pop_back(),
+        match self.edit() {
+            Edit::Small(v) => v.pop(),
+            Edit::Large(v) => v.pop_back(),
         }
     }
 
@@ -156,27 +187,35 @@ impl PVector {
             Repr::Small(v) if v.is_empty() => None,
             Repr::Small(v) => Some(v.remove(0)),
             Repr::Large(v) => v.pop_front(),
+            // the tree stays shared: its item is copied out, not cut off
+            Repr::Tail(t) => {
+                let first = t.0.get(t.1).cloned();
+                if first.is_some() {
+                    t.1 += 1;
+                }
+                first
+            }
         }
     }
 
     /// Replaces the item at `i` (which must exist), returning the old one.
     pub fn set(&mut self, i: usize, x: Value) -> Value {
-        match &mut self.repr {
-            Repr::Small(v) => match v.get_mut(i) {
+        match self.edit() {
+            Edit::Small(v) => match v.get_mut(i) {
                 Some(slot) => std::mem::replace(slot, x),
                 None => Value::Nil,
             },
-            Repr::Large(v) if i < v.len() => v.set(i, x),
-            Repr::Large(_) => Value::Nil,
+            Edit::Large(v) if i < v.len() => v.set(i, x),
+            Edit::Large(_) => Value::Nil,
         }
     }
 
     /// Inserts at `i` (at most `len`).
     pub fn insert(&mut self, i: usize, x: Value) {
         self.grow();
-        match &mut self.repr {
-            Repr::Small(v) => v.insert(i.min(v.len()), x),
-            Repr::Large(v) => {
+        match self.edit() {
+            Edit::Small(v) => v.insert(i.min(v.len()), x),
+            Edit::Large(v) => {
                 let i = i.min(v.len());
                 v.insert(i, x)
             }
@@ -185,18 +224,18 @@ impl PVector {
 
     /// Removes the item at `i` (which must exist).
     pub fn remove(&mut self, i: usize) -> Value {
-        match &mut self.repr {
-            Repr::Small(v) if i < v.len() => v.remove(i),
-            Repr::Large(v) if i < v.len() => v.remove(i),
+        match self.edit() {
+            Edit::Small(v) if i < v.len() => v.remove(i),
+            Edit::Large(v) if i < v.len() => v.remove(i),
             _ => Value::Nil,
         }
     }
 
     /// Splits at `i`: `self` keeps `[0, i)`, the result holds the rest.
     pub fn split_off(&mut self, i: usize) -> PVector {
-        match &mut self.repr {
-            Repr::Small(v) => PVector::from_vec(v.split_off(i.min(v.len()))),
-            Repr::Large(v) => {
+        match self.edit() {
+            Edit::Small(v) => PVector::from_vec(v.split_off(i.min(v.len()))),
+            Edit::Large(v) => {
                 let i = i.min(v.len());
                 PVector { repr: Repr::Large(Box::new(v.split_off(i))) }
             }
@@ -205,7 +244,7 @@ impl PVector {
 
     /// Appends every item of `other`.
     pub fn append(&mut self, other: PVector) {
-        if let (Repr::Large(a), Repr::Large(b)) = (&mut self.repr, &other.repr) {
+        if let (Edit::Large(a), Repr::Large(b)) = (self.edit(), &other.repr) {
             a.append((**b).clone());
             return;
         }
@@ -216,9 +255,9 @@ impl PVector {
 
     /// Keeps the first `n` items.
     pub fn truncate(&mut self, n: usize) {
-        match &mut self.repr {
-            Repr::Small(v) => v.truncate(n),
-            Repr::Large(v) => {
+        match self.edit() {
+            Edit::Small(v) => v.truncate(n),
+            Edit::Large(v) => {
                 if n < v.len() {
                     v.truncate(n)
                 }
@@ -233,9 +272,17 @@ impl PVector {
 
     /// The items after the first `n`.
     pub fn skip(&self, n: usize) -> PVector {
-        match &self.repr {
-            Repr::Small(v) => PVector::from_vec(v.get(n..).map(<[Value]>::to_vec).unwrap_or_default()),
-            Repr::Large(v) => PVector { repr: Repr::Large(Box::new(v.skip(n.min(v.len())))) },
+        let (tree, start) = match &self.repr {
+            Repr::Small(v) => return PVector::from_vec(v.get(n..).map(<[Value]>::to_vec).unwrap_or_default()),
+            Repr::Large(v) => (&**v, 0),
+            Repr::Tail(t) => (&t.0, t.1),
+        };
+        let start = start.saturating_add(n).min(tree.len());
+        if tree.len() - start > SMALL_VEC {
+            // the tree is shared, not cut: a big remainder is a tail of it
+            PVector { repr: Repr::Tail(Box::new((tree.clone(), start))) }
+        } else {
+            tree.focus().narrow(start..).into_iter().cloned().collect()
         }
     }
 
@@ -244,6 +291,10 @@ impl PVector {
         match &self.repr {
             Repr::Small(v) => PVector::from_vec(v[..n.min(v.len())].to_vec()),
             Repr::Large(v) => PVector { repr: Repr::Large(Box::new(v.take(n.min(v.len())))) },
+            Repr::Tail(t) => {
+                let n = n.min(t.0.len() - t.1);
+                PVector { repr: Repr::Large(Box::new(t.0.skip(t.1).take(n))) }
+            }
         }
     }
 }
@@ -260,6 +311,7 @@ impl Index<usize> for PVector {
         match &self.repr {
             Repr::Small(v) => &v[i],
             Repr::Large(v) => &v[i],
+            Repr::Tail(t) => &t.0[t.1 + i],
         }
     }
 }
@@ -379,6 +431,7 @@ impl PVector {
         match std::mem::take(&mut self.repr) {
             Repr::Small(v) => v,
             Repr::Large(v) => (*v).into_iter().collect(),
+            Repr::Tail(t) => t.0.focus().narrow(t.1..).into_iter().cloned().collect(),
         }
     }
 }
@@ -390,6 +443,7 @@ impl IntoIterator for PVector {
         match std::mem::take(&mut self.repr) {
             Repr::Small(v) => IntoIter(IntoIterRepr::Small(v.into_iter())),
             Repr::Large(v) => IntoIter(IntoIterRepr::Large((*v).into_iter())),
+            Repr::Tail(t) => IntoIter(IntoIterRepr::Large(t.0.skip(t.1).into_iter())),
         }
     }
 }
@@ -435,5 +489,131 @@ mod tests {
         assert_eq!(ints(&v), vec![9, 5, 6]);
         v.truncate(1);
         assert_eq!(ints(&v), vec![9]);
+    }
+
+    /// Every operation on vectors made by `skip` (tails of a shared tree among them)
+    /// against a plain `Vec`, the source vector kept and checked too.
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Skip(usize),
+            PopFront,
+            PopBack,
+            PushBack(i64),
+            PushFront(i64),
+            Set(usize, i64),
+            Insert(usize, i64),
+            Remove(usize),
+            SplitOff(usize),
+            Append(usize),
+            Truncate(usize),
+            Take(usize),
+            GetMut(usize, i64),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                3 => (0usize..80).prop_map(Op::Skip),
+                3 => Just(Op::PopFront),
+                1 => Just(Op::PopBack),
+                1 => any::<i64>().prop_map(Op::PushBack),
+                1 => any::<i64>().prop_map(Op::PushFront),
+                1 => (0usize..200, any::<i64>()).prop_map(|(i, x)| Op::Set(i, x)),
+                1 => (0usize..200, any::<i64>()).prop_map(|(i, x)| Op::Insert(i, x)),
+                1 => (0usize..200).prop_map(Op::Remove),
+                1 => (0usize..200).prop_map(Op::SplitOff),
+                1 => (0usize..60).prop_map(Op::Append),
+                1 => (0usize..200).prop_map(Op::Truncate),
+                1 => (0usize..200).prop_map(Op::Take),
+                1 => (0usize..200, any::<i64>()).prop_map(|(i, x)| Op::GetMut(i, x)),
+            ]
+        }
+
+        fn same(v: &PVector, m: &[i64]) {
+            assert_eq!(v.len(), m.len());
+            assert_eq!(ints(v), m);
+            assert_eq!(
+                v.iter().rev().cloned().collect::<Vec<_>>(),
+                m.iter().rev().map(|i| Value::Int(*i)).collect::<Vec<_>>()
+            );
+            for (i, x) in m.iter().enumerate() {
+                assert_eq!(v.get(i), Some(&Value::Int(*x)));
+                assert_eq!(v[i], Value::Int(*x));
+            }
+            assert_eq!(v.get(m.len()), None);
+            assert_eq!(v.get(usize::MAX), None);
+            assert_eq!(v.back(), m.last().map(|i| Value::Int(*i)).as_ref());
+            assert_eq!(v.front(), m.first().map(|i| Value::Int(*i)).as_ref());
+            let owned: Vec<Value> = v.clone().into_iter().collect();
+            assert_eq!(owned, m.iter().map(|i| Value::Int(*i)).collect::<Vec<_>>());
+            assert_eq!(v.clone().into_vec(), owned);
+        }
+
+        proptest! {
+            #[test]
+            fn tails_behave_as_vectors(len in 0usize..200, ops in proptest::collection::vec(op(), 0..24)) {
+                let source: PVector = (0..len as i64).map(Value::Int).collect();
+                let mut v = source.clone();
+                let mut m: Vec<i64> = (0..len as i64).collect();
+                for op in ops {
+                    match op {
+                        Op::Skip(n) => {
+                            v = v.skip(n);
+                            m = m.get(n..).map(<[i64]>::to_vec).unwrap_or_default();
+                        }
+                        Op::PopFront => {
+                            let got = v.pop_front();
+                            let want = if m.is_empty() { None } else { Some(Value::Int(m.remove(0))) };
+                            prop_assert_eq!(got, want);
+                        }
+                        Op::PopBack => prop_assert_eq!(v.pop_back(), m.pop().map(Value::Int)),
+                        Op::PushBack(x) => {
+                            v.push_back(Value::Int(x));
+                            m.push(x);
+                        }
+                        Op::PushFront(x) => {
+                            v.push_front(Value::Int(x));
+                            m.insert(0, x);
+                        }
+                        Op::Set(i, x) if i < m.len() => {
+                            prop_assert_eq!(v.set(i, Value::Int(x)), Value::Int(m[i]));
+                            m[i] = x;
+                        }
+                        Op::Insert(i, x) => {
+                            v.insert(i, Value::Int(x));
+                            m.insert(i.min(m.len()), x);
+                        }
+                        Op::Remove(i) if i < m.len() => prop_assert_eq!(v.remove(i), Value::Int(m.remove(i))),
+                        Op::SplitOff(i) => {
+                            let back = v.split_off(i);
+                            let mb = m.split_off(i.min(m.len()));
+                            same(&back, &mb);
+                        }
+                        Op::Append(n) => {
+                            v.append(source.skip(len.saturating_sub(n)));
+                            m.extend(len.saturating_sub(n) as i64..len as i64);
+                        }
+                        Op::Truncate(n) => {
+                            v.truncate(n);
+                            m.truncate(n);
+                        }
+                        Op::Take(n) => same(&v.take(n), &m[..n.min(m.len())]),
+                        Op::GetMut(i, x) => {
+                            let got = v.get_mut(i).map(|slot| std::mem::replace(slot, Value::Int(x)));
+                            prop_assert_eq!(got, m.get(i).map(|old| Value::Int(*old)));
+                            if let Some(slot) = m.get_mut(i) {
+                                *slot = x;
+                            }
+                        }
+                        Op::Set(..) | Op::Remove(_) => {}
+                    }
+                    same(&v, &m);
+                }
+                same(&source, &(0..len as i64).collect::<Vec<_>>());
+            }
+        }
     }
 }

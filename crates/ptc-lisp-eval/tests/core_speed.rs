@@ -21,7 +21,7 @@ fn closures_bind_every_kind_of_parameter_list() {
         // destructuring, `_`, `& rest`: bound one by one as before
         ("((fn [[a b] {:keys [c]}] [a b c]) [1 2] {:c 3})", "[1 2 3]"),
         ("((fn [_ b] b) 1 2)", "2"),
-        ("((fn [a & more] [a more]) 1 2 3)", "[1 [2 3]]"),
+        ("((fn [a & more] [a more]) 1 2 3)", "[1 (2 3)]"),
         ("((fn [a & more] [a more]) 1)", "[1 nil]"),
         // a parameter shadowed inside the body, a parameter captured by an inner fn
         ("((fn [a] (let [a (inc a)] a)) 1)", "2"),

@@ -9,7 +9,7 @@ fn sequential() {
         ("(let [[a b c] [1 2]] [a b c])", "[1 2 nil]"),
         ("(let [[a _ c] [1 2 3]] [a c])", "[1 3]"),
         ("(let [[a [b c]] [1 [2 3]]] [a b c])", "[1 2 3]"),
-        ("(let [[a & rest] [1 2 3]] [a rest])", "[1 [2 3]]"),
+        ("(let [[a & rest] [1 2 3]] [a rest])", "[1 (2 3)]"),
         ("(let [[a & rest] [1]] [a rest])", "[1 nil]"),
         ("(let [[& [y]] [5]] y)", "5"),
         ("(let [[a b :as all] [1 2 3]] [a b all])", "[1 2 [1 2 3]]"),

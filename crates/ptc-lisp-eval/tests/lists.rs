@@ -132,7 +132,7 @@ fn infinite_producers_stay_lazy_under_these_functions() {
         ("(take 3 (nthrest (range) 5))", "[5 6 7]"),
         ("(take 3 (nthnext (range) 5))", "[5 6 7]"),
         ("(fnext (range))", "1"),
-        ("(nfirst (map vector (range) (range)))", "[0]"),
+        ("(nfirst (map vector (range) (range)))", "(0)"),
         ("(take 3 (cons 0 (range)))", "[0 0 1]"),
         ("(take 3 (seq (range)))", "[0 1 2]"),
         ("(empty? (range))", "false"),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::builtins::context::BuiltinContext;
 use crate::builtins::core::predicates::b;
-use crate::builtins::core::sequences::{out_vec, vec_out};
+use crate::builtins::core::sequences::out_vec;
 use crate::builtins::{Arity, Builtin, Category, Library, Table, compare_values, expected, int_arg, seq_iter};
 use crate::error::{ErrorKind, EvalResult, err};
 use crate::limits::cost;
@@ -101,19 +101,19 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("nfirst", Exact(1), Sequence, nfirst)
             .lazy()
             .doc("(next (first coll)).")
-            .ex(&[("(nfirst [[1 2 3]])", "[2 3]")]),
+            .ex(&[("(nfirst [[1 2 3]])", "(2 3)")]),
         Builtin::new("nnext", Exact(1), Sequence, nnext)
             .lazy()
             .doc("(next (next coll)).")
-            .ex(&[("(nnext [1 2 3])", "[3]")]),
+            .ex(&[("(nnext [1 2 3])", "(3)")]),
         Builtin::new("nthnext", Exact(2), Sequence, nthnext)
             .lazy()
             .doc("Items from index n on, or nil.")
-            .ex(&[("(nthnext [1 2 3] 1)", "[2 3]")]),
+            .ex(&[("(nthnext [1 2 3] 1)", "(2 3)")]),
         Builtin::new("nthrest", Exact(2), Sequence, nthrest)
             .lazy()
             .doc("Items from index n on.")
-            .ex(&[("(nthrest [1 2 3] 2)", "[3]")]),
+            .ex(&[("(nthrest [1 2 3] 2)", "(3)")]),
         Builtin::new("doall", Exact(1), Sequence, doall)
             .alias(&["seque"])
             .doc("The collection itself (sequences are already eager).")
@@ -131,8 +131,8 @@ pub(crate) static TABLE: Table = Table {
             .ex(&[("(first [1 2])", "1"), ("(first [])", "nil")]),
         Builtin::new("rest", Exact(1), Sequence, rest)
             .lazy()
-            .doc("All but the first item: a list for a list, a vector otherwise (empty for nil).")
-            .ex(&[("(rest [1 2 3])", "[2 3]"), ("(rest '(1 2 3))", "(2 3)")]),
+            .doc("All but the first item, as a sequence (empty for nil).")
+            .ex(&[("(rest [1 2 3])", "(2 3)"), ("(rest '(1 2 3))", "(2 3)")]),
         Builtin::new("reduce", Range(2, 3), Sequence, reduce)
             .sink(crate::fusion::Consumer::Reduce)
             .lazy()
@@ -175,17 +175,23 @@ pub(crate) fn next(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
     }
     // the rest of a list or vector shares its items (a copy at every turn of a `loop`
     // over `next` grew with the square of the turns)
-    if let Value::List(v) | Value::Vector(v) = &a[0] {
+    if let Value::List(v) | Value::Vector(v) = &mut a[0] {
         if v.len() <= 1 {
             return Ok(Value::Nil);
         }
         cx.charge(cost::HEADER)?;
-        let rest = v.skip(1);
-        return Ok(if matches!(a[0], Value::List(_)) { Value::List(Arc::new(rest)) } else { Value::from_pvec(rest) });
+        drop_first(v);
+        // a sequence, as in Clojure: `conj` adds to its front
+        return Ok(as_seq(std::mem::take(&mut a[0])));
     }
     cx.charge(crate::builtins::materialized_cost(&a[0]))?;
     let rest: Vec<Value> = seq_iter("next", &a[0])?.skip(1).collect();
-    if rest.is_empty() { Ok(Value::Nil) } else { vec_out(cx, rest) }
+    if rest.is_empty() {
+        Ok(Value::Nil)
+    } else {
+        cx.charge(cost::items(rest.len() as u64))?;
+        Ok(Value::list(rest))
+    }
 }
 
 pub(crate) fn nth(cx: &mut BuiltinContext, a: &mut [Value]) -> EvalResult {
@@ -431,6 +437,18 @@ fn tail(cx: &mut BuiltinContext, v: &Value, n: usize, fname: &str, nil_when_empt
         let rest = crate::lazy::drop(n, l)?;
         return if nil_when_empty { crate::lazy::nil_if_empty(cx, rest) } else { Ok(rest) };
     }
+    // the rest of a list or vector shares its items: a sequence, as in Clojure
+    if let Value::List(items) | Value::Vector(items) = v {
+        if n == 0 && !nil_when_empty {
+            // `(nthrest coll 0)` is the collection itself
+            return Ok(v.clone());
+        }
+        if items.len() <= n && nil_when_empty {
+            return Ok(Value::Nil);
+        }
+        cx.charge(cost::HEADER)?;
+        return Ok(Value::List(Arc::new(items.skip(n))));
+    }
     cx.charge(crate::builtins::materialized_cost(v))?;
     let rest: Vec<Value> = seq_iter(fname, v)?.skip(n).collect();
     if rest.is_empty() && nil_when_empty {
@@ -494,31 +512,54 @@ pub(crate) fn first(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     }
 }
 
+/// `v` without its first item (it has one). A list or vector nothing else holds (a `loop`
+/// recurring on `(rest xs)` hands `xs` over) loses it in place, so walking a big vector
+/// this way copies nothing at each turn; a shared one gives a new vector of its other items
+/// (a big one's tree shared, not copied: [`PVector::skip`]).
+fn drop_first(v: &mut Arc<PVector>) {
+    match Arc::get_mut(v) {
+        Some(only) => {
+            only.pop_front();
+        }
+        None => *v = Arc::new(v.skip(1)),
+    }
+}
+
+/// The items of a vector as a sequence (a list), which is what `rest` and `next` give in
+/// Clojure: `conj` adds to its front.
+fn as_seq(v: Value) -> Value {
+    match v {
+        Value::Vector(items) => Value::List(items),
+        other => other,
+    }
+}
+
 pub(crate) fn rest(cx: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     if let Some(l) = crate::lazy::as_lazy(&args[0]) {
         return crate::lazy::drop(1, l);
     }
-    match &args[0] {
+    match &mut args[0] {
         Value::List(v) => {
-            let mut v = (**v).clone();
-            v.pop_front();
             cx.charge(cost::HEADER)?;
-            Ok(Value::List(Arc::new(v)))
+            if !v.is_empty() {
+                drop_first(v);
+            }
+            Ok(std::mem::take(&mut args[0]))
         }
+        // the rest of a vector is a sequence, as in Clojure: `conj` adds to its front
         Value::Vector(v) => {
             if v.is_empty() {
-                return Ok(Value::vector([]));
+                return Ok(Value::empty_list());
             }
-            let mut v = (**v).clone();
-            v.pop_front();
             cx.charge(cost::HEADER)?;
-            Ok(Value::from_pvec(v))
+            drop_first(v);
+            Ok(as_seq(std::mem::take(&mut args[0])))
         }
         other => {
             cx.charge(crate::builtins::materialized_cost(other))?;
             let items: PVector = seq_iter("rest", other)?.skip(1).collect();
             cx.charge(cost::items(items.len() as u64))?;
-            Ok(Value::from_pvec(items))
+            Ok(Value::List(Arc::new(items)))
         }
     }
 }
