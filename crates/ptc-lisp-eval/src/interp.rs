@@ -858,6 +858,13 @@ impl<'h> Interp<'h> {
                 ),
                 _ => err(ErrorKind::ArityError, format!("vector called with {} arguments; use (v index)", args.len())),
             },
+            Value::List(_) => err(
+                ErrorKind::NotCallable,
+                format!(
+                    "not callable: {} (list); only functions, keywords, maps, sets and vectors can be called. Read an item of a list or sequence (what rest, next and & more give) with (nth xs i); write literal data as a vector [..]",
+                    brief(f)
+                ),
+            ),
             other => err(
                 ErrorKind::NotCallable,
                 format!(

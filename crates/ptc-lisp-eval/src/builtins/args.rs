@@ -19,7 +19,12 @@ pub(crate) fn expected<T>(fname: &str, what: &str, got: &Value) -> EvalResult<T>
     if let Some(l) = crate::lazy::as_lazy(got) {
         return crate::lazy::unbounded(fname, l);
     }
-    type_err(format!("{fname}: expected {what}, got {} {}", got.type_name(), brief(got)))
+    // `rest`, `next` and `& more` give sequences: say how to get the vector wanted
+    let hint = match got {
+        Value::List(_) if what.contains("vector") => "; (vec xs) makes a vector of a sequence",
+        _ => "",
+    };
+    type_err(format!("{fname}: expected {what}, got {} {}{hint}", got.type_name(), brief(got)))
 }
 
 /// An integer argument.
