@@ -252,7 +252,8 @@ pub(crate) fn truncate_for_history(v: &Value, max_bytes: usize) -> Value {
                 used += p.len() + 1;
                 kept.push(item.clone());
             }
-            Value::vector(kept)
+            // a list stays a list (`rest`, `next` and `& more` give lists)
+            if matches!(v, Value::List(_)) { Value::list(kept) } else { Value::vector(kept) }
         }
         _ => Value::Nil,
     }
@@ -311,6 +312,9 @@ mod tests {
         let many = Value::vector((0..2000).map(Value::Int));
         let Value::Vector(v) = truncate_for_history(&many, 100) else { unreachable!() };
         assert!(!v.is_empty() && v.len() < 40);
+        let seq = Value::list((0..2000).map(Value::Int));
+        let Value::List(l) = truncate_for_history(&seq, 100) else { unreachable!() };
+        assert!(!l.is_empty() && l.len() < 40);
         assert!(truncate_for_history(&Value::Int(3), 10).equiv(&Value::Int(3)));
     }
 }

@@ -459,7 +459,7 @@ fn sample(v: &Value, limit: &PromptLimit) -> (String, Option<String>) {
         cut_line = true;
     }
     let note = match v {
-        Value::Vector(items) if items.len() > limit.list => {
+        Value::Vector(items) | Value::List(items) if items.len() > limit.list => {
             Some(format!("showing {} of {} items", limit.list, items.len()))
         }
         Value::Str(s) if s.len() > limit.string => Some(format!("showing about {} of {} bytes", limit.string, s.len())),
