@@ -626,6 +626,7 @@ impl PtcServer {
             finish(self.finish_eval(Ok(outcome), output_type.as_ref(), context_bytes));
             return Ok(());
         }
+        let was_cancelled = run_cancel.clone();
         let job = self.eval_job(parsed.program, parsed.context, run_cancel);
         // what the run thread needs to answer, or this thread when the pool refuses the job
         let rest = Arc::new(std::sync::Mutex::new(Some((permit, output_type, finish))));
@@ -635,8 +636,18 @@ impl PtcServer {
             // inline on this run thread; a panic becomes the engine's internal error
             let joined = server.engine.batch(job);
             let Some((permit, output_type, finish)) = taken.lock().ok().and_then(|mut r| r.take()) else { return };
-            drop(permit);
-            finish(server.finish_eval(joined, output_type.as_ref(), context_bytes));
+            let answer = server.finish_eval(joined, output_type.as_ref(), context_bytes);
+            if was_cancelled.is_cancelled() {
+                // nothing is written for a cancelled call: its id is forgotten before its
+                // slot is free, so a call that finds the slot free finds the id free too
+                finish(answer);
+                drop(permit);
+            } else {
+                // the slot is free before the answer is out, so a client that sends its
+                // next call on reading this answer finds the slot free
+                drop(permit);
+                finish(answer);
+            }
         }));
         // a refused job (the pool saturated or out of threads) is known at once
         let waker = std::task::Waker::noop();
