@@ -636,17 +636,18 @@ impl PtcServer {
             // inline on this run thread; a panic becomes the engine's internal error
             let joined = server.engine.batch(job);
             let Some((permit, output_type, finish)) = taken.lock().ok().and_then(|mut r| r.take()) else { return };
-            let answer = server.finish_eval(joined, output_type.as_ref(), context_bytes);
             if was_cancelled.is_cancelled() {
                 // nothing is written for a cancelled call: its id is forgotten before its
                 // slot is free, so a call that finds the slot free finds the id free too
-                finish(answer);
+                finish(server.finish_eval(joined, output_type.as_ref(), context_bytes));
                 drop(permit);
+                server.notify_if_idle();
             } else {
-                // the slot is free before the answer is out, so a client that sends its
-                // next call on reading this answer finds the slot free
+                // the slot is free before the answer is built (an idle server then gives
+                // memory back) and written, so a client that sends its next call on
+                // reading this answer finds the slot free
                 drop(permit);
-                finish(answer);
+                finish(server.finish_eval(joined, output_type.as_ref(), context_bytes));
             }
         }));
         // a refused job (the pool saturated or out of threads) is known at once
