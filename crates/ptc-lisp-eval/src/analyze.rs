@@ -55,6 +55,9 @@ struct FnScope {
     max_slot: u32,
     captures: Vec<(Arc<str>, CaptureFrom)>,
     self_name: Option<Arc<str>>,
+    /// In a `letfn` function: the names of its group's functions (itself included), which
+    /// it reaches through the function in its self slot.
+    siblings: Vec<Arc<str>>,
     uses_self: bool,
 }
 
@@ -62,6 +65,7 @@ enum LocalRef {
     Local(u32),
     Capture(u32),
     SelfFn,
+    Sibling(u32),
 }
 
 struct Analyzer<'e> {
@@ -336,6 +340,11 @@ impl Analyzer<'_> {
             scope.uses_self = true;
             return Some(LocalRef::SelfFn);
         }
+        // a name written twice in one letfn is the later function, as in Clojure
+        if let Some(j) = scope.siblings.iter().rposition(|n| &**n == name) {
+            scope.uses_self = true;
+            return Some(LocalRef::Sibling(j as u32));
+        }
         if let Some(i) = scope.captures.iter().position(|(n, _)| &**n == name) {
             return Some(LocalRef::Capture(i as u32));
         }
@@ -347,6 +356,7 @@ impl Analyzer<'_> {
             LocalRef::Local(s) => CaptureFrom::Local(s),
             LocalRef::Capture(i) => CaptureFrom::Capture(i),
             LocalRef::SelfFn => CaptureFrom::SelfFn,
+            LocalRef::Sibling(j) => CaptureFrom::Sibling(j),
         };
         let scope = &mut self.scopes[level];
         scope.captures.push((Arc::from(name), from));
@@ -359,6 +369,7 @@ impl Analyzer<'_> {
             LocalRef::Local(s) => Node::Local(s),
             LocalRef::Capture(i) => Node::Capture(i),
             LocalRef::SelfFn => Node::SelfFn,
+            LocalRef::Sibling(j) => Node::Sibling(j),
         })
     }
 
@@ -747,6 +758,7 @@ impl Analyzer<'_> {
                 Some(f) => Node::CallBuiltin(builtin("identity")?, vec![Node::Const(f)], span),
                 None => crate::fusion::call_node(b, args, span),
             },
+            Node::Sibling(j) => Node::CallSibling(j, args, span),
             other => Node::Call(Box::new(other), args, span),
         })
     }
@@ -870,10 +882,7 @@ impl Analyzer<'_> {
                 )
                 .at(span));
             }
-            SF::Letfn => {
-                let f = self.with_gensym(|g| desugar::letfn(args, span, g))?;
-                self.form(&f, tail)?
-            }
+            SF::Letfn => self.letfn_form(args, span, tail)?,
             SF::Dotimes => match args.split_first() {
                 Some((Form { kind: FormKind::Vector(b), span: bspan }, body)) if b.len() == 2 => {
                     let range = desugar::list(vec![desugar::sym("range", *bspan), b[1].clone()], *bspan);
@@ -1006,7 +1015,21 @@ impl Analyzer<'_> {
     }
 
     fn lambda(&mut self, name: Option<&str>, params: &[Form], body: &[Form]) -> R<Node> {
-        self.scopes.push(FnScope { self_name: name.map(Arc::from), ..FnScope::default() });
+        let scope = FnScope { self_name: name.map(Arc::from), ..FnScope::default() };
+        let (lambda, scope) = self.lambda_in(scope, name, params, body)?;
+        let captures = scope.captures.iter().map(|(_, c)| *c).collect();
+        Ok(Node::Fn(Arc::new(lambda), captures))
+    }
+
+    /// A function body analysed in `scope` (pushed for it), and the scope as it ends.
+    fn lambda_in(
+        &mut self,
+        scope: FnScope,
+        name: Option<&str>,
+        params: &[Form],
+        body: &[Form],
+    ) -> R<(Lambda, FnScope)> {
+        self.scopes.push(scope);
         let result = self.lambda_inner(name, params, body);
         let scope = self.scopes.pop().unwrap_or_default();
         let mut lambda = result?;
@@ -1017,8 +1040,50 @@ impl Analyzer<'_> {
             && lambda.params.len() <= scope.max_slot as usize;
         let lambda =
             Lambda { frame_size: scope.max_slot, uses_self: scope.uses_self, keeps_params, plain_params, ..lambda };
-        let captures = scope.captures.iter().map(|(_, c)| *c).collect();
-        Ok(Node::Fn(Arc::new(lambda), captures))
+        Ok((lambda, scope))
+    }
+
+    /// `(letfn [(f [x] ...) (g [y] ...)] body...)`. Each function is analysed in a scope
+    /// that knows the group's names (a call by one of them is [`Node::CallSibling`]) and
+    /// starts from the captures of the functions before it, so the last scope's list is
+    /// the whole group's and every function's capture indices hold in it.
+    fn letfn_form(&mut self, args: &[Form], span: Span, tail: bool) -> R<Node> {
+        let (specs, body) = desugar::letfn_specs(args, span)?;
+        let names: Vec<Arc<str>> = specs.iter().map(|(n, _)| Arc::from(*n)).collect();
+        let mut captures = Vec::new();
+        let mut group = Vec::with_capacity(specs.len());
+        for (name, rest) in &specs {
+            let multi;
+            let rest: &[Form] = match rest.first() {
+                Some(Form { kind: FormKind::List(_), .. }) => {
+                    let (params, body) = self.with_gensym(|g| desugar::multi_arity(name, rest, span, g))?;
+                    multi = [desugar::vector(params, span), body];
+                    &multi[..]
+                }
+                _ => rest,
+            };
+            let Some((Form { kind: FormKind::Vector(params), .. }, fn_body)) = rest.split_first() else {
+                return Err(EvalError::new(
+                    ErrorKind::InvalidForm,
+                    format!("letfn function {name} needs a parameter vector: ({name} [x] body...)"),
+                )
+                .at(span));
+            };
+            let scope = FnScope { siblings: names.clone(), captures, ..FnScope::default() };
+            let (lambda, scope) = self.lambda_in(scope, Some(name), params, fn_body)?;
+            captures = scope.captures;
+            group.push(Arc::new(lambda));
+        }
+        let m = self.mark();
+        let slots = names.iter().map(|n| self.new_slot(n)).collect();
+        let body = self.body(body, tail);
+        self.reset(m);
+        Ok(Node::Letfn(Box::new(crate::node::LetfnNode {
+            group: group.into(),
+            captures: captures.iter().map(|(_, c)| *c).collect(),
+            slots,
+            body: body?,
+        })))
     }
 
     fn lambda_inner(&mut self, name: Option<&str>, params: &[Form], body: &[Form]) -> R<Lambda> {

@@ -365,89 +365,31 @@ pub(crate) fn multi_arity(
     Ok((vec![sym("&", span), sym(&args, span)], body))
 }
 
-/// Whether `name` is written as a plain symbol anywhere in `forms` (a quoted or shadowed
-/// one counts too: that only makes a sibling the function does not call).
-fn mentions(forms: &[Form], name: &str) -> bool {
-    forms.iter().any(|f| match &f.kind {
-        FormKind::Symbol { ns: None, name: n } => n == name,
-        FormKind::List(xs) | FormKind::Vector(xs) | FormKind::Map(xs) | FormKind::Set(xs) | FormKind::ShortFn(xs) => {
-            mentions(xs, name)
-        }
-        FormKind::Quote(x) => mentions(std::slice::from_ref(x), name),
-        _ => false,
-    })
-}
+/// A `letfn` function spec: its name and what follows the name.
+pub(crate) type LetfnSpec<'a> = (&'a str, &'a [Form]);
 
-/// `(letfn [(f [x] ...) (g [y] ...)] body...)`: the functions live in one bundle function
-/// that hands out each of them by index; every function body first binds the others, so
-/// they can call each other (mutual recursion) with closures that capture by value.
-pub(crate) fn letfn(args: &[Form], span: Span, gensym: &mut dyn FnMut() -> String) -> R<Form> {
+/// The function specs of `(letfn [(f [x] ...) (g [y] ...)] body...)`: each name with
+/// what follows it (a parameter vector and body, or arity clauses), and the body.
+pub(crate) fn letfn_specs(args: &[Form], span: Span) -> R<(Vec<LetfnSpec<'_>>, &[Form])> {
     let Some((Form { kind: FormKind::Vector(specs), .. }, body)) = args.split_first() else {
         return Err(invalid(
             "letfn needs a vector of function specs: (letfn [(f [x] body) (g [y] body)] body...)",
             span,
         ));
     };
-    let mut names = Vec::new();
+    let mut out: Vec<LetfnSpec<'_>> = Vec::with_capacity(specs.len());
     for s in specs {
-        match &s.kind {
-            FormKind::List(items) if items.len() >= 2 && items[0].as_plain_symbol().is_some() => {
-                names.push(items[0].as_plain_symbol().unwrap_or_default().to_string());
-            }
-            _ => {
-                return Err(invalid(
-                    "each letfn spec looks like (name [params] body...) or (name ([x] ...) ([x y] ...))",
-                    s.span,
-                ));
-            }
-        }
-    }
-    let bundle = gensym();
-    let index = gensym();
-    let mut cases = vec![sym("case", span), sym(&index, span)];
-    for (i, s) in specs.iter().enumerate() {
-        let FormKind::List(items) = &s.kind else { continue };
-        let mut others = Vec::new();
-        for (j, other) in names.iter().enumerate() {
-            // only the siblings the function names are made at each of its calls
-            if j != i && mentions(&items[1..], other) {
-                others.push(sym(other, s.span));
-                others.push(list(vec![sym(&bundle, s.span), int(j, s.span)], s.span));
-            }
-        }
-        let wrap = |body: &[Form]| -> Form {
-            let mut l = vec![sym("let", s.span), vector(others.clone(), s.span)];
-            l.extend(body.iter().cloned());
-            list(l, s.span)
+        let spec = match &s.kind {
+            FormKind::List(items) if items.len() >= 2 => items[0].as_plain_symbol().map(|name| (name, &items[1..])),
+            _ => None,
         };
-        let mut f = vec![sym("fn", s.span), items[0].clone()];
-        match &items[1].kind {
-            FormKind::Vector(_) => {
-                f.push(items[1].clone());
-                f.push(wrap(&items[2..]));
-            }
-            _ => {
-                for clause in &items[1..] {
-                    match &clause.kind {
-                        FormKind::List(c) if !c.is_empty() => {
-                            f.push(list(vec![c[0].clone(), wrap(&c[1..])], clause.span));
-                        }
-                        _ => f.push(clause.clone()),
-                    }
-                }
-            }
-        }
-        cases.push(int(i, s.span));
-        cases.push(list(f, s.span));
+        let Some((name, rest)) = spec else {
+            return Err(invalid(
+                "each letfn spec looks like (name [params] body...) or (name ([x] ...) ([x y] ...))",
+                s.span,
+            ));
+        };
+        out.push((name, rest));
     }
-    let bundle_fn =
-        list(vec![sym("fn", span), sym(&bundle, span), vector(vec![sym(&index, span)], span), list(cases, span)], span);
-    let mut bindings = vec![sym(&bundle, span), bundle_fn];
-    for (i, n) in names.iter().enumerate() {
-        bindings.push(sym(n, span));
-        bindings.push(list(vec![sym(&bundle, span), int(i, span)], span));
-    }
-    let mut out = vec![sym("let", span), vector(bindings, span)];
-    out.extend(body.iter().cloned());
-    Ok(list(out, span))
+    Ok((out, body))
 }

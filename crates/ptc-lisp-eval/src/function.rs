@@ -98,6 +98,9 @@ pub(crate) struct Closure {
     pub(crate) lambda: Arc<Lambda>,
     /// Captured values, indexed by `Node::Capture`.
     pub(crate) captures: Vec<Value>,
+    /// For a function of a `letfn`: every function of its group (it is one of them), which
+    /// share its captures; `Node::Sibling` makes one of them.
+    pub(crate) group: Option<Arc<[Arc<Lambda>]>>,
 }
 
 impl Function {

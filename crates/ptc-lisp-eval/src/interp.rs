@@ -272,6 +272,37 @@ impl<'h> Interp<'h> {
         }
     }
 
+    /// The values a closure captures, from this frame.
+    fn captured(&mut self, from: &[CaptureFrom]) -> EvalResult<Vec<Value>> {
+        let mut caps = Vec::with_capacity(from.len());
+        for c in from {
+            caps.push(match c {
+                CaptureFrom::Local(i) => self.slot(*i)?,
+                CaptureFrom::Capture(i) => self.capture(*i)?,
+                CaptureFrom::SelfFn => self.current_fn()?,
+                CaptureFrom::Sibling(j) => self.sibling_fn(*j)?,
+            });
+        }
+        Ok(caps)
+    }
+
+    /// Function `j` of the current function's `letfn` group, as a value: the current
+    /// function itself when it is that one, else a new function with the same captures.
+    fn sibling_fn(&mut self, j: u32) -> EvalResult {
+        let Some(Value::Func(f)) = self.stack.get(self.self_slot) else {
+            return internal("a letfn function outside its group");
+        };
+        let FnRepr::Closure(c) = f.repr() else { return internal("a letfn function outside its group") };
+        let Some(group) = &c.group else { return internal("a letfn function outside its group") };
+        let Some(lambda) = group.get(j as usize) else { return internal("a letfn function outside its group") };
+        if Arc::ptr_eq(lambda, &c.lambda) {
+            return Ok(Value::Func(f.clone()));
+        }
+        let made = Closure { lambda: lambda.clone(), captures: c.captures.clone(), group: Some(group.clone()) };
+        self.charge(cost::items(made.captures.len() as u64))?;
+        Ok(Value::Func(Function::arc(FnRepr::Closure(made))))
+    }
+
     fn current_fn(&self) -> EvalResult {
         match self.stack.get(self.self_slot) {
             Some(v @ Value::Func(_)) => Ok(v.clone()),
@@ -580,6 +611,7 @@ impl<'h> Interp<'h> {
     fn eval_cold(&mut self, node: &Node) -> EvalResult {
         match node {
             Node::SelfFn => self.current_fn(),
+            Node::Sibling(j) => self.sibling_fn(*j),
             Node::Global(name, fallback, span) => match self.globals.get(name) {
                 Some(v) => Ok(v.clone()),
                 None => match fallback {
@@ -674,16 +706,39 @@ impl<'h> Interp<'h> {
                 Err(Flow::Recur)
             }
             Node::Fn(lambda, captures) => {
-                let mut caps = Vec::with_capacity(captures.len());
-                for c in captures {
-                    caps.push(match c {
-                        CaptureFrom::Local(i) => self.slot(*i)?,
-                        CaptureFrom::Capture(i) => self.capture(*i)?,
-                        CaptureFrom::SelfFn => self.current_fn()?,
-                    });
-                }
+                let caps = self.captured(captures)?;
                 self.charge(cost::items(caps.len() as u64))?;
-                Ok(Value::Func(Function::arc(FnRepr::Closure(Closure { lambda: lambda.clone(), captures: caps }))))
+                Ok(Value::Func(Function::arc(FnRepr::Closure(Closure {
+                    lambda: lambda.clone(),
+                    captures: caps,
+                    group: None,
+                }))))
+            }
+            Node::Letfn(l) => {
+                let caps = self.captured(&l.captures)?;
+                self.charge(cost::items((caps.len() * l.group.len()) as u64))?;
+                for (lambda, slot) in l.group.iter().zip(l.slots.iter()) {
+                    let f = Closure { lambda: lambda.clone(), captures: caps.clone(), group: Some(l.group.clone()) };
+                    self.set_slot(*slot, Value::Func(Function::arc(FnRepr::Closure(f))));
+                }
+                self.eval(&l.body)
+            }
+            Node::CallSibling(j, args, span) => {
+                let f = match self.stack.get(self.self_slot) {
+                    Some(Value::Func(f)) => f.clone(),
+                    _ => return internal("a letfn call outside its group"),
+                };
+                let FnRepr::Closure(c) = f.repr() else { return internal("a letfn call outside its group") };
+                let Some(lambda) = c.group.as_ref().and_then(|g| g.get(*j as usize)) else {
+                    return internal("a letfn call outside its group");
+                };
+                let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.check_stack()?;
+                // the callee's self slot holds the caller: same group, same captures
+                self.call_closure(&f, lambda, &c.captures, &mut vals, None).map_err(|e| with_span(e, *span))
             }
             Node::ToolCall(name, args, span) => {
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
@@ -884,7 +939,7 @@ impl<'h> Interp<'h> {
                 self.tick(1)?;
                 b.call(self, args)
             }
-            FnRepr::Closure(c) => self.call_closure(func, c, args, None),
+            FnRepr::Closure(c) => self.call_closure(func, &c.lambda, &c.captures, args, None),
             FnRepr::Native { name, body, held } => {
                 self.tick(1)?;
                 body(&mut crate::builtins::BuiltinContext::new(self, name), held.fixed(), args)
@@ -910,7 +965,7 @@ impl<'h> Interp<'h> {
         {
             self.check_stack()?;
             let mut vals: SmallVec<[Value; 4]> = args.iter_mut().map(|a| std::mem::take(&mut **a)).collect();
-            let result = self.call_closure(func, c, &mut vals, Some(&mut *args));
+            let result = self.call_closure(func, &c.lambda, &c.captures, &mut vals, Some(&mut *args));
             // a call that failed before binding its parameters (fuel, depth) left them here
             for (a, v) in args.iter_mut().zip(vals.iter_mut()) {
                 if !v.is_nil() {
@@ -928,11 +983,11 @@ impl<'h> Interp<'h> {
     fn call_closure(
         &mut self,
         func: &Arc<Function>,
-        c: &Closure,
+        lambda: &Lambda,
+        captures: &[Value],
         args: &mut [Value],
         give_back: Option<&mut [&mut Value]>,
     ) -> EvalResult {
-        let lambda: &Lambda = &c.lambda;
         let fixed = lambda.params.len();
         if args.len() < fixed || (lambda.rest.is_none() && args.len() != fixed) {
             return err(
@@ -961,7 +1016,7 @@ impl<'h> Interp<'h> {
         // frame layout: [locals][captured values][the function itself, if it refers to itself]
         let new_base = self.stack.len();
         let frame = lambda.frame_size as usize;
-        self.stack.reserve(frame + c.captures.len() + usize::from(lambda.uses_self));
+        self.stack.reserve(frame + captures.len() + usize::from(lambda.uses_self));
         // plain parameters: the arguments are the frame's first slots (the arity check
         // above made their number the parameters')
         let bound = if lambda.plain_params {
@@ -971,14 +1026,14 @@ impl<'h> Interp<'h> {
             0
         };
         self.stack.extend(std::iter::repeat_n(Value::Nil, frame.saturating_sub(bound)));
-        self.stack.extend(c.captures.iter().cloned());
+        self.stack.extend(captures.iter().cloned());
         if lambda.uses_self {
             self.stack.push(Value::Func(func.clone()));
         }
         let saved = (self.base, self.capture_base, self.self_slot);
         self.base = new_base;
         self.capture_base = new_base + frame;
-        self.self_slot = new_base + frame + c.captures.len();
+        self.self_slot = new_base + frame + captures.len();
         let result = self.run_closure_body(lambda, args);
         if let Some(back) = give_back {
             for (p, dst) in lambda.params.iter().zip(back.iter_mut()) {

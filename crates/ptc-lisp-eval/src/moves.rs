@@ -273,6 +273,7 @@ impl Pass {
             Node::Const(_)
             | Node::Capture(_)
             | Node::SelfFn
+            | Node::Sibling(_)
             | Node::Global(..)
             | Node::Builtin(_)
             | Node::Data(..)
@@ -331,7 +332,21 @@ impl Pass {
                     }
                 }
             }
-            Node::CallBuiltin(_, args, _) | Node::ToolCall(_, args, _) => self.visit_all(args),
+            Node::Letfn(l) => {
+                for c in l.captures.iter() {
+                    if let CaptureFrom::Local(s) = c {
+                        self.read(*s, false);
+                    }
+                }
+                let region = self.region;
+                for s in l.slots.iter() {
+                    self.bind_slot(*s, region);
+                }
+                self.visit(&mut l.body);
+            }
+            Node::CallBuiltin(_, args, _) | Node::ToolCall(_, args, _) | Node::CallSibling(_, args, _) => {
+                self.visit_all(args)
+            }
             Node::Pipeline(p) => self.visit_all(&mut p.nodes),
             Node::Arith(_, _, operands, _) => {
                 let (x, y) = &mut **operands;

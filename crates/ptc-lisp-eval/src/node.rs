@@ -21,6 +21,9 @@ pub(crate) enum Node {
     Capture(u32),
     /// The current closure itself (named `fn`).
     SelfFn,
+    /// A function of the `letfn` group the current function belongs to, by index (made
+    /// from the group and captures of the function in the self slot).
+    Sibling(u32),
     /// A user definition (looked up at run time), falling back to a builtin it shadows.
     Global(Arc<str>, Option<&'static Builtin>, Span),
     /// A builtin used as a value.
@@ -76,6 +79,12 @@ pub(crate) enum Node {
     Pipeline(Box<crate::fusion::Pipeline>),
     /// Call of a computed function.
     Call(Box<Node>, Vec<Node>, Span),
+    /// A `letfn` function calling a function of its group (itself or a sibling) by name:
+    /// no function value is made for the call.
+    CallSibling(u32, Vec<Node>, Span),
+    /// `(letfn [(f [x] ...) (g [y] ...)] body...)`: binds the group's functions, then runs
+    /// the body.
+    Letfn(Box<LetfnNode>),
     /// `(tool/name ...)`.
     ToolCall(Arc<str>, Vec<Node>, Span),
     /// `(def name doc? value)`; `defonce` skips evaluation when bound.
@@ -110,6 +119,24 @@ pub(crate) enum CaptureFrom {
     Capture(u32),
     /// Enclosing closure itself.
     SelfFn,
+    /// A function of the enclosing closure's `letfn` group, by index.
+    Sibling(u32),
+}
+
+/// A `letfn` form. Its functions share one list of captured values and refer to each
+/// other through the group (by index, [`Node::Sibling`]), never by holding each other, so
+/// mutual recursion makes no function value per call and no reference cycle.
+#[derive(Debug, Clone)]
+pub(crate) struct LetfnNode {
+    /// The functions' bodies, in the order written.
+    pub group: Arc<[Arc<Lambda>]>,
+    /// Where each value the group captures comes from (every function's captures index
+    /// this one list).
+    pub captures: Vec<CaptureFrom>,
+    /// The local slot each function is bound to for the body.
+    pub slots: Vec<u32>,
+    /// Body.
+    pub body: Node,
 }
 
 /// A compiled function body.

@@ -75,3 +75,35 @@ fn malformed_definitions_are_explained() {
         ("(. \"s\" toUpperCase)", "invalid_form", ".method"),
     ]);
 }
+
+#[test]
+fn letfn_functions_reach_each_other() {
+    // more cases, checked against Clojure, in fixtures/conformance/letfn.txt
+    check(&[
+        (
+            "(letfn [(ev? [n] (if (zero? n) true (od? (dec n)))) (od? [n] (if (zero? n) false (ev? (dec n))))] [(ev? 10) (od? 7) (ev? 7)])",
+            "[true true false]",
+        ),
+        // a group function as a value, inside the group and outside it
+        ("(letfn [(f [xs] (mapv g xs)) (g [y] (* y 2))] (f [1 2 3]))", "[2 4 6]"),
+        (
+            "(letfn [(ev? [n] (if (zero? n) true (od? (dec n)))) (od? [n] (not (ev? n)))] (filter ev? (range 6)))",
+            "[0 2 4]",
+        ),
+        // values from the surroundings, each function capturing its own
+        (
+            "(let [k 10 step 3] (letfn [(up [x] (if (> x k) x (over (+ x step)))) (over [x] (up (inc x)))] (up 0)))",
+            "12",
+        ),
+        // a closure made inside a group function calls back into the group
+        ("(letfn [(a [x] (if (> x 20) x (b (* 2 x)))) (b [x] (first (map (fn [y] (a (+ y x))) [1])))] (a 1))", "31"),
+        // arities, recur, a name written twice (the later one wins, as in Clojure)
+        ("(letfn [(f ([x] (f x 1)) ([x y] (+ x y)))] [(f 1) (f 2 3)])", "[2 5]"),
+        ("(letfn [(f [x] (if (pos? x) (recur (dec x)) (g))) (g [] :g)] (f 5))", ":g"),
+        ("(letfn [(f [] 1) (f [] 2)] (f))", "2"),
+        // a parameter shadows a group name
+        ("(letfn [(f [g] (g 1)) (g [x] :group)] (f inc))", "2"),
+        // the functions outlive the form
+        ("(def h (letfn [(f [x] (if (< x 3) (g (inc x)) x)) (g [x] (f (* 2 x)))] f)) (h 0)", "6"),
+    ]);
+}

@@ -581,3 +581,22 @@ fn accumulating_a_string_or_slicing_a_vector_is_charged_linearly() {
     let kept = heap("(let [s (apply str (repeat 1000 \"x\"))] (count (mapv (fn [i] (str s i)) (range N))))", 100);
     assert!(kept > 100_000, "{kept}");
 }
+
+#[test]
+fn letfn_mutual_recursion_builds_nothing_per_call() {
+    // 10,000 walks of 50 mutually recursive calls: no function value is made per call,
+    // so the data built stays far below even a small heap limit
+    let limits = Limits { max_heap_bytes: 200_000, ..Limits::default() };
+    let src = "(letfn [(ev? [n] (if (zero? n) true (od? (dec n)))) (od? [n] (if (zero? n) false (ev? (dec n))))] \
+               (count (filter ev? (map #(mod % 100) (range 10000)))))";
+    let (kind, msg) = kind_of(src, with(limits.clone()));
+    assert_eq!(kind, "ok", "{msg}");
+    // a group function taken as a value is made, and charged, each time
+    let src = "(letfn [(f [] g) (g [] 1)] (count (map (fn [_] (f)) (range 100000))))";
+    let (kind, msg) = kind_of(src, with(limits.clone()));
+    assert_eq!(kind, "memory_exceeded", "{msg}");
+    // deep mutual recursion still ends at the depth limit
+    let src = "(letfn [(a [n] (b (inc n))) (b [n] (a (inc n)))] (a 0))";
+    let (kind, msg) = kind_of(src, with(limits));
+    assert_eq!(kind, "recursion_limit_exceeded", "{msg}");
+}

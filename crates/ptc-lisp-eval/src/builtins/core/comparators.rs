@@ -98,8 +98,11 @@ pub(crate) fn key_comparator(f: &Value) -> Option<KeyComparator> {
         plain_params: l.plain_params,
         body: key_body,
     };
-    let key =
-        Value::Func(Function::arc(FnRepr::Closure(Closure { lambda: Arc::new(lambda), captures: c.captures.clone() })));
+    let key = Value::Func(Function::arc(FnRepr::Closure(Closure {
+        lambda: Arc::new(lambda),
+        captures: c.captures.clone(),
+        group: c.group.clone(),
+    })));
     Some(KeyComparator { key, flipped: flipped != flipped_op, numbers_only })
 }
 

@@ -187,12 +187,17 @@ fn juxt(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
 fn make_juxt(args: &mut [Value]) -> Value {
     let fs: Vec<Value> = args.iter_mut().map(std::mem::take).collect();
     Function::native("juxt", Held::values(fs), |cx, fs, call| {
-        let mut out = PVector::new();
-        for f in fs {
-            let mut a: Vec<Value> = call.to_vec();
-            out.push_back(cx.apply(f, &mut a)?);
+        // every function but the last gets copies of the arguments (on the stack for the
+        // usual one or two); the last gets the arguments themselves
+        let mut out = Vec::with_capacity(fs.len());
+        if let Some((last, firsts)) = fs.split_last() {
+            for f in firsts {
+                let mut a: smallvec::SmallVec<[Value; 2]> = call.iter().cloned().collect();
+                out.push(cx.apply(f, &mut a)?);
+            }
+            out.push(cx.apply(last, call)?);
         }
-        Ok(Value::from_pvec(out))
+        Ok(Value::from_pvec(PVector::from_vec(out)))
     })
 }
 
