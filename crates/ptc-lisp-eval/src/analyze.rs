@@ -752,6 +752,10 @@ impl Analyzer<'_> {
                     _ => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: arithmetic arity")),
                 }
             }
+            Node::Builtin(b) if args.len() == 1 && b.test.is_some() => match args.pop() {
+                Some(x) => Node::Test(b, Box::new(x), span),
+                None => return Err(EvalError::new(ErrorKind::RuntimeError, "internal error: test arity")),
+            },
             Node::Builtin(b) => match made_of_constants(b, &args) {
                 // `(fnil inc 0)`: the function is made here, once; the call still burns
                 // its unit of fuel each time it runs, as `identity` of the made function
@@ -1239,7 +1243,7 @@ impl Analyzer<'_> {
         let m = self.mark();
         let tmp = self.new_slot(" if-let");
         let test = if which.ends_with("some") {
-            Node::CallBuiltin(builtin("some?")?, vec![Node::Local(tmp)], span)
+            Node::Test(builtin("some?")?, Box::new(Node::Local(tmp)), span)
         } else {
             Node::Local(tmp)
         };

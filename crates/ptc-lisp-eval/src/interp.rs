@@ -418,6 +418,15 @@ impl<'h> Interp<'h> {
                 }
                 self.arith_slow(*op, b, x, y.as_ref(), *span)
             }
+            Node::Test(b, x, span) => {
+                if let (Some(v), Some(test)) = (self.peek(x), b.test)
+                    && let Some(answer) = test(v)
+                {
+                    self.tick(1)?;
+                    return Ok(Value::Bool(answer));
+                }
+                self.test_slow(b, x, *span)
+            }
             Node::Call(f, args, span) => {
                 let fv = self.eval(f)?;
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
@@ -428,6 +437,21 @@ impl<'h> Interp<'h> {
             }
             _ => self.eval_cold(node),
         }
+    }
+
+    /// A test node whose argument needs evaluating, or that the test declined.
+    #[inline(never)]
+    fn test_slow(&mut self, b: &'static crate::builtins::Builtin, x: &Node, span: ptc_lisp_syntax::Span) -> EvalResult {
+        let v = match self.peek(x) {
+            Some(v) => v.clone(),
+            None => self.eval(x)?,
+        };
+        if let Some(answer) = b.test.and_then(|test| test(&v)) {
+            self.tick(1)?;
+            return Ok(Value::Bool(answer));
+        }
+        self.tick(1)?;
+        b.call(self, &mut [v]).map_err(|e| with_span(e, span))
     }
 
     /// An arithmetic node whose operands need evaluating, or that the fast path declined.

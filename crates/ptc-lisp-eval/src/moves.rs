@@ -359,6 +359,13 @@ impl Pass {
                 self.visit(f);
                 self.visit_all(args);
             }
+            Node::Test(_, target, _) => match &mut **target {
+                // the evaluator reads a local argument in place
+                Node::Local(s) => {
+                    self.read(*s, false);
+                }
+                other => self.visit(other),
+            },
             Node::GetKey(_, target, default) => {
                 match &mut **target {
                     // the evaluator borrows a local target in place

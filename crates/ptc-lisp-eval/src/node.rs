@@ -75,6 +75,9 @@ pub(crate) enum Node {
     /// (and floats for `+ - * inc dec`) are computed in place; anything else, and every
     /// overflow or error, goes through the builtin itself.
     Arith(ArithOp, &'static Builtin, Box<(Node, Option<Node>)>, Span),
+    /// A one-argument call of a builtin that declares a test (`zero?`, `nil?`, `not`):
+    /// answered in place from the argument where it lies, else by the builtin.
+    Test(&'static Builtin, Box<Node>, Span),
     /// A fused chain of `map`/`filter`/`remove`/`keep` and its consumer (see `fusion`).
     Pipeline(Box<crate::fusion::Pipeline>),
     /// Call of a computed function.

@@ -131,6 +131,9 @@ pub struct Builtin {
     pub(crate) fused: Option<crate::fusion::Step>,
     /// Specialisation: an arithmetic node the interpreter computes on numbers in place.
     pub(crate) arith: Option<crate::node::ArithOp>,
+    /// Specialisation: a one-argument test the interpreter answers in place, reading its
+    /// argument where it lies (`(zero? n)`); `None` from it calls the builtin.
+    pub(crate) test: Option<fn(&Value) -> Option<bool>>,
     /// Laziness: the builtin takes lazy sequences as they are (pulling only what it
     /// needs, or returning a lazy sequence). Any other builtin gets each finite lazy
     /// argument realised first (see `crate::lazy`).
@@ -194,6 +197,7 @@ impl Builtin {
             quotes_name: false,
             fused: None,
             arith: None,
+            test: None,
             lazy: false,
             spread_lazy: None,
             compare: None,
@@ -252,6 +256,11 @@ impl Builtin {
     /// The pipeline fuser streams items through this builtin as `step`.
     pub(crate) const fn fused(mut self, step: crate::fusion::Step) -> Self {
         self.fused = Some(step);
+        self
+    }
+    /// A call with one argument becomes a test node answered by `test` where it can.
+    pub(crate) const fn test(mut self, test: fn(&Value) -> Option<bool>) -> Self {
+        self.test = Some(test);
         self
     }
     /// A call with `op`'s operand count becomes an arithmetic node.

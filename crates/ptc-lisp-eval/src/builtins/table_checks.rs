@@ -155,6 +155,58 @@ fn every_arithmetic_and_comparison_entry_becomes_its_node() {
 }
 
 #[test]
+fn every_test_entry_becomes_its_node_and_answers_as_its_builtin() {
+    let tests = declaring(|b| b.test.is_some());
+    assert!(tests.len() >= 8);
+    // values of every kind, a lazy sequence (finite, endless, failing when realised) too
+    let values = [
+        "0",
+        "-0.0",
+        "0.0",
+        "1",
+        "-3",
+        "2.0",
+        "2.5",
+        "-7.0",
+        "##NaN",
+        "##Inf",
+        "##-Inf",
+        "9223372036854775807",
+        "nil",
+        "true",
+        "false",
+        "\"\"",
+        "\"0\"",
+        ":a",
+        "[]",
+        "[0]",
+        "{}",
+        "#{}",
+        "(list)",
+        "inc",
+        "(map inc [1 2])",
+        "(range)",
+        "(take 2 (map inc (concat [\"a\"] (range))))",
+        "(filter odd? (range 5))",
+        "(re-pattern \"a\")",
+    ];
+    for b in tests {
+        // one argument: a test node; another count: an ordinary call
+        assert!(matches!(node(&format!("({} 1)", b.name)), Node::Test(by, ..) if std::ptr::eq(by, b)), "{}", b.name);
+        assert!(matches!(node(&format!("({} 1 2)", b.name)), Node::CallBuiltin(..)), "{}", b.name);
+        for v in values {
+            // the node with its argument in place, the node evaluating it, and the builtin
+            // called as a value must agree (errors included)
+            let in_place = eval(&format!("(let [x {v}] ({} x))", b.name));
+            let evaluated = eval(&format!("({} {v})", b.name));
+            let called = eval(&format!("(let [f {}] (f {v}))", b.name));
+            assert_eq!(in_place, called, "({} {v}) in place", b.name);
+            assert_eq!(evaluated, called, "({} {v}) evaluated", b.name);
+        }
+    }
+}
+
+#[test]
 fn every_fused_step_sink_and_source_is_fused() {
     let steps = declaring(|b| b.fused.is_some());
     assert!(steps.len() >= 6);

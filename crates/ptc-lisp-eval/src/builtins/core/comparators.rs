@@ -142,6 +142,9 @@ fn mirrored(x: &Node, y: &Node, p: u32, q: u32) -> bool {
         (Node::CallBuiltin(b1, a1, _), Node::CallBuiltin(b2, a2, _)) => {
             b1.name == b2.name && KEY_BUILTINS.contains(&b1.name) && all(a1, a2)
         }
+        (Node::Test(b1, a1, _), Node::Test(b2, a2, _)) => {
+            b1.name == b2.name && KEY_BUILTINS.contains(&b1.name) && mirrored(a1, a2, p, q)
+        }
         (Node::Arith(_, b1, a1, _), Node::Arith(_, b2, a2, _)) => {
             b1.name == b2.name
                 && mirrored(&a1.0, &a2.0, p, q)

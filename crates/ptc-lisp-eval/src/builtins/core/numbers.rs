@@ -52,18 +52,23 @@ pub(crate) static TABLE: Table = Table {
         Builtin::new("<=", AtLeast(1), Core, le).compare(crate::node::CmpOp::Le).doc("Non-decreasing?").ex(&[("(<= 1 1 2)", "true")]),
         Builtin::new(">=", AtLeast(1), Core, ge).compare(crate::node::CmpOp::Ge).doc("Non-increasing?").ex(&[("(>= 2 2 1)", "true")]),
         Builtin::new("zero?", Exact(1), Core, is_zero)
+            .test(test_zero)
             .doc("True for 0 and 0.0; false for anything else, including nil.")
             .ex(&[("(zero? 0)", "true"), ("(zero? nil)", "false")]),
         Builtin::new("pos?", Exact(1), Core, is_pos)
+            .test(test_pos)
             .doc("True for numbers above zero; false for non-numbers.")
             .ex(&[("(pos? 3)", "true")]),
         Builtin::new("neg?", Exact(1), Core, is_neg)
+            .test(test_neg)
             .doc("True for numbers below zero; false for non-numbers.")
             .ex(&[("(neg? -1)", "true")]),
         Builtin::new("even?", Exact(1), Core, is_even)
+            .test(test_even)
             .doc("True for even integers (and whole floats); false for non-numbers.")
             .ex(&[("(even? 4)", "true"), ("(even? 3)", "false")]),
         Builtin::new("odd?", Exact(1), Core, is_odd)
+            .test(test_odd)
             .doc("True for odd integers (and whole floats); false for non-numbers.")
             .ex(&[("(odd? 3)", "true")]),
         Builtin::new("NaN?", Exact(1), Core, is_nan)
@@ -433,6 +438,29 @@ pub(crate) fn whole(v: &Value) -> Option<i64> {
         Value::Float(f) if f.fract() == 0.0 && f.is_finite() => Some(*f as i64),
         _ => None,
     }
+}
+
+// The sign and parity tests of one value, answered in place by the interpreter's test
+// node. A lazy sequence goes to the builtin, which realises it first (a realisation may
+// fail).
+fn test_zero(v: &Value) -> Option<bool> {
+    (!matches!(v, Value::Lazy(_))).then(|| v.as_f64() == Some(0.0))
+}
+
+fn test_pos(v: &Value) -> Option<bool> {
+    (!matches!(v, Value::Lazy(_))).then(|| v.as_f64().is_some_and(|x| x > 0.0))
+}
+
+fn test_neg(v: &Value) -> Option<bool> {
+    (!matches!(v, Value::Lazy(_))).then(|| v.as_f64().is_some_and(|x| x < 0.0))
+}
+
+fn test_even(v: &Value) -> Option<bool> {
+    (!matches!(v, Value::Lazy(_))).then(|| whole(v).is_some_and(|i| i % 2 == 0))
+}
+
+fn test_odd(v: &Value) -> Option<bool> {
+    (!matches!(v, Value::Lazy(_))).then(|| whole(v).is_some_and(|i| i % 2 != 0))
 }
 
 fn is_zero(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {

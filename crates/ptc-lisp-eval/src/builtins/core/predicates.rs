@@ -15,9 +15,10 @@ pub(crate) static TABLE: Table = Table {
     // for it as Clojure does for a seq: seq?, sequential?, coll? and seqable? hold, the
     // rest do not
     builtins: &[
-        Builtin::new("not", Exact(1), Core, not).doc("True for nil and false.").ex(&[("(not nil)", "true")]).lazy(),
-        Builtin::new("nil?", Exact(1), Core, is_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]).lazy(),
+        Builtin::new("not", Exact(1), Core, not).test(test_not).doc("True for nil and false.").ex(&[("(not nil)", "true")]).lazy(),
+        Builtin::new("nil?", Exact(1), Core, is_nil).test(test_nil).doc("True for nil.").ex(&[("(nil? nil)", "true")]).lazy(),
         Builtin::new("some?", Exact(1), Core, is_some)
+            .test(test_some)
             .doc("True for anything but nil.")
             .ex(&[("(some? false)", "true")])
             .lazy(),
@@ -122,6 +123,20 @@ pub(crate) static TABLE: Table = Table {
 
 pub(crate) fn not(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
     Ok(Value::Bool(!args[0].truthy()))
+}
+
+// `nil?`, `some?` and `not` take any value as it is (a lazy sequence too), so the
+// interpreter's test node always answers them in place.
+fn test_nil(v: &Value) -> Option<bool> {
+    Some(v.is_nil())
+}
+
+fn test_some(v: &Value) -> Option<bool> {
+    Some(!v.is_nil())
+}
+
+fn test_not(v: &Value) -> Option<bool> {
+    Some(!v.truthy())
 }
 
 fn is_nil(_: &mut BuiltinContext, args: &mut [Value]) -> EvalResult {
