@@ -6,6 +6,11 @@
 //! contents and become an RRB tree (structural sharing, cheap `conj` on huge vectors) once
 //! they grow past [`SMALL_VEC`] items. Copy-on-write is the caller's `Arc::make_mut`: a
 //! shared small vector copies at most `SMALL_VEC` values, like one tree chunk.
+//!
+//! A vector that grows past [`SMALL_VEC`] by appending stays a plain `Vec` (`Flat`) while
+//! it has one owner: the tree is made when it is first copied (and kept for the copies
+//! after), or before a change at its front. Most big vectors are built once by appending
+//! and then only read, and those never pay for a tree.
 
 use std::ops::Index;
 
@@ -20,9 +25,14 @@ pub struct PVector {
     repr: Repr,
 }
 
-#[derive(Clone)]
 enum Repr {
     Small(Vec<Value>),
+    /// A big vector one owner built by appending (`mapv`, `into`, `conj` in a `reduce`, a
+    /// JSON array): a plain `Vec`, so each item added is one write, where a tree's
+    /// `push_back` takes a locked count check on its last chunk. Its first copy makes the
+    /// tree (kept here, so later copies share it) and becomes `Large`; a change at the
+    /// front settles it into `Large` first.
+    Flat(Box<Flat>),
     /// Boxed: a tree's root is several pointers wide, and most vectors are small.
     Large(Box<imbl::Vector<Value>>),
     /// A big vector's items from the given index on: what `rest`, `next` and `[x & more]`
@@ -30,6 +40,36 @@ enum Repr {
     /// cut copies the chunk it falls in), so walking a held vector with `rest` costs no
     /// copy per step. Any change but taking the front item settles it into `Large`.
     Tail(Box<(imbl::Vector<Value>, usize)>),
+}
+
+/// A [`Repr::Flat`] vector: its items, and its tree once a copy was made.
+struct Flat {
+    items: Vec<Value>,
+    tree: std::sync::OnceLock<imbl::Vector<Value>>,
+}
+
+impl Flat {
+    fn new(items: Vec<Value>) -> Box<Flat> {
+        Box::new(Flat { items, tree: std::sync::OnceLock::new() })
+    }
+
+    /// The items as a tree, made once.
+    fn tree(&self) -> &imbl::Vector<Value> {
+        self.tree.get_or_init(|| self.items.iter().cloned().collect())
+    }
+}
+
+impl Clone for Repr {
+    fn clone(&self) -> Self {
+        match self {
+            Repr::Small(v) => Repr::Small(v.clone()),
+            // copying the items one by one for every copy would make a loop that changes
+            // copies of one big vector quadratic: copies share its tree
+            Repr::Flat(f) => Repr::Large(Box::new(f.tree().clone())),
+            Repr::Large(v) => Repr::Large(v.clone()),
+            Repr::Tail(t) => Repr::Tail(t.clone()),
+        }
+    }
 }
 
 /// A vector to change in place: a [`Repr::Tail`] settled first.
@@ -60,11 +100,7 @@ impl PVector {
 
     /// A vector of exactly these items (kept flat when small, without a copy).
     pub(crate) fn from_vec(v: Vec<Value>) -> Self {
-        if v.len() <= SMALL_VEC {
-            PVector { repr: Repr::Small(v) }
-        } else {
-            PVector { repr: Repr::Large(Box::new(v.into_iter().collect())) }
-        }
+        if v.len() <= SMALL_VEC { PVector { repr: Repr::Small(v) } } else { PVector { repr: Repr::Flat(Flat::new(v)) } }
     }
 
     /// Number of items.
@@ -72,6 +108,7 @@ impl PVector {
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Small(v) => v.len(),
+            Repr::Flat(f) => f.items.len(),
             Repr::Large(v) => v.len(),
             Repr::Tail(t) => t.0.len() - t.1,
         }
@@ -88,6 +125,7 @@ impl PVector {
     pub fn get(&self, i: usize) -> Option<&Value> {
         match &self.repr {
             Repr::Small(v) => v.get(i),
+            Repr::Flat(f) => f.items.get(i),
             Repr::Large(v) => v.get(i),
             Repr::Tail(t) => t.1.checked_add(i).and_then(|i| t.0.get(i)),
         }
@@ -110,6 +148,7 @@ impl PVector {
     pub fn back(&self) -> Option<&Value> {
         match &self.repr {
             Repr::Small(v) => v.last(),
+            Repr::Flat(f) => f.items.last(),
             Repr::Large(v) => v.back(),
             Repr::Tail(t) if t.1 < t.0.len() => t.0.back(),
             Repr::Tail(_) => None,
@@ -126,13 +165,14 @@ impl PVector {
     pub fn iter(&self) -> Iter<'_> {
         match &self.repr {
             Repr::Small(v) => Iter(IterRepr::Small(v.iter())),
+            Repr::Flat(f) => Iter(IterRepr::Small(f.items.iter())),
             Repr::Large(v) => Iter(IterRepr::Large(v.iter())),
             Repr::Tail(t) => Iter(IterRepr::Large(t.0.focus().narrow(t.1..).into_iter())),
         }
     }
 
     /// The representation to change in place: a tail is settled into a tree of its own
-    /// items first.
+    /// items first, and a flat vector forgets its tree (its items are about to change).
     fn edit(&mut self) -> Edit<'_> {
         if let Repr::Tail(t) = &self.repr {
             let own = Repr::Large(Box::new(t.0.skip(t.1)));
@@ -140,33 +180,59 @@ impl PVector {
         }
         match &mut self.repr {
             Repr::Small(v) => Edit::Small(v),
+            Repr::Flat(f) => {
+                if let Some(tree) = f.tree.take() {
+                    crate::release::release(tree);
+                }
+                Edit::Small(&mut f.items)
+            }
             Repr::Large(v) => Edit::Large(v),
             // settled above
             Repr::Tail(t) => Edit::Large(&mut t.0),
         }
     }
 
+    /// A small vector about to get another item at its end becomes flat past
+    /// [`SMALL_VEC`] items.
     fn grow(&mut self) {
         if let Repr::Small(v) = &mut self.repr
             && v.len() >= SMALL_VEC
         {
-            let items = std::mem::take(v);
-            self.repr = Repr::Large(Box::new(items.into_iter().collect()));
+            self.repr = Repr::Flat(Flat::new(std::mem::take(v)));
         }
+    }
+
+    /// Before a change at the front or the middle: a small vector past [`SMALL_VEC`] items
+    /// and a flat one become trees (a `Vec` moves every item for it).
+    fn settle(&mut self) {
+        let items = match &mut self.repr {
+            Repr::Small(v) if v.len() >= SMALL_VEC => std::mem::take(v),
+            Repr::Flat(f) => std::mem::take(&mut f.items),
+            _ => return,
+        };
+        let tree = Repr::Large(Box::new(items.into_iter().collect()));
+        crate::release::release(std::mem::replace(&mut self.repr, tree));
     }
 
     /// Appends an item.
     pub fn push_back(&mut self, x: Value) {
         self.grow();
         match self.edit() {
-            Edit::Small(v) => v.push(x),
+            Edit::Small(v) => {
+                // a flat vector grows by a quarter, not double: it may be the program's
+                // largest value, and its spare room counts in the peak memory
+                if v.len() == v.capacity() && v.len() >= SMALL_VEC {
+                    v.reserve_exact(v.len() / 4);
+                }
+                v.push(x)
+            }
             Edit::Large(v) => v.push_back(x),
         }
     }
 
     /// Prepends an item.
     pub fn push_front(&mut self, x: Value) {
-        self.grow();
+        self.settle();
         match self.edit() {
             Edit::Small(v) => v.insert(0, x),
             Edit::Large(v) => v.push_front(x),
@@ -183,10 +249,14 @@ impl PVector {
 
     /// Removes the first item.
     pub fn pop_front(&mut self) -> Option<Value> {
+        self.settle();
         match &mut self.repr {
             Repr::Small(v) if v.is_empty() => None,
             Repr::Small(v) => Some(v.remove(0)),
             Repr::Large(v) => v.pop_front(),
+            // settled above
+            Repr::Flat(f) if f.items.is_empty() => None,
+            Repr::Flat(f) => Some(f.items.remove(0)),
             // the tree stays shared: its item is copied out, not cut off
             Repr::Tail(t) => {
                 let first = t.0.get(t.1).cloned();
@@ -212,7 +282,10 @@ impl PVector {
 
     /// Inserts at `i` (at most `len`).
     pub fn insert(&mut self, i: usize, x: Value) {
-        self.grow();
+        if i >= self.len() {
+            return self.push_back(x);
+        }
+        self.settle();
         match self.edit() {
             Edit::Small(v) => v.insert(i.min(v.len()), x),
             Edit::Large(v) => {
@@ -224,6 +297,10 @@ impl PVector {
 
     /// Removes the item at `i` (which must exist).
     pub fn remove(&mut self, i: usize) -> Value {
+        if i + 1 == self.len() {
+            return self.pop_back().unwrap_or_default();
+        }
+        self.settle();
         match self.edit() {
             Edit::Small(v) if i < v.len() => v.remove(i),
             Edit::Large(v) if i < v.len() => v.remove(i),
@@ -274,6 +351,11 @@ impl PVector {
     pub fn skip(&self, n: usize) -> PVector {
         let (tree, start) = match &self.repr {
             Repr::Small(v) => return PVector::from_vec(v.get(n..).map(<[Value]>::to_vec).unwrap_or_default()),
+            Repr::Flat(f) if f.items.len().saturating_sub(n) <= SMALL_VEC => {
+                return PVector::from_vec(f.items.get(n..).map(<[Value]>::to_vec).unwrap_or_default());
+            }
+            // a big remainder is a tail of the tree (made once), as for `Large`
+            Repr::Flat(f) => (f.tree(), 0),
             Repr::Large(v) => (&**v, 0),
             Repr::Tail(t) => (&t.0, t.1),
         };
@@ -290,6 +372,8 @@ impl PVector {
     pub fn take(&self, n: usize) -> PVector {
         match &self.repr {
             Repr::Small(v) => PVector::from_vec(v[..n.min(v.len())].to_vec()),
+            Repr::Flat(f) if n <= SMALL_VEC => PVector::from_vec(f.items[..n.min(f.items.len())].to_vec()),
+            Repr::Flat(f) => PVector { repr: Repr::Large(Box::new(f.tree().take(n.min(f.items.len())))) },
             Repr::Large(v) => PVector { repr: Repr::Large(Box::new(v.take(n.min(v.len())))) },
             Repr::Tail(t) => {
                 let n = n.min(t.0.len() - t.1);
@@ -310,6 +394,7 @@ impl Index<usize> for PVector {
     fn index(&self, i: usize) -> &Value {
         match &self.repr {
             Repr::Small(v) => &v[i],
+            Repr::Flat(f) => &f.items[i],
             Repr::Large(v) => &v[i],
             Repr::Tail(t) => &t.0[t.1 + i],
         }
@@ -323,9 +408,8 @@ impl FromIterator<Value> for PVector {
         for x in iter.by_ref() {
             small.push(x);
             if small.len() > SMALL_VEC {
-                let mut large: imbl::Vector<Value> = small.into_iter().collect();
-                large.extend(iter);
-                return PVector { repr: Repr::Large(Box::new(large)) };
+                small.extend(iter);
+                return PVector { repr: Repr::Flat(Flat::new(small)) };
             }
         }
         small.shrink_to_fit();
@@ -430,6 +514,7 @@ impl PVector {
     pub(crate) fn into_vec(mut self) -> Vec<Value> {
         match std::mem::take(&mut self.repr) {
             Repr::Small(v) => v,
+            Repr::Flat(mut f) => std::mem::take(&mut f.items),
             Repr::Large(v) => (*v).into_iter().collect(),
             Repr::Tail(t) => t.0.focus().narrow(t.1..).into_iter().cloned().collect(),
         }
@@ -442,6 +527,7 @@ impl IntoIterator for PVector {
     fn into_iter(mut self) -> IntoIter {
         match std::mem::take(&mut self.repr) {
             Repr::Small(v) => IntoIter(IntoIterRepr::Small(v.into_iter())),
+            Repr::Flat(mut f) => IntoIter(IntoIterRepr::Small(std::mem::take(&mut f.items).into_iter())),
             Repr::Large(v) => IntoIter(IntoIterRepr::Large((*v).into_iter())),
             Repr::Tail(t) => IntoIter(IntoIterRepr::Large(t.0.skip(t.1).into_iter())),
         }
@@ -512,6 +598,7 @@ mod tests {
             Truncate(usize),
             Take(usize),
             GetMut(usize, i64),
+            Fork(i64),
         }
 
         fn op() -> impl Strategy<Value = Op> {
@@ -529,6 +616,7 @@ mod tests {
                 1 => (0usize..200).prop_map(Op::Truncate),
                 1 => (0usize..200).prop_map(Op::Take),
                 1 => (0usize..200, any::<i64>()).prop_map(|(i, x)| Op::GetMut(i, x)),
+                2 => any::<i64>().prop_map(Op::Fork),
             ]
         }
 
@@ -554,7 +642,7 @@ mod tests {
 
         proptest! {
             #[test]
-            fn tails_behave_as_vectors(len in 0usize..200, ops in proptest::collection::vec(op(), 0..24)) {
+            fn tails_and_flat_vectors_behave_as_vectors(len in 0usize..200, ops in proptest::collection::vec(op(), 0..24)) {
                 let source: PVector = (0..len as i64).map(Value::Int).collect();
                 let mut v = source.clone();
                 let mut m: Vec<i64> = (0..len as i64).collect();
@@ -607,6 +695,17 @@ mod tests {
                             if let Some(slot) = m.get_mut(i) {
                                 *slot = x;
                             }
+                        }
+                        Op::Fork(x) => {
+                            // a copy, then each side changed: neither sees the other's change
+                            let mut fork = v.clone();
+                            let fm = m.clone();
+                            v.push_back(Value::Int(x));
+                            m.push(x);
+                            same(&fork, &fm);
+                            fork.push_front(Value::Int(x));
+                            fork.pop_back();
+                            same(&v, &m);
                         }
                         Op::Set(..) | Op::Remove(_) => {}
                     }
