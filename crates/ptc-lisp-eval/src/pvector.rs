@@ -172,20 +172,21 @@ impl PVector {
     }
 
     /// The representation to change in place: a tail is settled into a tree of its own
-    /// items first, and a flat vector forgets its tree (its items are about to change).
+    /// items first, and a flat vector that was copied changes as its tree from now on
+    /// (so a vector copied and changed in turn makes its tree once, not at every copy).
     fn edit(&mut self) -> Edit<'_> {
-        if let Repr::Tail(t) = &self.repr {
-            let own = Repr::Large(Box::new(t.0.skip(t.1)));
+        let settled = match &mut self.repr {
+            Repr::Tail(t) => Some(Repr::Large(Box::new(t.0.skip(t.1)))),
+            Repr::Flat(f) => f.tree.take().map(|tree| Repr::Large(Box::new(tree))),
+            _ => None,
+        };
+        if let Some(own) = settled {
             crate::release::release(std::mem::replace(&mut self.repr, own));
         }
         match &mut self.repr {
             Repr::Small(v) => Edit::Small(v),
-            Repr::Flat(f) => {
-                if let Some(tree) = f.tree.take() {
-                    crate::release::release(tree);
-                }
-                Edit::Small(&mut f.items)
-            }
+            // never copied: no tree to keep in step
+            Repr::Flat(f) => Edit::Small(&mut f.items),
             Repr::Large(v) => Edit::Large(v),
             // settled above
             Repr::Tail(t) => Edit::Large(&mut t.0),
@@ -205,22 +206,33 @@ impl PVector {
     /// Before a change at the front or the middle: a small vector past [`SMALL_VEC`] items
     /// and a flat one become trees (a `Vec` moves every item for it).
     fn settle(&mut self) {
-        let items = match &mut self.repr {
-            Repr::Small(v) if v.len() >= SMALL_VEC => std::mem::take(v),
-            Repr::Flat(f) => std::mem::take(&mut f.items),
+        let tree = match &mut self.repr {
+            Repr::Small(v) if v.len() >= SMALL_VEC => std::mem::take(v).into_iter().collect(),
+            Repr::Flat(f) => match f.tree.take() {
+                Some(tree) => tree,
+                None => std::mem::take(&mut f.items).into_iter().collect(),
+            },
             _ => return,
         };
-        let tree = Repr::Large(Box::new(items.into_iter().collect()));
-        crate::release::release(std::mem::replace(&mut self.repr, tree));
+        crate::release::release(std::mem::replace(&mut self.repr, Repr::Large(Box::new(tree))));
     }
 
     /// Appends an item.
     pub fn push_back(&mut self, x: Value) {
+        // the common case first: a flat vector never copied, appended to by its one owner
+        if let Repr::Flat(f) = &mut self.repr
+            && f.tree.get().is_none()
+        {
+            if f.items.len() == f.items.capacity() {
+                f.items.reserve_exact(f.items.len() / 4);
+            }
+            return f.items.push(x);
+        }
         self.grow();
         match self.edit() {
             Edit::Small(v) => {
-                // a flat vector grows by a quarter, not double: it may be the program's
-                // largest value, and its spare room counts in the peak memory
+                // a flat vector grows by a quarter, not double (above too): it may be the
+                // program's largest value, and its spare room counts in the peak memory
                 if v.len() == v.capacity() && v.len() >= SMALL_VEC {
                     v.reserve_exact(v.len() / 4);
                 }
@@ -540,6 +552,31 @@ mod tests {
 
     fn ints(v: &PVector) -> Vec<i64> {
         v.iter().map(|x| if let Value::Int(i) = x { *i } else { -1 }).collect()
+    }
+
+    #[test]
+    fn flat_vectors_make_their_tree_once() {
+        let mut v: PVector = (0..100).map(Value::Int).collect();
+        assert!(matches!(v.repr, Repr::Flat(_)));
+        // one owner appending: still flat
+        v.push_back(Value::Int(100));
+        v.pop_back();
+        assert!(matches!(v.repr, Repr::Flat(_)));
+        // a copy shares the tree the original keeps...
+        let copy = v.clone();
+        assert!(matches!(copy.repr, Repr::Large(_)));
+        assert!(matches!(&v.repr, Repr::Flat(f) if f.tree.get().is_some()));
+        // ...and the original, changed after that, changes as that tree: copying it
+        // and changing it in turn never makes a tree again
+        v.push_back(Value::Int(100));
+        assert!(matches!(v.repr, Repr::Large(_)));
+        assert_eq!(ints(&copy), (0..100).collect::<Vec<_>>());
+        assert_eq!(ints(&v), (0..101).collect::<Vec<_>>());
+        // a change at the front makes a tree first
+        let mut w: PVector = (0..100).map(Value::Int).collect();
+        w.push_front(Value::Int(-1));
+        assert!(matches!(w.repr, Repr::Large(_)));
+        assert_eq!(ints(&w)[..3], [-1, 0, 1]);
     }
 
     #[test]
