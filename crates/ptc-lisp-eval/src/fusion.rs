@@ -477,6 +477,10 @@ pub(crate) fn eval(interp: &mut Interp, p: &Pipeline) -> EvalResult {
             Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
         }
         Items::Ints(ints) => drive(interp, p, &mut chain, sink, ints, true),
+        // `(count (keys m))`: the walk would only count (no fuel, no memory per item)
+        Items::View { map, .. } if p.steps.is_empty() && p.sink == Sink::Count => {
+            Ok(Value::Int(i64::try_from(map.len()).unwrap_or(i64::MAX)))
+        }
         Items::Split(args, span) => {
             let parts = builtins::split_parts(&mut BuiltinContext::new(interp, "split"), &args)
                 .map_err(|e| with_span(e, span))?;

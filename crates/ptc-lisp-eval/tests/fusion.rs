@@ -213,6 +213,14 @@ fn fused_chains() {
         ("(->> (range) (map inc) (filter even?) first)", "2"),
         ("(->> (range) (map inc) (take 3))", "[1 2 3]"),
         ("(first (filter #(> % 2) [1 2 3 4]))", "3"),
+        // a count straight over a map's keys or values is the map's size
+        ("(count (keys {:a 1 :b nil :c 3}))", "3"),
+        ("(count (vals {}))", "0"),
+        ("(count (keys nil))", "0"),
+        (
+            "(let [m (zipmap (range 40) (range 40))] [(count (keys m)) (count (vals m)) (count (filter odd? (keys m)))])",
+            "[40 40 20]",
+        ),
         ("(->> [] (map inc) (reduce +))", "0"),
         ("(->> [5] (map inc) (reduce *))", "6"),
         ("(->> [1 2 3] (map inc) (reduce (fn [a x] (if (> a 3) (reduced a) (+ a x)))))", "5"),
