@@ -289,16 +289,12 @@ impl<'h> Interp<'h> {
     /// Function `j` of the current function's `letfn` group, as a value: the current
     /// function itself when it is that one, else a new function with the same captures.
     fn sibling_fn(&mut self, j: u32) -> EvalResult {
-        let Some(Value::Func(f)) = self.stack.get(self.self_slot) else {
-            return internal("a letfn function outside its group");
-        };
-        let FnRepr::Closure(c) = f.repr() else { return internal("a letfn function outside its group") };
-        let Some(group) = &c.group else { return internal("a letfn function outside its group") };
-        let Some(lambda) = group.get(j as usize) else { return internal("a letfn function outside its group") };
+        let Some(Value::Func(f)) = self.stack.get(self.self_slot) else { return internal(OUTSIDE_GROUP) };
+        let (c, lambda) = group_member(f, j)?;
         if Arc::ptr_eq(lambda, &c.lambda) {
             return Ok(Value::Func(f.clone()));
         }
-        let made = Closure { lambda: lambda.clone(), captures: c.captures.clone(), group: Some(group.clone()) };
+        let made = Closure { lambda: lambda.clone(), captures: c.captures.clone(), group: c.group.clone() };
         self.charge(cost::items(made.captures.len() as u64))?;
         Ok(Value::Func(Function::arc(FnRepr::Closure(made))))
     }
@@ -750,12 +746,9 @@ impl<'h> Interp<'h> {
             Node::CallSibling(j, args, span) => {
                 let f = match self.stack.get(self.self_slot) {
                     Some(Value::Func(f)) => f.clone(),
-                    _ => return internal("a letfn call outside its group"),
+                    _ => return internal(OUTSIDE_GROUP),
                 };
-                let FnRepr::Closure(c) = f.repr() else { return internal("a letfn call outside its group") };
-                let Some(lambda) = c.group.as_ref().and_then(|g| g.get(*j as usize)) else {
-                    return internal("a letfn call outside its group");
-                };
+                let (c, lambda) = group_member(&f, *j)?;
                 let mut vals: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
                 for a in args {
                     vals.push(self.eval(a)?);
@@ -1872,6 +1865,20 @@ fn fn_label(l: &Lambda) -> String {
         Some(n) => format!("function {n}"),
         None => format!("fn [{}]", l.param_names.join(" ")),
     }
+}
+
+/// What a `letfn` node reports when the function in the self slot is not of a group: the
+/// analyser only makes those nodes inside group functions.
+const OUTSIDE_GROUP: &str = "a letfn function outside its group";
+
+/// The closure `f` (a `letfn` function) and function `j` of its group.
+fn group_member(f: &Function, j: u32) -> EvalResult<(&Closure, &Arc<Lambda>)> {
+    if let FnRepr::Closure(c) = f.repr()
+        && let Some(lambda) = c.group.as_ref().and_then(|g| g.get(j as usize))
+    {
+        return Ok((c, lambda));
+    }
+    internal(OUTSIDE_GROUP)
 }
 
 fn loop_limit<T>(max: u64) -> EvalResult<T> {

@@ -3,9 +3,10 @@
 //! Most vectors a program builds are small: tuples from `juxt`, `[k v]` entries, regex
 //! groups, destructured pairs. An RRB tree allocates a whole 64-slot chunk (1.5 KiB) for
 //! any vector past two items, so small vectors live in a plain `Vec` sized to their
-//! contents and become an RRB tree (structural sharing, cheap `conj` on huge vectors) once
-//! they grow past [`SMALL_VEC`] items. Copy-on-write is the caller's `Arc::make_mut`: a
-//! shared small vector copies at most `SMALL_VEC` values, like one tree chunk.
+//! contents (up to [`SMALL_VEC`] items); a bigger one is an RRB tree (structural sharing,
+//! cheap `conj` on huge vectors), or flat until its first copy (below). Copy-on-write is
+//! the caller's `Arc::make_mut`: a shared small vector copies at most `SMALL_VEC` values,
+//! like one tree chunk.
 //!
 //! A vector that grows past [`SMALL_VEC`] by appending stays a plain `Vec` (`Flat`) while
 //! it has one owner: the tree is made when it is first copied (and kept for the copies
@@ -219,7 +220,10 @@ impl PVector {
 
     /// Appends an item.
     pub fn push_back(&mut self, x: Value) {
-        // the common case first: a flat vector never copied, appended to by its one owner
+        self.grow();
+        // a flat vector never copied, appended to by its one owner (it grows by a quarter,
+        // not double: it may be the program's largest value, and its spare room counts in
+        // the peak memory)
         if let Repr::Flat(f) = &mut self.repr
             && f.tree.get().is_none()
         {
@@ -228,16 +232,8 @@ impl PVector {
             }
             return f.items.push(x);
         }
-        self.grow();
         match self.edit() {
-            Edit::Small(v) => {
-                // a flat vector grows by a quarter, not double (above too): it may be the
-                // program's largest value, and its spare room counts in the peak memory
-                if v.len() == v.capacity() && v.len() >= SMALL_VEC {
-                    v.reserve_exact(v.len() / 4);
-                }
-                v.push(x)
-            }
+            Edit::Small(v) => v.push(x),
             Edit::Large(v) => v.push_back(x),
         }
     }
